@@ -1,0 +1,134 @@
+#include "engine/config.hpp"
+
+#include <charconv>
+#include <cmath>
+#include <limits>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/error.hpp"
+
+namespace revgraph {
+namespace {
+
+constexpr int kMaxDepth = 1024;
+constexpr int kMaxEpochs = 1000000;
+constexpr int kMaxBatch = 1 << 20;
+
+void require(bool ok, const std::string& message) {
+    if (!ok) throw Error(message);
+}
+
+std::int64_t parse_integer(const std::string& key, const std::string& text) {
+    std::int64_t value = 0;
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(first, last, value);
+    require(ec == std::errc() && ptr == last && !text.empty(),
+            "config: " + key + " must be an integer, got '" + text + "'");
+    return value;
+}
+
+std::uint64_t parse_unsigned(const std::string& key, const std::string& text) {
+    std::uint64_t value = 0;
+    const char* first = text.data();
+    const char* last = text.data() + text.size();
+    auto [ptr, ec] = std::from_chars(first, last, value);
+    require(ec == std::errc() && ptr == last && !text.empty(),
+            "config: " + key + " must be a non-negative integer, got '" + text + "'");
+    return value;
+}
+
+double parse_real(const std::string& key, const std::string& text) {
+    // strtod accepts "nan"/"inf", which validate() then rejects with a clearer message.
+    char* end = nullptr;
+    const double value = std::strtod(text.c_str(), &end);
+    require(!text.empty() && end == text.c_str() + text.size(),
+            "config: " + key + " must be a number, got '" + text + "'");
+    return value;
+}
+
+int narrow_int(const std::string& key, std::int64_t v) {
+    require(v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max(),
+            "config: " + key + " is out of range: " + std::to_string(v));
+    return static_cast<int>(v);
+}
+
+}  // namespace
+
+void TaskConfig::validate() const {
+    require(depth >= 1 && depth <= kMaxDepth,
+            "config: depth must be in 1.." + std::to_string(kMaxDepth) + ", got " + std::to_string(depth));
+    require(std::isfinite(alpha), "config: alpha must be finite");
+    require(epochs >= 0 && epochs <= kMaxEpochs,
+            "config: epochs must be in 0.." + std::to_string(kMaxEpochs) + ", got " + std::to_string(epochs));
+    require(std::isfinite(learning_rate) && learning_rate >= 0.0,
+            "config: learning_rate must be finite and >= 0");
+    require(batch_size >= 1 && batch_size <= kMaxBatch,
+            "config: batch_size must be in 1.." + std::to_string(kMaxBatch) + ", got " +
+                std::to_string(batch_size));
+    require(std::isfinite(momentum) && momentum >= 0.0 && momentum < 1.0,
+            "config: momentum must be in [0, 1)");
+    require(std::isfinite(weight_decay) && weight_decay >= 0.0,
+            "config: weight_decay must be finite and >= 0");
+}
+
+void TaskConfig::set(const std::string& key, const std::string& value) {
+    if (key == "depth") depth = narrow_int(key, parse_integer(key, value));
+    else if (key == "alpha") alpha = parse_real(key, value);
+    else if (key == "seed") seed = parse_unsigned(key, value);
+    else if (key == "epochs") epochs = narrow_int(key, parse_integer(key, value));
+    else if (key == "learning_rate") learning_rate = parse_real(key, value);
+    else if (key == "batch_size") batch_size = narrow_int(key, parse_integer(key, value));
+    else if (key == "momentum") momentum = parse_real(key, value);
+    else if (key == "weight_decay") weight_decay = parse_real(key, value);
+    else throw Error("config: unknown key '" + key + "'");
+}
+
+nlohmann::ordered_json TaskConfig::to_json() const {
+    nlohmann::ordered_json j;
+    j["depth"] = depth;
+    j["alpha"] = alpha;
+    j["seed"] = seed;
+    j["epochs"] = epochs;
+    j["learning_rate"] = learning_rate;
+    j["batch_size"] = batch_size;
+    j["momentum"] = momentum;
+    j["weight_decay"] = weight_decay;
+    return j;
+}
+
+void TaskConfig::update_from_json(const nlohmann::json& object) {
+    require(object.is_object(), "config: expected a JSON object");
+    for (const auto& [key, value] : object.items()) {
+        const bool integral_key = key == "depth" || key == "seed" || key == "epochs" || key == "batch_size";
+        const bool real_key = key == "alpha" || key == "learning_rate" || key == "momentum" ||
+                              key == "weight_decay";
+        if (!integral_key && !real_key) throw Error("config: unknown key '" + key + "'");
+        if (integral_key) {
+            require(value.is_number_integer(), "config: " + key + " must be an integer");
+            if (key == "seed") {
+                require(value.is_number_unsigned() || value.get<std::int64_t>() >= 0,
+                        "config: seed must be a non-negative integer");
+                seed = value.get<std::uint64_t>();
+            } else {
+                const auto v = narrow_int(key, value.is_number_unsigned()
+                                                   ? static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                                         value.get<std::uint64_t>(), 1ull << 40))
+                                                   : value.get<std::int64_t>());
+                if (key == "depth") depth = v;
+                else if (key == "epochs") epochs = v;
+                else batch_size = v;
+            }
+        } else {
+            require(value.is_number(), "config: " + key + " must be a number");
+            const double v = value.get<double>();
+            if (key == "alpha") alpha = v;
+            else if (key == "learning_rate") learning_rate = v;
+            else if (key == "momentum") momentum = v;
+            else weight_decay = v;
+        }
+    }
+}
+
+}  // namespace revgraph

@@ -1,0 +1,34 @@
+#pragma once
+// TaskConfig: the hyper-parameters of SPEC §1 under their published names, with rev88 as the
+// defaults, and validation that explains a bad value in one line.
+#include <cstdint>
+#include <string>
+
+#include <nlohmann/json_fwd.hpp>
+
+namespace revgraph {
+
+struct TaskConfig {
+    int depth = 2;
+    double alpha = 0.5;
+    std::uint64_t seed = 11;
+    int epochs = 2;
+    double learning_rate = 0.1;
+    int batch_size = 128;
+    double momentum = 0.9;
+    double weight_decay = 0.0;
+
+    // Throws revgraph::Error naming the first key whose value is out of range.
+    void validate() const;
+
+    // Set one key from its text form ("depth", "3"); unknown keys and unparsable values throw.
+    void set(const std::string& key, const std::string& value);
+
+    // JSON object with exactly the eight SPEC keys, in SPEC order.
+    nlohmann::ordered_json to_json() const;
+    // Reads a JSON object; every key must be known, every value of the right type. Keys not
+    // present keep their current value.
+    void update_from_json(const nlohmann::json& object);
+};
+
+}  // namespace revgraph

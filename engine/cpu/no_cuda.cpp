@@ -1,0 +1,10 @@
+// Stand-ins for engine/cuda/device.hpp in a build without CUDA (-Dcuda=disabled).
+#include "engine/cuda/device.hpp"
+
+namespace revgraph::cuda {
+
+bool compiled_in() { return false; }
+int device_count() { return 0; }
+std::string describe_device(int) { return "CUDA not built (meson -Dcuda=disabled or no nvcc)"; }
+
+}  // namespace revgraph::cuda

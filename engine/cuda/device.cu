@@ -1,0 +1,32 @@
+#include "engine/cuda/device.hpp"
+
+#include <cuda_runtime.h>
+
+namespace revgraph::cuda {
+
+bool compiled_in() { return true; }
+
+int device_count() {
+    int count = 0;
+    // cudaErrorNoDevice / cudaErrorInsufficientDriver are the normal answers on CI machines.
+    if (cudaGetDeviceCount(&count) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return 0;
+    }
+    return count;
+}
+
+std::string describe_device(int ordinal) {
+    int count = 0;
+    const cudaError_t e = cudaGetDeviceCount(&count);
+    if (e != cudaSuccess) {
+        (void)cudaGetLastError();
+        return std::string("no usable CUDA device: ") + cudaGetErrorString(e);
+    }
+    if (ordinal < 0 || ordinal >= count) return "no CUDA device " + std::to_string(ordinal);
+    cudaDeviceProp prop{};
+    if (cudaGetDeviceProperties(&prop, ordinal) != cudaSuccess) return "CUDA device " + std::to_string(ordinal);
+    return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
+}
+
+}  // namespace revgraph::cuda

@@ -1,0 +1,68 @@
+#include <doctest/doctest.h>
+#include <nlohmann/json.hpp>
+
+#include "engine/config.hpp"
+#include "engine/error.hpp"
+
+using revgraph::TaskConfig;
+
+TEST_CASE("config: defaults are rev88") {
+    const TaskConfig c;
+    CHECK(c.depth == 2);
+    CHECK(c.alpha == 0.5);
+    CHECK(c.seed == 11);
+    CHECK(c.epochs == 2);
+    CHECK(c.learning_rate == 0.1);
+    CHECK(c.batch_size == 128);
+    CHECK(c.momentum == 0.9);
+    CHECK(c.weight_decay == 0.0);
+    CHECK_NOTHROW(c.validate());
+    CHECK(c.to_json().dump() ==
+          R"({"depth":2,"alpha":0.5,"seed":11,"epochs":2,"learning_rate":0.1,"batch_size":128,"momentum":0.9,"weight_decay":0.0})");
+}
+
+TEST_CASE("config: set parses text and rejects nonsense") {
+    TaskConfig c;
+    c.set("depth", "8");
+    c.set("learning_rate", "0.05");
+    c.set("seed", "2026091400");
+    CHECK(c.depth == 8);
+    CHECK(c.learning_rate == 0.05);
+    CHECK(c.seed == 2026091400ull);
+    CHECK_THROWS_AS(c.set("dept", "1"), revgraph::Error);
+    CHECK_THROWS_AS(c.set("depth", "two"), revgraph::Error);
+    CHECK_THROWS_AS(c.set("depth", "2.5"), revgraph::Error);
+    CHECK_THROWS_AS(c.set("seed", "-1"), revgraph::Error);
+    CHECK_THROWS_AS(c.set("alpha", ""), revgraph::Error);
+}
+
+TEST_CASE("config: validate rejects out-of-range values") {
+    auto bad = [](auto mutate) {
+        TaskConfig c;
+        mutate(c);
+        CHECK_THROWS_AS(c.validate(), revgraph::Error);
+    };
+    bad([](TaskConfig& c) { c.depth = 0; });
+    bad([](TaskConfig& c) { c.batch_size = 0; });
+    bad([](TaskConfig& c) { c.epochs = -1; });
+    bad([](TaskConfig& c) { c.alpha = std::nan(""); });
+    bad([](TaskConfig& c) { c.learning_rate = -0.1; });
+    bad([](TaskConfig& c) { c.learning_rate = INFINITY; });
+    bad([](TaskConfig& c) { c.momentum = 1.0; });
+    bad([](TaskConfig& c) { c.weight_decay = -1e-3; });
+}
+
+TEST_CASE("config: JSON round trip and strict keys") {
+    TaskConfig c;
+    c.update_from_json(nlohmann::json::parse(R"({"depth": 1, "momentum": 0.5, "seed": 781})"));
+    CHECK(c.depth == 1);
+    CHECK(c.momentum == 0.5);
+    CHECK(c.seed == 781);
+    TaskConfig d;
+    d.update_from_json(nlohmann::json::parse(c.to_json().dump()));
+    CHECK(d.to_json() == c.to_json());
+    CHECK_THROWS_AS(c.update_from_json(nlohmann::json::parse(R"({"depht": 1})")), revgraph::Error);
+    CHECK_THROWS_AS(c.update_from_json(nlohmann::json::parse(R"({"depth": "1"})")), revgraph::Error);
+    CHECK_THROWS_AS(c.update_from_json(nlohmann::json::parse(R"({"depth": 1.5})")), revgraph::Error);
+    CHECK_THROWS_AS(c.update_from_json(nlohmann::json::parse(R"([1])")), revgraph::Error);
+}
