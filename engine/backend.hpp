@@ -1,0 +1,68 @@
+#pragma once
+// The one small interface every backend implements. PreparedTask drives it: prepare() does
+// everything that may allocate or fail; run() is reset, normalise, every epoch, predict.
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "engine/config.hpp"
+#include "engine/inputs.hpp"
+
+namespace revgraph {
+
+// What prepare() hands a backend: checked inputs, config, the seed's initial parameters and
+// every epoch's permutation, all computed on the host before any timing starts.
+struct PreparedInputs {
+    const TaskInputs* inputs = nullptr;
+    TaskConfig config;
+    std::vector<float> initial_parameters;              // flat, model::Layout order
+    std::vector<std::vector<std::int64_t>> permutations;  // one per epoch
+};
+
+// A snapshot of a backend's state, copied to the host (outside any timed region).
+struct TaskState {
+    std::vector<float> parameters;
+    std::vector<float> velocity;
+    std::vector<float> gradients;          // of the most recent step
+    std::vector<float> scores;             // (Q,10), after predict()
+    std::vector<std::int64_t> predictions;  // (Q,)
+};
+
+class Backend {
+public:
+    virtual ~Backend() = default;
+    virtual std::string name() const = 0;    // e.g. "cpu-reference", "cuda-graphs"
+    virtual std::string device() const = 0;  // the processor it ran on, in words
+
+    virtual void prepare(const PreparedInputs& prepared) = 0;
+    // The timed task: reset, normalise, `epochs` epochs, predict. Graph backends replay instead.
+    virtual void run(int epochs);
+    // Phases, also used one by one by tests and benchmarks.
+    virtual void reset() = 0;      // parameters from the seed's init, velocity and gradients zero
+    virtual void normalize() = 0;  // raw train and query pixels to lifted 82-wide rows
+    virtual void epoch(int e) = 0;
+    virtual void predict() = 0;
+    // One SGD step (batch b of epoch e), for step-by-step comparison between backends.
+    virtual void step(int e, int b) = 0;
+    virtual void synchronize() {}
+
+    virtual TaskState read_state() = 0;
+    // Bytes of core activations kept between forward and backward for one full batch,
+    // counted from the backend's real buffers.
+    virtual std::size_t retained_core_bytes() const = 0;
+    virtual int retained_core_states() const { return 1; }
+    // A device-side measurement of the last run(), where the backend has one (CUDA events).
+    virtual std::optional<double> last_run_device_seconds() const { return std::nullopt; }
+};
+
+inline void Backend::run(int epochs) {
+    reset();
+    normalize();
+    for (int e = 0; e < epochs; ++e) epoch(e);
+    predict();
+}
+
+}  // namespace revgraph

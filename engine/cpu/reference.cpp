@@ -1,0 +1,183 @@
+#include "engine/cpu/reference.hpp"
+
+#include <algorithm>
+
+#include "engine/error.hpp"
+#include "engine/model/math.hpp"
+
+namespace revgraph::cpu {
+
+using model::kClasses;
+using model::kFeatures;
+using model::kHalf;
+
+template <typename T>
+Reference<T>::Reference(int depth, T alpha) : layout_(depth), alpha_(alpha) {}
+
+template <typename T>
+void Reference<T>::couple(const T* w, const T* in, T* out, int rows, T sign) const {
+    for (int r = 0; r < rows; ++r) {
+        const T* x = in + static_cast<std::size_t>(r) * kFeatures;
+        T* y = out + static_cast<std::size_t>(r) * kFeatures;
+        for (int o = 0; o < kHalf; ++o) {
+            const T branch = model::branch_dot(w + o * kHalf, x);
+            y[o] = y[o] + sign * (alpha_ * branch);
+        }
+    }
+}
+
+template <typename T>
+void Reference<T>::core_forward(const T* params, T* state, int rows) const {
+    for (int k = 0; k < layout_.depth(); ++k) {
+        // left += α·linear(relu(right), W_2k); right += α·linear(relu(left), W_2k+1)
+        couple(params + layout_.branch_offset(2 * k), state + kHalf, state, rows, T(1));
+        couple(params + layout_.branch_offset(2 * k + 1), state, state + kHalf, rows, T(1));
+    }
+}
+
+template <typename T>
+void Reference<T>::core_inverse(const T* params, T* state, int rows) const {
+    for (int k = layout_.depth() - 1; k >= 0; --k) {
+        couple(params + layout_.branch_offset(2 * k + 1), state, state + kHalf, rows, T(-1));
+        couple(params + layout_.branch_offset(2 * k), state + kHalf, state, rows, T(-1));
+    }
+}
+
+template <typename T>
+void Reference<T>::head_forward(const T* params, const T* state, int rows, T* scores) const {
+    const T* w = params + layout_.head_weight_offset();
+    const T* b = params + layout_.head_bias_offset();
+    for (int r = 0; r < rows; ++r) {
+        const T* x = state + static_cast<std::size_t>(r) * kFeatures;
+        for (int j = 0; j < kClasses; ++j) {
+            T acc = T(0);
+            for (int i = 0; i < kFeatures; ++i) acc += x[i] * w[j * kFeatures + i];
+            scores[r * kClasses + j] = acc + b[j];
+        }
+    }
+}
+
+template <typename T>
+void Reference<T>::head_backward(const T* params, const T* state, const T* dscores, int rows, T* grads,
+                                 T* dstate) const {
+    const T* w = params + layout_.head_weight_offset();
+    T* dw = grads + layout_.head_weight_offset();
+    T* db = grads + layout_.head_bias_offset();
+    for (int j = 0; j < kClasses; ++j) {
+        for (int i = 0; i < kFeatures; ++i) {
+            T acc = T(0);
+            for (int r = 0; r < rows; ++r) acc += dscores[r * kClasses + j] * state[r * kFeatures + i];
+            dw[j * kFeatures + i] += acc;
+        }
+        T acc = T(0);
+        for (int r = 0; r < rows; ++r) acc += dscores[r * kClasses + j];
+        db[j] += acc;
+    }
+    for (int r = 0; r < rows; ++r)
+        for (int i = 0; i < kFeatures; ++i) {
+            T acc = T(0);
+            for (int j = 0; j < kClasses; ++j) acc += dscores[r * kClasses + j] * w[j * kFeatures + i];
+            dstate[r * kFeatures + i] = acc;
+        }
+}
+
+template <typename T>
+void Reference<T>::branch_backward(const T* w, const T* x, const T* g_out, int rows, T* dw, T* dx) const {
+    // g = α·g_out, as autograd forms it (the scale is applied to the branch output).
+    std::vector<T> g(static_cast<std::size_t>(rows) * kHalf);
+    for (int r = 0; r < rows; ++r)
+        for (int o = 0; o < kHalf; ++o) g[r * kHalf + o] = alpha_ * g_out[r * kFeatures + o];
+    for (int o = 0; o < kHalf; ++o)
+        for (int i = 0; i < kHalf; ++i) {
+            T acc = T(0);
+            for (int r = 0; r < rows; ++r) acc += g[r * kHalf + o] * model::relu(x[r * kFeatures + i]);
+            dw[o * kHalf + i] += acc;
+        }
+    for (int r = 0; r < rows; ++r)
+        for (int i = 0; i < kHalf; ++i) {
+            T acc = T(0);
+            for (int o = 0; o < kHalf; ++o) acc += g[r * kHalf + o] * w[o * kHalf + i];
+            dx[r * kFeatures + i] += acc * model::relu_mask(x[r * kFeatures + i]);
+        }
+}
+
+template <typename T>
+void Reference<T>::core_backward_reconstruct(const T* params, T* state, T* dstate, int rows, T* grads) const {
+    // l = state[0..40], r = state[41..81]; dl, dr likewise in dstate.
+    for (int k = layout_.depth() - 1; k >= 0; --k) {
+        const std::size_t f = layout_.branch_offset(2 * k), g = layout_.branch_offset(2 * k + 1);
+        // G branch: rebuild r, then its gradients read l (G's input) and dr.
+        couple(params + g, state, state + kHalf, rows, T(-1));
+        branch_backward(params + g, state, dstate + kHalf, rows, grads + g, dstate);
+        // F branch: rebuild l, then its gradients read r (F's input, just rebuilt) and dl.
+        couple(params + f, state + kHalf, state, rows, T(-1));
+        branch_backward(params + f, state + kHalf, dstate, rows, grads + f, dstate + kHalf);
+    }
+}
+
+template <typename T>
+std::size_t Reference<T>::core_backward_storing(const T* params, const T* input, T* dstate, int rows, T* grads) const {
+    const std::size_t n = static_cast<std::size_t>(rows) * kFeatures;
+    // states[2k] = input of block k's F, states[2k+1] = input of block k's G.
+    std::vector<std::vector<T>> states;
+    std::vector<T> s(input, input + n);
+    for (int k = 0; k < layout_.depth(); ++k) {
+        states.push_back(s);
+        couple(params + layout_.branch_offset(2 * k), s.data() + kHalf, s.data(), rows, T(1));
+        states.push_back(s);
+        couple(params + layout_.branch_offset(2 * k + 1), s.data(), s.data() + kHalf, rows, T(1));
+    }
+    for (int k = layout_.depth() - 1; k >= 0; --k) {
+        const std::size_t f = layout_.branch_offset(2 * k), g = layout_.branch_offset(2 * k + 1);
+        branch_backward(params + g, states[2 * k + 1].data(), dstate + kHalf, rows, grads + g, dstate);
+        branch_backward(params + f, states[2 * k].data() + kHalf, dstate, rows, grads + f, dstate + kHalf);
+    }
+    std::size_t bytes = 0;
+    for (const auto& stored : states) bytes += stored.size() * sizeof(T);
+    return bytes;
+}
+
+template <typename T>
+BatchGradients<T> batch_gradients(const Reference<T>& ref, const std::vector<T>& params,
+                                  const std::vector<T>& input, const std::vector<std::int64_t>& labels,
+                                  BackwardMode mode) {
+    const int rows = static_cast<int>(labels.size());
+    if (rows < 1 || input.size() != static_cast<std::size_t>(rows) * kFeatures ||
+        params.size() != ref.layout().total())
+        throw Error("reference: batch_gradients given mismatched sizes");
+    BatchGradients<T> out;
+    out.final_state = input;
+    ref.core_forward(params.data(), out.final_state.data(), rows);
+    out.scores.assign(static_cast<std::size_t>(rows) * kClasses, T(0));
+    ref.head_forward(params.data(), out.final_state.data(), rows, out.scores.data());
+
+    std::vector<T> dscores(out.scores.size());
+    for (int r = 0; r < rows; ++r)
+        out.loss += model::softmax_xent_grad_row(&out.scores[r * kClasses], labels[r], rows, &dscores[r * kClasses]);
+    out.loss /= static_cast<T>(rows);
+
+    out.params.assign(params.size(), T(0));
+    out.input.assign(input.size(), T(0));
+    ref.head_backward(params.data(), out.final_state.data(), dscores.data(), rows, out.params.data(),
+                      out.input.data());
+    if (mode == BackwardMode::reconstruct) {
+        // The backward is handed exactly one buffer from the forward pass: the final state.
+        std::vector<T> saved = out.final_state;
+        out.saved_bytes = saved.size() * sizeof(T);
+        ref.core_backward_reconstruct(params.data(), saved.data(), out.input.data(), rows, out.params.data());
+    } else {
+        out.saved_bytes = ref.core_backward_storing(params.data(), input.data(), out.input.data(), rows, out.params.data());
+    }
+    return out;
+}
+
+template class Reference<float>;
+template class Reference<double>;
+template BatchGradients<float> batch_gradients(const Reference<float>&, const std::vector<float>&,
+                                               const std::vector<float>&, const std::vector<std::int64_t>&,
+                                               BackwardMode);
+template BatchGradients<double> batch_gradients(const Reference<double>&, const std::vector<double>&,
+                                                const std::vector<double>&, const std::vector<std::int64_t>&,
+                                                BackwardMode);
+
+}  // namespace revgraph::cpu

@@ -1,0 +1,74 @@
+#pragma once
+// The reference engine: SPEC §3-§5 written as plainly as possible, in float or double. It is the
+// executable specification every other backend is checked against, so it favours clarity over
+// speed: row-major matrices, index-order loops, no fused multiply-adds.
+#include <cstdint>
+#include <vector>
+
+#include "engine/model/layout.hpp"
+
+namespace revgraph::cpu {
+
+template <typename T>
+class Reference {
+public:
+    Reference(int depth, T alpha);
+
+    const model::Layout& layout() const { return layout_; }
+    T alpha() const { return alpha_; }
+
+    // Core forward, in place on `rows` x 82 states (left = coords 0..40, right = 41..81).
+    void core_forward(const T* params, T* state, int rows) const;
+    // The exact-up-to-rounding inverse of core_forward, in place.
+    void core_inverse(const T* params, T* state, int rows) const;
+
+    // scores (rows x 10) = state Wᵀ + b.
+    void head_forward(const T* params, const T* state, int rows, T* scores) const;
+    // Adds head.weight/head.bias gradients into `grads`; writes dstate = dscores W.
+    void head_backward(const T* params, const T* state, const T* dscores, int rows, T* grads,
+                       T* dstate) const;
+
+    // SPEC §4, the point of the engine: `state` holds the final core state, the only thing kept
+    // from the forward pass; it is rebuilt in place back to the core input while the branch
+    // gradients are added into `grads`. `dstate` enters as the gradient of the final state and
+    // leaves as the gradient of the core input.
+    void core_backward_reconstruct(const T* params, T* state, T* dstate, int rows, T* grads) const;
+
+    // The ordinary backward: re-runs the forward from the core input keeping every intermediate
+    // state, then walks back through the stored states. Independent of the inverse; tests compare
+    // the two. Returns the bytes of the states it stored.
+    std::size_t core_backward_storing(const T* params, const T* input, T* dstate, int rows, T* grads) const;
+
+private:
+    model::Layout layout_;
+    T alpha_;
+
+    // out[r][o] += sign * alpha * (relu(in[r]) W_branchᵀ)[o]: one coupling half-step.
+    void couple(const T* w, const T* in, T* out, int rows, T sign) const;
+    // One branch's backward given its input x (pre-relu) and the gradient g_out of its output
+    // half: dW += (alpha g_out)ᵀ relu(x); dx += ((alpha g_out) W) ⊙ [x > 0].
+    void branch_backward(const T* w, const T* x, const T* g_out, int rows, T* dw, T* dx) const;
+};
+
+// Loss and gradients of one batch, for the numerical validation of SPEC §8.
+template <typename T>
+struct BatchGradients {
+    T loss = 0;                  // mean cross-entropy
+    std::vector<T> scores;       // rows x 10
+    std::vector<T> params;       // gradient of every parameter, flat in layout order
+    std::vector<T> input;        // gradient of the rows x 82 core input
+    std::vector<T> final_state;  // rows x 82 core output
+    std::size_t saved_bytes = 0; // core activations kept for the backward, from the real buffers
+};
+
+enum class BackwardMode { reconstruct, storing };
+
+template <typename T>
+BatchGradients<T> batch_gradients(const Reference<T>& ref, const std::vector<T>& params,
+                                  const std::vector<T>& input, const std::vector<std::int64_t>& labels,
+                                  BackwardMode mode);
+
+extern template class Reference<float>;
+extern template class Reference<double>;
+
+}  // namespace revgraph::cpu

@@ -1,0 +1,57 @@
+#pragma once
+// The reference engine's training loop (SPEC §5) over Reference<T>: shuffled batches from the
+// epoch permutation, the short last batch, the reconstructing backward, SGD with momentum.
+#include <cstdint>
+#include <vector>
+
+#include "engine/backend.hpp"
+#include "engine/cpu/reference.hpp"
+
+namespace revgraph::cpu {
+
+template <typename T>
+class Trainer {
+public:
+    explicit Trainer(const PreparedInputs& prepared);
+
+    void reset();
+    void normalize();
+    void epoch(int e);
+    void step(int e, int b);
+    void predict();
+
+    int batches_per_epoch() const;
+    int batch_rows(int b) const;
+
+    const Reference<T>& reference() const { return ref_; }
+    const std::vector<T>& parameters() const { return params_; }
+    const std::vector<T>& velocity() const { return velocity_; }
+    const std::vector<T>& gradients() const { return grads_; }
+    const std::vector<T>& scores() const { return scores_; }
+    const std::vector<std::int64_t>& predictions() const { return predictions_; }
+    T last_loss() const { return last_loss_; }
+    // The one buffer that carries core activations from forward to backward: batch_size x 82.
+    std::size_t retained_core_bytes() const { return saved_state_.size() * sizeof(T); }
+
+private:
+    const TaskInputs* inputs_;
+    TaskConfig config_;
+    std::vector<float> initial_;
+    std::vector<std::vector<std::int64_t>> permutations_;
+    Reference<T> ref_;
+
+    std::vector<T> params_, grads_, velocity_;
+    std::vector<T> train_rows_, test_rows_;  // lifted, N x 82 and Q x 82
+    std::vector<T> test_state_;              // Q x 82 core states of predict()
+    // Per-step buffers, sized once for a full batch.
+    std::vector<T> saved_state_, dstate_, scores_batch_, dscores_;
+    std::vector<std::int64_t> labels_batch_;
+    std::vector<T> scores_;
+    std::vector<std::int64_t> predictions_;
+    T last_loss_ = 0;
+};
+
+extern template class Trainer<float>;
+extern template class Trainer<double>;
+
+}  // namespace revgraph::cpu

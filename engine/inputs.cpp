@@ -1,0 +1,41 @@
+#include "engine/inputs.hpp"
+
+#include <cmath>
+#include <string>
+
+#include "engine/error.hpp"
+#include "engine/model/layout.hpp"
+
+namespace revgraph {
+namespace {
+
+void check_pixels(const std::vector<float>& pixels, const char* name) {
+    for (std::size_t i = 0; i < pixels.size(); ++i) {
+        const float v = pixels[i];
+        if (!std::isfinite(v))
+            throw Error(std::string("input: ") + name + " has a non-finite pixel at flat index " + std::to_string(i));
+        if (v < 0.0f || v > 1.0f)
+            throw Error(std::string("input: ") + name + " pixel " + std::to_string(v) + " at flat index " +
+                        std::to_string(i) + " is outside [0, 1]");
+    }
+}
+
+}  // namespace
+
+void TaskInputs::validate() const {
+    constexpr std::size_t px = model::kPixels;
+    if (train_labels.empty()) throw Error("input: train set is empty");
+    if (train_images.size() != train_labels.size() * px)
+        throw Error("input: " + std::to_string(train_images.size() / px) + " train images but " +
+                    std::to_string(train_labels.size()) + " train labels");
+    if (test_images.empty()) throw Error("input: test set is empty");
+    if (test_images.size() % px != 0) throw Error("input: test_images is not a whole number of 9x9 images");
+    check_pixels(train_images, "train_images");
+    check_pixels(test_images, "test_images");
+    for (std::size_t i = 0; i < train_labels.size(); ++i)
+        if (train_labels[i] < 0 || train_labels[i] >= model::kClasses)
+            throw Error("input: train label " + std::to_string(train_labels[i]) + " at index " + std::to_string(i) +
+                        " is outside 0..9");
+}
+
+}  // namespace revgraph

@@ -1,0 +1,85 @@
+#pragma once
+// The per-row math of SPEC §2-§5, written once for every backend: host code calls it directly,
+// CUDA kernels call the same functions (RG_HD marks them __host__ __device__ under nvcc).
+// Dot products run in index order and nothing here fuses multiply-adds on the host
+// (the build uses -ffp-contract=off), so the CPU reference is reproducible anywhere.
+#include <cmath>
+#include <cstdint>
+
+#include "engine/model/layout.hpp"
+
+#if defined(__CUDACC__)
+#define RG_HD __host__ __device__ __forceinline__
+#else
+#define RG_HD inline
+#endif
+
+namespace revgraph::model {
+
+template <typename T>
+RG_HD T relu(T x) {
+    return x > T(0) ? x : T(0);
+}
+
+// relu'(x) with relu'(0) = 0, as PyTorch has it.
+template <typename T>
+RG_HD T relu_mask(T x) {
+    return x > T(0) ? T(1) : T(0);
+}
+
+// SPEC §2: v = 4x - 0.5 in float32 (multiply, then subtract), then the appended zero.
+template <typename T>
+RG_HD void lift_row(const float* pixels, T* row) {
+    for (int i = 0; i < kPixels; ++i) {
+        const float scaled = pixels[i] * 4.0f;
+        row[i] = static_cast<T>(scaled - 0.5f);
+    }
+    row[kPixels] = T(0);
+}
+
+// y[o] = sum_i relu(in[i]) * W[o][i] for W 41x41 row-major ([out, in]); index order.
+template <typename T>
+RG_HD T branch_dot(const T* w_row, const T* in) {
+    T acc = T(0);
+    for (int i = 0; i < kHalf; ++i) acc += relu(in[i]) * w_row[i];
+    return acc;
+}
+
+// Mean-cross-entropy gradient of one row of scores: (softmax(s) - onehot(label)) / rows.
+// Returns the row's loss (logsumexp - s[label]).
+template <typename T>
+RG_HD T softmax_xent_grad_row(const T* scores, std::int64_t label, int rows, T* dscores) {
+    T m = scores[0];
+    for (int j = 1; j < kClasses; ++j) m = scores[j] > m ? scores[j] : m;
+    T e[kClasses];
+    T sum = T(0);
+    for (int j = 0; j < kClasses; ++j) {
+        e[j] = std::exp(scores[j] - m);
+        sum += e[j];
+    }
+    const T inv_rows = T(1) / static_cast<T>(rows);
+    for (int j = 0; j < kClasses; ++j) {
+        const T p = e[j] / sum;
+        dscores[j] = (p - (j == label ? T(1) : T(0))) * inv_rows;
+    }
+    return std::log(sum) + m - scores[label];
+}
+
+// Prediction: argmax with the lowest index on ties.
+template <typename T>
+RG_HD std::int64_t argmax_row(const T* scores) {
+    int best = 0;
+    for (int j = 1; j < kClasses; ++j)
+        if (scores[j] > scores[best]) best = j;
+    return best;
+}
+
+// torch.optim.SGD, dampening 0, no Nesterov: d = g + wd*p; v = m*v + d; p = p - lr*v.
+template <typename T>
+RG_HD void sgd_update(T& p, T& v, T g, T lr, T momentum, T weight_decay) {
+    const T d = weight_decay != T(0) ? g + weight_decay * p : g;
+    v = momentum * v + d;
+    p = p - lr * v;
+}
+
+}  // namespace revgraph::model

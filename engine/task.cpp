@@ -1,0 +1,89 @@
+#include "engine/task.hpp"
+
+#include <chrono>
+
+#include "engine/error.hpp"
+#include "engine/io/sha256.hpp"
+#include "engine/rng/pcg64.hpp"
+#include "engine/rng/torch_init.hpp"
+
+namespace revgraph {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point start) {
+    return std::chrono::duration<double>(Clock::now() - start).count();
+}
+
+const TaskConfig& validated(const TaskConfig& config) {
+    config.validate();
+    return config;
+}
+
+}  // namespace
+
+nlohmann::ordered_json parameter_hashes(const model::Layout& layout, const std::vector<float>& flat) {
+    if (flat.size() != layout.total()) throw Error("task: parameter buffer has the wrong size");
+    nlohmann::ordered_json j = nlohmann::ordered_json::object();
+    for (const auto& v : layout.views()) j[v.name] = io::sha256_hex(flat.data() + v.offset, v.size() * sizeof(float));
+    return j;
+}
+
+PreparedTask::PreparedTask(TaskInputs inputs, const TaskConfig& config, std::unique_ptr<Backend> backend)
+    : inputs_(std::move(inputs)), config_(validated(config)), layout_(config.depth), backend_(std::move(backend)) {
+    const auto start = Clock::now();
+    if (!backend_) throw Error("task: no backend");
+    inputs_.validate();
+    input_hashes_["train_images"] = io::sha256_hex(inputs_.train_images);
+    input_hashes_["train_labels"] = io::sha256_hex(inputs_.train_labels);
+    input_hashes_["test_images"] = io::sha256_hex(inputs_.test_images);
+
+    prepared_.inputs = &inputs_;
+    prepared_.config = config_;
+    prepared_.initial_parameters.resize(layout_.total());
+    rng::init_parameters(layout_, config_.seed, prepared_.initial_parameters.data());
+    prepared_.permutations = rng::epoch_permutations(config_.seed, inputs_.train_count(), config_.epochs);
+    backend_->prepare(prepared_);
+    preparation_seconds_ = seconds_since(start);
+}
+
+void PreparedTask::run() {
+    const auto start = Clock::now();
+    backend_->run(config_.epochs);
+    backend_->synchronize();
+    const double wall = seconds_since(start);
+    last_run_seconds_ = backend_->last_run_device_seconds().value_or(wall);
+    ++run_count_;
+}
+
+TaskOutputs PreparedTask::outputs() {
+    if (run_count_ == 0) throw Error("task: outputs() before run()");
+    TaskOutputs out;
+    out.state = backend_->read_state();
+    auto& m = out.metadata;
+    m["config"] = config_.to_json();
+    m["parameter_count"] = layout_.total();
+    m["train_count"] = inputs_.train_count();
+    m["test_count"] = inputs_.test_count();
+    m["input_hashes"] = input_hashes_;
+    m["epoch_permutation_sha256"] = nlohmann::ordered_json::array();
+    for (const auto& p : prepared_.permutations) m["epoch_permutation_sha256"].push_back(io::sha256_hex(p));
+    m["initial_parameter_sha256"] = parameter_hashes(layout_, prepared_.initial_parameters);
+    m["final_parameter_sha256"] = parameter_hashes(layout_, out.state.parameters);
+    m["final_velocity_sha256"] = parameter_hashes(layout_, out.state.velocity);
+    m["state_vector_sha256"] = io::sha256_hex(out.state.parameters);
+    m["predictions_sha256"] = io::sha256_hex(out.state.predictions);
+    m["scores_sha256"] = io::sha256_hex(out.state.scores);
+    m["preparation_seconds"] = preparation_seconds_;
+    m["training_prediction_seconds"] = last_run_seconds_;
+    m["run_count"] = run_count_;
+    m["retained_core_states"] = backend_->retained_core_states();
+    const std::int64_t full_batch = std::min<std::int64_t>(config_.batch_size, inputs_.train_count());
+    m["core_saved_bytes_per_example"] = backend_->retained_core_bytes() / static_cast<std::size_t>(full_batch);
+    m["device"] = backend_->device();
+    m["backend"] = backend_->name();
+    return out;
+}
+
+}  // namespace revgraph

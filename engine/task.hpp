@@ -1,0 +1,59 @@
+#pragma once
+// PreparedTask: SPEC's task as an object. prepare (the constructor) checks the inputs, hashes
+// them, draws the epoch permutations and the initial parameters, and hands everything to the
+// backend, which allocates and uploads. run() is the timed part and nothing else. outputs()
+// copies the results back and computes the hashes and metadata of SPEC §7.
+#include <cstdint>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/backend.hpp"
+#include "engine/config.hpp"
+#include "engine/inputs.hpp"
+#include "engine/model/layout.hpp"
+
+namespace revgraph {
+
+struct TaskOutputs {
+    TaskState state;
+    nlohmann::ordered_json metadata;
+};
+
+class PreparedTask {
+public:
+    PreparedTask(TaskInputs inputs, const TaskConfig& config, std::unique_ptr<Backend> backend);
+
+    // Reset from the seed, normalise, train every epoch, predict. Byte-identical every call.
+    void run();
+    // Results of the latest run(), with SPEC §7's metadata.
+    TaskOutputs outputs();
+
+    Backend& backend() { return *backend_; }
+    const TaskConfig& config() const { return config_; }
+    const model::Layout& layout() const { return layout_; }
+    const TaskInputs& inputs() const { return inputs_; }
+    const std::vector<std::vector<std::int64_t>>& permutations() const { return prepared_.permutations; }
+    const std::vector<float>& initial_parameters() const { return prepared_.initial_parameters; }
+    double preparation_seconds() const { return preparation_seconds_; }
+    double last_run_seconds() const { return last_run_seconds_; }
+    int run_count() const { return run_count_; }
+
+private:
+    TaskInputs inputs_;
+    TaskConfig config_;
+    model::Layout layout_;
+    std::unique_ptr<Backend> backend_;
+    PreparedInputs prepared_;
+    nlohmann::ordered_json input_hashes_;
+    double preparation_seconds_ = 0;
+    double last_run_seconds_ = 0;
+    int run_count_ = 0;
+};
+
+// sha256 of each named parameter's float32 bytes, in name order.
+nlohmann::ordered_json parameter_hashes(const model::Layout& layout, const std::vector<float>& flat);
+
+}  // namespace revgraph
