@@ -1,0 +1,27 @@
+#include "engine/backends.hpp"
+
+#include "engine/cpu/reference_backend.hpp"
+#include "engine/cuda/device.hpp"
+#include "engine/error.hpp"
+
+namespace revgraph {
+
+std::vector<std::string> backend_names() { return {"auto", "cpu", "cpu-reference", "cuda"}; }
+
+std::unique_ptr<Backend> make_backend(const std::string& name) {
+    if (name == "cpu-reference" || name == "cpu") return std::make_unique<cpu::ReferenceBackend>();
+    if (name == "cuda" || name == "auto") {
+        if (!cuda::compiled_in()) {
+            if (name == "auto") return make_backend("cpu");
+            throw Error("backend: cuda requested but this build has no CUDA (" + cuda::describe_device() + ")");
+        }
+        if (cuda::device_count() == 0) {
+            if (name == "auto") return make_backend("cpu");
+            throw Error("backend: cuda requested but " + cuda::describe_device());
+        }
+        throw Error("backend: the cuda backend is not built yet");
+    }
+    throw Error("backend: unknown backend '" + name + "' (expected auto, cpu, cpu-reference or cuda)");
+}
+
+}  // namespace revgraph

@@ -1,0 +1,29 @@
+#pragma once
+// Process-wide GPU settings that must be fixed before the GPU is initialised (SPEC §8's "late
+// initialisation rejected"): which device, and the size of the one cuBLASLt workspace every
+// captured matmul uses. Host-only logic, so its rules are tested on machines without a GPU.
+#include <cstddef>
+#include <string>
+
+namespace revgraph {
+
+struct RuntimeOptions {
+    int device = 0;
+    std::size_t cublaslt_workspace_bytes = std::size_t(32) << 20;
+    bool operator==(const RuntimeOptions&) const = default;
+};
+
+class Runtime {
+public:
+    // Set the options. Allowed any number of times before initialisation; afterwards only the
+    // options already in force are accepted, anything else throws revgraph::Error.
+    static void configure(const RuntimeOptions& options);
+    static const RuntimeOptions& options();
+    // Called by the CUDA backend when it first touches the device; fixes the options.
+    static void mark_initialized();
+    static bool initialized();
+    // For tests of the rules above only.
+    static void reset_for_tests();
+};
+
+}  // namespace revgraph
