@@ -55,6 +55,10 @@ namespace {
 // PyTorch's AVX2 build lets the compiler fuse multiply-adds inside these; the published bits
 // depend on exactly which ones, so the fused points are spelled out with std::fma and every
 // other operation is rounded on its own (the project builds with -ffp-contract=off).
+// Measured on 4M values against torch: the sin tail, cos tail, log's y and the Horner steps
+// each change 1 in 10^6 to 1 in 100 values when unfused; log's e*q2 and the three reduction
+// steps are unaffected (their products are exact or negligible); the final fma(., std, mean)
+// matters only when mean != 0.
 
 float bits_to_float(std::uint32_t u) { return std::bit_cast<float>(u); }
 std::uint32_t float_to_bits(float f) { return std::bit_cast<std::uint32_t>(f); }
