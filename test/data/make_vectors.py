@@ -7,14 +7,13 @@
   overlaps, y = A @ x @ A.T in float64 by numpy's matmul, clip, float32) for a few embedded
   digits and two synthetic images, plus the float64 sum of all 10,000 resized embedded digits.
 - permutations: Generator(PCG64(seed)).permutation(n) for the draws: the first 20 indices and
-  the sha256 and zlib CRC-32 of the int64 little-endian bytes of the whole permutation and of
+  the sha256 of the int64 little-endian bytes of the whole permutation and of
   its first train+test entries (the part a draw uses).
 """
 import gzip
 import hashlib
 import json
 import os
-import zlib
 
 import numpy as np
 
@@ -53,9 +52,7 @@ def perm_entry(seed, n, used):
         "seed": seed, "n": n, "used": used,
         "first20": [int(v) for v in p[:20]],
         "sha256": hashlib.sha256(p.tobytes()).hexdigest(),
-        "crc32": zlib.crc32(p.tobytes()),
         "used_sha256": hashlib.sha256(p[:used].tobytes()).hexdigest(),
-        "used_crc32": zlib.crc32(p[:used].tobytes()),
     }
 
 
