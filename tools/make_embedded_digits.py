@@ -16,7 +16,7 @@ Output: gzip (level 9, mtime 0, no file name) of the raw bytes
             then all of 1.json, ... 9.json;
     labels: 10000 uint8, the class of each image in the same order.
 The script prints the sha256 of the written file and of the decoded images and labels; they are
-recorded in engine/data/EMBEDDED_DATA.md and the images/labels digests in the engine.
+recorded in engine/data/EMBEDDED_DATA.md, and the images/labels sha256 in engine/data/embedded.hpp.
 """
 import gzip
 import hashlib

