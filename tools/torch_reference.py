@@ -406,6 +406,7 @@ def gradient_check(task):
     flat_sto = torch.cat([g.reshape(-1) for g in g_sto])
     res["forward_bitwise_equal"] = bool(torch.equal(s_rec, s_sto))
     res["reconstruct_vs_autograd_max_abs"] = float((flat_rec - flat_sto).abs().max())
+    res["autograd_gradient_sha256"] = sha256(flat_sto.cpu().numpy())  # = a trace's step0.grad
 
     # central finite differences over every parameter
     h = 1e-6 if task.dtype == torch.float64 else 1e-2
