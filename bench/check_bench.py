@@ -3,6 +3,7 @@
 
   check_bench.py benchmarks BUILD/bench/revgraph_bench   every family on a tiny task -> valid JSON
   check_bench.py energy BUILD/bench/revgraph_bench       --energy: a report, or why not available
+  check_bench.py compare bench/compare BUILD              bench/compare on a tiny draw -> valid JSON
 """
 import json
 import os
@@ -112,11 +113,37 @@ def check_energy(binary):
     print(f"check_bench: ok: energy {'available' if e['available'] else 'not available: ' + e['reason']}")
 
 
+def check_compare(script, build_dir):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "compare.json")
+        run([sys.executable, script, "--build-dir", build_dir, "--train", "300", "--query", "50", "--repeat", "2",
+             "--rounds", "2", "--warmup", "0", "--allow-missing-torch", "--output", out])
+        with open(out) as f:
+            doc = json.load(f)
+        for key in ("machine", "date", "git", "task", "timing", "settings"):
+            if key not in doc:
+                fail(f"compare report lacks {key!r}")
+        if not doc["git"].get("commit"):
+            fail("compare report has no git commit")
+        if not doc["timing"]:
+            fail("compare measured nothing")
+        for name, t in doc["timing"].items():
+            ms = t["task_ms"]
+            if len(ms["runs"]) != 2 or not ms["min"] <= ms["median"] <= ms["max"]:
+                fail(f"{name}: task_ms malformed: {ms}")
+        if "torch-eager" in doc["timing"]:
+            for name, t in doc["timing"].items():
+                if "vs_torch-eager" not in t["speedup"]:
+                    fail(f"{name}: no speedup vs torch-eager")
+    print(f"check_bench: ok: compare measured {', '.join(doc['timing'])}")
+
+
 def main(argv):
-    if len(argv) != 3 or argv[1] not in ("benchmarks", "energy"):
+    modes = {"benchmarks": (check_benchmarks, 3), "energy": (check_energy, 3), "compare": (check_compare, 4)}
+    if len(argv) < 2 or argv[1] not in modes or len(argv) != modes[argv[1]][1]:
         print(__doc__, file=sys.stderr)
         return 2
-    (check_benchmarks if argv[1] == "benchmarks" else check_energy)(argv[2])
+    modes[argv[1]][0](*argv[2:])
     return 0
 
 
