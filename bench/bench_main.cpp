@@ -34,6 +34,8 @@
 #include "engine/data/synthetic.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/sha256.hpp"
+#include "engine/io/task_files.hpp"
 #include "engine/runtime_options.hpp"
 #include "engine/task.hpp"
 #include "engine/version.hpp"
@@ -46,6 +48,7 @@ const char* const kUsage = R"(usage: revgraph_bench [revgraph options] [--benchm
 revgraph options (before Google Benchmark sees the command line):
   --train=N --query=Q     synthetic task size (default 10000 / 10000: data::synthetic_task)
   --data-seed=S           synthetic draw seed (default 2026)
+  --input=DRAW.npz        run on this task archive instead (e.g. bench/compare's draw)
   --backends=a,b          backends to measure (default: cpu-reference, cpu, and cuda where a
                           GPU is usable); a name that cannot be built here is reported and skipped
   --warmup=N              untimed complete runs after preparation (default 1 on CPU, 10 on GPU)
@@ -68,6 +71,7 @@ Google Benchmark options as usual, e.g. --benchmark_filter=task/ --benchmark_for
 struct Options {
     std::int64_t train = 10000, query = 10000;
     std::uint64_t data_seed = 2026;
+    std::string input;  // a task archive instead of the synthetic draw
     std::vector<std::string> backends;  // empty: every one buildable here
     int warmup = -1;                    // -1: 1 on CPU, 10 on GPU
     double gpu_min_time = 2.0;
@@ -150,6 +154,8 @@ void parse_options(int* argc, char** argv) {
             o.query = to_int(key, need(), 1);
         } else if (key == "--data-seed") {
             o.data_seed = static_cast<std::uint64_t>(to_int(key, need(), 0));
+        } else if (key == "--input") {
+            o.input = need();
         } else if (key == "--backends") {
             o.backends = split_commas(need());
         } else if (key == "--warmup") {
@@ -183,6 +189,7 @@ void parse_options(int* argc, char** argv) {
 // ------------------------------------------------------------------------------ data, tasks
 const TaskInputs& task_inputs() {
     static const TaskInputs inputs = [] {
+        if (!g_options.input.empty()) return io::read_task_inputs(g_options.input);
         data::TaskData d = data::synthetic_task(g_options.train, g_options.query, g_options.data_seed);
         TaskInputs in;
         in.train_images = std::move(d.train_images);
@@ -191,6 +198,14 @@ const TaskInputs& task_inputs() {
         return in;
     }();
     return inputs;
+}
+
+std::string data_description() {
+    if (!g_options.input.empty()) return g_options.input;
+    // Not byte-equal to tools/make_synthetic.py's draw for the same seed (the labels are drawn
+    // differently); bench/compare passes its own file with --input where that matters.
+    return "data::synthetic_task(" + std::to_string(g_options.train) + ", " + std::to_string(g_options.query) + ", " +
+           std::to_string(g_options.data_seed) + ")";
 }
 
 bool is_gpu_name(const std::string& name) { return name.rfind("cuda", 0) == 0; }
@@ -446,7 +461,7 @@ int energy_mode() {
     if (!o.energy_out.empty()) {
         nlohmann::ordered_json j;
         j["energy"] = report.to_json();
-        j["task"] = {{"config", TaskConfig{}.to_json()}, {"train", o.train}, {"query", o.query}, {"data_seed", o.data_seed}};
+        j["task"] = {{"config", TaskConfig{}.to_json()}, {"data", data_description()}};
         j["git_commit"] = git_commit();
         const std::string text = j.dump(2) + "\n";
         io::write_file_atomic(o.energy_out, std::string_view(text));
@@ -483,10 +498,11 @@ int main(int argc, char** argv) {
             std::string names;
             for (const auto& b : backends) names += (names.empty() ? "" : ",") + b.name;
             benchmark::AddCustomContext("backends", names);
-            benchmark::AddCustomContext("task", "rev88 (depth 2, batch 128, 2 epochs) on data::synthetic_task(" +
-                                                    std::to_string(g_options.train) + ", " +
-                                                    std::to_string(g_options.query) + ", " +
-                                                    std::to_string(g_options.data_seed) + ")");
+            benchmark::AddCustomContext("task", "rev88 (depth 2, batch 128, 2 epochs) on " + data_description());
+            const TaskInputs& in = task_inputs();
+            benchmark::AddCustomContext("train_images_sha256", io::sha256_hex(in.train_images));
+            benchmark::AddCustomContext("train_labels_sha256", io::sha256_hex(in.train_labels));
+            benchmark::AddCustomContext("test_images_sha256", io::sha256_hex(in.test_images));
             benchmark::AddCustomContext("timing", "manual: backend device time (CUDA events) where available, else wall "
                                                   "time of run() incl. synchronize; preparation and warm-up untimed");
             benchmark::AddCustomContext("flush_l2", g_options.flush_l2 ? flush_l2_description() : "off");
