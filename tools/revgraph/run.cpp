@@ -1,6 +1,7 @@
 // revgraph run: one task, start to finish, on a chosen backend; results written all-or-none.
 #include <chrono>
 #include <cstdio>
+#include <iomanip>
 #include <iostream>
 
 #include "engine/backends.hpp"
@@ -20,6 +21,7 @@ int run_command(const std::vector<std::string>& argv) {
     const Args args(argv, options, {"quiet", "timings"});
     if (!args.positional().empty()) throw UsageError{"run: unexpected argument '" + args.positional()[0] + "'"};
     const bool quiet = args.flag("quiet");
+    std::cerr << std::fixed << std::setprecision(1);
     const TaskConfig config = config_from(args);
     configure_runtime(args);
     const int repeat = args.get("repeat") ? static_cast<int>(parse_int("repeat", *args.get("repeat"), 1, 100000)) : 1;
@@ -72,7 +74,9 @@ int run_command(const std::vector<std::string>& argv) {
     }
     if (!quiet) {
         std::cerr << "revgraph: run " << prepared.last_run_seconds() * 1e3 << " ms";
-        if (m.contains("accuracy")) std::cerr << ", accuracy " << m["accuracy"].get<double>() * 100 << "%";
+        if (m.contains("accuracy"))
+            std::cerr << ", accuracy " << std::setprecision(2) << m["accuracy"].get<double>() * 100 << "%"
+                      << std::setprecision(1);
         std::cerr << "\n";
     }
 
