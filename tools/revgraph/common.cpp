@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +16,7 @@ namespace revgraph::cli {
 
 TaskConfig config_from(const Args& args) {
     TaskConfig config;
+    std::map<std::string, std::string> origin;  // key -> the file or --set that gave its value
     if (const auto path = args.get("config")) {
         const auto bytes = io::read_file(*path);
         nlohmann::json j;
@@ -28,13 +30,19 @@ TaskConfig config_from(const Args& args) {
         } catch (const Error& e) {
             throw Error(*path + ": " + e.what());
         }
+        for (const auto& item : j.items()) origin[item.key()] = *path + ": ";
     }
     for (const auto& kv : args.all("set")) {
         const auto eq = kv.find('=');
         if (eq == std::string::npos || eq == 0) throw UsageError{"--set needs key=value, got '" + kv + "'"};
-        config.set(kv.substr(0, eq), kv.substr(eq + 1));
+        const std::string key = kv.substr(0, eq);
+        config.set(key, kv.substr(eq + 1));
+        origin[key] = "--set " + kv + ": ";
     }
-    config.validate();
+    // Validated once everything is in, so that --set can repair a file's value; the error
+    // says where the bad value came from.
+    for (const auto& key : TaskConfig::keys())
+        if (const auto problem = config.problem(key); !problem.empty()) throw Error(origin[key] + problem);
     return config;
 }
 
