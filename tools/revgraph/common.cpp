@@ -74,6 +74,21 @@ void require_writable_directory(const std::string& output_path) {
     if (std::filesystem::is_directory(output_path, ec)) throw Error("cannot write " + output_path + ": it is a directory");
 }
 
+void require_distinct_writable_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+    std::vector<std::filesystem::path> resolved;
+    for (const auto& [what, path] : outputs) {
+        std::error_code ec;
+        auto p = std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec);
+        if (ec) p = std::filesystem::absolute(path).lexically_normal();
+        for (std::size_t i = 0; i < resolved.size(); ++i)
+            if (resolved[i] == p)
+                throw UsageError{outputs[i].first + " " + outputs[i].second + " and " + what + " " + path +
+                                 " are the same file"};
+        resolved.push_back(p);
+    }
+    for (const auto& output : outputs) require_writable_directory(output.second);
+}
+
 std::int64_t correct_count(const std::vector<std::int64_t>& predictions, const std::vector<std::int64_t>& labels) {
     if (predictions.size() != labels.size()) throw Error("accuracy: predictions and labels differ in count");
     std::int64_t correct = 0;

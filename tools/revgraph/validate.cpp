@@ -194,6 +194,9 @@ int validate_command(const std::vector<std::string>& argv, const std::string& se
     auto options = kTaskOptions;
     options.insert({"output", "replays"});
     const Args args(argv, options, {"quiet"});
+    if (!args.positional().empty()) throw UsageError{"validate: unexpected argument '" + args.positional()[0] + "'"};
+    if (const auto out = args.get("output")) require_distinct_writable_outputs({{"--output", *out}});
+    if (const auto r = args.get("replays")) (void)parse_int("replays", *r, 1, 1000);  // used by the GPU section
     configure_runtime(args);
     const std::string backend = args.get("backend").value_or("auto");
     const bool quiet = args.flag("quiet");
