@@ -274,10 +274,11 @@ class RunBadInput(CliTestCase):
 
     def test_non_finite_pixels(self):
         for k in ("train_images", "test_images"):
-            for i, v in enumerate((np.nan, np.inf, -np.inf)):
+            for i, (v, word) in enumerate(((np.nan, "NaN"), (np.inf, "infinite"), (-np.inf, "infinite"))):
                 a = self.draw[k].copy()
                 a.flat[40 + i] = v
-                self.bad_archive("nonfinite_%s_%d" % (k, i), self.variant(**{k: a}), mentions=[k])
+                self.bad_archive("nonfinite_%s_%d" % (k, i), self.variant(**{k: a}),
+                                 mentions=[k, word, "index %d" % (40 + i)])
 
     def test_pixels_outside_unit_interval(self):
         above = np.nextafter(np.float32(1), np.float32(2))
@@ -377,6 +378,36 @@ class RunBadInput(CliTestCase):
             f.writestr("train_images.txt", "hello")
         self.bad_run(["--input", z], 1, [z])
 
+    def test_lying_npy_headers(self):
+        """Members whose .npy header promises more (or less) data than they hold, or absurd
+        shapes: refused without trying to allocate what the header claims."""
+        import zipfile
+
+        def npy(header_dict, payload):
+            header = repr(header_dict).encode() + b" "
+            header += b" " * ((64 - (10 + len(header) + 1) % 64) % 64) + b"\n"
+            return b"\x93NUMPY\x01\x00" + struct.pack("<H", len(header)) + header + payload
+
+        d = self.draw
+        good = {k: np.lib.format.header_data_from_array_1_0(v) for k, v in d.items()}
+        cases = [
+            ("huge", dict(good["train_images"], shape=(10 ** 12, 1, 9, 9)), d["train_images"].tobytes()),
+            ("overflow", dict(good["train_images"], shape=(2 ** 62, 2 ** 62, 9, 9)), d["train_images"].tobytes()),
+            ("negative", dict(good["train_images"], shape=(-19, 1, 9, 9)), d["train_images"].tobytes()),
+            ("short", good["train_images"], d["train_images"].tobytes()[:-4]),
+            ("long", good["train_images"], d["train_images"].tobytes() + b"\0" * 4),
+            ("descr", dict(good["train_images"], descr="<f4x"), d["train_images"].tobytes()),
+            ("nodict", "train_images", b""),
+        ]
+        for name, header, payload in cases:
+            with self.subTest(case=name):
+                path = os.path.join(self.tmp, "lying_%s.npz" % name)
+                with zipfile.ZipFile(path, "w") as z:
+                    z.writestr("train_images.npy", npy(header, payload))
+                    for k in ("train_labels", "test_images"):
+                        z.writestr(k + ".npy", npy(good[k], d[k].tobytes()))
+                self.bad_run(["--input", path], 1, [path, "train_images"], what=name)
+
     # --- query labels given with --test-labels ----------------------------------------------
 
     def test_bad_test_labels(self):
@@ -460,6 +491,11 @@ class RunBadInput(CliTestCase):
         for kv in cases:
             with self.subTest(set=kv):
                 self.bad_run(["--input", self.good, "--set", kv], 1, [kv.split("=")[0]], what="--set " + kv)
+        # Out-of-range values are named with what was given.
+        for kv, got in (("depth=0", "got 0"), ("momentum=1", "got 1"), ("learning_rate=nan", "got nan"),
+                        ("weight_decay=-inf", "got -inf"), ("batch_size=-1", "got -1")):
+            with self.subTest(set=kv):
+                self.bad_run(["--input", self.good, "--set", kv], 1, ["--set " + kv, got])
         # Validation happens after every --set: a later good value repairs an earlier bad one,
         # and a later bad one wins over an earlier good one.
         self.bad_run(["--input", self.good, "--set", "depth=3", "--set", "depth=0"], 1, ["depth"])
@@ -734,7 +770,8 @@ class RunGood(CliTestCase):
         _, r4, _ = self.run_to("cfg4", "--input", self.stored, "--config", config)
         self.assertEqual(r3["config"], DEFAULT_CONFIG)
         self.assertEqual(r3["state_vector_sha256"], r4["state_vector_sha256"])
-        # An out-of-range value in the file may be repaired by --set (validation comes last).
+        # An out-of-range value in the file may be repaired by --set (validation comes last);
+        # if not, the error names the file (checked in RunBadInput.test_bad_config_files).
         write_bytes(config, b'{"depth": 0}')
         _, r5, _ = self.run_to("cfg5", "--input", self.stored, "--config", config, "--set", "depth=1")
         self.assertEqual(r5["config"]["depth"], 1)
@@ -1024,6 +1061,8 @@ class Validate(CliTestCase):
         self.assert_clean_error(p, 2, ["extra"])
         p = rg("validate", "--quiet", "--output", os.path.join(self.tmp, "nowhere", "R.json"))
         self.assert_clean_error(p, 1, ["nowhere"])
+        p = rg("validate", "--quiet", "--replays", "x")
+        self.assert_clean_error(p, 2, ["replays"])
         p = rg("validate", "--quiet", "--backend", "bogus")
         self.assert_clean_error(p, 1, ["bogus"])
 
