@@ -3,6 +3,7 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <iostream>
 #include <map>
 
 #include <nlohmann/json.hpp>
@@ -87,6 +88,11 @@ void require_distinct_writable_outputs(const std::vector<std::pair<std::string, 
         resolved.push_back(p);
     }
     for (const auto& output : outputs) require_writable_directory(output.second);
+}
+
+void write_stdout(const std::string& text) {
+    std::cout << text << std::flush;
+    if (!std::cout) throw Error("cannot write the result to standard output");
 }
 
 std::int64_t correct_count(const std::vector<std::int64_t>& predictions, const std::vector<std::int64_t>& labels) {

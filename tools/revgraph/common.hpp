@@ -35,6 +35,10 @@ void require_writable_directory(const std::string& output_path);
 // holds (what, path) pairs, `what` naming the option in the message ("--state").
 void require_distinct_writable_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
 
+// The whole text to standard output, flushed; throws Error when it cannot be written (a full
+// disk, a closed pipe), so that a lost result is never an exit 0.
+void write_stdout(const std::string& text);
+
 double accuracy(const std::vector<std::int64_t>& predictions, const std::vector<std::int64_t>& labels);
 std::int64_t correct_count(const std::vector<std::int64_t>& predictions, const std::vector<std::int64_t>& labels);
 

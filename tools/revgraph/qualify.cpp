@@ -76,7 +76,7 @@ int qualify_command(const std::vector<std::string>& argv) {
     report["passed"] = passed;
     const std::string text = report.dump(2) + "\n";
     if (const auto out = args.get("output")) io::write_file_atomic(*out, text);
-    else std::cout << text;
+    else write_stdout(text);
     std::cerr << "revgraph: qualify " << (passed ? "passed" : "FAILED") << ": " << total << " / " << per_draw * draws
               << " correct (needed " << total_needed << ", per-draw floor " << floor_needed << ")\n";
     return passed ? 0 : 3;

@@ -89,7 +89,7 @@ int run_command(const std::vector<std::string>& argv) {
     }
     if (state_path) files.push_back({*state_path, io::serialize_npz(io::state_archive(prepared.layout(), out.state))});
     if (!files.empty()) io::write_files_atomic(files);
-    if (!output) std::cout << m.dump(2) << "\n";
+    if (!output) write_stdout(m.dump(2) + "\n");
     return 0;
 }
 

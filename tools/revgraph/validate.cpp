@@ -231,7 +231,7 @@ int validate_command(const std::vector<std::string>& argv, const std::string& se
     report["finished_at_utc"] = utc_now();
     const std::string text = report.dump(2) + "\n";
     if (const auto out = args.get("output")) io::write_file_atomic(*out, text);
-    else std::cout << text;
+    else write_stdout(text);
     say(passed ? "passed" : "FAILED");
     return passed ? 0 : 1;
 }
