@@ -329,29 +329,36 @@ class RunBadInput(CliTestCase):
                     self.bad_run(["--input", path], 1, [path], what="cut %s at %d" % (src, cut))
 
     def test_corrupt_archives(self):
-        """Flipped bytes anywhere: a clean error or (for bytes no reader needs) a normal run —
-        never a crash. Bytes inside a member's data must be caught (CRC-32)."""
+        """Flipped bytes anywhere in the zip structure (the first and last bytes: local header,
+        .npy header, central directory, end record) and at random places: a clean error or, for
+        bytes no reader needs, a normal run; never a crash. Flips inside a member's data must be
+        caught (CRC-32)."""
+        from concurrent.futures import ThreadPoolExecutor
         for src in (self.good, self.good_z):
             data = read_bytes(src)
             n = len(data)
             g = np.random.Generator(np.random.PCG64(77))
-            positions = sorted(set(range(0, 128)) | set(range(n - 120, n)) | set(g.integers(0, n, 60).tolist()))
-            path = os.path.join(self.tmp, "flip.npz")
-            out = self.fresh_dir("flip-out")
-            for pos in positions:
+            positions = sorted(set(range(0, 48)) | set(range(n - 230, n, 2)) | set(g.integers(0, n, 24).tolist()))
+
+            def flip(pos):
+                path = os.path.join(self.tmp, "flip-%d.npz" % pos)
                 flipped = bytearray(data)
                 flipped[pos] ^= 0x5A
                 write_bytes(path, bytes(flipped))
-                p = rg("run", "--input", path, "--set", "epochs=1", "--quiet", "--output", os.path.join(out, "r.json"))
-                if p.returncode == 0:
-                    self.assertEqual(p.stderr, "")
-                    os.remove(os.path.join(out, "r.json"))
-                    os.remove(os.path.join(out, "r.predictions.npy"))
-                else:
-                    self.assert_clean_error(p, 1, [path], "flip %s at %d" % (src, pos))
-                self.assertEqual(os.listdir(out), [], "flip at %d" % pos)
+                p = rg("run", "--input", path, "--set", "epochs=1", "--quiet")
+                os.remove(path)
+                return pos, path, p
+
+            with ThreadPoolExecutor(4) as pool:
+                for pos, path, p in pool.map(flip, positions):
+                    if p.returncode == 0:
+                        self.assertEqual(p.stderr, "")
+                        self.assertIn("predictions_sha256", json.loads(p.stdout))
+                    else:
+                        self.assert_clean_error(p, 1, [path], "flip %s at %d" % (src, pos))
             # Flips in the middle of the pixel data (stored) or the deflate stream: always refused.
-            for pos in (n // 2, n // 2 + 1, n // 3):
+            path = os.path.join(self.tmp, "flip.npz")
+            for pos in (n // 2, n // 3):
                 flipped = bytearray(data)
                 flipped[pos] ^= 0x01
                 write_bytes(path, bytes(flipped))
@@ -368,6 +375,11 @@ class RunBadInput(CliTestCase):
         text = os.path.join(self.tmp, "text.npz")
         write_bytes(text, b"train_images,train_labels,test_images\n1,2,3\n")
         self.bad_run(["--input", text], 1, [text])
+        self.bad_run(["--input", "/dev/zero"], 1, ["/dev/zero"])
+        self.bad_run(["--input", "/dev/null"], 1, ["/dev/null"])
+        newline = os.path.join(self.tmp, "two\nlines.npz")
+        write_bytes(newline, b"PK")
+        self.bad_run(["--input", newline], 1, ["two lines.npz"])
         zero = os.path.join(self.tmp, "zero.npz")
         write_bytes(zero, b"")
         self.bad_run(["--input", zero], 1, [zero])
@@ -531,6 +543,11 @@ class RunBadInput(CliTestCase):
                 p = rg("run", "--output", os.path.join(out, "r.json"), opt)
                 self.assert_clean_error(p, 2, [opt, "value"])
                 self.assertEqual(os.listdir(out), [])
+        # A forgotten value is not taken from the next option.
+        p = rg("run", "--input", "--quiet")
+        self.assert_clean_error(p, 2, ["--input", "value"])
+        p = rg("run", "--input", self.good, "--set", "--quiet")
+        self.assert_clean_error(p, 2, ["--set", "value"])
         p = rg("frobnicate")
         self.assert_clean_error(p, 2, ["frobnicate"])
         p = rg("data")
@@ -704,6 +721,18 @@ class RunGood(CliTestCase):
         self.assertNotIn("predictions_file", rs)
         ra.pop("predictions_file")
         self.assertEqual(strip(rs), strip(ra))
+        # The archive through a pipe (/dev/stdin) is the same task.
+        p = subprocess.run([REVGRAPH, "run", "--input", "/dev/stdin", "--quiet"], input=read_bytes(self.compressed),
+                           capture_output=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(strip(json.loads(p.stdout))["state_vector_sha256"], ra["state_vector_sha256"])
+        # A result that cannot be written to stdout is an error, not a silent exit 0.
+        with open("/dev/full", "w") as full:
+            p = subprocess.run([REVGRAPH, "run", "--input", self.compressed, "--quiet"], stdout=full,
+                               stderr=subprocess.PIPE, text=True)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
+        self.assertIn("standard output", p.stderr)
         # Overwriting earlier outputs works and gives the same bytes.
         before = {n: read_bytes(os.path.join(a, n)) for n in ("r.predictions.npy", "s.npz")}
         p = rg("run", "--input", self.compressed, "--quiet", "--output", os.path.join(a, "r.json"),
@@ -866,9 +895,10 @@ class DataMnist(CliTestCase):
         for seed in (2026091400, 7):
             with self.subTest(seed=seed):
                 x, l = self.make_draw(self.raw, seed, "draw-raw")
-                xz, lz = self.make_draw(self.gz, seed, "draw-gz")
-                self.assertEqual(read_bytes(x), read_bytes(xz))
-                self.assertEqual(read_bytes(l), read_bytes(lz))
+                if seed == 7:  # the .gz files give the same bytes
+                    xz, lz = self.make_draw(self.gz, seed, "draw-gz")
+                    self.assertEqual(read_bytes(x), read_bytes(xz))
+                    self.assertEqual(read_bytes(l), read_bytes(lz))
                 perm = np.random.Generator(np.random.PCG64(seed)).permutation(self.N)
                 train, test = perm[:10000], perm[10000:20000]
                 with np.load(x, allow_pickle=False) as z:
@@ -908,8 +938,8 @@ class DataMnist(CliTestCase):
         self.assertEqual(os.listdir(out), [], name)
 
     def test_bad_idx_files(self):
-        im, lb = self.images_bytes, self.labels_bytes
-        small_px = self.pixels[:100]
+        # Small files: every check here comes before the draw needs 20,000 images.
+        im, lb = idx_images(self.pixels[:300]), idx_labels(self.labels[:300])
         cases = [
             ("images_magic", lb, lb, ["train-images", "2051"]),
             ("labels_magic", im, im, ["train-labels", "2049"]),
@@ -918,10 +948,10 @@ class DataMnist(CliTestCase):
             ("images_empty", b"", lb, ["train-images"]),
             ("labels_truncated", im, lb[:-5], ["train-labels"]),
             ("images_trailing", im + b"\0", lb, ["train-images"]),
-            ("count_mismatch", im, idx_labels(self.labels[:-1]), ["20011", "20010"]),
-            ("label_10", im, idx_labels(np.concatenate([self.labels[:-1], [10]])), ["train-labels", "10"]),
+            ("count_mismatch", im, idx_labels(self.labels[:299]), ["300", "299"]),
+            ("label_10", im, idx_labels(np.concatenate([self.labels[:299], [10]])), ["train-labels", "10"]),
             ("rows_27", struct.pack(">IIII", 2051, 1, 27, 28) + bytes(27 * 28), idx_labels(self.labels[:1]), ["27"]),
-            ("too_few", idx_images(small_px), idx_labels(self.labels[:100]), ["100"]),
+            ("too_few", im, lb, ["300"]),
             ("no_images", None, lb, ["train-images-idx3-ubyte"]),
             ("no_labels", im, None, ["train-labels-idx1-ubyte"]),
         ]
