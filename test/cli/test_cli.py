@@ -526,6 +526,9 @@ class RunBadInput(CliTestCase):
             (["--input", g, "--repeat", "x"], ["repeat"]),
             (["--input", g, "--repeat", "1.5"], ["repeat"]),
             (["--input", g, "--repeat="], ["repeat"]),
+            (["--input", ""], ["--input", "empty"]),
+            (["--input", g, "--state", ""], ["--state", "empty"]),
+            (["--input", g, "--set="], ["--set", "empty"]),
             (["--input", g, "--quiet=yes"], ["quiet"]),
             (["--input", g, "--set", "depth"], ["depth"]),
             (["--input", g, "--set", "=3"], ["=3"]),
@@ -543,6 +546,8 @@ class RunBadInput(CliTestCase):
                 p = rg("run", "--output", os.path.join(out, "r.json"), opt)
                 self.assert_clean_error(p, 2, [opt, "value"])
                 self.assertEqual(os.listdir(out), [])
+        p = rg("run", "--input", self.good, "--quiet", "--output", "")
+        self.assert_clean_error(p, 2, ["--output", "empty"])
         # A forgotten value is not taken from the next option.
         p = rg("run", "--input", "--quiet")
         self.assert_clean_error(p, 2, ["--input", "value"])

@@ -32,6 +32,8 @@ Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& op
                     throw UsageError{"option --" + name + " needs a value"};
                 value = argv[++i];
             }
+            // No option means anything by an empty value ("--output ''" from an unset variable).
+            if (value.empty()) throw UsageError{"option --" + name + " needs a value, got an empty one"};
             values_[name].push_back(value);
         } else {
             throw UsageError{"unknown option --" + name};
