@@ -698,6 +698,24 @@ class RunGood(CliTestCase):
         for n in ("r.predictions.npy", "s.npz"):
             self.assertEqual(read_bytes(os.path.join(a, n)), read_bytes(os.path.join(b, n)), n)
 
+    def test_npy_format_versions(self):
+        """Members in .npy format 2.0 and 3.0 (what np.save picks for huge headers or unicode
+        field names), written with zipfile, are the same task as np.savez's."""
+        import io
+        import zipfile
+        _, reference, _ = self.run_to("fmt-ref", "--input", self.stored)
+        for version in ((1, 0), (2, 0), (3, 0)):
+            with self.subTest(version=version):
+                path = os.path.join(self.tmp, "v%d.npz" % version[0])
+                with zipfile.ZipFile(path, "w", compression=zipfile.ZIP_DEFLATED) as z:
+                    for k in ("test_images", "train_labels", "train_images"):  # any member order
+                        b = io.BytesIO()
+                        np.lib.format.write_array(b, self.draw[k], version=version)
+                        z.writestr(k + ".npy", b.getvalue())
+                out, result, _ = self.run_to("fmt", "--input", path)
+                self.check_outputs(out, result, self.draw)
+                self.assertEqual(result["state_vector_sha256"], reference["state_vector_sha256"])
+
     def test_depths_and_odd_sizes(self):
         for depth, n, q, batch in ((1, 1, 1, 1), (3, 33, 5, 7), (2, 10, 3, 128)):
             with self.subTest(depth=depth, n=n, q=q, batch=batch):
