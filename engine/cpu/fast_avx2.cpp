@@ -27,7 +27,7 @@ struct Simd {
     static constexpr int W = 8;
     // 3 rows x 4 vectors = 12 accumulators: a 128-row batch is 16 vectors, 4 blocks across.
     static constexpr int k1_mr = 3, k1_nr = 4;
-    static constexpr int k2_mr = 4, k2_nr = 3;
+    static constexpr int k2_mr = 4, k2_nr = 2;  // 8 accumulators + 4 + 1
     static V zero() { return _mm256_setzero_ps(); }
     static V set1(float x) { return _mm256_set1_ps(x); }
     static V bcast(const float* p) { return _mm256_broadcast_ss(p); }
@@ -65,11 +65,31 @@ struct Simd {
         const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
         return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
     }
-    static __m128 hsum4v(V a, V b, V c, V d) {
-        const V abcd = _mm256_hadd_ps(_mm256_hadd_ps(a, b), _mm256_hadd_ps(c, d));
-        return _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1));
+    // out[i] = sum of the lanes of v[i], i < 4.
+    static constexpr int kGroup = 4;
+    static void hsum_group(const V* v, float* out) {
+        const V abcd = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+        _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
     }
-    static void hsum4(V a, V b, V c, V d, float* out) { _mm_storeu_ps(out, hsum4v(a, b, c, d)); }
+    // In-place 8x8 transpose: r[i][j] <- r[j][i].
+    static void transpose(V* r) {
+        V t[8], u[8];
+        for (int i = 0; i < 4; ++i) {
+            t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+            t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+        }
+        // u[4i+j], 128-bit lane L: column 4L+j of rows 4i..4i+3.
+        for (int i = 0; i < 2; ++i) {
+            u[4 * i + 0] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+            u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+            u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+            u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+        }
+        for (int j = 0; j < 4; ++j) {
+            r[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
+            r[4 + j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
+        }
+    }
 };
 
 #include "engine/cpu/fast_kernels.inl"

@@ -69,13 +69,50 @@ struct Simd {
         const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
         return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
     }
-    static __m256 fold(V a) {
-        return _mm256_add_ps(_mm512_castps512_ps256(a),
-                             _mm256_castpd_ps(_mm512_extractf64x4_pd(_mm512_castps_pd(a), 1)));
+    // out[i] = sum of the lanes of v[i], i < 16: a transposing tree, 45 shuffles and adds.
+    static constexpr int kGroup = 16;
+    static void hsum_group(const V* v, float* out) {
+        V s2[8], s4[4], s8[2];
+        // Pairs: each 128-bit lane holds partial sums of v[2i] (positions 0, 2) and v[2i+1] (1, 3).
+        for (int i = 0; i < 8; ++i)
+            s2[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+        // Quads: 128-bit lane L holds [v4i, v4i+1, v4i+2, v4i+3] partial sums of their lane L.
+        for (int i = 0; i < 4; ++i) {
+            const __m512d a = _mm512_castps_pd(s2[2 * i]), b = _mm512_castps_pd(s2[2 * i + 1]);
+            s4[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+        }
+        // Add the four 128-bit lanes together, two levels of lane shuffles.
+        for (int i = 0; i < 2; ++i)
+            s8[i] = _mm512_add_ps(_mm512_shuffle_f32x4(s4[2 * i], s4[2 * i + 1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                  _mm512_shuffle_f32x4(s4[2 * i], s4[2 * i + 1], _MM_SHUFFLE(3, 1, 3, 1)));
+        _mm512_storeu_ps(out, _mm512_add_ps(_mm512_shuffle_f32x4(s8[0], s8[1], _MM_SHUFFLE(2, 0, 2, 0)),
+                                            _mm512_shuffle_f32x4(s8[0], s8[1], _MM_SHUFFLE(3, 1, 3, 1))));
     }
-    static void hsum4(V a, V b, V c, V d, float* out) {
-        const __m256 abcd = _mm256_hadd_ps(_mm256_hadd_ps(fold(a), fold(b)), _mm256_hadd_ps(fold(c), fold(d)));
-        _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
+    // In-place 16x16 transpose: r[i][j] <- r[j][i].
+    static void transpose(V* r) {
+        V t[16], u[16];
+        for (int i = 0; i < 8; ++i) {
+            t[2 * i] = _mm512_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+            t[2 * i + 1] = _mm512_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+        }
+        // u[4i+j], 128-bit lane L: column 4L+j of rows 4i..4i+3.
+        for (int i = 0; i < 4; ++i) {
+            u[4 * i + 0] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+            u[4 * i + 1] = _mm512_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+            u[4 * i + 2] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+            u[4 * i + 3] = _mm512_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+        }
+        // Column 4L+j = lane L of u[j], u[4+j], u[8+j], u[12+j]: a 4x4 transpose of lanes.
+        for (int j = 0; j < 4; ++j) {
+            const V p0 = _mm512_shuffle_f32x4(u[j], u[4 + j], _MM_SHUFFLE(1, 0, 1, 0));
+            const V p1 = _mm512_shuffle_f32x4(u[j], u[4 + j], _MM_SHUFFLE(3, 2, 3, 2));
+            const V p2 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], _MM_SHUFFLE(1, 0, 1, 0));
+            const V p3 = _mm512_shuffle_f32x4(u[8 + j], u[12 + j], _MM_SHUFFLE(3, 2, 3, 2));
+            r[j] = _mm512_shuffle_f32x4(p0, p2, _MM_SHUFFLE(2, 0, 2, 0));
+            r[4 + j] = _mm512_shuffle_f32x4(p0, p2, _MM_SHUFFLE(3, 1, 3, 1));
+            r[8 + j] = _mm512_shuffle_f32x4(p1, p3, _MM_SHUFFLE(2, 0, 2, 0));
+            r[12 + j] = _mm512_shuffle_f32x4(p1, p3, _MM_SHUFFLE(3, 1, 3, 1));
+        }
     }
 };
 

@@ -7,7 +7,8 @@
 // the broadcast kernel) and k2_mr/k2_nr (rows x rows of the dot kernel), and zero, set1, bcast,
 // load, store, loadn/storen (first n lanes, the rest zero / untouched), fmadd(a,b,c) = a*b+c,
 // add, sub, mul, div, max, relu, pos_select(m, v) = v where m > 0 else 0, onehot(lab, j),
-// exp, and hsum4(a,b,c,d,out) = the four horizontal sums.
+// exp, hsum_group(v, out): out[i] = the lane sum of v[i] for i < kGroup, and transpose(r): an
+// in-place W x W transpose of W vectors.
 //
 // Every reduction has a fixed order that depends only on the batch size, never on timing, so a
 // run gives the same bits every time. There are no threads.
@@ -22,6 +23,9 @@ constexpr int kF = model::kFeatures;
 constexpr int kC = model::kClasses;
 constexpr int kP = model::kPixels;
 constexpr std::ptrdiff_t kBranch = static_cast<std::ptrdiff_t>(model::kBranchSize);
+
+// Register blocks live in registers only if every loop over them is unrolled.
+#define RG_UNROLL _Pragma("GCC unroll 64")
 
 inline V load_part(const float* p, bool part, int n) { return part ? Simd::loadn(p, n) : Simd::load(p); }
 inline void store_part(float* p, V v, bool part, int n) {
@@ -65,21 +69,32 @@ struct K1 {
 template <int E, int MR, int NR, bool TAIL>
 inline void k1_block(const K1& g, int m0, std::ptrdiff_t c0, int tail) {
     V acc[MR][NR];
+    RG_UNROLL
     for (int m = 0; m < MR; ++m)
+        RG_UNROLL
         for (int n = 0; n < NR; ++n) acc[m][n] = Simd::zero();
     const float* ap = g.a + m0 * g.sam;
     const float* xp = g.x + c0;
-    for (int k = 0; k < g.k; ++k, ap += g.sak, xp += g.ldx) {
-        V xv[NR];
-        for (int n = 0; n < NR; ++n) xv[n] = load_part(xp + n * W, TAIL && n == NR - 1, tail);
-        for (int m = 0; m < MR; ++m) {
-            const V av = Simd::bcast(ap + m * g.sam);
-            for (int n = 0; n < NR; ++n) acc[m][n] = Simd::fmadd(av, xv[n], acc[m][n]);
+    const std::ptrdiff_t sam = g.sam, sak = g.sak, ldx = g.ldx;
+    const int kend = g.k;
+    // Per k: MR broadcasts, then one x vector at a time, so that MR*NR accumulators + MR + 1
+    // registers suffice (16 for AVX2's 3 x 4 block).
+    for (int k = 0; k < kend; ++k, ap += sak, xp += ldx) {
+        V av[MR];
+        RG_UNROLL
+        for (int m = 0; m < MR; ++m) av[m] = Simd::bcast(ap + m * sam);
+        RG_UNROLL
+        for (int n = 0; n < NR; ++n) {
+            const V xv = load_part(xp + n * W, TAIL && n == NR - 1, tail);
+            RG_UNROLL
+            for (int m = 0; m < MR; ++m) acc[m][n] = Simd::fmadd(av[m], xv, acc[m][n]);
         }
     }
     const V s = Simd::set1(g.s);
+    RG_UNROLL
     for (int m = 0; m < MR; ++m) {
         const std::ptrdiff_t row = m0 + m;
+        RG_UNROLL
         for (int n = 0; n < NR; ++n) {
             const bool part = TAIL && n == NR - 1;
             const std::ptrdiff_t col = c0 + n * W;
@@ -153,29 +168,54 @@ struct K2 {
 template <int MR, int NR>
 inline void k2_block(const K2& a, int m0, int n0) {
     V acc[MR][NR];
+    RG_UNROLL
     for (int m = 0; m < MR; ++m)
+        RG_UNROLL
         for (int n = 0; n < NR; ++n) acc[m][n] = Simd::zero();
     const float* gp = a.g + m0 * a.ldg;
     const float* pp = a.p + n0 * a.ldp;
     const int full = a.len / W, tail = a.len % W;
-    for (int v = 0; v <= full; ++v) {
-        const bool part = v == full;
-        if (part && tail == 0) break;
-        const std::ptrdiff_t c = static_cast<std::ptrdiff_t>(v) * W;
-        V gv[MR], pv[NR];
-        for (int m = 0; m < MR; ++m) gv[m] = load_part(gp + m * a.ldg + c, part, tail);
-        for (int n = 0; n < NR; ++n) pv[n] = load_part(pp + n * a.ldp + c, part, tail);
-        for (int m = 0; m < MR; ++m)
-            for (int n = 0; n < NR; ++n) acc[m][n] = Simd::fmadd(gv[m], pv[n], acc[m][n]);
-    }
-    const V z = Simd::zero();
-    for (int n = 0; n < NR; ++n)
-        for (int m = 0; m < MR; m += 4) {
-            float r[4];
-            Simd::hsum4(acc[m][n], m + 1 < MR ? acc[m + 1][n] : z, m + 2 < MR ? acc[m + 2][n] : z,
-                        m + 3 < MR ? acc[m + 3][n] : z, r);
-            for (int i = 0; i < 4 && m + i < MR; ++i) a.out[(m0 + m + i) * a.ldo + n0 + n] = a.s * r[i];
+    const std::ptrdiff_t ldg = a.ldg, ldp = a.ldp;
+    std::ptrdiff_t c = 0;
+    for (int v = 0; v < full; ++v, c += W) {
+        V gv[MR];
+        RG_UNROLL
+        for (int m = 0; m < MR; ++m) gv[m] = Simd::load(gp + m * ldg + c);
+        RG_UNROLL
+        for (int n = 0; n < NR; ++n) {
+            const V pv = Simd::load(pp + n * ldp + c);
+            RG_UNROLL
+            for (int m = 0; m < MR; ++m) acc[m][n] = Simd::fmadd(gv[m], pv, acc[m][n]);
         }
+    }
+    if (tail) {  // kept out of the loop above, whose accumulators must stay in registers
+        V gv[MR];
+        RG_UNROLL
+        for (int m = 0; m < MR; ++m) gv[m] = Simd::loadn(gp + m * ldg + c, tail);
+        RG_UNROLL
+        for (int n = 0; n < NR; ++n) {
+            const V pv = Simd::loadn(pp + n * ldp + c, tail);
+            RG_UNROLL
+            for (int m = 0; m < MR; ++m) acc[m][n] = Simd::fmadd(gv[m], pv, acc[m][n]);
+        }
+    }
+    // Reduce every accumulator to its sum, kGroup at a time (the tail group padded with zeros).
+    constexpr int kG = Simd::kGroup;
+    constexpr int kAcc = MR * NR;
+    constexpr int kGroups = (kAcc + kG - 1) / kG;
+    V flat[kGroups * kG];
+    RG_UNROLL
+    for (int i = 0; i < kGroups * kG; ++i) flat[i] = i < kAcc ? acc[i / NR][i % NR] : Simd::zero();
+    RG_UNROLL
+    for (int gi = 0; gi < kGroups; ++gi) {
+        float r[kG];
+        Simd::hsum_group(flat + gi * kG, r);
+        RG_UNROLL
+        for (int j = 0; j < kG; ++j) {
+            const int i = gi * kG + j;
+            if (i < kAcc) a.out[(m0 + i / NR) * a.ldo + n0 + i % NR] = a.s * r[j];
+        }
+    }
 }
 
 template <int MR, int NR>
@@ -234,15 +274,19 @@ void softmax_grad(const float* scores, float* dscores, const float* labels, std:
         if (part && tail == 0) break;
         const std::ptrdiff_t c = static_cast<std::ptrdiff_t>(v) * W;
         V s[kC];
+        RG_UNROLL
         for (int j = 0; j < kC; ++j) s[j] = load_part(scores + j * ld + c, part, tail);
         V mx = s[0];
+        RG_UNROLL
         for (int j = 1; j < kC; ++j) mx = Simd::max(mx, s[j]);
         V sum = Simd::zero();
+        RG_UNROLL
         for (int j = 0; j < kC; ++j) {
             s[j] = Simd::exp(Simd::sub(s[j], mx));
             sum = Simd::add(sum, s[j]);
         }
         const V lab = load_part(labels + c, part, tail);
+        RG_UNROLL
         for (int j = 0; j < kC; ++j) {
             const V p = Simd::div(s[j], sum);
             store_part(dscores + j * ld + c, Simd::mul(Simd::sub(p, Simd::onehot(lab, static_cast<float>(j))), scale),
@@ -259,9 +303,11 @@ void row_sums(const float* x, std::ptrdiff_t ld, int rows, int cols, float* out)
         V acc = Simd::zero();
         for (int v = 0; v < full; ++v) acc = Simd::add(acc, Simd::load(p + v * W));
         if (tail) acc = Simd::add(acc, Simd::loadn(p + full * W, tail));
-        float r[4];
-        const V z = Simd::zero();
-        Simd::hsum4(acc, z, z, z, r);
+        V group[Simd::kGroup];
+        group[0] = acc;
+        for (int i = 1; i < Simd::kGroup; ++i) group[i] = Simd::zero();
+        float r[Simd::kGroup];
+        Simd::hsum_group(group, r);
         out[j] = r[0];
     }
 }
@@ -317,27 +363,71 @@ void head_forward(const Workspace& w, const float* state, std::ptrdiff_t ld, flo
 // ---------------------------------------------------------------------------------------------
 // The three operations of the backend.
 
+// SPEC §2's lift of W consecutive pixels: 4x (exact), then - 0.5, rounded once, as the reference.
+inline V lift(V x) { return Simd::sub(Simd::mul(x, Simd::set1(4.0f)), Simd::set1(0.5f)); }
+
 void normalize(Workspace& w) {
-    // Training rows stay example-major (each step gathers whole rows by the permutation);
-    // query rows go straight to feature-major.
+    // Training rows stay example-major (each step gathers whole rows by the permutation).
     for (std::int64_t i = 0; i < w.train_count; ++i) {
         const float* px = w.train_pixels + i * kP;
         float* row = w.train_rows + i * kF;
-        for (int f = 0; f < kP; ++f) {
+        int f = 0;
+        for (; f + W <= kP; f += W) Simd::store(row + f, lift(Simd::load(px + f)));
+        for (; f < kP; ++f) {
             const float scaled = px[f] * 4.0f;
             row[f] = scaled - 0.5f;
         }
         row[kP] = 0.0f;
     }
+    // Query rows go straight to feature-major, W x W tiles at a time through registers.
     const std::int64_t q = w.test_count;
-    for (std::int64_t i = 0; i < q; ++i) {
-        const float* px = w.test_pixels + i * kP;
-        for (int f = 0; f < kP; ++f) {
-            const float scaled = px[f] * 4.0f;
-            w.test_fm[f * q + i] = scaled - 0.5f;
+    std::int64_t i0 = 0;
+    for (; i0 + W <= q; i0 += W) {
+        int f = 0;
+        for (; f + W <= kP; f += W) {
+            V r[W];
+            for (int i = 0; i < W; ++i) r[i] = lift(Simd::load(w.test_pixels + (i0 + i) * kP + f));
+            Simd::transpose(r);
+            for (int j = 0; j < W; ++j) Simd::store(w.test_fm + (f + j) * q + i0, r[j]);
         }
-        w.test_fm[kP * q + i] = 0.0f;
+        for (; f < kP; ++f)
+            for (int i = 0; i < W; ++i) {
+                const float scaled = w.test_pixels[(i0 + i) * kP + f] * 4.0f;
+                w.test_fm[f * q + i0 + i] = scaled - 0.5f;
+            }
     }
+    for (; i0 < q; ++i0)
+        for (int f = 0; f < kP; ++f) {
+            const float scaled = w.test_pixels[i0 * kP + f] * 4.0f;
+            w.test_fm[f * q + i0] = scaled - 0.5f;
+        }
+    std::fill_n(w.test_fm + kP * q, q, 0.0f);
+}
+
+// Copies examples order[0..rows-1] from the example-major training rows into the feature-major
+// batch state, W x W tiles at a time through registers (strided scalar stores would touch a
+// cache line per value, and a power-of-two ld maps them all to a few cache sets).
+void gather(Workspace& w, const std::int64_t* order, int rows) {
+    const std::ptrdiff_t ld = w.ld;
+    int c0 = 0;
+    for (; c0 + W <= rows; c0 += W) {
+        const float* src[W];
+        for (int i = 0; i < W; ++i) src[i] = w.train_rows + order[c0 + i] * kF;
+        int f = 0;
+        for (; f + W <= kF; f += W) {
+            V r[W];
+            for (int i = 0; i < W; ++i) r[i] = Simd::load(src[i] + f);
+            Simd::transpose(r);
+            for (int j = 0; j < W; ++j) Simd::store(w.state + (f + j) * ld + c0, r[j]);
+        }
+        for (; f < kF; ++f)
+            for (int i = 0; i < W; ++i) w.state[f * ld + c0 + i] = src[i][f];
+    }
+    for (; c0 < rows; ++c0) {
+        const float* row = w.train_rows + order[c0] * kF;
+        for (int f = 0; f < kF; ++f) w.state[f * ld + c0] = row[f];
+    }
+    for (int c = 0; c < rows; ++c) w.labels[c] = static_cast<float>(w.train_labels[order[c]]);
 }
 
 void step(Workspace& w, const std::int64_t* order, int rows) {
@@ -347,13 +437,8 @@ void step(Workspace& w, const std::int64_t* order, int rows) {
     float* dleft = w.dstate;
     float* dright = w.dstate + kH * ld;
 
-    // Gather the batch into the one retained buffer, transposing rows to feature-major.
-    for (int c = 0; c < rows; ++c) {
-        const std::int64_t src = order[c];
-        const float* row = w.train_rows + src * kF;
-        for (int f = 0; f < kF; ++f) w.state[f * ld + c] = row[f];
-        w.labels[c] = static_cast<float>(w.train_labels[src]);
-    }
+    // Gather the batch into the one retained buffer.
+    gather(w, order, rows);
 
     // Forward. Only w.state carries activations on to the backward.
     core_forward(w, w.state, ld, w.relu_l, w.relu_r, rows);
@@ -410,3 +495,5 @@ void predict(Workspace& w) {
 }
 
 const Ops kOps{&normalize, &step, &predict};
+
+#undef RG_UNROLL

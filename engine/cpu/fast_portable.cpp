@@ -36,12 +36,9 @@ struct Simd {
     static V pos_select(V m, V v) { return m > 0.0f ? v : 0.0f; }
     static V onehot(V lab, float j) { return lab == j ? 1.0f : 0.0f; }
     static V exp(V x) { return std::exp(x); }
-    static void hsum4(V a, V b, V c, V d, float* out) {
-        out[0] = a;
-        out[1] = b;
-        out[2] = c;
-        out[3] = d;
-    }
+    static constexpr int kGroup = 1;
+    static void hsum_group(const V* v, float* out) { out[0] = v[0]; }
+    static void transpose(V*) {}
 };
 
 #include "engine/cpu/fast_kernels.inl"
