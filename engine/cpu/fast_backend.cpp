@@ -74,7 +74,6 @@ void FastBackend::prepare(const PreparedInputs& prepared) {
     grads_.resize(layout.total());
     velocity_.resize(layout.total());
     train_rows_.resize(static_cast<std::size_t>(n) * f);
-    test_fm_.resize(static_cast<std::size_t>(q) * f);
     state_.resize(f * ld);
     dstate_.resize(f * ld);
     relu_l_.resize(h * ld);
@@ -109,7 +108,6 @@ void FastBackend::prepare(const PreparedInputs& prepared) {
     w.train_labels = in->train_labels.data();
     w.test_pixels = in->test_images.data();
     w.train_rows = train_rows_.data();
-    w.test_fm = test_fm_.data();
     w.ld = ld;
     w.state = state_.data();
     w.dstate = dstate_.data();

@@ -60,7 +60,7 @@ private:
     std::vector<float> initial_;
     std::vector<std::vector<std::int64_t>> permutations_;
     fast::Workspace ws_;
-    AlignedArray<float> params_, grads_, velocity_, train_rows_, test_fm_;
+    AlignedArray<float> params_, grads_, velocity_, train_rows_;
     AlignedArray<float> state_, dstate_, relu_l_, relu_r_, scores_, dscores_, labels_;
     AlignedArray<float> pstate_, prelu_l_, prelu_r_, pscores_, out_scores_;
     AlignedArray<std::int64_t> predictions_;

@@ -37,13 +37,13 @@ struct Workspace {
     float* grads = nullptr;
     float* velocity = nullptr;
 
-    // Inputs: raw pixels and labels, and their lifted copies made by normalize().
+    // Inputs: raw pixels and labels, and the lifted training rows made by normalize() (query
+    // pixels are lifted by predict() as it loads each chunk: they are read only once).
     std::int64_t train_count = 0, test_count = 0;
     const float* train_pixels = nullptr;       // N x 81
     const std::int64_t* train_labels = nullptr;  // N
     const float* test_pixels = nullptr;        // Q x 81
     float* train_rows = nullptr;  // N x 82, example-major (gathered by the permutation each step)
-    float* test_fm = nullptr;     // 82 x Q, feature-major
 
     // One training batch, feature-major with leading dimension ld = min(batch_size, N).
     int ld = 0;
@@ -66,7 +66,7 @@ struct Workspace {
 };
 
 struct Ops {
-    void (*normalize)(Workspace& w);
+    void (*normalize)(Workspace& w);  // lifts the training rows
     // One SGD step on the examples order[0 .. rows-1] (rows <= ld); next[0 .. next_rows-1]
     // are the next step's examples, to prefetch (next may be null).
     void (*step)(Workspace& w, const std::int64_t* order, int rows, const std::int64_t* next, int next_rows);

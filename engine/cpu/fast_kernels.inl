@@ -379,29 +379,34 @@ void normalize(Workspace& w) {
         }
         row[kP] = 0.0f;
     }
-    // Query rows go straight to feature-major, W x W tiles at a time through registers.
-    const std::int64_t q = w.test_count;
-    std::int64_t i0 = 0;
-    for (; i0 + W <= q; i0 += W) {
+    // Query pixels are read once, so predict() lifts them chunk by chunk as it loads them.
+}
+
+// Lifts raw pixel rows first .. first+cols-1 into feature-major dst (82 x ld), W x W tiles at a
+// time through registers; row 81 is the appended zero.
+void lift_transposed(const float* pixels, std::int64_t first, int cols, float* dst, std::ptrdiff_t ld) {
+    const float* px = pixels + first * kP;
+    int c0 = 0;
+    for (; c0 + W <= cols; c0 += W) {
         int f = 0;
         for (; f + W <= kP; f += W) {
             V r[W];
-            for (int i = 0; i < W; ++i) r[i] = lift(Simd::load(w.test_pixels + (i0 + i) * kP + f));
+            for (int i = 0; i < W; ++i) r[i] = lift(Simd::load(px + (c0 + i) * kP + f));
             Simd::transpose(r);
-            for (int j = 0; j < W; ++j) Simd::store(w.test_fm + (f + j) * q + i0, r[j]);
+            for (int j = 0; j < W; ++j) Simd::store(dst + (f + j) * ld + c0, r[j]);
         }
         for (; f < kP; ++f)
             for (int i = 0; i < W; ++i) {
-                const float scaled = w.test_pixels[(i0 + i) * kP + f] * 4.0f;
-                w.test_fm[f * q + i0 + i] = scaled - 0.5f;
+                const float scaled = px[(c0 + i) * kP + f] * 4.0f;
+                dst[f * ld + c0 + i] = scaled - 0.5f;
             }
     }
-    for (; i0 < q; ++i0)
+    for (; c0 < cols; ++c0)
         for (int f = 0; f < kP; ++f) {
-            const float scaled = w.test_pixels[i0 * kP + f] * 4.0f;
-            w.test_fm[f * q + i0] = scaled - 0.5f;
+            const float scaled = px[c0 * kP + f] * 4.0f;
+            dst[f * ld + c0] = scaled - 0.5f;
         }
-    std::fill_n(w.test_fm + kP * q, q, 0.0f);
+    std::fill_n(dst + kP * ld, cols, 0.0f);
 }
 
 // Copies examples order[0..rows-1] from the example-major training rows into the feature-major
@@ -494,7 +499,7 @@ void predict(Workspace& w) {
     const std::ptrdiff_t ld = w.pld;
     for (std::int64_t q0 = 0; q0 < q; q0 += ld) {
         const int cols = static_cast<int>(std::min<std::int64_t>(ld, q - q0));
-        for (int f = 0; f < kF; ++f) std::copy_n(w.test_fm + f * q + q0, cols, w.pstate + f * ld);
+        lift_transposed(w.test_pixels, q0, cols, w.pstate, ld);
         core_forward(w, w.pstate, ld, w.prelu_l, w.prelu_r, cols);
         head_forward(w, w.pstate, ld, w.pscores, cols);
         for (int c = 0; c < cols; ++c) {
