@@ -27,12 +27,13 @@ RG_HD T relu_mask(T x) {
     return x > T(0) ? T(1) : T(0);
 }
 
-// SPEC §2: v = 4x - 0.5 in float32 (multiply, then subtract), then the appended zero.
+// SPEC §2: v = 4x - 0.5 (multiply, then subtract) in the engine's precision T — for float32
+// exactly the published rounding — then the appended zero.
 template <typename T>
 RG_HD void lift_row(const float* pixels, T* row) {
     for (int i = 0; i < kPixels; ++i) {
-        const float scaled = pixels[i] * 4.0f;
-        row[i] = static_cast<T>(scaled - 0.5f);
+        const T scaled = static_cast<T>(pixels[i]) * T(4);
+        row[i] = scaled - T(0.5);
     }
     row[kPixels] = T(0);
 }
