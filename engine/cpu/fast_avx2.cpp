@@ -27,7 +27,7 @@ struct Simd {
     static constexpr int W = 8;
     // 3 rows x 4 vectors = 12 accumulators: a 128-row batch is 16 vectors, 4 blocks across.
     static constexpr int k1_mr = 3, k1_nr = 4;
-    static constexpr int k2_mr = 4, k2_nr = 2;  // 8 accumulators + 4 + 1
+    static constexpr int k2_mr = 4, k2_nr = 3;  // 12 accumulators + 3 rows of p + 1 of g
     static V zero() { return _mm256_setzero_ps(); }
     static V set1(float x) { return _mm256_set1_ps(x); }
     static V bcast(const float* p) { return _mm256_broadcast_ss(p); }
