@@ -10,8 +10,8 @@
 // exp, hsum_group(v, out): out[i] = the lane sum of v[i] for i < kGroup, and transpose(r): an
 // in-place W x W transpose of W vectors.
 //
-// Every reduction has a fixed order that depends only on the batch size, never on timing, so a
-// run gives the same bits every time. There are no threads.
+// Every reduction has a fixed order that depends only on the batch size and the instruction
+// set, never on timing, so a run gives the same bits every time. There are no threads.
 //
 // Requires: <algorithm>, <cstddef>, <cstdint>, engine/cpu/fast_kernels.hpp,
 // engine/model/layout.hpp, all included before the target region.
