@@ -5,11 +5,15 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <cstdlib>
+#include <string>
 #include <vector>
 
 #include "engine/backends.hpp"
 #include "engine/cpu/fast_backend.hpp"
 #include "engine/cpu/trainer.hpp"
+#include "engine/io/npz.hpp"
+#include "engine/io/task_files.hpp"
 #include "engine/rng/pcg64.hpp"
 #include "engine/rng/torch_init.hpp"
 #include "engine/task.hpp"
@@ -188,4 +192,57 @@ TEST_CASE("fast: the factory's cpu backend is the fast one, on the fastest kerne
     CHECK(fb->isa() == fast::best_isa());
     CHECK(fast::isa_supported(fast::Isa::portable));
     MESSAGE("fast kernels here: " << std::string(fast::isa_name(fast::best_isa())) << "; device: " << b->device());
+}
+
+TEST_CASE("fast: follows the PyTorch traces step by step within the GPU tolerance, on every kernel set") {
+    // tools/torch_reference.py traces of the 19/7 task (batch 8): every gradient, parameter and
+    // momentum value after each of the 6 steps, then scores and predictions. The float64
+    // traces are compared at float32's tolerance, as this backend is float32.
+    const char* root = std::getenv("REVGRAPH_SOURCE_ROOT");
+    const std::string dir = std::string(root ? root : ".") + "/test/vectors/";
+    const TaskInputs inputs = io::read_task_inputs(dir + "synthetic_19x7.npz");
+    struct Trace {
+        const char* file;
+        int depth;
+        std::uint64_t seed;
+    };
+    for (const Trace t : {Trace{"torch_trace_d1_s781_f64.npz", 1, 781}, Trace{"torch_trace_d2_s781_f64.npz", 2, 781},
+                          Trace{"torch_trace_d2_s11_f32.npz", 2, 11}}) {
+        CAPTURE(t.file);
+        const io::NpzArchive trace = io::read_npz(dir + t.file);
+        auto want = [&](const std::string& key) {
+            const io::Array& a = trace.at(key);
+            if (a.dtype == "<f8") return a.as<double>();
+            const auto f = a.as<float>();
+            return std::vector<double>(f.begin(), f.end());
+        };
+        TaskConfig c;
+        c.depth = t.depth;
+        c.seed = t.seed;
+        c.batch_size = 8;
+        const auto p = prepare(inputs, c);
+        for (fast::Isa isa : fast::supported_isas()) {
+            CAPTURE(fast::isa_name(isa));
+            cpu::FastBackend fb(isa);
+            fb.prepare(p);
+            fb.reset();
+            fb.normalize();
+            int step = 0;
+            for (int e = 0; e < c.epochs; ++e)
+                for (int b = 0; b < fb.batches_per_epoch(); ++b, ++step) {
+                    CAPTURE(step);
+                    fb.step(e, b);
+                    const TaskState s = fb.read_state();
+                    const std::string k = "step" + std::to_string(step);
+                    CHECK(max_excess(s.gradients, want(k + ".grad"), 2e-5, 3e-3) <= 0);
+                    CHECK(max_excess(s.parameters, want(k + ".param"), 2e-5, 3e-3) <= 0);
+                    CHECK(max_excess(s.velocity, want(k + ".velocity"), 2e-5, 3e-3) <= 0);
+                }
+            CHECK(step == 6);
+            fb.predict();
+            const TaskState s = fb.read_state();
+            CHECK(max_excess(s.scores, want("scores"), 2e-5, 3e-3) <= 0);
+            CHECK(s.predictions == trace.at("predictions").as<std::int64_t>());
+        }
+    }
 }
