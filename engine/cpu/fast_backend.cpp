@@ -151,22 +151,15 @@ void FastBackend::step(int e, int b) {
     if (e < 0 || e >= static_cast<int>(permutations_.size()) || b < 0 || b >= batches_per_epoch())
         throw Error("cpu: step out of range");
     const std::int64_t* order = permutations_[static_cast<std::size_t>(e)].data() + static_cast<std::int64_t>(b) * batch_size_;
-    const bool more = b + 1 < batches_per_epoch();
-    ops_->step(ws_, order, batch_rows(b), more ? order + batch_size_ : nullptr, more ? batch_rows(b + 1) : 0);
+    ops_->step(ws_, order, batch_rows(b));
 }
 
 void FastBackend::epoch(int e) {
     require_prepared();
     if (e < 0 || e >= static_cast<int>(permutations_.size())) throw Error("cpu: epoch out of range");
     const std::int64_t* order = permutations_[static_cast<std::size_t>(e)].data();
-    // The last step prefetches the next epoch's first batch, where there is one.
-    const std::size_t next_epoch = static_cast<std::size_t>(e) + 1;
-    const std::int64_t* following = next_epoch < permutations_.size() ? permutations_[next_epoch].data() : nullptr;
-    for (int b = 0, n = batches_per_epoch(); b < n; ++b) {
-        const std::int64_t* next = b + 1 < n ? order + static_cast<std::int64_t>(b + 1) * batch_size_ : following;
-        const int next_rows = b + 1 < n ? batch_rows(b + 1) : (following != nullptr ? batch_rows(0) : 0);
-        ops_->step(ws_, order + static_cast<std::int64_t>(b) * batch_size_, batch_rows(b), next, next_rows);
-    }
+    for (int b = 0, n = batches_per_epoch(); b < n; ++b)
+        ops_->step(ws_, order + static_cast<std::int64_t>(b) * batch_size_, batch_rows(b));
 }
 
 void FastBackend::predict() {

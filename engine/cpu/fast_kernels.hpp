@@ -67,9 +67,8 @@ struct Workspace {
 
 struct Ops {
     void (*normalize)(Workspace& w);  // lifts the training rows
-    // One SGD step on the examples order[0 .. rows-1] (rows <= ld); next[0 .. next_rows-1]
-    // are the next step's examples, to prefetch (next may be null).
-    void (*step)(Workspace& w, const std::int64_t* order, int rows, const std::int64_t* next, int next_rows);
+    // One SGD step on the examples order[0 .. rows-1] (rows <= ld).
+    void (*step)(Workspace& w, const std::int64_t* order, int rows);
     void (*predict)(Workspace& w);
 };
 

@@ -435,18 +435,7 @@ void gather(Workspace& w, const std::int64_t* order, int rows) {
     for (int c = 0; c < rows; ++c) w.labels[c] = static_cast<float>(w.train_labels[order[c]]);
 }
 
-// Asks for the training rows of the next batch to be brought into L2 while this one computes:
-// they are scattered over the whole training set, which does not fit in L2.
-void prefetch_rows(const Workspace& w, const std::int64_t* order, int rows) {
-    constexpr int kLine = 64;
-    for (int c = 0; c < rows; ++c) {
-        const char* p = reinterpret_cast<const char*>(w.train_rows + order[c] * kF);
-        for (int b = 0; b < kF * static_cast<int>(sizeof(float)); b += kLine) __builtin_prefetch(p + b, 0, 2);
-        __builtin_prefetch(p + kF * sizeof(float) - 1, 0, 2);
-    }
-}
-
-void step(Workspace& w, const std::int64_t* order, int rows, const std::int64_t* next, int next_rows) {
+void step(Workspace& w, const std::int64_t* order, int rows) {
     const std::ptrdiff_t ld = w.ld;
     float* left = w.state;
     float* right = w.state + kH * ld;
@@ -455,7 +444,6 @@ void step(Workspace& w, const std::int64_t* order, int rows, const std::int64_t*
 
     // Gather the batch into the one retained buffer.
     gather(w, order, rows);
-    if (next != nullptr) prefetch_rows(w, next, next_rows);
 
     // Forward. Only w.state carries activations on to the backward.
     core_forward(w, w.state, ld, w.relu_l, w.relu_r, rows);
