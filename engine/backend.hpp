@@ -3,6 +3,7 @@
 // everything that may allocate or fail; run() is reset, normalise, every epoch, predict.
 #include <cstddef>
 #include <cstdint>
+#include <functional>
 #include <memory>
 #include <optional>
 #include <string>
@@ -39,7 +40,10 @@ public:
 
     virtual void prepare(const PreparedInputs& prepared) = 0;
     // The timed task: reset, normalise, `epochs` epochs, predict. Graph backends replay instead.
-    virtual void run(int epochs);
+    // `after_epoch(e)` (optional) is called once epoch e's work is done (CPU) or enqueued (GPU);
+    // it must be cheap, as it runs inside the timed region.
+    using EpochHook = std::function<void(int)>;
+    virtual void run(int epochs, const EpochHook& after_epoch = nullptr);
     // Phases, also used one by one by tests and benchmarks.
     virtual void reset() = 0;      // parameters from the seed's init, velocity and gradients zero
     virtual void normalize() = 0;  // raw train and query pixels to lifted 82-wide rows
@@ -58,10 +62,13 @@ public:
     virtual std::optional<double> last_run_device_seconds() const { return std::nullopt; }
 };
 
-inline void Backend::run(int epochs) {
+inline void Backend::run(int epochs, const EpochHook& after_epoch) {
     reset();
     normalize();
-    for (int e = 0; e < epochs; ++e) epoch(e);
+    for (int e = 0; e < epochs; ++e) {
+        epoch(e);
+        if (after_epoch) after_epoch(e);
+    }
     predict();
 }
 

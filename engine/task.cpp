@@ -48,9 +48,9 @@ PreparedTask::PreparedTask(TaskInputs inputs, const TaskConfig& config, std::uni
     preparation_seconds_ = seconds_since(start);
 }
 
-void PreparedTask::run() {
+void PreparedTask::run(const Backend::EpochHook& after_epoch) {
     const auto start = Clock::now();
-    backend_->run(config_.epochs);
+    backend_->run(config_.epochs, after_epoch);
     backend_->synchronize();
     const double wall = seconds_since(start);
     last_run_seconds_ = backend_->last_run_device_seconds().value_or(wall);

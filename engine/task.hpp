@@ -27,7 +27,7 @@ public:
     PreparedTask(TaskInputs inputs, const TaskConfig& config, std::unique_ptr<Backend> backend);
 
     // Reset from the seed, normalise, train every epoch, predict. Byte-identical every call.
-    void run();
+    void run(const Backend::EpochHook& after_epoch = nullptr);
     // Results of the latest run(), with SPEC §7's metadata.
     TaskOutputs outputs();
 

@@ -18,7 +18,7 @@ using model::kPixels;
 RG_HD void lift(const float* raw, float* rows, std::int64_t i) {
     const std::int64_t r = i / kFeatures;
     const int c = static_cast<int>(i - r * kFeatures);
-    rows[i] = c < kPixels ? model::lift_pixel(raw[r * kPixels + c]) : 0.0f;
+    rows[i] = c < kPixels ? model::lift_pixel<float>(raw[r * kPixels + c]) : 0.0f;
 }
 
 // Element i of a rows x 82 batch: the source row is order[first + r], or r itself without an order.

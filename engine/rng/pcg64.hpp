@@ -20,8 +20,8 @@ public:
     std::uint64_t interval(std::uint64_t max);
 
 private:
-    unsigned __int128 state_ = 0;
-    unsigned __int128 inc_ = 0;
+    __extension__ unsigned __int128 state_ = 0;  // __extension__: GCC/Clang 128-bit type under -Wpedantic
+    __extension__ unsigned __int128 inc_ = 0;
     bool has_uint32_ = false;
     std::uint32_t uinteger_ = 0;
     void step();

@@ -1,0 +1,47 @@
+#pragma once
+// Labelled draws for a task (SPEC §9): which images train the learner and which are queried.
+#include <cstdint>
+#include <span>
+#include <vector>
+
+namespace revgraph::data {
+
+// A task's inputs in the shapes of SPEC §2, plus the query labels and the source indices.
+// test_labels are for reporting accuracy only; they must never reach the learner.
+struct TaskData {
+    std::vector<float> train_images;          // (train_count, 1, 9, 9) row-major, in [0, 1]
+    std::vector<std::int64_t> train_labels;   // (train_count,) in 0..9
+    std::vector<float> test_images;           // (test_count, 1, 9, 9)
+    std::vector<std::int64_t> test_labels;    // (test_count,)
+    std::vector<std::int64_t> train_indices;  // source image of each train row
+    std::vector<std::int64_t> test_indices;   // source image of each test row
+
+    std::int64_t train_count() const { return static_cast<std::int64_t>(train_labels.size()); }
+    std::int64_t test_count() const { return static_cast<std::int64_t>(test_labels.size()); }
+};
+
+// The general draw: p = Generator(PCG64(seed)).permutation(n) with n = labels.size();
+// train = images p[0 .. train_count), test = images p[train_count .. train_count+test_count),
+// each resized 28 -> 9 (resize.hpp). images28 holds n x 784 bytes. Throws revgraph::Error on
+// inconsistent sizes, a label above 9, or train_count + test_count > n.
+TaskData split_draw(std::span<const std::uint8_t> images28, std::span<const std::uint8_t> labels,
+                    std::uint64_t seed, std::int64_t train_count, std::int64_t test_count);
+
+// SPEC §9 MNIST-medium draw for dataset seed s: 10,000 train and the next 10,000 test images
+// of the permutation of the official 60,000 training images (any n >= 20,000 is accepted; the
+// published draws use n = 60,000, seeds 2026091400 ... 2026091410).
+inline constexpr std::int64_t kMediumTrain = 10000;
+inline constexpr std::int64_t kMediumTest = 10000;
+TaskData mnist_medium_draw(std::span<const std::uint8_t> images28, std::span<const std::uint8_t> labels,
+                           std::uint64_t seed);
+
+// The default task when no MNIST files are at hand: the 10,000 embedded digits split by the
+// permutation of 10,000 for `seed` into 5,000 train and 5,000 held-out query images. The split
+// seed is fixed at 11 (the rev88 model seed) by default and independent of the model's seed
+// unless a caller passes another.
+inline constexpr std::uint64_t kEmbeddedSplitSeed = 11;
+inline constexpr std::int64_t kEmbeddedTrain = 5000;
+inline constexpr std::int64_t kEmbeddedTest = 5000;
+TaskData embedded_default_task(std::uint64_t seed = kEmbeddedSplitSeed);
+
+}  // namespace revgraph::data

@@ -1,0 +1,99 @@
+#include "engine/io/task_files.hpp"
+
+#include "engine/error.hpp"
+
+namespace revgraph::io {
+namespace {
+
+const char* const kInputNames[] = {"train_images", "train_labels", "test_images"};
+
+void expect_images(const Array& a, const std::string& source, const char* name) {
+    if (a.dtype != "<f4") throw Error(source + ": " + name + " must be float32 (<f4), got " + a.dtype);
+    if (a.shape.size() != 4 || a.shape[1] != 1 || a.shape[2] != 9 || a.shape[3] != 9)
+        throw Error(source + ": " + name + " must have shape (N, 1, 9, 9), got " + Array::shape_string(a.shape));
+}
+
+}  // namespace
+
+TaskInputs task_inputs_from_archive(const NpzArchive& archive, const std::string& source) {
+    for (const auto& name : archive.names()) {
+        bool known = false;
+        for (const char* k : kInputNames) known = known || name == k;
+        if (!known)
+            throw Error(source + ": unexpected array '" + name +
+                        "': an input archive holds only train_images, train_labels and test_images "
+                        "(query labels must not reach the learner)");
+    }
+    for (const char* k : kInputNames)
+        if (!archive.contains(k)) throw Error(source + ": missing array '" + std::string(k) + "'");
+    const Array& train = archive.at("train_images");
+    const Array& labels = archive.at("train_labels");
+    const Array& test = archive.at("test_images");
+    expect_images(train, source, "train_images");
+    expect_images(test, source, "test_images");
+    if (labels.dtype != "<i8") throw Error(source + ": train_labels must be int64 (<i8), got " + labels.dtype);
+    if (labels.shape.size() != 1)
+        throw Error(source + ": train_labels must have shape (N,), got " + Array::shape_string(labels.shape));
+    if (labels.shape[0] != train.shape[0])
+        throw Error(source + ": " + std::to_string(train.shape[0]) + " train images but " +
+                    std::to_string(labels.shape[0]) + " train labels");
+    TaskInputs in{train.as<float>(), labels.as<std::int64_t>(), test.as<float>()};
+    try {
+        in.validate();
+    } catch (const Error& e) {
+        throw Error(source + ": " + e.what());
+    }
+    return in;
+}
+
+TaskInputs read_task_inputs(const std::filesystem::path& path) {
+    return task_inputs_from_archive(read_npz(path), path.string());
+}
+
+NpzArchive task_inputs_archive(const TaskInputs& in) {
+    NpzArchive a;
+    a.add("train_images", Array::from<float>({in.train_count(), 1, 9, 9}, in.train_images));
+    a.add("train_labels", Array::from<std::int64_t>({in.train_count()}, in.train_labels));
+    a.add("test_images", Array::from<float>({in.test_count(), 1, 9, 9}, in.test_images));
+    return a;
+}
+
+std::vector<std::int64_t> read_labels(const std::filesystem::path& path, std::int64_t expected_count) {
+    const Array a = read_npy(path);
+    const std::string source = path.string();
+    if (a.dtype != "<i8") throw Error(source + ": labels must be int64 (<i8), got " + a.dtype);
+    if (a.shape.size() != 1 || a.shape[0] != expected_count)
+        throw Error(source + ": expected " + std::to_string(expected_count) + " labels, got shape " +
+                    Array::shape_string(a.shape));
+    auto labels = a.as<std::int64_t>();
+    for (auto v : labels)
+        if (v < 0 || v > 9) throw Error(source + ": label " + std::to_string(v) + " is outside 0..9");
+    return labels;
+}
+
+NpzArchive state_archive(const model::Layout& layout, const TaskState& state) {
+    if (state.parameters.size() != layout.total() || state.velocity.size() != layout.total())
+        throw Error("state: parameter or velocity buffer has the wrong size");
+    NpzArchive a;
+    auto shape_of = [](const model::ParameterView& v) {
+        return v.cols == 1 ? std::vector<std::int64_t>{std::int64_t(v.rows)}
+                           : std::vector<std::int64_t>{std::int64_t(v.rows), std::int64_t(v.cols)};
+    };
+    for (const auto& v : layout.views())
+        a.add(v.name, Array::from<float>(shape_of(v), std::span<const float>(state.parameters.data() + v.offset, v.size())));
+    for (const auto& v : layout.views())
+        a.add("velocity." + v.name,
+              Array::from<float>(shape_of(v), std::span<const float>(state.velocity.data() + v.offset, v.size())));
+    return a;
+}
+
+Array predictions_array(const std::vector<std::int64_t>& predictions) {
+    return Array::from<std::int64_t>({static_cast<std::int64_t>(predictions.size())}, predictions);
+}
+
+std::filesystem::path predictions_path_for(const std::filesystem::path& result_json) {
+    auto p = result_json;
+    return p.replace_filename(result_json.stem().string() + ".predictions.npy");
+}
+
+}  // namespace revgraph::io

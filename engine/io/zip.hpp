@@ -1,0 +1,34 @@
+#pragma once
+// The subset of the ZIP format that np.savez / np.savez_compressed (Python's zipfile) write:
+// one disk, members stored (method 0) or raw-deflated (method 8), ZIP64 extra fields and end
+// records. Reading verifies everything it can (structure, sizes, CRC-32, names); writing is
+// deterministic (fixed 1980-01-01 timestamps) so equal inputs give byte-equal archives.
+#include <cstdint>
+#include <span>
+#include <string>
+#include <string_view>
+#include <vector>
+
+namespace revgraph::io {
+
+struct ZipMember {
+    std::string name;
+    std::vector<std::uint8_t> data;  // uncompressed
+};
+
+// All members in central-directory order; throws Error "<source>: <what is wrong>".
+std::vector<ZipMember> parse_zip(std::span<const std::uint8_t> bytes, std::string_view source);
+
+struct ZipInput {
+    std::string_view name;
+    std::span<const std::uint8_t> data;
+};
+
+struct ZipOptions {
+    bool deflate = false;      // method 8 (zlib level 6, as Python's zipfile) instead of 0
+    bool force_zip64 = false;  // ZIP64 fields and end records even for small archives (tests)
+};
+
+std::vector<std::uint8_t> build_zip(std::span<const ZipInput> members, const ZipOptions& options);
+
+}  // namespace revgraph::io

@@ -1,0 +1,6 @@
+#pragma once
+namespace revgraph {
+// The git commit this build came from ("unknown" outside a checkout), for every report.
+const char* git_commit();
+const char* version();
+}  // namespace revgraph

@@ -1,0 +1,127 @@
+#!/usr/bin/python3
+"""Check a trace written by tools/torch_reference.py --trace with numpy alone (no torch):
+permutations (PCG64), batch slices, the normalised lift, every step's gradient against central
+finite differences of a numpy forward (float64), the SGD recurrence between steps, and the final
+scores and predictions. Prints a JSON report; exit status 1 when a check fails.
+
+  /usr/bin/python3 tools/check_torch_trace.py --input test/vectors/synthetic_19x7.npz \
+      --trace test/vectors/torch_trace_d2_s781_f64.npz --set depth=2 --set seed=781 --set batch_size=8
+"""
+import argparse
+import json
+import sys
+
+import numpy as np
+
+HALF = 41
+DEFAULTS = {"depth": 2, "alpha": 0.5, "seed": 11, "epochs": 2, "learning_rate": 0.1, "batch_size": 128,
+            "momentum": 0.9, "weight_decay": 0.0}
+
+
+def unflatten(flat, depth):
+    ws, o = [], 0
+    for _ in range(2 * depth):
+        ws.append(flat[o:o + HALF * HALF].reshape(HALF, HALF))
+        o += HALF * HALF
+    hw = flat[o:o + 820].reshape(10, 82)
+    hb = flat[o + 820:o + 830]
+    return ws, hw, hb
+
+
+def scores(flat, x, depth, alpha):
+    ws, hw, hb = unflatten(flat, depth)
+    l, r = x[:, :HALF], x[:, HALF:]
+    for k in range(depth):
+        l = l + alpha * (np.maximum(r, 0) @ ws[2 * k].T)
+        r = r + alpha * (np.maximum(l, 0) @ ws[2 * k + 1].T)
+    return np.concatenate([l, r], 1) @ hw.T + hb
+
+
+def loss(flat, x, y, depth, alpha):
+    s = scores(flat, x, depth, alpha)
+    m = s.max(1, keepdims=True)
+    lse = m[:, 0] + np.log(np.exp(s - m).sum(1))
+    return float(np.mean(lse - s[np.arange(len(y)), y]))
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap.add_argument("--input", required=True)
+    ap.add_argument("--trace", required=True)
+    ap.add_argument("--set", action="append", default=[])
+    ap.add_argument("--fd-step", type=float, default=1e-6)
+    a = ap.parse_args(argv)
+    cfg = dict(DEFAULTS)
+    for pair in a.set:
+        k, _, v = pair.partition("=")
+        cfg[k] = type(DEFAULTS[k])(v)
+    d, alpha = cfg["depth"], cfg["alpha"]
+    inp, tr = np.load(a.input), np.load(a.trace)
+    n = inp["train_images"].shape[0]
+    rep, ok = {"config": cfg}, True
+
+    rng = np.random.Generator(np.random.PCG64(cfg["seed"]))
+    perms = np.stack([rng.permutation(n) for _ in range(cfg["epochs"])])
+    rep["permutations_equal"] = bool(np.array_equal(perms, tr["permutations"]))
+    dt = tr["initial_params"].dtype
+    lift = lambda im: np.pad(im.reshape(len(im), 81).astype(dt) * dt.type(4) - dt.type(0.5), ((0, 0), (0, 1)))
+    rep["train_inputs_equal"] = bool(np.array_equal(lift(inp["train_images"]), tr["train_inputs"]))
+    rep["test_inputs_equal"] = bool(np.array_equal(lift(inp["test_images"]), tr["test_inputs"]))
+    ok &= rep["permutations_equal"] and rep["train_inputs_equal"] and rep["test_inputs_equal"]
+
+    x = tr["train_inputs"].astype(np.float64)
+    y = inp["train_labels"]
+    bs = cfg["batch_size"]
+    expected_batches = [perms[e][s:s + bs] for e in range(cfg["epochs"]) for s in range(0, n, bs)]
+    steps = len([k for k in tr.files if k.endswith(".grad")])
+    rep["steps"] = steps
+    rep["batches_equal"] = steps == len(expected_batches) and all(
+        np.array_equal(tr[f"step{k}.batch"], b) for k, b in enumerate(expected_batches))
+    ok &= rep["batches_equal"]
+
+    p_prev = tr["initial_params"].astype(np.float64)
+    v_prev = np.zeros_like(p_prev)
+    fd_err, fd_rel, sgd_v, sgd_p = [], [], [], []
+    h = a.fd_step
+    for k in range(steps):
+        idx = tr[f"step{k}.batch"]
+        g = tr[f"step{k}.grad"].astype(np.float64)
+        xb, yb = x[idx], y[idx]
+        fd = np.empty_like(p_prev)
+        q = p_prev.copy()
+        for i in range(q.size):
+            o = q[i]
+            q[i] = o + h
+            lp = loss(q, xb, yb, d, alpha)
+            q[i] = o - h
+            lm = loss(q, xb, yb, d, alpha)
+            q[i] = o
+            fd[i] = (lp - lm) / (2 * h)
+        fd_err.append(float(np.abs(fd - g).max()))
+        big = np.abs(g) > 1e-4
+        fd_rel.append(float((np.abs(fd - g)[big] / np.abs(g[big])).max()))
+        v = tr[f"step{k}.velocity"].astype(np.float64)
+        p = tr[f"step{k}.param"].astype(np.float64)
+        sgd_v.append(float(np.abs(v - (cfg["momentum"] * v_prev + g + cfg["weight_decay"] * p_prev)).max()))
+        sgd_p.append(float(np.abs(p - (p_prev - cfg["learning_rate"] * v)).max()))
+        p_prev, v_prev = p, v
+    rep["finite_difference"] = {"step": h, "max_abs_error_per_step": fd_err,
+                                "max_rel_error_per_step_where_abs_grad_gt_1e-4": fd_rel}
+    rep["sgd_recurrence_max_abs"] = {"velocity": max(sgd_v), "param": max(sgd_p)}
+    sc = scores(p_prev, tr["test_inputs"].astype(np.float64), d, alpha)
+    rep["scores_max_abs_vs_numpy_forward"] = float(np.abs(sc - tr["scores"]).max())
+    rep["predictions_equal_numpy_argmax"] = bool(np.array_equal(np.argmax(tr["scores"], 1), tr["predictions"]))
+    f64 = dt == np.float64
+    tol_fd, tol_rec, tol_sc = (1e-8, 1e-15, 1e-12) if f64 else (2e-5, 2e-7, 2e-5)
+    ok &= max(fd_err) < tol_fd and max(sgd_v) < tol_rec * 10 and max(sgd_p) < tol_rec
+    ok &= rep["scores_max_abs_vs_numpy_forward"] < tol_sc and rep["predictions_equal_numpy_argmax"]
+    rep["tolerances"] = {"finite_difference_abs": tol_fd, "sgd_param_abs": tol_rec, "sgd_velocity_abs": tol_rec * 10,
+                         "scores_abs": tol_sc}
+    rep["passed"] = bool(ok)
+    json.dump(rep, sys.stdout, indent=1)
+    print()
+    return 0 if ok else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,83 @@
+// revgraph qualify: SPEC §9's protocol — 11 MNIST-medium draws, correct counts per draw, the
+// total against the error band, and the per-draw floor 1.5 points below the band.
+#include <cmath>
+#include <iostream>
+
+#include "engine/backends.hpp"
+#include "engine/data/draws.hpp"
+#include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
+#include "engine/io/idx.hpp"
+#include "engine/task.hpp"
+#include "tools/revgraph/commands.hpp"
+#include "tools/revgraph/common.hpp"
+
+namespace revgraph::cli {
+
+io::MnistSet read_official_training_set(const std::filesystem::path& dir);
+
+int qualify_command(const std::vector<std::string>& argv) {
+    auto options = kTaskOptions;
+    options.insert({"idx-dir", "band", "first-seed", "draws", "output"});
+    const Args args(argv, options, {"quiet"});
+    const auto dir = args.get("idx-dir");
+    if (!dir) throw UsageError{"qualify: --idx-dir DIR is required"};
+    const double band = args.get("band") ? parse_double("band", *args.get("band")) : 12.0;
+    if (band <= 0 || band >= 100) throw UsageError{"qualify: --band must be a percentage in (0, 100)"};
+    const std::uint64_t first = args.get("first-seed")
+                                    ? static_cast<std::uint64_t>(parse_int("first-seed", *args.get("first-seed"), 0, INT64_MAX))
+                                    : 2026091400ull;
+    const int draws = args.get("draws") ? static_cast<int>(parse_int("draws", *args.get("draws"), 1, 1000)) : 11;
+    const TaskConfig config = config_from(args);
+    configure_runtime(args);
+    const std::string backend = args.get("backend").value_or("auto");
+    const bool quiet = args.flag("quiet");
+
+    const auto set = read_official_training_set(*dir);
+    const std::int64_t per_draw = data::kMediumTest;
+    const std::int64_t total_needed = static_cast<std::int64_t>(std::ceil((100.0 - band) / 100.0 * per_draw * draws - 1e-9));
+    const std::int64_t floor_needed = static_cast<std::int64_t>(std::ceil((100.0 - band - 1.5) / 100.0 * per_draw - 1e-9));
+
+    nlohmann::ordered_json report;
+    report["config"] = config.to_json();
+    report["band_percent"] = band;
+    report["draws"] = nlohmann::ordered_json::array();
+    std::int64_t total = 0;
+    bool floor_ok = true;
+    double run_ms = 0;
+    for (int i = 0; i < draws; ++i) {
+        const std::uint64_t seed = first + static_cast<std::uint64_t>(i);
+        auto d = data::mnist_medium_draw(set.images.pixels, set.labels, seed);
+        PreparedTask task(TaskInputs{d.train_images, d.train_labels, d.test_images}, config, make_backend(backend));
+        task.run();
+        const auto out = task.outputs();
+        const auto correct = correct_count(out.state.predictions, d.test_labels);
+        total += correct;
+        floor_ok = floor_ok && correct >= floor_needed;
+        run_ms += task.last_run_seconds() * 1e3;
+        report["draws"].push_back({{"seed", seed},
+                                   {"correct", correct},
+                                   {"test_count", d.test_count()},
+                                   {"predictions_sha256", out.metadata["predictions_sha256"]},
+                                   {"training_prediction_seconds", task.last_run_seconds()},
+                                   {"backend", task.backend().name()}});
+        if (!quiet)
+            std::cerr << "revgraph: draw " << seed << ": " << correct << " / " << d.test_count() << " correct\n";
+    }
+    const bool passed = total >= total_needed && floor_ok;
+    report["total_correct"] = total;
+    report["total_count"] = per_draw * draws;
+    report["total_needed"] = total_needed;
+    report["per_draw_floor"] = floor_needed;
+    report["accuracy"] = double(total) / double(per_draw * draws);
+    report["mean_training_prediction_ms"] = run_ms / draws;
+    report["passed"] = passed;
+    const std::string text = report.dump(2) + "\n";
+    if (const auto out = args.get("output")) io::write_file_atomic(*out, text);
+    else std::cout << text;
+    std::cerr << "revgraph: qualify " << (passed ? "passed" : "FAILED") << ": " << total << " / " << per_draw * draws
+              << " correct (needed " << total_needed << ", per-draw floor " << floor_needed << ")\n";
+    return passed ? 0 : 3;
+}
+
+}  // namespace revgraph::cli
