@@ -82,6 +82,7 @@ struct CudaBackend::Impl {
         for (std::size_t b = 0; b < plan.batches().size(); ++b)
             steps.push_back(compile(plan, plan.step(static_cast<int>(b)), memory, matmuls));
         predict = compile(plan, plan.predict(), memory, matmuls);
+        warm_up();
 
         graphs::TaskRecorder recorder;
         recorder.reset = [this](cudaStream_t s) { reset.launch(s); };
@@ -98,6 +99,28 @@ struct CudaBackend::Impl {
     }
 
     ~Impl() { (void)cudaStreamSynchronize(stream.s); }
+
+    // Every kernel and every pinned product launched once, eagerly, before any capture: CUDA loads
+    // modules lazily, and loading one while the stream is capturing is not something to rely on;
+    // a launch that is refused is also refused here, with a plain error, rather than mid-capture.
+    // Then every buffer the programs write goes back to zeros (inputs are never written).
+    void warm_up() {
+        NVTX_RANGE("warm-up");
+        reset.launch(stream.s);
+        normalize.launch(stream.s);
+        epoch_start.front().launch(stream.s);
+        steps.front().launch(stream.s);
+        if (steps.size() > 1) steps.back().launch(stream.s);  // the short last batch's shapes
+        predict.launch(stream.s);
+        cudaCheck(cudaStreamSynchronize(stream.s));
+        for (int k = 0; k < kBufCount; ++k) {
+            const Buf b = static_cast<Buf>(k);
+            const bool input = b == Buf::initial || b == Buf::train_raw || b == Buf::query_raw ||
+                               b == Buf::train_labels || b == Buf::permutations;
+            if (!input && memory.bytes(b) > 0) cudaCheck(cudaMemsetAsync(memory.base(b), 0, memory.bytes(b), stream.s));
+        }
+        cudaCheck(cudaStreamSynchronize(stream.s));
+    }
 
     void upload(const PreparedInputs& p) {
         const TaskInputs& in = *p.inputs;
