@@ -36,31 +36,44 @@ RG_HD void gather(const std::int32_t* order, std::int64_t first, const float* sr
 
 // Element i of rows x 41: one coupling update of a half (half points at column 0 of that half in a
 // rows x 82 state), in the reference's rounding h + sign*(alpha*branch), and relu of the result.
-// With dhalf non-null, first the backward's mask-multiply on the value before the update.
+// Backward extras on the half's gradient (dhalf, same layout as half): with dtmp non-null first the
+// mask-multiply dhalf += dtmp ⊙ [h > 0] on h before the update; with grad_copy non-null the
+// finished gradient also goes to grad_copy[i] (rows x 41).
 RG_HD void couple(float* half, const float* branch, float* act, float sign, float alpha, float* dhalf,
-                  const float* dtmp, int i) {
+                  const float* dtmp, float* grad_copy, int i) {
     const int r = i / kHalf;
     const int c = i - r * kHalf;
     const int s = r * kFeatures + c;
     float h = half[s];
-    if (dhalf != nullptr) dhalf[s] = dhalf[s] + dtmp[i] * model::relu_mask(h);
+    if (dhalf != nullptr) {
+        float g = dhalf[s];
+        if (dtmp != nullptr) {
+            g = g + dtmp[i] * model::relu_mask(h);
+            dhalf[s] = g;
+        }
+        if (grad_copy != nullptr) grad_copy[i] = g;
+    }
     h = h + sign * (alpha * branch[i]);
     half[s] = h;
     act[i] = model::relu(h);
 }
 
-// Element i of rows x 41: dhalf += dtmp ⊙ [half > 0].
-RG_HD void mask(float* dhalf, const float* dtmp, const float* half, int i) {
+// Element i of rows x 41: dhalf += dtmp ⊙ [half > 0], and the result to grad_copy[i] if non-null.
+RG_HD void mask(float* dhalf, const float* dtmp, const float* half, float* grad_copy, int i) {
     const int r = i / kHalf;
     const int c = i - r * kHalf;
     const int s = r * kFeatures + c;
-    dhalf[s] = dhalf[s] + dtmp[i] * model::relu_mask(half[s]);
+    const float g = dhalf[s] + dtmp[i] * model::relu_mask(half[s]);
+    dhalf[s] = g;
+    if (grad_copy != nullptr) grad_copy[i] = g;
 }
 
-// Row r of the loss: dscores of that row (mean cross-entropy over `rows`).
-RG_HD float loss_row(const float* scores, const std::int32_t* labels, int rows, float* dscores, int r) {
-    return model::softmax_xent_grad_row(scores + r * kClasses, static_cast<std::int64_t>(labels[r]), rows,
-                                        dscores + r * kClasses);
+// Row r of the head: scores += bias (the reference's acc + b[j]), then dscores of that row (mean
+// cross-entropy over `rows`).
+RG_HD float loss_row(float* scores, const float* bias, const std::int32_t* labels, int rows, float* dscores, int r) {
+    float* s = scores + r * kClasses;
+    for (int j = 0; j < kClasses; ++j) s[j] = s[j] + bias[j];
+    return model::softmax_xent_grad_row(s, static_cast<std::int64_t>(labels[r]), rows, dscores + r * kClasses);
 }
 
 // Element i of rows x 41: relu of the left half of a rows x 82 state.
@@ -75,8 +88,11 @@ RG_HD void sgd(float* params, float* velocity, const float* grads, float lr, flo
     model::sgd_update(params[i], velocity[i], grads[i], lr, momentum, weight_decay);
 }
 
-RG_HD void argmax(const float* scores, std::int64_t* predictions, std::int64_t r) {
-    predictions[r] = model::argmax_row(scores + r * kClasses);
+// Row r of the query scores: scores += bias, then the prediction.
+RG_HD void argmax(float* scores, const float* bias, std::int64_t* predictions, std::int64_t r) {
+    float* s = scores + r * kClasses;
+    for (int j = 0; j < kClasses; ++j) s[j] = s[j] + bias[j];
+    predictions[r] = model::argmax_row(s);
 }
 
 }  // namespace revgraph::cuda::elem

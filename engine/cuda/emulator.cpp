@@ -7,21 +7,24 @@
 
 namespace revgraph::cuda {
 
-void host_gemm(const GemmSpec& s, const float* a, const float* b, float* d, const float* bias) {
-    const auto at_a = [&](int i, int p) {
-        return s.trans_a ? a[static_cast<std::size_t>(i) * s.lda + p] : a[static_cast<std::size_t>(p) * s.lda + i];
-    };
-    const auto at_b = [&](int p, int j) {
-        return s.trans_b ? b[static_cast<std::size_t>(p) * s.ldb + j] : b[static_cast<std::size_t>(j) * s.ldb + p];
-    };
-    for (int j = 0; j < s.n; ++j)
-        for (int i = 0; i < s.m; ++i) {
-            float acc = 0.0f;
-            for (int p = 0; p < s.k; ++p) acc += at_a(i, p) * at_b(p, j);
-            float v = s.alpha * acc;
-            if (s.bias) v = v + bias[i];
-            d[static_cast<std::size_t>(j) * s.ldd + i] = v;
-        }
+void host_gemm(const GemmSpec& s, const float* a0, const float* b0, float* d0) {
+    for (int q = 0; q < s.batch; ++q) {
+        const float* a = a0 + q * s.stride_a;
+        const float* b = b0 + q * s.stride_b;
+        float* d = d0 + q * s.stride_d;
+        const auto at_a = [&](int i, int p) {
+            return s.trans_a ? a[static_cast<std::size_t>(i) * s.lda + p] : a[static_cast<std::size_t>(p) * s.lda + i];
+        };
+        const auto at_b = [&](int p, int j) {
+            return s.trans_b ? b[static_cast<std::size_t>(p) * s.ldb + j] : b[static_cast<std::size_t>(j) * s.ldb + p];
+        };
+        for (int j = 0; j < s.n; ++j)
+            for (int i = 0; i < s.m; ++i) {
+                float acc = 0.0f;
+                for (int p = 0; p < s.k; ++p) acc += at_a(i, p) * at_b(p, j);
+                d[static_cast<std::size_t>(j) * s.ldd + i] = s.alpha * acc;
+            }
+    }
 }
 
 Emulator::Emulator(const TaskPlan& plan)
@@ -54,7 +57,7 @@ void Emulator::execute(const Program& program) {
     plan_.check(program);
     for (const Op& op : program) {
         if (const auto* g = std::get_if<GemmOp>(&op)) {
-            host_gemm(g->spec, f(g->a), f(g->b), f(g->d), g->spec.bias ? f(g->bias) : nullptr);
+            host_gemm(g->spec, f(g->a), f(g->b), f(g->d));
         } else if (const auto* c = std::get_if<CopyOp>(&op)) {
             if (buf_elem(c->dst.buf) == Elem::i32) std::copy_n(i(c->src), c->count, i(c->dst));
             else if (buf_elem(c->dst.buf) == Elem::f32) std::copy_n(f(c->src), c->count, f(c->dst));
@@ -74,11 +77,14 @@ void Emulator::execute(const Program& program) {
         } else if (const auto* c2 = std::get_if<CoupleOp>(&op)) {
             for (int k = 0; k < c2->rows * model::kHalf; ++k)
                 elem::couple(f(c2->half), f(c2->branch), f(c2->act), c2->sign, c2->alpha,
-                             c2->masked ? f(c2->dhalf) : nullptr, c2->masked ? f(c2->dtmp) : nullptr, k);
+                             c2->masked || c2->copy_grad ? f(c2->dhalf) : nullptr, c2->masked ? f(c2->dtmp) : nullptr,
+                             c2->copy_grad ? f(c2->grad_copy) : nullptr, k);
         } else if (const auto* m = std::get_if<MaskOp>(&op)) {
-            for (int k = 0; k < m->rows * model::kHalf; ++k) elem::mask(f(m->dhalf), f(m->dtmp), f(m->half), k);
+            for (int k = 0; k < m->rows * model::kHalf; ++k)
+                elem::mask(f(m->dhalf), f(m->dtmp), f(m->half), m->copy_grad ? f(m->grad_copy) : nullptr, k);
         } else if (const auto* lo = std::get_if<LossOp>(&op)) {
-            for (int r = 0; r < lo->rows; ++r) elem::loss_row(f(lo->scores), i(lo->labels), lo->rows, f(lo->dscores), r);
+            for (int r = 0; r < lo->rows; ++r)
+                elem::loss_row(f(lo->scores), f(lo->bias), i(lo->labels), lo->rows, f(lo->dscores), r);
             // Column sums in row order, as the reference's head backward forms the bias gradient.
             const float* ds = f(lo->dscores);
             for (int j = 0; j < model::kClasses; ++j) {
@@ -93,7 +99,7 @@ void Emulator::execute(const Program& program) {
                           static_cast<std::int64_t>(k));
         } else if (const auto* a = std::get_if<ArgmaxOp>(&op)) {
             std::int64_t* pred = i64(a->predictions.buf).data() + a->predictions.offset;
-            for (std::int64_t r = 0; r < a->rows; ++r) elem::argmax(f(a->scores), pred, r);
+            for (std::int64_t r = 0; r < a->rows; ++r) elem::argmax(f(a->scores), f(a->bias), pred, r);
         }
     }
 }

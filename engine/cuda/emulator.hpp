@@ -34,7 +34,7 @@ private:
     std::int32_t* i(Ref r) { return i32(r.buf).data() + r.offset; }
 };
 
-// D = alpha op(A) op(B) (+ bias per row of D), column-major, accumulated in index order of k.
-void host_gemm(const GemmSpec& s, const float* a, const float* b, float* d, const float* bias);
+// D = alpha op(A) op(B), column-major, accumulated in index order of k; every product of a batch.
+void host_gemm(const GemmSpec& s, const float* a, const float* b, float* d);
 
 }  // namespace revgraph::cuda

@@ -32,8 +32,7 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
     auto& L = out.launches;
     for (const Op& op : program) {
         if (const auto* g = std::get_if<GemmOp>(&op)) {
-            const int id = matmuls.bind(g->spec, mem.f32(g->a), mem.f32(g->b), mem.f32(g->d),
-                                        g->spec.bias ? mem.f32(g->bias) : nullptr);
+            const int id = matmuls.bind(g->spec, mem.f32(g->a), mem.f32(g->b), mem.f32(g->d));
             L.push_back([&matmuls, id](cudaStream_t s) { matmuls.launch(id, s); });
         } else if (const auto* c = std::get_if<CopyOp>(&op)) {
             const Elem e = buf_elem(c->dst.buf);
@@ -69,26 +68,31 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
             float* half = mem.f32(cp->half);
             const float* branch = mem.f32(cp->branch);
             float* act = mem.f32(cp->act);
-            float* dhalf = cp->masked ? mem.f32(cp->dhalf) : nullptr;
+            float* dhalf = cp->masked || cp->copy_grad ? mem.f32(cp->dhalf) : nullptr;
             const float* dtmp = cp->masked ? mem.f32(cp->dtmp) : nullptr;
+            float* copy = cp->copy_grad ? mem.f32(cp->grad_copy) : nullptr;
             const int rows = cp->rows;
             const float sign = cp->sign, alpha = cp->alpha;
-            L.push_back([=](cudaStream_t s) { kernels::launch_couple(rows, half, branch, act, sign, alpha, dhalf, dtmp, s); });
+            L.push_back([=](cudaStream_t s) {
+                kernels::launch_couple(rows, half, branch, act, sign, alpha, dhalf, dtmp, copy, s);
+            });
         } else if (const auto* m = std::get_if<MaskOp>(&op)) {
             float* dhalf = mem.f32(m->dhalf);
             const float* dtmp = mem.f32(m->dtmp);
             const float* half = mem.f32(m->half);
+            float* copy = m->copy_grad ? mem.f32(m->grad_copy) : nullptr;
             const int rows = m->rows;
-            L.push_back([=](cudaStream_t s) { kernels::launch_mask(rows, dhalf, dtmp, half, s); });
+            L.push_back([=](cudaStream_t s) { kernels::launch_mask(rows, dhalf, dtmp, half, copy, s); });
         } else if (const auto* lo = std::get_if<LossOp>(&op)) {
-            const float* scores = mem.f32(lo->scores);
+            float* scores = mem.f32(lo->scores);
+            const float* bias = mem.f32(lo->bias);
             const std::int32_t* labels = mem.i32(lo->labels);
             float* dscores = mem.f32(lo->dscores);
             float* dbias = mem.f32(lo->dbias);
             const float* state = mem.f32(lo->state);
             float* act = mem.f32(lo->act_left);
             const int rows = lo->rows;
-            L.push_back([=](cudaStream_t s) { kernels::launch_loss(rows, scores, labels, dscores, dbias, state, act, s); });
+            L.push_back([=](cudaStream_t s) { kernels::launch_loss(rows, scores, bias, labels, dscores, dbias, state, act, s); });
         } else if (const auto* sg = std::get_if<SgdOp>(&op)) {
             float* p = mem.f32(sg->params);
             float* v = mem.f32(sg->velocity);
@@ -97,10 +101,11 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
             const float lr = sg->lr, mom = sg->momentum, wd = sg->weight_decay;
             L.push_back([=](cudaStream_t s) { kernels::launch_sgd(count, p, v, g, lr, mom, wd, s); });
         } else if (const auto* am = std::get_if<ArgmaxOp>(&op)) {
-            const float* scores = mem.f32(am->scores);
+            float* scores = mem.f32(am->scores);
+            const float* bias = mem.f32(am->bias);
             std::int64_t* pred = mem.i64(am->predictions);
             const std::int64_t rows = am->rows;
-            L.push_back([=](cudaStream_t s) { kernels::launch_argmax(rows, scores, pred, s); });
+            L.push_back([=](cudaStream_t s) { kernels::launch_argmax(rows, scores, bias, pred, s); });
         } else {
             throw Error(std::string("cuda: no launcher for operation ") + op_name(op));
         }

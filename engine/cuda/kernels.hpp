@@ -14,12 +14,13 @@ void launch_gather(int rows, const std::int32_t* order, std::int64_t first, cons
                    const std::int32_t* src_labels, float* state, float* act_right, std::int32_t* labels,
                    cudaStream_t stream);
 void launch_couple(int rows, float* half, const float* branch, float* act, float sign, float alpha, float* dhalf,
-                   const float* dtmp, cudaStream_t stream);
-void launch_mask(int rows, float* dhalf, const float* dtmp, const float* half, cudaStream_t stream);
-void launch_loss(int rows, const float* scores, const std::int32_t* labels, float* dscores, float* dbias,
+                   const float* dtmp, float* grad_copy, cudaStream_t stream);
+void launch_mask(int rows, float* dhalf, const float* dtmp, const float* half, float* grad_copy, cudaStream_t stream);
+void launch_loss(int rows, float* scores, const float* bias, const std::int32_t* labels, float* dscores, float* dbias,
                  const float* state, float* act_left, cudaStream_t stream);
 void launch_sgd(std::int64_t count, float* params, float* velocity, const float* grads, float lr, float momentum,
                 float weight_decay, cudaStream_t stream);
-void launch_argmax(std::int64_t rows, const float* scores, std::int64_t* predictions, cudaStream_t stream);
+void launch_argmax(std::int64_t rows, float* scores, const float* bias, std::int64_t* predictions,
+                   cudaStream_t stream);
 
 }  // namespace revgraph::cuda::kernels

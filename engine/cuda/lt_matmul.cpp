@@ -1,5 +1,7 @@
 #include "engine/cuda/lt_matmul.hpp"
 
+#include <algorithm>
+
 #include "engine/cuda/check.cuh"
 #include "engine/error.hpp"
 
@@ -74,13 +76,25 @@ LtMatmuls::~LtMatmuls() {
     if (handle_ != nullptr) (void)cublasLtDestroy(handle_);
 }
 
-int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, const float* d, const float* bias) {
+namespace {
+// Alignment every product of a strided batch shares: of the first operand and of the stride.
+std::uint32_t batch_alignment(const float* p, int batch, std::int64_t stride) {
+    std::uint32_t a = pointer_alignment(p);
+    if (batch > 1) {
+        const auto stride_bytes = static_cast<std::uintptr_t>(stride) * sizeof(float);
+        a = std::min(a, pointer_alignment(reinterpret_cast<const void*>(stride_bytes)));
+    }
+    return a;
+}
+}  // namespace
+
+int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, const float* d) {
     spec.validate();
-    if (spec.bias && bias == nullptr) throw Error("cublasLt: bias epilogue without a bias pointer");
-    const std::uint32_t aa = pointer_alignment(a), ab = pointer_alignment(b), ad = pointer_alignment(d);
-    std::string key = spec.describe() + " align " + std::to_string(aa) + "/" + std::to_string(ab) + "/" +
-                      std::to_string(ad);
-    if (spec.bias) key += " bias@" + std::to_string(reinterpret_cast<std::uintptr_t>(bias));
+    const std::uint32_t aa = batch_alignment(a, spec.batch, spec.stride_a),
+                        ab = batch_alignment(b, spec.batch, spec.stride_b),
+                        ad = batch_alignment(d, spec.batch, spec.stride_d);
+    const std::string key = spec.describe() + " align " + std::to_string(aa) + "/" + std::to_string(ab) + "/" +
+                            std::to_string(ad);
     if (const auto it = shape_index_.find(key); it != shape_index_.end()) return it->second;
 
     auto s = std::make_unique<Shape>();
@@ -93,6 +107,17 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
                                            static_cast<std::uint64_t>(spec.b_cols()), spec.ldb));
     cublasCheck(cublasLtMatrixLayoutCreate(&s->d, CUDA_R_32F, static_cast<std::uint64_t>(spec.m),
                                            static_cast<std::uint64_t>(spec.n), spec.ldd));
+    if (spec.batch > 1) {
+        const auto batched = [&](cublasLtMatrixLayout_t layout, std::int64_t stride) {
+            const std::int32_t count = spec.batch;
+            cublasCheck(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+            cublasCheck(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                                         sizeof(stride)));
+        };
+        batched(s->a, spec.stride_a);
+        batched(s->b, spec.stride_b);
+        batched(s->d, spec.stride_d);  // also C's layout: C is given as D
+    }
 
     std::string refusals;
     for (const cublasComputeType_t compute : {CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F}) {
@@ -101,11 +126,6 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
         try {
             set_desc(desc, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<std::int32_t>(spec.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N));
             set_desc(desc, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<std::int32_t>(spec.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N));
-            if (spec.bias) {
-                set_desc(desc, CUBLASLT_MATMUL_DESC_EPILOGUE, static_cast<std::uint32_t>(CUBLASLT_EPILOGUE_BIAS));
-                set_desc(desc, CUBLASLT_MATMUL_DESC_BIAS_POINTER, static_cast<const void*>(bias));
-                set_desc(desc, CUBLASLT_MATMUL_DESC_BIAS_DATA_TYPE, static_cast<std::int32_t>(CUDA_R_32F));
-            }
             cublasLtMatmulPreference_t pref = nullptr;
             cublasCheck(cublasLtMatmulPreferenceCreate(&pref));
             cublasLtMatmulHeuristicResult_t results[16] = {};
@@ -173,9 +193,9 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
     return id;
 }
 
-int LtMatmuls::bind(const GemmSpec& spec, const float* a, const float* b, float* d, const float* bias) {
+int LtMatmuls::bind(const GemmSpec& spec, const float* a, const float* b, float* d) {
     Bound bound;
-    bound.shape = shape_for(spec, a, b, d, bias);
+    bound.shape = shape_for(spec, a, b, d);
     bound.a = a, bound.b = b, bound.d = d;
     bound.alpha = spec.alpha;
     ++shapes_[static_cast<std::size_t>(bound.shape)]->uses;

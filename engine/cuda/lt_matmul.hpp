@@ -1,6 +1,6 @@
 #pragma once
 // cuBLASLt for the backend's matrix products. Each distinct shape (transposes, m, n, k, leading
-// dimensions, bias epilogue, operand alignments: in practice one per product kind and row count —
+// dimensions, batch and strides, operand alignments: in practice one per product kind and row count —
 // full batch, short last batch, Q-row predict) gets its descriptors and ONE algorithm, chosen once by
 // the heuristic at prepare() and pinned: FP32 compute (CUBLAS_COMPUTE_32F_PEDANTIC where the library
 // has an algorithm for it, else CUBLAS_COMPUTE_32F; never TF32 or other reduced-precision inputs),
@@ -30,8 +30,8 @@ public:
     LtMatmuls(const LtMatmuls&) = delete;
     LtMatmuls& operator=(const LtMatmuls&) = delete;
 
-    // One product at fixed device pointers; returns its id for launch(). bias only with spec.bias.
-    int bind(const GemmSpec& spec, const float* a, const float* b, float* d, const float* bias);
+    // One product (or strided batch of products) at fixed device pointers; returns its id for launch().
+    int bind(const GemmSpec& spec, const float* a, const float* b, float* d);
     void launch(int id, cudaStream_t stream) const;
 
     std::size_t shape_count() const { return shapes_.size(); }
@@ -56,7 +56,7 @@ private:
     std::map<std::string, int> shape_index_;
     std::vector<Bound> bound_;
 
-    int shape_for(const GemmSpec& spec, const float* a, const float* b, const float* d, const float* bias);
+    int shape_for(const GemmSpec& spec, const float* a, const float* b, const float* d);
 };
 
 // The largest power of two (up to 256) that divides the address: what cuBLASLt may assume.

@@ -5,6 +5,12 @@
 
 #include "engine/error.hpp"
 
+// Operations are written with designated initializers naming the fields that matter; the others
+// keep their declared defaults, which is what GCC's -Wmissing-field-initializers complains about.
+#if defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#endif
+
 namespace revgraph::cuda {
 
 using model::kClasses;
@@ -43,6 +49,8 @@ const char* buf_name(Buf b) {
         case Buf::scores: return "scores";
         case Buf::dscores: return "dscores";
         case Buf::batch_labels: return "batch_labels";
+        case Buf::act_stack: return "act_stack";
+        case Buf::grad_stack: return "grad_stack";
         case Buf::query_state: return "query_state";
         case Buf::query_act_left: return "query_act_left";
         case Buf::query_act_right: return "query_act_right";
@@ -76,9 +84,15 @@ std::size_t span(int rows, int cols, int ld) {
 }
 }  // namespace
 
-std::size_t GemmSpec::a_extent() const { return span(a_rows(), a_cols(), lda); }
-std::size_t GemmSpec::b_extent() const { return span(b_rows(), b_cols(), ldb); }
-std::size_t GemmSpec::d_extent() const { return span(m, n, ldd); }
+namespace {
+std::size_t batched(std::size_t one, int batch, std::int64_t stride) {
+    return one == 0 ? 0 : static_cast<std::size_t>(batch - 1) * static_cast<std::size_t>(stride) + one;
+}
+}  // namespace
+
+std::size_t GemmSpec::a_extent() const { return batched(span(a_rows(), a_cols(), lda), batch, stride_a); }
+std::size_t GemmSpec::b_extent() const { return batched(span(b_rows(), b_cols(), ldb), batch, stride_b); }
+std::size_t GemmSpec::d_extent() const { return batched(span(m, n, ldd), batch, stride_d); }
 
 std::string GemmSpec::describe() const {
     std::string s;
@@ -86,7 +100,9 @@ std::string GemmSpec::describe() const {
     s += trans_b ? "T" : "N";
     s += " m=" + std::to_string(m) + " n=" + std::to_string(n) + " k=" + std::to_string(k);
     s += " lda=" + std::to_string(lda) + " ldb=" + std::to_string(ldb) + " ldd=" + std::to_string(ldd);
-    if (bias) s += " +bias";
+    if (batch > 1)
+        s += " batch=" + std::to_string(batch) + " strides=" + std::to_string(stride_a) + "/" +
+             std::to_string(stride_b) + "/" + std::to_string(stride_d);
     return s;
 }
 
@@ -94,6 +110,10 @@ void GemmSpec::validate() const {
     if (m < 1 || n < 1 || k < 1) throw Error("plan: empty matrix product " + describe());
     if (lda < a_rows() || ldb < b_rows() || ldd < m)
         throw Error("plan: leading dimension below the row count in " + describe());
+    if (batch < 1) throw Error("plan: batch below 1 in " + describe());
+    if (batch > 1 && (stride_a < 0 || stride_b < 0 ||
+                      static_cast<std::size_t>(stride_d) < span(m, n, ldd)))  // outputs must not overlap
+        throw Error("plan: batch strides overlap in " + describe());
 }
 
 GemmSpec couple_gemm(int rows) {
@@ -104,12 +124,15 @@ GemmSpec couple_gemm(int rows) {
     return s;
 }
 
-GemmSpec weight_grad_gemm(int rows, float alpha) {
+GemmSpec branch_grads_gemm(int rows, float alpha, int branches, std::int64_t slot_stride) {
     GemmSpec s;
-    s.trans_b = true;  // g' (41 x rows, ld 82) transposed: g
+    s.trans_b = true;  // g_i' (41 x rows, ld 41) transposed: g_i
     s.m = kHalf, s.n = kHalf, s.k = rows;
-    s.lda = kHalf, s.ldb = kFeatures, s.ldd = kHalf;
+    s.lda = kHalf, s.ldb = kHalf, s.ldd = kHalf;
     s.alpha = alpha;
+    s.batch = branches;
+    s.stride_a = slot_stride, s.stride_b = slot_stride;
+    s.stride_d = static_cast<std::int64_t>(model::kBranchSize);
     return s;
 }
 
@@ -126,7 +149,6 @@ GemmSpec head_forward_gemm(int rows) {
     s.trans_a = true;  // H' (82 x 10, ld 82) transposed: H
     s.m = kClasses, s.n = rows, s.k = kFeatures;
     s.lda = kFeatures, s.ldb = kFeatures, s.ldd = kClasses;
-    s.bias = true;
     return s;
 }
 
@@ -192,10 +214,8 @@ std::vector<Access> accesses(const Op& op, std::size_t gather_source_rows) {
     return std::visit(
         overloaded{
             [](const GemmOp& g) {
-                std::vector<Access> a{{g.a, g.spec.a_extent(), E::f32}, {g.b, g.spec.b_extent(), E::f32},
-                                      {g.d, g.spec.d_extent(), E::f32}};
-                if (g.spec.bias) a.push_back({g.bias, static_cast<std::size_t>(g.spec.m), E::f32});
-                return a;
+                return std::vector<Access>{{g.a, g.spec.a_extent(), E::f32}, {g.b, g.spec.b_extent(), E::f32},
+                                           {g.d, g.spec.d_extent(), E::f32}};
             },
             [](const CopyOp& c) {
                 return std::vector<Access>{{c.dst, c.count, buf_elem(c.dst.buf)}, {c.src, c.count, buf_elem(c.dst.buf)}};
@@ -222,20 +242,22 @@ std::vector<Access> accesses(const Op& op, std::size_t gather_source_rows) {
                 std::vector<Access> a{{c.half, half_extent(c.rows), E::f32},
                                       {c.branch, n41(c.rows), E::f32},
                                       {c.act, n41(c.rows), E::f32}};
-                if (c.masked) {
-                    a.push_back({c.dhalf, half_extent(c.rows), E::f32});
-                    a.push_back({c.dtmp, n41(c.rows), E::f32});
-                }
+                if (c.masked || c.copy_grad) a.push_back({c.dhalf, half_extent(c.rows), E::f32});
+                if (c.masked) a.push_back({c.dtmp, n41(c.rows), E::f32});
+                if (c.copy_grad) a.push_back({c.grad_copy, n41(c.rows), E::f32});
                 return a;
             },
             [](const MaskOp& m) {
-                return std::vector<Access>{{m.dhalf, half_extent(m.rows), E::f32},
-                                           {m.dtmp, n41(m.rows), E::f32},
-                                           {m.half, half_extent(m.rows), E::f32}};
+                std::vector<Access> a{{m.dhalf, half_extent(m.rows), E::f32},
+                                      {m.dtmp, n41(m.rows), E::f32},
+                                      {m.half, half_extent(m.rows), E::f32}};
+                if (m.copy_grad) a.push_back({m.grad_copy, n41(m.rows), E::f32});
+                return a;
             },
             [](const LossOp& l) {
                 const std::size_t s = static_cast<std::size_t>(l.rows) * kClasses;
                 return std::vector<Access>{{l.scores, s, E::f32},
+                                           {l.bias, static_cast<std::size_t>(kClasses), E::f32},
                                            {l.labels, static_cast<std::size_t>(l.rows), E::i32},
                                            {l.dscores, s, E::f32},
                                            {l.dbias, static_cast<std::size_t>(kClasses), E::f32},
@@ -248,6 +270,7 @@ std::vector<Access> accesses(const Op& op, std::size_t gather_source_rows) {
             },
             [](const ArgmaxOp& a) {
                 return std::vector<Access>{{a.scores, static_cast<std::size_t>(a.rows) * kClasses, E::f32},
+                                           {a.bias, static_cast<std::size_t>(kClasses), E::f32},
                                            {a.predictions, static_cast<std::size_t>(a.rows), E::i64}};
             },
         },
@@ -301,6 +324,8 @@ std::size_t TaskPlan::elements(Buf b) const {
         case Buf::scores:
         case Buf::dscores: return bs * kClasses;
         case Buf::batch_labels: return bs;
+        case Buf::act_stack:
+        case Buf::grad_stack: return static_cast<std::size_t>(layout_.branch_count()) * bs * kHalf;
         case Buf::query_state: return q * kFeatures;
         case Buf::query_act_left:
         case Buf::query_act_right:
@@ -334,74 +359,95 @@ Program TaskPlan::epoch_start(int e) const {
 void TaskPlan::core_forward(Program& p, int rows, Buf state, Buf act_left, Buf act_right, Buf branch) const {
     for (int k = 0; k < layout_.depth(); ++k) {
         // left += α·linear(relu(right), W_2k)
-        p.push_back(GemmOp{couple_gemm(rows), {Buf::params, layout_.branch_offset(2 * k)}, {act_right}, {branch}, {}});
-        p.push_back(CoupleOp{rows, {state, 0}, {branch}, {act_left}, 1.0f, alpha_, false, {}, {}});
+        p.push_back(GemmOp{couple_gemm(rows), {Buf::params, layout_.branch_offset(2 * k)}, {act_right}, {branch}});
+        p.push_back(CoupleOp{.rows = rows, .half = {state, 0}, .branch = {branch}, .act = {act_left}, .sign = 1.0f,
+                             .alpha = alpha_});
         // right += α·linear(relu(left), W_2k+1)
-        p.push_back(GemmOp{couple_gemm(rows), {Buf::params, layout_.branch_offset(2 * k + 1)}, {act_left}, {branch}, {}});
-        p.push_back(CoupleOp{rows, {state, kHalf}, {branch}, {act_right}, 1.0f, alpha_, false, {}, {}});
+        p.push_back(GemmOp{couple_gemm(rows), {Buf::params, layout_.branch_offset(2 * k + 1)}, {act_left}, {branch}});
+        p.push_back(CoupleOp{.rows = rows, .half = {state, kHalf}, .branch = {branch}, .act = {act_right},
+                             .sign = 1.0f, .alpha = alpha_});
     }
 }
 
 // One SGD step. Launch order (D = depth), with what is fused where:
 //   gather (+relu of the right half)                                           1 kernel
 //   per block: product, coupling(+relu), product, coupling(+relu)              2 products + 2 kernels
-//   head product with the bias in the matmul epilogue                          1 product
-//   loss: softmax-CE gradient + head-bias column sum + relu(left) of the state 1 kernel
+//   head product                                                               1 product
+//   loss: scores += bias, softmax-CE gradient, head-bias column sum,
+//         relu(left) of the retained state into G_{D-1}'s slot               1 kernel
 //   head-weight gradient, head-input gradient                                  2 products
-//   reconstructing backward, block k = D-1 .. 0 (SPEC §4):
-//     a  branch = relu(l) W_Gᵀ                                                 product
-//     b  r -= α·branch, act_r = relu(r); fused first: the previous block's
-//        dr += dtmp ⊙ [r > 0] on r before the rebuild                          kernel
-//     c  dW_G = α drᵀ relu(l)                                                  product
-//     d  dtmp = α dr W_G                                                       product
-//     e  branch = relu(r) W_Fᵀ        (k > 0 only)                             product
-//     f  dl += dtmp ⊙ [l > 0] on l before the rebuild, then l -= α·branch,
-//        act_l = relu(l)              (k = 0: the mask only)                   kernel
-//     g  dW_F = α dlᵀ relu(r)                                                  product
-//     h  dtmp = α dl W_F              (k > 0 only; masked into dr by the next block's b)  product
+//   reconstructing backward, block k = D-1 .. 0 (SPEC §4), F_k = weights.2k, G_k = weights.2k+1:
+//     a  branch = relu(l) G_kᵀ                                                 product
+//     b  r -= α·branch and relu(r) into F_k's slot (rebuild r); before that,
+//        fused: the previous block's dr += dtmp ⊙ [r > 0] on r before the
+//        rebuild; the finished dr copied into G_k's gradient slot              kernel
+//     d  dtmp = α dr G_k                                                       product
+//     e  branch = relu(r) F_kᵀ        (k > 0 only)                             product
+//     f  dl += dtmp ⊙ [l > 0] on l before the rebuild, the finished dl into
+//        F_k's gradient slot, then l -= α·branch and relu(l) into G_{k-1}'s
+//        slot                         (k = 0: the mask and the copy only)      kernel
+//     h  dtmp = α dl F_k              (k > 0 only; masked into dr by the next block's b)  product
+//   every branch's weight gradient, dW_i = α g_iᵀ relu(x_i), as ONE strided-batch product over the
+//   slots (they land at weights.i's place in the gradient buffer)              1 product
 //   SGD with momentum and weight decay on every parameter                      1 kernel
+// So the SPEC order of the rebuilds and of the input gradients is kept exactly; only the weight
+// gradients, which nothing in the backward reads, are deferred and formed together.
 // Block 0 skips e, h and the rebuild of l: they only serve the gradient of the core input and the
-// input itself, which training never reads. Depth 2: 17 products + 11 kernels = 28 launches per step.
-// The mask-multiply cannot go into a matmul epilogue (cuBLASLt's DRELU would mask the accumulated
-// sum, not only the new product), and relu(input) cannot be a matmul prologue, so each lives in the
-// small elementwise kernel that runs at that point anyway.
+// input itself, which training never reads. Depth 2: 14 products + 11 kernels = 25 launches a step
+// (10·D + 5). Why kernels at all: a mask-multiply cannot go into a matmul epilogue (cuBLASLt's DRELU
+// would mask the accumulated sum, not only the new product), relu(input) cannot be a matmul
+// prologue, and the coupling's add in the reference's rounding needs the product on its own; each
+// lives in the one small elementwise kernel that runs at that point anyway.
 Program TaskPlan::step(int b) const {
     const Batch batch = batches_.at(static_cast<std::size_t>(b));
     const int rows = batch.rows;
     Program p;
-    p.push_back(GatherOp{rows, false, {Buf::order}, batch.first, {Buf::train_rows}, {Buf::train_labels},
-                         {Buf::state}, {Buf::act_right}, {Buf::batch_labels}, true});
+    p.push_back(GatherOp{.rows = rows, .identity = false, .order = {Buf::order}, .first = batch.first,
+                         .src_rows = {Buf::train_rows}, .src_labels = {Buf::train_labels}, .state = {Buf::state},
+                         .act_right = {Buf::act_right}, .labels = {Buf::batch_labels}, .with_labels = true});
     core_forward(p, rows, Buf::state, Buf::act_left, Buf::act_right, Buf::branch);
+
+    // Slot i of the stacks belongs to branch i (weights.i): relu of its input and its output gradient.
+    const std::size_t slot = static_cast<std::size_t>(full_batch_) * kHalf;
+    const auto act_slot = [&](int i) { return Ref{Buf::act_stack, static_cast<std::size_t>(i) * slot}; };
+    const auto grad_slot = [&](int i) { return Ref{Buf::grad_stack, static_cast<std::size_t>(i) * slot}; };
+    const int top = layout_.branch_count() - 1;  // G_{D-1}
+
     const std::size_t hw = layout_.head_weight_offset(), hb = layout_.head_bias_offset();
-    p.push_back(GemmOp{head_forward_gemm(rows), {Buf::params, hw}, {Buf::state}, {Buf::scores}, {Buf::params, hb}});
-    p.push_back(LossOp{rows, {Buf::scores}, {Buf::batch_labels}, {Buf::dscores}, {Buf::grads, hb}, {Buf::state},
-                       {Buf::act_left}});
-    p.push_back(GemmOp{head_weight_grad_gemm(rows), {Buf::state}, {Buf::dscores}, {Buf::grads, hw}, {}});
-    p.push_back(GemmOp{head_input_grad_gemm(rows), {Buf::params, hw}, {Buf::dscores}, {Buf::dstate}, {}});
+    p.push_back(GemmOp{head_forward_gemm(rows), {Buf::params, hw}, {Buf::state}, {Buf::scores}});
+    p.push_back(LossOp{.rows = rows, .scores = {Buf::scores}, .bias = {Buf::params, hb}, .labels = {Buf::batch_labels},
+                       .dscores = {Buf::dscores}, .dbias = {Buf::grads, hb}, .state = {Buf::state},
+                       .act_left = act_slot(top)});
+    p.push_back(GemmOp{head_weight_grad_gemm(rows), {Buf::state}, {Buf::dscores}, {Buf::grads, hw}});
+    p.push_back(GemmOp{head_input_grad_gemm(rows), {Buf::params, hw}, {Buf::dscores}, {Buf::dstate}});
 
     const Ref l{Buf::state, 0}, r{Buf::state, static_cast<std::size_t>(kHalf)};
     const Ref dl{Buf::dstate, 0}, dr{Buf::dstate, static_cast<std::size_t>(kHalf)};
     bool pending_dr_mask = false;  // an h product whose mask-multiply into dr is still to come
     for (int k = layout_.depth() - 1; k >= 0; --k) {
-        const Ref wf{Buf::params, layout_.branch_offset(2 * k)}, wg{Buf::params, layout_.branch_offset(2 * k + 1)};
-        const Ref gf{Buf::grads, layout_.branch_offset(2 * k)}, gg{Buf::grads, layout_.branch_offset(2 * k + 1)};
-        // G branch: rebuild r, then its gradients (input l, output gradient dr).
-        p.push_back(GemmOp{couple_gemm(rows), wg, {Buf::act_left}, {Buf::branch}, {}});                    // a
-        p.push_back(CoupleOp{rows, r, {Buf::branch}, {Buf::act_right}, -1.0f, alpha_, pending_dr_mask, dr,
-                             {Buf::dtmp}});                                                                  // b
-        p.push_back(GemmOp{weight_grad_gemm(rows, alpha_), {Buf::act_left}, dr, gg, {}});                   // c
-        p.push_back(GemmOp{input_grad_gemm(rows, alpha_), wg, dr, {Buf::dtmp}, {}});                        // d
-        // F branch: rebuild l, then its gradients (input r, output gradient dl).
+        const int f = 2 * k, g = 2 * k + 1;
+        const Ref wf{Buf::params, layout_.branch_offset(f)}, wg{Buf::params, layout_.branch_offset(g)};
+        // G branch: rebuild r; its input is l (relu in slot g), its output gradient dr.
+        p.push_back(GemmOp{couple_gemm(rows), wg, act_slot(g), {Buf::branch}});                                   // a
+        p.push_back(CoupleOp{.rows = rows, .half = r, .branch = {Buf::branch}, .act = act_slot(f), .sign = -1.0f,
+                             .alpha = alpha_, .masked = pending_dr_mask, .dhalf = dr, .dtmp = {Buf::dtmp},
+                             .copy_grad = true, .grad_copy = grad_slot(g)});                                       // b
+        p.push_back(GemmOp{input_grad_gemm(rows, alpha_), wg, dr, {Buf::dtmp}});                                  // d
+        // F branch: rebuild l; its input is r (relu in slot f), its output gradient dl.
         if (k > 0) {
-            p.push_back(GemmOp{couple_gemm(rows), wf, {Buf::act_right}, {Buf::branch}, {}});                // e
-            p.push_back(CoupleOp{rows, l, {Buf::branch}, {Buf::act_left}, -1.0f, alpha_, true, dl, {Buf::dtmp}});  // f
+            p.push_back(GemmOp{couple_gemm(rows), wf, act_slot(f), {Buf::branch}});                               // e
+            p.push_back(CoupleOp{.rows = rows, .half = l, .branch = {Buf::branch}, .act = act_slot(g - 2),
+                                 .sign = -1.0f, .alpha = alpha_, .masked = true, .dhalf = dl, .dtmp = {Buf::dtmp},
+                                 .copy_grad = true, .grad_copy = grad_slot(f)});                                   // f
+            p.push_back(GemmOp{input_grad_gemm(rows, alpha_), wf, dl, {Buf::dtmp}});                              // h
         } else {
-            p.push_back(MaskOp{rows, dl, {Buf::dtmp}, l});                                                  // f
+            p.push_back(MaskOp{.rows = rows, .dhalf = dl, .dtmp = {Buf::dtmp}, .half = l, .copy_grad = true,
+                               .grad_copy = grad_slot(f)});                                                        // f
         }
-        p.push_back(GemmOp{weight_grad_gemm(rows, alpha_), {Buf::act_right}, dl, gf, {}});                  // g
-        if (k > 0) p.push_back(GemmOp{input_grad_gemm(rows, alpha_), wf, dl, {Buf::dtmp}, {}});             // h
         pending_dr_mask = k > 0;
     }
+    p.push_back(GemmOp{branch_grads_gemm(rows, alpha_, layout_.branch_count(), static_cast<std::int64_t>(slot)),
+                       act_slot(0), grad_slot(0), {Buf::grads, layout_.branch_offset(0)}});
     p.push_back(SgdOp{layout_.total(), {Buf::params}, {Buf::velocity}, {Buf::grads},
                       static_cast<float>(config_.learning_rate), static_cast<float>(config_.momentum),
                       static_cast<float>(config_.weight_decay)});
@@ -420,12 +466,13 @@ Program TaskPlan::epoch(int e) const {
 Program TaskPlan::predict() const {
     const int rows = static_cast<int>(q_);
     Program p;
-    p.push_back(GatherOp{rows, true, {}, 0, {Buf::query_rows}, {}, {Buf::query_state}, {Buf::query_act_right}, {},
-                         false});
+    p.push_back(GatherOp{.rows = rows, .identity = true, .src_rows = {Buf::query_rows}, .state = {Buf::query_state},
+                         .act_right = {Buf::query_act_right}});
     core_forward(p, rows, Buf::query_state, Buf::query_act_left, Buf::query_act_right, Buf::query_branch);
     p.push_back(GemmOp{head_forward_gemm(rows), {Buf::params, layout_.head_weight_offset()}, {Buf::query_state},
-                       {Buf::query_scores}, {Buf::params, layout_.head_bias_offset()}});
-    p.push_back(ArgmaxOp{q_, {Buf::query_scores}, {Buf::predictions}});
+                       {Buf::query_scores}});
+    p.push_back(ArgmaxOp{.rows = q_, .scores = {Buf::query_scores}, .bias = {Buf::params, layout_.head_bias_offset()},
+                         .predictions = {Buf::predictions}});
     return p;
 }
 

@@ -46,6 +46,9 @@ enum class Buf : int {
     order,
     // one SGD step: the single retained core state and the per-step scratch
     state, dstate, act_left, act_right, branch, dtmp, scores, dscores, batch_labels,
+    // the backward's per-branch operands of the weight gradients, one full-batch slot per branch:
+    // relu of the branch's input and the gradient of its output, rows x 41 each
+    act_stack, grad_stack,
     // prediction: Q-row core state and scratch, scores, predictions
     query_state, query_act_left, query_act_right, query_branch, query_scores, predictions,
     count
@@ -65,16 +68,18 @@ struct Ref {
 
 // ---- matrix products ---------------------------------------------------------------------------
 
-// Column-major BLAS: D (m x n, ld ldd) = alpha * op(A) op(B), plus bias[i] on every column when
-// `bias`. op(A) is m x k: A is stored m x k (lda >= m) or, transposed, k x m (lda >= k); same for B.
-// There is never a beta: every product writes its output fresh (accumulation happens in the small
-// elementwise kernels that follow, in the reference's rounding order).
+// Column-major BLAS: D (m x n, ld ldd) = alpha * op(A) op(B). op(A) is m x k: A is stored m x k
+// (lda >= m) or, transposed, k x m (lda >= k); same for B. There is never a beta and never a bias
+// epilogue: every product writes its output fresh, and additions happen in the small elementwise
+// kernels that follow, in the reference's rounding order. With batch > 1 it is a strided batch:
+// product i reads A + i*stride_a, B + i*stride_b and writes D + i*stride_d (elements).
 struct GemmSpec {
     bool trans_a = false, trans_b = false;
     int m = 0, n = 0, k = 0;
     int lda = 0, ldb = 0, ldd = 0;
     float alpha = 1.0f;
-    bool bias = false;
+    int batch = 1;
+    std::int64_t stride_a = 0, stride_b = 0, stride_d = 0;
 
     int a_rows() const { return trans_a ? k : m; }
     int a_cols() const { return trans_a ? m : k; }
@@ -85,7 +90,7 @@ struct GemmSpec {
     std::size_t b_extent() const;
     std::size_t d_extent() const;
     std::string describe() const;  // "T N m=41 n=128 k=41 lda=41 ldb=41 ldd=41"
-    void validate() const;         // leading dimensions >= rows; throws Error
+    void validate() const;         // leading dimensions >= rows, batch outputs apart; throws Error
 };
 
 // The six products of the model. Row-major meaning first; then what cuBLASLt is given, where
@@ -93,11 +98,14 @@ struct GemmSpec {
 // view of the row-major result (D' = Dᵀ, ld = the row length).
 // branch(rows x 41) = relu(x)(rows x 41) W(41x41)ᵀ        branch' = op_T(W' 41x41 ld 41) · act'(41 x rows, ld 41)
 GemmSpec couple_gemm(int rows);
-// dW(41x41) = alpha g(rows x 41, ld 82)ᵀ relu(x)           dW' = alpha act'(41 x rows, ld 41) · op_T(g' 41 x rows, ld 82)
-GemmSpec weight_grad_gemm(int rows, float alpha);
+// dW_i(41x41) = alpha g_i(rows x 41)ᵀ relu(x_i)(rows x 41) for every branch i at once (a strided
+// batch over the backward's slots; dW_i lands at grads + i*1681, weights.i's place in the Layout)
+//                                                         dW_i' = alpha act_i'(41 x rows) · op_T(g_i' 41 x rows)
+GemmSpec branch_grads_gemm(int rows, float alpha, int branches, std::int64_t slot_stride);
 // dtmp(rows x 41) = alpha g(rows x 41, ld 82) W(41x41)     dtmp' = alpha W'(41x41 ld 41) · g'(41 x rows, ld 82)
 GemmSpec input_grad_gemm(int rows, float alpha);
-// scores(rows x 10) = state(rows x 82) H(10x82)ᵀ + b       scores' = op_T(H' 82x10 ld 82) · state'(82 x rows, ld 82) + b
+// scores(rows x 10) = state(rows x 82) H(10x82)ᵀ (the bias is added by the loss/argmax kernel)
+//                                                         scores' = op_T(H' 82x10 ld 82) · state'(82 x rows, ld 82)
 GemmSpec head_forward_gemm(int rows);
 // dH(10x82) = dscores(rows x 10)ᵀ state(rows x 82)         dH' = state'(82 x rows, ld 82) · op_T(dscores' 10 x rows, ld 10)
 GemmSpec head_weight_grad_gemm(int rows);
@@ -108,7 +116,7 @@ GemmSpec head_input_grad_gemm(int rows);
 
 struct GemmOp {  // a cuBLASLt matmul with a pinned algorithm
     GemmSpec spec;
-    Ref a, b, d, bias;  // bias only when spec.bias
+    Ref a, b, d;
 };
 struct CopyOp {  // device-to-device copy of `count` elements
     Ref dst, src;
@@ -137,35 +145,42 @@ struct GatherOp {
     bool with_labels = false;
 };
 // The coupling update of one half, in the reference's rounding: h = h + sign*(alpha*branch), then
-// act = relu(h) for the branch that reads this half next. When `masked`, the backward's mask-multiply
-// of the other branch is fused in first, on the half's value *before* the update:
-// dhalf += dtmp ⊙ [h > 0].
+// act = relu(h) for the branch that reads this half next. Backward extras, both on the gradient
+// dhalf of this half (rows x 82 like the state): when `masked`, the mask-multiply of the other
+// branch, dhalf += dtmp ⊙ [h > 0], on h *before* the update; when `copy_grad`, the finished dhalf
+// is also written compactly to grad_copy (rows x 41) for the batched weight gradients.
 struct CoupleOp {
     int rows = 0;
     Ref half, branch, act;
     float sign = 1.0f, alpha = 0.5f;
     bool masked = false;
     Ref dhalf, dtmp;
+    bool copy_grad = false;
+    Ref grad_copy;
 };
-// dhalf += dtmp ⊙ [half > 0]
+// dhalf += dtmp ⊙ [half > 0], and the result to grad_copy when copy_grad.
 struct MaskOp {
     int rows = 0;
     Ref dhalf, dtmp, half;
+    bool copy_grad = false;
+    Ref grad_copy;
 };
-// Softmax/cross-entropy gradient of every row, the head-bias gradient as a fixed-order column sum of
-// it, and act_left = relu(left half of the retained state) for the first reconstructing block.
+// scores += head.bias, then the softmax/cross-entropy gradient of every row, the head-bias gradient
+// as a fixed-order column sum of it, and act_left = relu(left half of the retained state) for the
+// first reconstructing block.
 struct LossOp {
     int rows = 0;
-    Ref scores, labels, dscores, dbias, state, act_left;
+    Ref scores, bias, labels, dscores, dbias, state, act_left;
 };
 struct SgdOp {
     std::size_t count = 0;
     Ref params, velocity, grads;
     float lr = 0, momentum = 0, weight_decay = 0;
 };
+// scores += head.bias, then each row's argmax.
 struct ArgmaxOp {
     std::int64_t rows = 0;
-    Ref scores, predictions;
+    Ref scores, bias, predictions;
 };
 
 using Op = std::variant<GemmOp, CopyOp, ZeroOp, LiftOp, GatherOp, CoupleOp, MaskOp, LossOp, SgdOp, ArgmaxOp>;

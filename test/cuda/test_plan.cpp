@@ -109,14 +109,14 @@ TEST_CASE("plan: launches per step") {
         const TaskPlan plan(c, 10000, 10000);
         const OpCounts s = count_ops(plan.step(0));
         CHECK(s.copies == 0);
-        CHECK(s.gemms == 8 * depth + 1);
+        CHECK(s.gemms == 6 * depth + 2);
         CHECK(s.kernels == 4 * depth + 3);
         const OpCounts e = count_ops(plan.epoch(1));
         CHECK(e.copies == 1);  // the epoch's permutation copy
         CHECK(e.launches() == 1 + 79 * s.launches());
     }
     TaskConfig c;
-    CHECK(count_ops(TaskPlan(c, 10000, 10000).step(78)).launches() == 28);
+    CHECK(count_ops(TaskPlan(c, 10000, 10000).step(78)).launches() == 25);
 }
 
 TEST_CASE("plan: every operation of every program stays inside its buffers") {
@@ -144,7 +144,6 @@ TEST_CASE("plan: the column-major products compute the row-major formulas") {
     const int rows = 5;
     const auto w = random_vector(41 * 41, 1);         // W [out, in]
     const auto h = random_vector(10 * 82, 2);         // head.weight [10, 82]
-    const auto bias = random_vector(10, 3);
     const auto state = random_vector(rows * 82, 4);   // rows x 82
     const auto act = random_vector(rows * 41, 5);     // rows x 41
     const auto ds = random_vector(rows * 10, 6);      // rows x 10
@@ -153,7 +152,7 @@ TEST_CASE("plan: the column-major products compute the row-major formulas") {
 
     SUBCASE("branch = act Wᵀ") {
         std::vector<float> d(rows * 41, NAN);
-        host_gemm(couple_gemm(rows), w.data(), act.data(), d.data(), nullptr);
+        host_gemm(couple_gemm(rows), w.data(), act.data(), d.data());
         std::vector<double> want(rows * 41);
         for (int r = 0; r < rows; ++r)
             for (int o = 0; o < 41; ++o) {
@@ -163,21 +162,24 @@ TEST_CASE("plan: the column-major products compute the row-major formulas") {
             }
         CHECK(max_abs_diff(d, want) < tol);
     }
-    SUBCASE("dW = alpha g(right half, ld 82)ᵀ act") {
-        std::vector<float> d(41 * 41, NAN);
-        host_gemm(weight_grad_gemm(rows, alpha), act.data(), state.data() + 41, d.data(), nullptr);
-        std::vector<double> want(41 * 41);
-        for (int o = 0; o < 41; ++o)
-            for (int i = 0; i < 41; ++i) {
-                double acc = 0;
-                for (int r = 0; r < rows; ++r) acc += double(state[r * 82 + 41 + o]) * act[r * 41 + i];
-                want[o * 41 + i] = alpha * acc;
-            }
+    SUBCASE("dW_i = alpha g_iᵀ act_i for two branches at once, slots of a full batch of 7") {
+        const int slot = 7 * 41;
+        const auto acts = random_vector(2 * slot, 7), grads = random_vector(2 * slot, 8);
+        std::vector<float> d(2 * 41 * 41, NAN);
+        host_gemm(branch_grads_gemm(rows, alpha, 2, slot), acts.data(), grads.data(), d.data());
+        std::vector<double> want(2 * 41 * 41);
+        for (int q = 0; q < 2; ++q)
+            for (int o = 0; o < 41; ++o)
+                for (int i = 0; i < 41; ++i) {
+                    double acc = 0;
+                    for (int r = 0; r < rows; ++r) acc += double(grads[q * slot + r * 41 + o]) * acts[q * slot + r * 41 + i];
+                    want[q * 1681 + o * 41 + i] = alpha * acc;
+                }
         CHECK(max_abs_diff(d, want) < tol);
     }
     SUBCASE("dtmp = alpha g(left half, ld 82) W") {
         std::vector<float> d(rows * 41, NAN);
-        host_gemm(input_grad_gemm(rows, alpha), w.data(), state.data(), d.data(), nullptr);
+        host_gemm(input_grad_gemm(rows, alpha), w.data(), state.data(), d.data());
         std::vector<double> want(rows * 41);
         for (int r = 0; r < rows; ++r)
             for (int i = 0; i < 41; ++i) {
@@ -187,21 +189,21 @@ TEST_CASE("plan: the column-major products compute the row-major formulas") {
             }
         CHECK(max_abs_diff(d, want) < tol);
     }
-    SUBCASE("scores = state Hᵀ + b") {
+    SUBCASE("scores = state Hᵀ") {
         std::vector<float> d(rows * 10, NAN);
-        host_gemm(head_forward_gemm(rows), h.data(), state.data(), d.data(), bias.data());
+        host_gemm(head_forward_gemm(rows), h.data(), state.data(), d.data());
         std::vector<double> want(rows * 10);
         for (int r = 0; r < rows; ++r)
             for (int j = 0; j < 10; ++j) {
                 double acc = 0;
                 for (int i = 0; i < 82; ++i) acc += double(state[r * 82 + i]) * h[j * 82 + i];
-                want[r * 10 + j] = acc + bias[j];
+                want[r * 10 + j] = acc;
             }
         CHECK(max_abs_diff(d, want) < tol);
     }
     SUBCASE("dH = dscoresᵀ state") {
         std::vector<float> d(10 * 82, NAN);
-        host_gemm(head_weight_grad_gemm(rows), state.data(), ds.data(), d.data(), nullptr);
+        host_gemm(head_weight_grad_gemm(rows), state.data(), ds.data(), d.data());
         std::vector<double> want(10 * 82);
         for (int j = 0; j < 10; ++j)
             for (int i = 0; i < 82; ++i) {
@@ -213,7 +215,7 @@ TEST_CASE("plan: the column-major products compute the row-major formulas") {
     }
     SUBCASE("dstate = dscores H") {
         std::vector<float> d(rows * 82, NAN);
-        host_gemm(head_input_grad_gemm(rows), h.data(), ds.data(), d.data(), nullptr);
+        host_gemm(head_input_grad_gemm(rows), h.data(), ds.data(), d.data());
         std::vector<double> want(rows * 82);
         for (int r = 0; r < rows; ++r)
             for (int i = 0; i < 82; ++i) {
@@ -223,9 +225,9 @@ TEST_CASE("plan: the column-major products compute the row-major formulas") {
             }
         CHECK(max_abs_diff(d, want) < tol);
     }
-    SUBCASE("a product into a half of a wider array leaves the other half alone") {
+    SUBCASE("every product's leading dimensions and batch strides are valid") {
         // dtmp written with ld 41 into a rows x 41 array; a right-half read with ld 82 and offset 41.
-        for (const GemmSpec& s : {couple_gemm(rows), weight_grad_gemm(rows, alpha), input_grad_gemm(rows, alpha),
+        for (const GemmSpec& s : {couple_gemm(rows), branch_grads_gemm(rows, alpha, 4, 128 * 41), input_grad_gemm(rows, alpha),
                                   head_forward_gemm(rows), head_weight_grad_gemm(rows), head_input_grad_gemm(rows)}) {
             CAPTURE(s.describe());
             CHECK_NOTHROW(s.validate());
@@ -233,6 +235,9 @@ TEST_CASE("plan: the column-major products compute the row-major formulas") {
         GemmSpec bad = couple_gemm(rows);
         bad.ldb = 40;
         CHECK_THROWS_AS(bad.validate(), Error);
+        GemmSpec overlapping = branch_grads_gemm(rows, alpha, 4, 128 * 41);
+        overlapping.stride_d = 41 * 41 - 1;
+        CHECK_THROWS_AS(overlapping.validate(), Error);
     }
 }
 

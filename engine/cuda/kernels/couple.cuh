@@ -4,7 +4,8 @@
 // accumulated inside the matmul), then relu(h) for the product that reads this half next.
 // sign = +1 in the forward, -1 when the backward rebuilds the half. In the backward the
 // mask-multiply of the other branch's input gradient, dhalf += dtmp ⊙ [h > 0], is fused in and
-// reads h before it is rebuilt: one launch instead of two, and h is loaded once.
+// reads h before it is rebuilt (one launch instead of two, h loaded once), and the finished dhalf
+// is copied compactly into its branch's slot for the batched weight-gradient product.
 #include "engine/cuda/kernels/common.cuh"
 
 namespace revgraph::cuda::kernels {
@@ -13,19 +14,21 @@ namespace revgraph::cuda::kernels {
 
 __global__ void __launch_bounds__(kThreads)
     couple_kernel(int elems, float* __restrict__ half, const float* __restrict__ branch, float* __restrict__ act,
-                  float sign, float alpha, float* __restrict__ dhalf, const float* __restrict__ dtmp) {
+                  float sign, float alpha, float* __restrict__ dhalf, const float* __restrict__ dtmp,
+                  float* __restrict__ grad_copy) {
     for (std::int64_t i = first_index(); i < elems; i += grid_stride())
-        elem::couple(half, branch, act, sign, alpha, dhalf, dtmp, static_cast<int>(i));
+        elem::couple(half, branch, act, sign, alpha, dhalf, dtmp, grad_copy, static_cast<int>(i));
 }
 
 // ---- launcher ----------------------------------------------------------------------------------
 
-// dhalf and dtmp null: no mask-multiply.
+// dtmp null: no mask-multiply; grad_copy null: no copy; dhalf null: neither.
 void launch_couple(int rows, float* half, const float* branch, float* act, float sign, float alpha, float* dhalf,
-                   const float* dtmp, cudaStream_t stream) {
-    NVTX_RANGE(dhalf != nullptr ? "couple_masked" : "couple");
+                   const float* dtmp, float* grad_copy, cudaStream_t stream) {
+    NVTX_RANGE(dhalf != nullptr ? "couple_backward" : "couple");
     const int elems = rows * model::kHalf;
-    couple_kernel<<<blocks_for(elems), kThreads, 0, stream>>>(elems, half, branch, act, sign, alpha, dhalf, dtmp);
+    couple_kernel<<<blocks_for(elems), kThreads, 0, stream>>>(elems, half, branch, act, sign, alpha, dhalf, dtmp,
+                                                              grad_copy);
     cudaCheck(cudaGetLastError());
 }
 
