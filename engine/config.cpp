@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <sstream>
 
 #include <nlohmann/json.hpp>
 
@@ -56,21 +57,39 @@ int narrow_int(const std::string& key, std::int64_t v) {
 
 }  // namespace
 
+const std::vector<std::string>& TaskConfig::keys() {
+    static const std::vector<std::string> k = {"depth", "alpha", "seed", "epochs",
+                                               "learning_rate", "batch_size", "momentum", "weight_decay"};
+    return k;
+}
+
+std::string TaskConfig::problem(const std::string& key) const {
+    auto range = [&](int v, int lo, int hi) {
+        return v >= lo && v <= hi ? std::string()
+                                  : "config: " + key + " must be in " + std::to_string(lo) + ".." +
+                                        std::to_string(hi) + ", got " + std::to_string(v);
+    };
+    // ok: the value is finite and `ok_range` holds; otherwise say what was expected and what came.
+    auto real = [&](double v, bool ok_range, const char* expected) {
+        if (std::isfinite(v) && ok_range) return std::string();
+        std::ostringstream got;
+        got << v;
+        return "config: " + key + " must be " + expected + ", got " + got.str();
+    };
+    if (key == "depth") return range(depth, 1, kMaxDepth);
+    if (key == "alpha") return real(alpha, true, "finite");
+    if (key == "seed") return {};
+    if (key == "epochs") return range(epochs, 0, kMaxEpochs);
+    if (key == "learning_rate") return real(learning_rate, learning_rate >= 0.0, "finite and >= 0");
+    if (key == "batch_size") return range(batch_size, 1, kMaxBatch);
+    if (key == "momentum") return real(momentum, momentum >= 0.0 && momentum < 1.0, "in [0, 1)");
+    if (key == "weight_decay") return real(weight_decay, weight_decay >= 0.0, "finite and >= 0");
+    throw Error("config: unknown key '" + key + "'");
+}
+
 void TaskConfig::validate() const {
-    require(depth >= 1 && depth <= kMaxDepth,
-            "config: depth must be in 1.." + std::to_string(kMaxDepth) + ", got " + std::to_string(depth));
-    require(std::isfinite(alpha), "config: alpha must be finite");
-    require(epochs >= 0 && epochs <= kMaxEpochs,
-            "config: epochs must be in 0.." + std::to_string(kMaxEpochs) + ", got " + std::to_string(epochs));
-    require(std::isfinite(learning_rate) && learning_rate >= 0.0,
-            "config: learning_rate must be finite and >= 0");
-    require(batch_size >= 1 && batch_size <= kMaxBatch,
-            "config: batch_size must be in 1.." + std::to_string(kMaxBatch) + ", got " +
-                std::to_string(batch_size));
-    require(std::isfinite(momentum) && momentum >= 0.0 && momentum < 1.0,
-            "config: momentum must be in [0, 1)");
-    require(std::isfinite(weight_decay) && weight_decay >= 0.0,
-            "config: weight_decay must be finite and >= 0");
+    for (const auto& key : keys())
+        if (auto p = problem(key); !p.empty()) throw Error(p);
 }
 
 void TaskConfig::set(const std::string& key, const std::string& value) {

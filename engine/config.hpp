@@ -3,6 +3,7 @@
 // defaults, and validation that explains a bad value in one line.
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json_fwd.hpp>
 
@@ -20,6 +21,12 @@ struct TaskConfig {
 
     // Throws revgraph::Error naming the first key whose value is out of range.
     void validate() const;
+    // Why `key`'s current value is out of range ("config: depth must be in 1..1024, got 0"),
+    // or "" when it is fine; lets a caller say where a bad value came from.
+    std::string problem(const std::string& key) const;
+
+    // The eight SPEC keys, in SPEC order.
+    static const std::vector<std::string>& keys();
 
     // Set one key from its text form ("depth", "3"); unknown keys and unparsable values throw.
     void set(const std::string& key, const std::string& value);

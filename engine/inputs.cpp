@@ -13,7 +13,8 @@ void check_pixels(const std::vector<float>& pixels, const char* name) {
     for (std::size_t i = 0; i < pixels.size(); ++i) {
         const float v = pixels[i];
         if (!std::isfinite(v))
-            throw Error(std::string("input: ") + name + " has a non-finite pixel at flat index " + std::to_string(i));
+            throw Error(std::string("input: ") + name + " has a " + (std::isnan(v) ? "NaN" : "infinite") +
+                        " pixel at flat index " + std::to_string(i));
         if (v < 0.0f || v > 1.0f)
             throw Error(std::string("input: ") + name + " pixel " + std::to_string(v) + " at flat index " +
                         std::to_string(i) + " is outside [0, 1]");

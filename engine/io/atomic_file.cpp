@@ -1,6 +1,7 @@
 #include "engine/io/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
@@ -42,6 +43,14 @@ void fsync_directory(const fs::path& dir) {
 std::vector<std::uint8_t> read_file(const fs::path& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
     if (fd < 0) throw Error("cannot open " + path.string() + ": " + errno_text());
+    // Files and pipes only: a directory or a device (/dev/zero, a terminal) would fail late or
+    // never end.
+    struct stat st {};
+    if (::fstat(fd, &st) == 0 && !S_ISREG(st.st_mode) && !S_ISFIFO(st.st_mode)) {
+        ::close(fd);
+        throw Error("cannot read " + path.string() + ": " +
+                    (S_ISDIR(st.st_mode) ? "it is a directory" : "not a regular file or pipe"));
+    }
     std::vector<std::uint8_t> bytes;
     std::uint8_t chunk[1 << 16];
     for (;;) {

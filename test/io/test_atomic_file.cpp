@@ -66,6 +66,8 @@ TEST_CASE("atomic file: unwritable targets are one-line errors") {
     CHECK(std::filesystem::is_directory(dir / "sub"));
     CHECK(dir.listing() == std::vector<std::string>{"sub"});
     CHECK_THROWS_AS(read_file(dir / "sub"), Error);  // reading a directory fails too
+    // A device would never end (/dev/zero) or is no file at all: refused at once.
+    CHECK_THROWS_WITH_AS(read_file("/dev/zero"), "cannot read /dev/zero: not a regular file or pipe", Error);
 }
 
 TEST_CASE("atomic file: several outputs or none") {

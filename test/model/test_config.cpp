@@ -66,3 +66,18 @@ TEST_CASE("config: JSON round trip and strict keys") {
     CHECK_THROWS_AS(c.update_from_json(nlohmann::json::parse(R"({"depth": 1.5})")), revgraph::Error);
     CHECK_THROWS_AS(c.update_from_json(nlohmann::json::parse(R"([1])")), revgraph::Error);
 }
+
+TEST_CASE("config: problem() names the key and the value, validate() throws the first") {
+    TaskConfig c;
+    for (const auto& key : TaskConfig::keys()) CHECK(c.problem(key).empty());
+    c.depth = 0;
+    c.momentum = 1.0;
+    CHECK(c.problem("depth") == "config: depth must be in 1..1024, got 0");
+    CHECK(c.problem("momentum") == "config: momentum must be in [0, 1), got 1");
+    CHECK_THROWS_WITH_AS(c.validate(), "config: depth must be in 1..1024, got 0", revgraph::Error);
+    c.depth = 2;
+    c.learning_rate = std::nan("");
+    CHECK(c.problem("learning_rate") == "config: learning_rate must be finite and >= 0, got nan");
+    CHECK_THROWS_AS((void)c.problem("dropout"), revgraph::Error);
+    CHECK(TaskConfig::keys().size() == 8);
+}

@@ -26,9 +26,14 @@ Args::Args(const std::vector<std::string>& argv, const std::set<std::string>& op
             flags_.insert(name);
         } else if (options.count(name)) {
             if (!has_value) {
-                if (i + 1 >= argv.size()) throw UsageError{"option --" + name + " needs a value"};
+                // `--input --quiet` is a forgotten value, not a file named "--quiet"; a value
+                // that really starts with "--" can be given as --name=--value.
+                if (i + 1 >= argv.size() || argv[i + 1].rfind("--", 0) == 0)
+                    throw UsageError{"option --" + name + " needs a value"};
                 value = argv[++i];
             }
+            // No option means anything by an empty value ("--output ''" from an unset variable).
+            if (value.empty()) throw UsageError{"option --" + name + " needs a value, got an empty one"};
             values_[name].push_back(value);
         } else {
             throw UsageError{"unknown option --" + name};

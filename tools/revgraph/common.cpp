@@ -3,6 +3,8 @@
 #include <unistd.h>
 
 #include <filesystem>
+#include <iostream>
+#include <map>
 
 #include <nlohmann/json.hpp>
 
@@ -15,6 +17,7 @@ namespace revgraph::cli {
 
 TaskConfig config_from(const Args& args) {
     TaskConfig config;
+    std::map<std::string, std::string> origin;  // key -> the file or --set that gave its value
     if (const auto path = args.get("config")) {
         const auto bytes = io::read_file(*path);
         nlohmann::json j;
@@ -28,13 +31,19 @@ TaskConfig config_from(const Args& args) {
         } catch (const Error& e) {
             throw Error(*path + ": " + e.what());
         }
+        for (const auto& item : j.items()) origin[item.key()] = *path + ": ";
     }
     for (const auto& kv : args.all("set")) {
         const auto eq = kv.find('=');
         if (eq == std::string::npos || eq == 0) throw UsageError{"--set needs key=value, got '" + kv + "'"};
-        config.set(kv.substr(0, eq), kv.substr(eq + 1));
+        const std::string key = kv.substr(0, eq);
+        config.set(key, kv.substr(eq + 1));
+        origin[key] = "--set " + kv + ": ";
     }
-    config.validate();
+    // Validated once everything is in, so that --set can repair a file's value; the error
+    // says where the bad value came from.
+    for (const auto& key : TaskConfig::keys())
+        if (const auto problem = config.problem(key); !problem.empty()) throw Error(origin[key] + problem);
     return config;
 }
 
@@ -64,6 +73,26 @@ void require_writable_directory(const std::string& output_path) {
     if (::access(parent.c_str(), W_OK) != 0)
         throw Error("cannot write " + output_path + ": directory " + parent.string() + " is not writable");
     if (std::filesystem::is_directory(output_path, ec)) throw Error("cannot write " + output_path + ": it is a directory");
+}
+
+void require_distinct_writable_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
+    std::vector<std::filesystem::path> resolved;
+    for (const auto& [what, path] : outputs) {
+        std::error_code ec;
+        auto p = std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec);
+        if (ec) p = std::filesystem::absolute(path).lexically_normal();
+        for (std::size_t i = 0; i < resolved.size(); ++i)
+            if (resolved[i] == p)
+                throw UsageError{outputs[i].first + " " + outputs[i].second + " and " + what + " " + path +
+                                 " are the same file"};
+        resolved.push_back(p);
+    }
+    for (const auto& output : outputs) require_writable_directory(output.second);
+}
+
+void write_stdout(const std::string& text) {
+    std::cout << text << std::flush;
+    if (!std::cout) throw Error("cannot write the result to standard output");
 }
 
 std::int64_t correct_count(const std::vector<std::int64_t>& predictions, const std::vector<std::int64_t>& labels) {

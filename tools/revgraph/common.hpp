@@ -3,6 +3,7 @@
 // the embedded default task, accuracy.
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/config.hpp"
@@ -28,6 +29,15 @@ LabelledTask embedded_task();
 
 // Fails early, before any work, when the directory an output will go to is missing or not writable.
 void require_writable_directory(const std::string& output_path);
+
+// Before any work: a usage error when two outputs are one file however spelled ("r.json",
+// "./r.json", a symlinked directory), then require_writable_directory for each. `outputs`
+// holds (what, path) pairs, `what` naming the option in the message ("--state").
+void require_distinct_writable_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+
+// The whole text to standard output, flushed; throws Error when it cannot be written (a full
+// disk, a closed pipe), so that a lost result is never an exit 0.
+void write_stdout(const std::string& text);
 
 double accuracy(const std::vector<std::int64_t>& predictions, const std::vector<std::int64_t>& labels);
 std::int64_t correct_count(const std::vector<std::int64_t>& predictions, const std::vector<std::int64_t>& labels);

@@ -16,17 +16,26 @@ namespace revgraph::cli {
 namespace {
 
 std::filesystem::path find_idx(const std::filesystem::path& dir, const std::string& stem) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) throw Error(dir.string() + ": not a directory (--idx-dir)");
     for (const auto& name : {stem, stem + ".gz"}) {
         const auto p = dir / name;
-        if (std::filesystem::exists(p)) return p;
+        if (std::filesystem::exists(p, ec)) return p;
     }
     throw Error(dir.string() + ": no " + stem + " (or " + stem + ".gz) in this directory");
 }
 
-void write_draw(const data::TaskData& d, const Args& args) {
+// Before any work: --output is given, and the outputs are distinct files in writable directories.
+void check_outputs(const Args& args) {
     const auto output = args.get("output");
     if (!output) throw UsageError{"data: --output DRAW.npz is required"};
-    require_writable_directory(*output);
+    std::vector<std::pair<std::string, std::string>> targets{{"--output", *output}};
+    if (const auto labels = args.get("test-labels-output")) targets.push_back({"--test-labels-output", *labels});
+    require_distinct_writable_outputs(targets);
+}
+
+void write_draw(const data::TaskData& d, const Args& args) {
+    const auto output = args.get("output");
     const TaskInputs inputs{d.train_images, d.train_labels, d.test_images};
     std::vector<std::pair<std::filesystem::path, std::vector<std::uint8_t>>> files;
     files.push_back({*output, io::serialize_npz(io::task_inputs_archive(inputs), {io::Compression::deflate})});
@@ -54,8 +63,9 @@ int data_command(const std::vector<std::string>& argv) {
         const auto dir = args.get("idx-dir");
         const auto seed = args.get("seed");
         if (!dir || !seed) throw UsageError{"data mnist: --idx-dir DIR and --seed S are required"};
-        const auto set = read_official_training_set(*dir);
         const auto s = static_cast<std::uint64_t>(parse_int("seed", *seed, 0, INT64_MAX));
+        check_outputs(args);
+        const auto set = read_official_training_set(*dir);
         write_draw(data::mnist_medium_draw(set.images.pixels, set.labels, s), args);
         return 0;
     }
@@ -63,6 +73,7 @@ int data_command(const std::vector<std::string>& argv) {
         const auto s = args.get("split-seed")
                            ? static_cast<std::uint64_t>(parse_int("split-seed", *args.get("split-seed"), 0, INT64_MAX))
                            : data::kEmbeddedSplitSeed;
+        check_outputs(args);
         write_draw(data::embedded_default_task(s), args);
         return 0;
     }

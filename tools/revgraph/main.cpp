@@ -36,6 +36,13 @@ config keys (defaults are rev88): depth 2, alpha 0.5, seed 11, epochs 2, learnin
 batch_size 128, momentum 0.9, weight_decay 0
 )";
 
+// Error messages carry file names, which may hold line breaks; the error stays one line.
+std::string one_line(std::string message) {
+    for (char& c : message)
+        if (c == '\n' || c == '\r') c = ' ';
+    return message;
+}
+
 std::string self_path(const char* argv0) {
     char buf[PATH_MAX];
     const ssize_t n = ::readlink("/proc/self/exe", buf, sizeof buf - 1);
@@ -65,16 +72,19 @@ int main(int argc, char** argv) {
         }
         throw cli::UsageError{"unknown command '" + command + "' (try revgraph --help)"};
     } catch (const cli::UsageError& e) {
-        std::cerr << "revgraph: error: " << e.message << "\n";
+        std::cerr << "revgraph: error: " << one_line(e.message) << "\n";
         return 2;
     } catch (const Error& e) {
-        std::cerr << "revgraph: error: " << e.what() << "\n";
+        std::cerr << "revgraph: error: " << one_line(e.what()) << "\n";
         return 1;
     } catch (const std::bad_alloc&) {
         std::cerr << "revgraph: error: out of memory\n";
         return 1;
     } catch (const std::exception& e) {
-        std::cerr << "revgraph: error: " << e.what() << "\n";
+        std::cerr << "revgraph: error: " << one_line(e.what()) << "\n";
+        return 1;
+    } catch (...) {
+        std::cerr << "revgraph: error: internal error (unknown exception)\n";
         return 1;
     }
 }

@@ -20,6 +20,7 @@ int qualify_command(const std::vector<std::string>& argv) {
     auto options = kTaskOptions;
     options.insert({"idx-dir", "band", "first-seed", "draws", "output"});
     const Args args(argv, options, {"quiet"});
+    if (!args.positional().empty()) throw UsageError{"qualify: unexpected argument '" + args.positional()[0] + "'"};
     const auto dir = args.get("idx-dir");
     if (!dir) throw UsageError{"qualify: --idx-dir DIR is required"};
     const double band = args.get("band") ? parse_double("band", *args.get("band")) : 12.0;
@@ -28,6 +29,7 @@ int qualify_command(const std::vector<std::string>& argv) {
                                     ? static_cast<std::uint64_t>(parse_int("first-seed", *args.get("first-seed"), 0, INT64_MAX))
                                     : 2026091400ull;
     const int draws = args.get("draws") ? static_cast<int>(parse_int("draws", *args.get("draws"), 1, 1000)) : 11;
+    if (const auto out = args.get("output")) require_distinct_writable_outputs({{"--output", *out}});
     const TaskConfig config = config_from(args);
     configure_runtime(args);
     const std::string backend = args.get("backend").value_or("auto");
@@ -74,7 +76,7 @@ int qualify_command(const std::vector<std::string>& argv) {
     report["passed"] = passed;
     const std::string text = report.dump(2) + "\n";
     if (const auto out = args.get("output")) io::write_file_atomic(*out, text);
-    else std::cout << text;
+    else write_stdout(text);
     std::cerr << "revgraph: qualify " << (passed ? "passed" : "FAILED") << ": " << total << " / " << per_draw * draws
               << " correct (needed " << total_needed << ", per-draw floor " << floor_needed << ")\n";
     return passed ? 0 : 3;

@@ -22,9 +22,23 @@ int run_command(const std::vector<std::string>& argv) {
     if (!args.positional().empty()) throw UsageError{"run: unexpected argument '" + args.positional()[0] + "'"};
     const bool quiet = args.flag("quiet");
     std::cerr << std::fixed << std::setprecision(1);
+    const int repeat = args.get("repeat") ? static_cast<int>(parse_int("repeat", *args.get("repeat"), 1, 100000)) : 1;
+    if (args.get("test-labels") && !args.get("input")) throw UsageError{"run: --test-labels needs --input"};
+
+    // Refuse to start a long run whose outputs could not be written anyway.
+    const auto output = args.get("output");
+    const auto state_path = args.get("state");
+    {
+        std::vector<std::pair<std::string, std::string>> targets;
+        if (output) {
+            targets.push_back({"--output", *output});
+            targets.push_back({"the predictions file of --output", io::predictions_path_for(*output).string()});
+        }
+        if (state_path) targets.push_back({"--state", *state_path});
+        require_distinct_writable_outputs(targets);
+    }
     const TaskConfig config = config_from(args);
     configure_runtime(args);
-    const int repeat = args.get("repeat") ? static_cast<int>(parse_int("repeat", *args.get("repeat"), 1, 100000)) : 1;
 
     LabelledTask task;
     if (const auto input = args.get("input")) {
@@ -33,16 +47,8 @@ int run_command(const std::vector<std::string>& argv) {
         if (const auto labels = args.get("test-labels"))
             task.test_labels = io::read_labels(*labels, task.inputs.test_count());
     } else {
-        if (args.get("test-labels")) throw UsageError{"run: --test-labels needs --input"};
         task = embedded_task();
     }
-    // Refuse to start a long run whose outputs could not be written anyway.
-    const auto output = args.get("output");
-    const auto state_path = args.get("state");
-    if (output && state_path && *output == *state_path) throw UsageError{"run: --output and --state name the same file"};
-    for (const auto& target : {output, state_path})
-        if (target) require_writable_directory(*target);
-
     const std::string backend_name = args.get("backend").value_or("auto");
     PreparedTask prepared(std::move(task.inputs), config, make_backend(backend_name));
     if (!quiet)
@@ -87,7 +93,7 @@ int run_command(const std::vector<std::string>& argv) {
     }
     if (state_path) files.push_back({*state_path, io::serialize_npz(io::state_archive(prepared.layout(), out.state))});
     if (!files.empty()) io::write_files_atomic(files);
-    if (!output) std::cout << m.dump(2) << "\n";
+    if (!output) write_stdout(m.dump(2) + "\n");
     return 0;
 }
 

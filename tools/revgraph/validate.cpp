@@ -194,6 +194,9 @@ int validate_command(const std::vector<std::string>& argv, const std::string& se
     auto options = kTaskOptions;
     options.insert({"output", "replays"});
     const Args args(argv, options, {"quiet"});
+    if (!args.positional().empty()) throw UsageError{"validate: unexpected argument '" + args.positional()[0] + "'"};
+    if (const auto out = args.get("output")) require_distinct_writable_outputs({{"--output", *out}});
+    if (const auto r = args.get("replays")) (void)parse_int("replays", *r, 1, 1000);  // used by the GPU section
     configure_runtime(args);
     const std::string backend = args.get("backend").value_or("auto");
     const bool quiet = args.flag("quiet");
@@ -228,7 +231,7 @@ int validate_command(const std::vector<std::string>& argv, const std::string& se
     report["finished_at_utc"] = utc_now();
     const std::string text = report.dump(2) + "\n";
     if (const auto out = args.get("output")) io::write_file_atomic(*out, text);
-    else std::cout << text;
+    else write_stdout(text);
     say(passed ? "passed" : "FAILED");
     return passed ? 0 : 1;
 }
