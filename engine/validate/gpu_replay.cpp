@@ -7,7 +7,9 @@
 
 #include "engine/backends.hpp"
 #include "engine/cpu/trainer.hpp"
+#if defined(REVGRAPH_HAVE_CUDA)
 #include "engine/cuda/cuda_backend.hpp"
+#endif
 #include "engine/cuda/device.hpp"
 #include "engine/data/synthetic.hpp"
 #include "engine/error.hpp"
@@ -62,7 +64,9 @@ bool same_bytes(const TaskState& a, const TaskState& b) {
 }
 
 json backend_diagnostics(Backend& backend) {
+#if defined(REVGRAPH_HAVE_CUDA)
     if (auto* cuda = dynamic_cast<cuda::CudaBackend*>(&backend)) return cuda->diagnostics();
+#endif
     return json{{"backend", backend.name()}};
 }
 

@@ -9,7 +9,8 @@
 //    (parameters, momentum, scores, predictions), with the device time of each.
 //  - gpu_validation: both cases plus N replays of rev88 on 10k/10k synthetic images, shaped like
 //    the seed report's `numerical_validation` section.
-// Every function needs a usable GPU; gpu_validation answers {"run": false, "reason": ...} without.
+// Compiled in every build; every function needs a usable GPU, and gpu_validation answers
+// {"passed": null, "run": false, "reason": ...} without one (or without CUDA in the build).
 #include <cstdint>
 #include <string>
 
