@@ -108,7 +108,7 @@ struct CudaBackend::Impl {
         NVTX_RANGE("warm-up");
         reset.launch(stream.s);
         normalize.launch(stream.s);
-        epoch_start.front().launch(stream.s);
+        if (!epoch_start.empty()) epoch_start.front().launch(stream.s);  // epochs may be 0
         steps.front().launch(stream.s);
         if (steps.size() > 1) steps.back().launch(stream.s);  // the short last batch's shapes
         predict.launch(stream.s);

@@ -3,9 +3,12 @@
 // state, late configuration of the cuBLASLt workspace refused. Skipped (exit 77) without a GPU.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <string>
+#include <vector>
 
 #include "engine/backends.hpp"
+#include "engine/cpu/trainer.hpp"
 #include "engine/cuda/cuda_backend.hpp"
 #include "engine/error.hpp"
 #include "engine/runtime_options.hpp"
@@ -107,4 +110,45 @@ TEST_CASE("cuda: misuse is refused with a clear error") {
     CHECK_THROWS_AS(task.backend().run(3), Error);   // two epochs were captured
     CHECK_THROWS_AS(task.backend().step(0, 3), Error);
     CHECK_THROWS_AS(task.backend().epoch(2), Error);
+}
+
+TEST_CASE("cuda: odd shapes and settings match the float64 reference after a full graph run") {
+    struct Case {
+        int depth, n, q, batch, epochs;
+        double weight_decay, momentum;
+    };
+    for (const Case& k : {Case{3, 5, 3, 8, 1, 0.0, 0.9}, Case{1, 9, 4, 8, 2, 1e-3, 0.9}, Case{2, 19, 7, 8, 0, 0.0, 0.9},
+                          Case{2, 40, 11, 16, 3, 0.0, 0.0}, Case{2, 1, 1, 1, 2, 0.0, 0.9}}) {
+        CAPTURE(k.depth);
+        CAPTURE(k.n);
+        CAPTURE(k.epochs);
+        TaskConfig c = validate::gpu_replay_config(k.depth);
+        c.batch_size = k.batch;
+        c.epochs = k.epochs;
+        c.weight_decay = k.weight_decay;
+        c.momentum = k.momentum;
+        PreparedTask task(validate::synthetic_inputs(k.n, k.q, 99), c, make_backend("cuda"));
+        task.run();
+        const TaskState s = task.backend().read_state();
+        PreparedInputs p;
+        p.inputs = &task.inputs();
+        p.config = c;
+        p.initial_parameters = task.initial_parameters();
+        p.permutations = task.permutations();
+        cpu::Trainer<double> ref(p);
+        ref.reset();
+        ref.normalize();
+        for (int e = 0; e < c.epochs; ++e) ref.epoch(e);
+        ref.predict();
+        const auto within = [](const std::vector<float>& got, const std::vector<double>& want) {
+            for (std::size_t i = 0; i < got.size(); ++i)
+                if (!(std::fabs(got[i] - want[i]) <= validate::kGpuAtol + validate::kGpuRtol * std::fabs(want[i])))
+                    return false;
+            return got.size() == want.size();
+        };
+        CHECK(within(s.parameters, ref.parameters()));
+        CHECK(within(s.velocity, ref.velocity()));
+        CHECK(within(s.scores, ref.scores()));
+        CHECK(s.predictions == ref.predictions());
+    }
 }

@@ -133,6 +133,15 @@ TEST_CASE("plan: every operation of every program stays inside its buffers") {
             CHECK_NOTHROW(plan.check(plan.epoch(1)));
             CHECK_NOTHROW(plan.check(plan.predict()));
         }
+    TaskConfig no_epochs = small_config(2);
+    no_epochs.epochs = 0;
+    const TaskPlan idle(no_epochs, 19, 7);
+    CHECK(idle.elements(Buf::permutations) == 0);
+    CHECK_NOTHROW(idle.check(idle.reset()));
+    CHECK_NOTHROW(idle.check(idle.step(2)));
+    CHECK_NOTHROW(idle.check(idle.predict()));
+    CHECK_THROWS_AS(idle.epoch_start(0), Error);
+
     const TaskPlan plan(small_config(1), 19, 7);
     Program bad{CopyOp{{Buf::order}, {Buf::permutations, 19}, 20}};
     CHECK_THROWS_AS(plan.check(bad), Error);
