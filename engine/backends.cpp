@@ -1,5 +1,6 @@
 #include "engine/backends.hpp"
 
+#include "engine/cpu/fast_backend.hpp"
 #include "engine/cpu/reference_backend.hpp"
 #include "engine/cuda/device.hpp"
 #include "engine/error.hpp"
@@ -12,7 +13,8 @@ namespace revgraph {
 std::vector<std::string> backend_names() { return {"auto", "cpu", "cpu-reference", "cuda"}; }
 
 std::unique_ptr<Backend> make_backend(const std::string& name) {
-    if (name == "cpu-reference" || name == "cpu") return std::make_unique<cpu::ReferenceBackend>();
+    if (name == "cpu") return std::make_unique<cpu::FastBackend>();
+    if (name == "cpu-reference") return std::make_unique<cpu::ReferenceBackend>();
     if (name == "cuda" || name == "auto") {
         if (!cuda::compiled_in()) {
             if (name == "auto") return make_backend("cpu");

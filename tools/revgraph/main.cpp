@@ -23,6 +23,7 @@ commands:
             [--state STATE.npz] [--repeat N] [--device N] [--workspace-bytes N] [--quiet]
             Without --input: the embedded real digits (5,000 train / 5,000 held-out query),
             and the result reports accuracy.
+            --timings adds run_seconds (every run's time, in order) to the result.
   data      make input archives
             data mnist --idx-dir DIR --seed S --output DRAW.npz [--test-labels-output L.npy]
             data embedded --output DRAW.npz [--test-labels-output L.npy] [--split-seed S]

@@ -18,7 +18,7 @@ namespace revgraph::cli {
 int run_command(const std::vector<std::string>& argv) {
     auto options = kTaskOptions;
     options.insert({"input", "test-labels", "output", "state", "repeat"});
-    const Args args(argv, options, {"quiet"});
+    const Args args(argv, options, {"quiet", "timings"});
     if (!args.positional().empty()) throw UsageError{"run: unexpected argument '" + args.positional()[0] + "'"};
     const bool quiet = args.flag("quiet");
     std::cerr << std::fixed << std::setprecision(1);
@@ -58,6 +58,7 @@ int run_command(const std::vector<std::string>& argv) {
                   << "); prepared in " << prepared.preparation_seconds() * 1e3 << " ms\n";
 
     const auto start = std::chrono::steady_clock::now();
+    std::vector<double> run_seconds;  // every run's time, for --timings (bench/compare)
     for (int r = 0; r < repeat; ++r) {
         const bool report = !quiet && r == repeat - 1;
         prepared.run([&](int e) {
@@ -67,9 +68,11 @@ int run_command(const std::vector<std::string>& argv) {
                       << (prepared.backend().name().rfind("cuda", 0) == 0 ? "enqueued" : "done") << " at "
                       << ms << " ms\n";
         });
+        run_seconds.push_back(prepared.last_run_seconds());
     }
     TaskOutputs out = prepared.outputs();
     auto& m = out.metadata;
+    if (args.flag("timings")) m["run_seconds"] = run_seconds;
     m["input"] = task.source;
     if (!task.test_labels.empty()) {
         m["correct"] = correct_count(out.state.predictions, task.test_labels);

@@ -1,0 +1,151 @@
+#!/usr/bin/python3
+"""Smoke checks of revgraph_bench for `meson test --suite bench` (no timing assertions).
+
+  check_bench.py benchmarks BUILD/bench/revgraph_bench   every family on a tiny task -> valid JSON
+  check_bench.py energy BUILD/bench/revgraph_bench       --energy: a report, or why not available
+  check_bench.py compare bench/compare BUILD              bench/compare on a tiny draw -> valid JSON
+"""
+import json
+import os
+import subprocess
+import sys
+import tempfile
+
+# A tiny task: more train rows than the largest swept batch, so every batch is a real one.
+TINY = ["--train=1100", "--query=100", "--warmup=0", "--gpu-min-time=0.02"]
+PHASES = ("reset", "normalize", "epoch", "predict")
+DEPTHS = (1, 2, 4, 8)
+BATCHES = (8, 16, 32, 64, 128, 256, 512, 1024)
+SPEC_BYTES_PER_EXAMPLE = 82 * 4  # SPEC §4: one B x 82 float32 state, whatever the depth
+
+
+def fail(msg):
+    print(f"check_bench: FAIL: {msg}", file=sys.stderr)
+    sys.exit(1)
+
+
+def run(cmd):
+    print("+", " ".join(cmd), flush=True)
+    p = subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=600)
+    sys.stdout.write(p.stdout[-4000:])
+    sys.stderr.write(p.stderr[-4000:])
+    if p.returncode != 0:
+        fail(f"exit status {p.returncode}")
+    return p
+
+
+def check_benchmarks(binary):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "bench.json")
+        run([binary] + TINY + ["--benchmark_min_time=0.01", "--benchmark_format=json",
+                               f"--benchmark_out={out}", "--benchmark_out_format=json"])
+        with open(out) as f:
+            doc = json.load(f)
+        ctx = doc.get("context", {})
+        for key in ("revgraph_commit", "backends", "cpu_model", "timing", "flush_l2", "task"):
+            if key not in ctx:
+                fail(f"context lacks {key!r}")
+        backends = ctx["backends"].split(",")
+        # Google Benchmark appends "/manual_time" to benchmarks timed with SetIterationTime.
+        by_name = {b["name"].removesuffix("/manual_time"): b for b in doc.get("benchmarks", [])}
+        for b in doc.get("benchmarks", []):
+            if b.get("error_occurred"):
+                fail(f"{b['name']}: {b.get('error_message')}")
+        for backend in backends:
+            expected = [f"task/{backend}"] + [f"phase/{backend}/{p}" for p in PHASES] + \
+                [f"sweep_depth/{backend}/depth:{d}" for d in DEPTHS] + \
+                [f"sweep_batch/{backend}/batch:{b}" for b in BATCHES]
+            for name in expected:
+                b = by_name.get(name)
+                if b is None:
+                    fail(f"no benchmark {name!r} (have {sorted(by_name)})")
+                for counter in ("median_ms", "min_ms", "max_ms", "retained_core_bytes", "core_bytes_per_example",
+                                "depth", "batch_size"):
+                    if not isinstance(b.get(counter), (int, float)):
+                        fail(f"{name}: counter {counter!r} missing")
+                if not b["min_ms"] <= b["median_ms"] <= b["max_ms"]:
+                    fail(f"{name}: min/median/max out of order")
+                if b["core_bytes_per_example"] != SPEC_BYTES_PER_EXAMPLE:
+                    fail(f"{name}: {b['core_bytes_per_example']} bytes kept per example, SPEC says "
+                         f"{SPEC_BYTES_PER_EXAMPLE} at every depth")
+                if not name.startswith("phase/") or name.endswith(("epoch", "predict", "normalize")):
+                    if not b.get("items_per_second", 0) > 0:
+                        fail(f"{name}: no items_per_second")
+            for d in DEPTHS:
+                if by_name[f"sweep_depth/{backend}/depth:{d}"]["depth"] != d:
+                    fail(f"sweep_depth {d}: depth counter wrong")
+        # The flag path: --flush-l2 is accepted (a no-op for CPU backends) and the context says so.
+        out2 = os.path.join(tmp, "flush.json")
+        run([binary] + TINY + ["--flush-l2", "--benchmark_filter=^task/", "--benchmark_min_time=0.01",
+                               f"--benchmark_out={out2}"])
+        with open(out2) as f:
+            doc2 = json.load(f)
+        if doc2["context"].get("flush_l2", "off") == "off":
+            fail("--flush-l2 not reflected in the context")
+        if not doc2["benchmarks"]:
+            fail("--benchmark_filter=^task/ ran nothing")
+    print(f"check_bench: ok: {len(by_name)} benchmarks for {', '.join(backends)}")
+
+
+def check_energy(binary):
+    quick = TINY + ["--idle-seconds=0.1", "--energy-seconds=0.1", "--energy-min-tasks=2"]
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "energy.json")
+        p = run([binary, "--energy", f"--energy-out={out}"] + quick)
+        with open(out) as f:
+            e = json.load(f)["energy"]
+        if not isinstance(e.get("available"), bool):
+            fail("energy.available missing")
+        if e["available"]:
+            if not (e.get("tasks", 0) >= 2 and isinstance(e.get("joules_per_task"), (int, float))):
+                fail(f"energy report incomplete: {e}")
+        elif not e.get("reason"):
+            fail("energy not available but no reason given")
+        if "energy:" not in p.stdout:
+            fail("no summary line on stdout")
+        # The NVML-missing path, forced even on a GPU machine.
+        out2 = os.path.join(tmp, "missing.json")
+        run([binary, "--energy", "--nvml-library=libnvidia-ml-absent.so.1", f"--energy-out={out2}"] + quick)
+        with open(out2) as f:
+            m = json.load(f)["energy"]
+        if m["available"] or "libnvidia-ml-absent.so.1" not in m.get("reason", ""):
+            fail(f"missing NVML not reported: {m}")
+    print(f"check_bench: ok: energy {'available' if e['available'] else 'not available: ' + e['reason']}")
+
+
+def check_compare(script, build_dir):
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "compare.json")
+        run([sys.executable, script, "--build-dir", build_dir, "--train", "300", "--query", "50", "--repeat", "2",
+             "--rounds", "2", "--warmup", "0", "--allow-missing-torch", "--output", out])
+        with open(out) as f:
+            doc = json.load(f)
+        for key in ("machine", "date", "git", "task", "timing", "settings"):
+            if key not in doc:
+                fail(f"compare report lacks {key!r}")
+        if not doc["git"].get("commit"):
+            fail("compare report has no git commit")
+        if not doc["timing"]:
+            fail("compare measured nothing")
+        for name, t in doc["timing"].items():
+            ms = t["task_ms"]
+            if len(ms["runs"]) != 2 or not ms["min"] <= ms["median"] <= ms["max"]:
+                fail(f"{name}: task_ms malformed: {ms}")
+        if "torch-eager" in doc["timing"]:
+            for name, t in doc["timing"].items():
+                if "vs_torch-eager" not in t["speedup"]:
+                    fail(f"{name}: no speedup vs torch-eager")
+    print(f"check_bench: ok: compare measured {', '.join(doc['timing'])}")
+
+
+def main(argv):
+    modes = {"benchmarks": (check_benchmarks, 3), "energy": (check_energy, 3), "compare": (check_compare, 4)}
+    if len(argv) < 2 or argv[1] not in modes or len(argv) != modes[argv[1]][1]:
+        print(__doc__, file=sys.stderr)
+        return 2
+    modes[argv[1]][0](*argv[2:])
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main(sys.argv))

@@ -1,0 +1,242 @@
+#include "bench/energy.hpp"
+
+#include <dlfcn.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstdio>
+#include <numeric>
+#include <sstream>
+#include <thread>
+#include <type_traits>
+
+namespace revgraph::bench {
+namespace {
+
+// The few NVML declarations used, from NVIDIA's public nvml.h (stable C ABI).
+using nvmlReturn_t = int;
+using nvmlDevice_t = void*;
+constexpr nvmlReturn_t NVML_SUCCESS = 0;
+
+using Clock = std::chrono::steady_clock;
+
+double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
+
+double mean(const std::vector<double>& v) {
+    return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
+}
+
+double median(std::vector<double> v) {
+    if (v.empty()) return 0;
+    std::sort(v.begin(), v.end());
+    const std::size_t n = v.size();
+    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
+}
+
+}  // namespace
+
+struct Nvml::Api {
+    nvmlReturn_t (*init)() = nullptr;
+    nvmlReturn_t (*shutdown)() = nullptr;
+    const char* (*error_string)(nvmlReturn_t) = nullptr;
+    nvmlReturn_t (*by_index)(unsigned, nvmlDevice_t*) = nullptr;
+    nvmlReturn_t (*by_pci)(const char*, nvmlDevice_t*) = nullptr;
+    nvmlReturn_t (*name)(nvmlDevice_t, char*, unsigned) = nullptr;
+    nvmlReturn_t (*energy)(nvmlDevice_t, unsigned long long*) = nullptr;
+    nvmlReturn_t (*power)(nvmlDevice_t, unsigned*) = nullptr;
+
+    std::string error(nvmlReturn_t r) const {
+        const char* s = error_string ? error_string(r) : nullptr;
+        return s ? std::string(s) + " (" + std::to_string(r) + ")" : "NVML error " + std::to_string(r);
+    }
+};
+
+std::unique_ptr<Nvml> Nvml::open(std::string* why, const std::string& library, const std::string& pci_bus_id,
+                                 unsigned index) {
+    auto fail = [&](const std::string& reason) -> std::unique_ptr<Nvml> {
+        if (why) *why = reason;
+        return nullptr;
+    };
+    std::unique_ptr<Nvml> nvml(new Nvml());
+    nvml->handle_ = ::dlopen(library.c_str(), RTLD_NOW | RTLD_LOCAL);
+    if (!nvml->handle_) {
+        const char* e = ::dlerror();
+        return fail("NVML not available: cannot load " + library + " (" + (e ? e : "dlopen failed") +
+                    "); it comes with the NVIDIA driver, so this machine has no NVIDIA GPU driver");
+    }
+    nvml->api_ = std::make_unique<Api>();
+    auto& a = *nvml->api_;
+    std::string missing;
+    auto resolve = [&](auto& fn, const char* name) {
+        fn = reinterpret_cast<std::remove_reference_t<decltype(fn)>>(::dlsym(nvml->handle_, name));
+        if (!fn) missing += (missing.empty() ? "" : ", ") + std::string(name);
+    };
+    resolve(a.init, "nvmlInit_v2");
+    resolve(a.shutdown, "nvmlShutdown");
+    resolve(a.error_string, "nvmlErrorString");
+    resolve(a.by_index, "nvmlDeviceGetHandleByIndex_v2");
+    resolve(a.by_pci, "nvmlDeviceGetHandleByPciBusId_v2");
+    resolve(a.name, "nvmlDeviceGetName");
+    resolve(a.energy, "nvmlDeviceGetTotalEnergyConsumption");
+    resolve(a.power, "nvmlDeviceGetPowerUsage");
+    if (!missing.empty()) return fail("NVML not available: " + library + " lacks " + missing);
+
+    if (const nvmlReturn_t r = a.init(); r != NVML_SUCCESS)
+        return fail("NVML not available: nvmlInit failed: " + a.error(r));
+    nvml->initialized_ = true;
+    nvmlDevice_t device = nullptr;
+    const nvmlReturn_t r = pci_bus_id.empty() ? a.by_index(index, &device) : a.by_pci(pci_bus_id.c_str(), &device);
+    if (r != NVML_SUCCESS)
+        return fail("NVML has no device " + (pci_bus_id.empty() ? "index " + std::to_string(index) : pci_bus_id) +
+                    ": " + a.error(r));
+    nvml->device_ = device;
+    std::string energy_why;
+    if (!nvml->total_energy_mj(&energy_why))
+        return fail("NVML cannot read the energy counter of " + nvml->device_name() + ": " + energy_why +
+                    " (nvmlDeviceGetTotalEnergyConsumption needs Volta or newer)");
+    return nvml;
+}
+
+Nvml::~Nvml() {
+    if (initialized_ && api_ && api_->shutdown) api_->shutdown();
+    if (handle_) ::dlclose(handle_);
+}
+
+std::string Nvml::device_name() const {
+    char buf[96] = {};
+    if (api_->name(device_, buf, sizeof buf) != NVML_SUCCESS) return "unknown NVML device";
+    return buf;
+}
+
+std::optional<std::uint64_t> Nvml::total_energy_mj(std::string* why) const {
+    unsigned long long mj = 0;
+    if (const nvmlReturn_t r = api_->energy(device_, &mj); r != NVML_SUCCESS) {
+        if (why) *why = api_->error(r);
+        return std::nullopt;
+    }
+    return static_cast<std::uint64_t>(mj);
+}
+
+std::optional<unsigned> Nvml::power_mw(std::string* why) const {
+    unsigned mw = 0;
+    if (const nvmlReturn_t r = api_->power(device_, &mw); r != NVML_SUCCESS) {
+        if (why) *why = api_->error(r);
+        return std::nullopt;
+    }
+    return mw;
+}
+
+EnergyReport summarize(const EnergySamples& s) {
+    EnergyReport r;
+    r.available = true;
+    r.tasks = static_cast<int>(s.task_seconds.size());
+    r.run_seconds = s.run_seconds;
+    r.idle_watts_before = mean(s.idle_before_watts);
+    r.idle_watts_after = mean(s.idle_after_watts);
+    const bool before = !s.idle_before_watts.empty(), after = !s.idle_after_watts.empty();
+    r.idle_watts = before && after ? 0.5 * (r.idle_watts_before + r.idle_watts_after)
+                                   : (before ? r.idle_watts_before : r.idle_watts_after);
+    r.total_joules = static_cast<double>(s.energy_end_mj - s.energy_start_mj) / 1e3;
+    r.idle_joules = r.idle_watts * s.run_seconds;
+    r.net_joules = r.total_joules - r.idle_joules;
+    if (r.tasks > 0) {
+        r.joules_per_task = r.net_joules / r.tasks;
+        r.gross_joules_per_task = r.total_joules / r.tasks;
+        r.task_ms_median = median(s.task_seconds) * 1e3;
+        r.task_ms_min = *std::min_element(s.task_seconds.begin(), s.task_seconds.end()) * 1e3;
+        r.task_ms_max = *std::max_element(s.task_seconds.begin(), s.task_seconds.end()) * 1e3;
+    }
+    if (s.run_seconds > 0) r.average_watts = r.total_joules / s.run_seconds;
+    if (s.energy_end_mj < s.energy_start_mj) {
+        r.available = false;
+        r.reason = "the energy counter went backwards (driver reloaded during the run?)";
+    } else if (r.net_joules <= 0) {
+        r.reason = "net energy <= 0: the run did not rise measurably above idle; use more tasks";
+    }
+    return r;
+}
+
+EnergyReport not_available(const std::string& reason) {
+    EnergyReport r;
+    r.available = false;
+    r.reason = reason;
+    return r;
+}
+
+namespace {
+
+std::vector<double> sample_power(const Nvml& nvml, double seconds, double interval) {
+    std::vector<double> watts;
+    const auto start = Clock::now();
+    do {
+        if (const auto mw = nvml.power_mw()) watts.push_back(*mw / 1e3);
+        std::this_thread::sleep_for(std::chrono::duration<double>(interval));
+    } while (seconds_since(start) < seconds);
+    return watts;
+}
+
+}  // namespace
+
+EnergyReport measure_energy(const Nvml& nvml, const std::function<double()>& run_task, const EnergyOptions& o) {
+    EnergySamples s;
+    s.idle_before_watts = sample_power(nvml, o.idle_seconds, o.sample_interval_seconds);
+    std::string why;
+    const auto e0 = nvml.total_energy_mj(&why);
+    if (!e0) return not_available("energy counter read failed: " + why);
+    const auto start = Clock::now();
+    while (static_cast<int>(s.task_seconds.size()) < o.max_tasks &&
+           (static_cast<int>(s.task_seconds.size()) < o.min_tasks || seconds_since(start) < o.min_seconds))
+        s.task_seconds.push_back(run_task());
+    const auto e1 = nvml.total_energy_mj(&why);
+    s.run_seconds = seconds_since(start);
+    if (!e1) return not_available("energy counter read failed: " + why);
+    s.idle_after_watts = sample_power(nvml, o.idle_seconds, o.sample_interval_seconds);
+    s.energy_start_mj = *e0;
+    s.energy_end_mj = *e1;
+    EnergyReport r = summarize(s);
+    r.nvml_device = nvml.device_name();
+    return r;
+}
+
+nlohmann::ordered_json EnergyReport::to_json() const {
+    nlohmann::ordered_json j;
+    j["available"] = available;
+    if (!reason.empty()) j[available ? "note" : "reason"] = reason;
+    if (!backend.empty()) j["backend"] = backend;
+    if (!device.empty()) j["device"] = device;
+    if (!available) return j;
+    j["nvml_device"] = nvml_device;
+    j["tasks"] = tasks;
+    j["run_seconds"] = run_seconds;
+    j["task_ms"] = {{"median", task_ms_median}, {"min", task_ms_min}, {"max", task_ms_max}};
+    j["idle_watts"] = {{"before", idle_watts_before}, {"after", idle_watts_after}, {"used", idle_watts}};
+    j["average_watts"] = average_watts;
+    j["total_joules"] = total_joules;
+    j["idle_joules"] = idle_joules;
+    j["net_joules"] = net_joules;
+    j["joules_per_task"] = joules_per_task;
+    j["gross_joules_per_task"] = gross_joules_per_task;
+    j["method"] =
+        "nvmlDeviceGetTotalEnergyConsumption before/after back-to-back tasks; idle power "
+        "(nvmlDeviceGetPowerUsage, mean of the samples before and after) times the run's duration subtracted";
+    return j;
+}
+
+std::string EnergyReport::summary_line() const {
+    std::ostringstream o;
+    if (!available) {
+        o << "energy: not available: " << reason;
+        return o.str();
+    }
+    char buf[320];
+    std::snprintf(buf, sizeof buf,
+                  "energy: %s on %s: %d tasks in %.2f s, task %.3f ms median; %.4f J/task net of idle "
+                  "(%.4f J/task gross; idle %.1f W before, %.1f W after; %.1f W average)",
+                  backend.c_str(), nvml_device.c_str(), tasks, run_seconds, task_ms_median, joules_per_task,
+                  gross_joules_per_task, idle_watts_before, idle_watts_after, average_watts);
+    o << buf;
+    if (!reason.empty()) o << "; note: " << reason;
+    return o.str();
+}
+
+}  // namespace revgraph::bench

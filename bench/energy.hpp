@@ -1,0 +1,95 @@
+#pragma once
+// GPU energy per task through NVML, loaded at run time (dlopen of libnvidia-ml.so.1): no
+// build-time dependency, and on a machine without the NVIDIA driver every entry point says
+// "not available" and why instead of failing. Host C++ only; no CUDA headers.
+//
+// Method (measure_energy): warm tasks have already run; sample the idle power
+// (nvmlDeviceGetPowerUsage) for `idle_seconds`, read the board's energy counter
+// (nvmlDeviceGetTotalEnergyConsumption, mJ), run tasks back to back until at least
+// `min_seconds` and `min_tasks`, read the counter again, sample idle power again. Net energy
+// = counter delta - mean idle power x run duration; joules per task = net / tasks.
+#include <cstdint>
+#include <functional>
+#include <memory>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+namespace revgraph::bench {
+
+inline constexpr const char* kNvmlLibrary = "libnvidia-ml.so.1";
+
+class Nvml {
+public:
+    // Loads `library`, resolves the entry points, initialises NVML and picks the device: by PCI
+    // bus id when one is given (the CUDA device the backend runs on), else by NVML index.
+    // Returns nullptr and sets *why (one line) when any of that fails.
+    static std::unique_ptr<Nvml> open(std::string* why, const std::string& library = kNvmlLibrary,
+                                      const std::string& pci_bus_id = "", unsigned index = 0);
+    ~Nvml();
+    Nvml(const Nvml&) = delete;
+    Nvml& operator=(const Nvml&) = delete;
+
+    std::string device_name() const;
+    // Energy since the driver was loaded, in millijoules (Volta and newer).
+    std::optional<std::uint64_t> total_energy_mj(std::string* why = nullptr) const;
+    // Board power in milliwatts (on recent GPUs an average over about one second).
+    std::optional<unsigned> power_mw(std::string* why = nullptr) const;
+
+    struct Api;
+
+private:
+    Nvml() = default;
+    void* handle_ = nullptr;  // dlopen handle
+    std::unique_ptr<Api> api_;
+    void* device_ = nullptr;  // nvmlDevice_t
+    bool initialized_ = false;
+};
+
+// Raw readings of one measurement; summarize() turns them into the report (pure arithmetic,
+// tested without a GPU).
+struct EnergySamples {
+    std::vector<double> idle_before_watts;  // power samples before the run
+    std::vector<double> idle_after_watts;   // and after it
+    std::uint64_t energy_start_mj = 0;
+    std::uint64_t energy_end_mj = 0;
+    double run_seconds = 0;                  // wall time from the first counter read to the second
+    std::vector<double> task_seconds;        // each task's own time (device events where available)
+};
+
+struct EnergyReport {
+    bool available = false;
+    std::string reason;  // why not, when !available; notes otherwise
+    std::string backend, device, nvml_device;
+    int tasks = 0;
+    double run_seconds = 0;
+    double idle_watts_before = 0, idle_watts_after = 0, idle_watts = 0;
+    double total_joules = 0, idle_joules = 0, net_joules = 0;
+    double joules_per_task = 0;        // net of idle
+    double gross_joules_per_task = 0;  // idle included
+    double average_watts = 0;
+    double task_ms_median = 0, task_ms_min = 0, task_ms_max = 0;
+
+    nlohmann::ordered_json to_json() const;
+    std::string summary_line() const;  // one human line: time and joules per task, or why not
+};
+
+EnergyReport summarize(const EnergySamples& samples);
+
+struct EnergyOptions {
+    double idle_seconds = 1.0;
+    double min_seconds = 5.0;
+    int min_tasks = 50;
+    int max_tasks = 100000;
+    double sample_interval_seconds = 0.02;
+};
+
+// `run_task` runs one complete task to completion (synchronised) and returns its own time in
+// seconds. The caller has prepared and warmed the task.
+EnergyReport measure_energy(const Nvml& nvml, const std::function<double()>& run_task, const EnergyOptions& options);
+
+EnergyReport not_available(const std::string& reason);
+
+}  // namespace revgraph::bench

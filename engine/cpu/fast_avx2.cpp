@@ -1,0 +1,114 @@
+// The fast backend's AVX2+FMA kernels: 8 floats per vector, explicit fused multiply-adds.
+// Everything after the target pragma is compiled for AVX2+FMA and has internal linkage, so no
+// AVX2 code can leak into functions that run before the processor check (fast_isa.cpp).
+#include <algorithm>
+#include <cmath>
+#include <cstddef>
+#include <cstdint>
+
+#include "engine/cpu/fast_kernels.hpp"
+#include "engine/model/layout.hpp"
+
+#if defined(__x86_64__) || defined(__i386__)
+#include <immintrin.h>
+
+#if defined(__clang__)
+#pragma clang attribute push(__attribute__((target("avx2,fma"))), apply_to = function)
+#elif defined(__GNUC__)
+#pragma GCC push_options
+#pragma GCC target("avx2,fma")
+#endif
+
+namespace revgraph::cpu::fast {
+namespace {
+
+struct Simd {
+    using V = __m256;
+    static constexpr int W = 8;
+    // 3 rows x 4 vectors = 12 accumulators: a 128-row batch is 16 vectors, 4 blocks across.
+    static constexpr int k1_mr = 3, k1_nr = 4;
+    static constexpr int k2_mr = 4, k2_nr = 3;  // 12 accumulators + 3 rows of p + 1 of g
+    static V zero() { return _mm256_setzero_ps(); }
+    static V set1(float x) { return _mm256_set1_ps(x); }
+    static V bcast(const float* p) { return _mm256_broadcast_ss(p); }
+    static V load(const float* p) { return _mm256_loadu_ps(p); }
+    static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
+    static __m256i lanes(int n) { return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }
+    static V loadn(const float* p, int n) { return _mm256_maskload_ps(p, lanes(n)); }
+    static void storen(float* p, V v, int n) { _mm256_maskstore_ps(p, lanes(n), v); }
+    static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }
+    static V add(V a, V b) { return _mm256_add_ps(a, b); }
+    static V sub(V a, V b) { return _mm256_sub_ps(a, b); }
+    static V mul(V a, V b) { return _mm256_mul_ps(a, b); }
+    static V div(V a, V b) { return _mm256_div_ps(a, b); }
+    static V max(V a, V b) { return _mm256_max_ps(a, b); }
+    static V relu(V v) { return _mm256_max_ps(v, _mm256_setzero_ps()); }
+    static V pos_select(V m, V v) { return _mm256_and_ps(v, _mm256_cmp_ps(m, _mm256_setzero_ps(), _CMP_GT_OQ)); }
+    static V onehot(V lab, float j) {
+        return _mm256_and_ps(_mm256_cmp_ps(lab, _mm256_set1_ps(j), _CMP_EQ_OQ), _mm256_set1_ps(1.0f));
+    }
+    // Cephes expf: 2^n · e^r with |r| <= ln2/2, a degree-5 polynomial; ~1 ulp. Arguments are
+    // s - max(s) <= 0 here; below -87 the result would be subnormal and is clamped there.
+    static V exp(V x) {
+        x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
+        const V n = _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
+        x = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
+        x = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), x);
+        V y = _mm256_set1_ps(1.9875691500e-4f);
+        y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.3981999507e-3f));
+        y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(8.3334519073e-3f));
+        y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(4.1665795894e-2f));
+        y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.6666665459e-1f));
+        y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201e-1f));
+        y = _mm256_fmadd_ps(y, _mm256_mul_ps(x, x), x);
+        y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+        const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
+        return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
+    }
+    // out[i] = sum of the lanes of v[i], i < 4.
+    static constexpr int kGroup = 4;
+    static void hsum_group(const V* v, float* out) {
+        const V abcd = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
+        _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
+    }
+    // In-place 8x8 transpose: r[i][j] <- r[j][i].
+    static void transpose(V* r) {
+        V t[8], u[8];
+        for (int i = 0; i < 4; ++i) {
+            t[2 * i] = _mm256_unpacklo_ps(r[2 * i], r[2 * i + 1]);
+            t[2 * i + 1] = _mm256_unpackhi_ps(r[2 * i], r[2 * i + 1]);
+        }
+        // u[4i+j], 128-bit lane L: column 4L+j of rows 4i..4i+3.
+        for (int i = 0; i < 2; ++i) {
+            u[4 * i + 0] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0x44);
+            u[4 * i + 1] = _mm256_shuffle_ps(t[4 * i], t[4 * i + 2], 0xEE);
+            u[4 * i + 2] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0x44);
+            u[4 * i + 3] = _mm256_shuffle_ps(t[4 * i + 1], t[4 * i + 3], 0xEE);
+        }
+        for (int j = 0; j < 4; ++j) {
+            r[j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x20);
+            r[4 + j] = _mm256_permute2f128_ps(u[j], u[4 + j], 0x31);
+        }
+    }
+};
+
+#include "engine/cpu/fast_kernels.inl"
+
+}  // namespace
+}  // namespace revgraph::cpu::fast
+
+#if defined(__clang__)
+#pragma clang attribute pop
+#elif defined(__GNUC__)
+#pragma GCC pop_options
+#endif
+
+namespace revgraph::cpu::fast {
+const Ops* ops_avx2() { return &kOps; }
+}  // namespace revgraph::cpu::fast
+
+#else
+namespace revgraph::cpu::fast {
+const Ops* ops_avx2() { return nullptr; }
+}  // namespace revgraph::cpu::fast
+#endif

@@ -1,0 +1,248 @@
+// The fast CPU backend (`--backend cpu`) against the reference engine, for every kernel set
+// this processor can run: step by step against Trainer<double> (every gradient, parameter and
+// momentum value), predictions against the float reference, byte-identical replays, the kept
+// activation memory, and no allocation inside run().
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "engine/backends.hpp"
+#include "engine/cpu/fast_backend.hpp"
+#include "engine/cpu/trainer.hpp"
+#include "engine/io/npz.hpp"
+#include "engine/io/task_files.hpp"
+#include "engine/rng/pcg64.hpp"
+#include "engine/rng/torch_init.hpp"
+#include "engine/task.hpp"
+#include "test/cpu/alloc_counter.hpp"
+
+using namespace revgraph;
+namespace fast = revgraph::cpu::fast;
+
+namespace {
+
+TaskInputs synthetic_inputs(int n, int q, std::uint32_t seed) {
+    rng::Mt19937 gen(seed);
+    TaskInputs in;
+    for (int i = 0; i < n * 81; ++i) in.train_images.push_back(rng::torch_uniform01(gen));
+    for (int i = 0; i < n; ++i) in.train_labels.push_back(gen.next() % 10);
+    for (int i = 0; i < q * 81; ++i) in.test_images.push_back(rng::torch_uniform01(gen));
+    return in;
+}
+
+PreparedInputs prepare(const TaskInputs& in, const TaskConfig& c) {
+    PreparedInputs p;
+    p.inputs = &in;
+    p.config = c;
+    const model::Layout layout(c.depth);
+    p.initial_parameters.resize(layout.total());
+    rng::init_parameters(layout, c.seed, p.initial_parameters.data());
+    p.permutations = rng::epoch_permutations(c.seed, in.train_count(), c.epochs);
+    return p;
+}
+
+// Largest |got - want| - (atol + rtol |want|): <= 0 when every value is within tolerance.
+template <typename T>
+double max_excess(const std::vector<float>& got, const std::vector<T>& want, double atol, double rtol) {
+    REQUIRE(got.size() == want.size());
+    double worst = -INFINITY;
+    for (std::size_t i = 0; i < got.size(); ++i)
+        worst = std::max(worst, std::fabs(double(got[i]) - double(want[i])) - (atol + rtol * std::fabs(double(want[i]))));
+    return worst;
+}
+
+struct Case {
+    int n, q, batch, depth;
+    double weight_decay;
+};
+
+}  // namespace
+
+TEST_CASE("fast: every step matches the double-precision reference trainer, on every kernel set") {
+    // Batches: full and short last batches, tails that are not a whole SIMD vector, batch > N.
+    const Case cases[] = {
+        {19, 7, 8, 1, 1e-3},   // 8, 8, 3
+        {19, 7, 8, 2, 0.0},    // SPEC's smoke shape
+        {19, 7, 8, 3, 0.0},
+        {19, 7, 32, 2, 0.0},   // batch_size > N: one batch of 19
+        {45, 9, 13, 2, 0.0},   // 13, 13, 13, 6
+        {300, 20, 128, 2, 0.0},  // rev88's batch: 128, 128, 44
+        {300, 20, 128, 1, 5e-4},
+        {300, 20, 128, 3, 0.0},
+    };
+    for (fast::Isa isa : fast::supported_isas()) {
+        CAPTURE(fast::isa_name(isa));
+        for (const Case& k : cases) {
+            CAPTURE(k.n);
+            CAPTURE(k.batch);
+            CAPTURE(k.depth);
+            TaskConfig c;
+            c.depth = k.depth;
+            c.batch_size = k.batch;
+            c.weight_decay = k.weight_decay;
+            const auto in = synthetic_inputs(k.n, k.q, 5 + k.n);
+            const auto p = prepare(in, c);
+            cpu::Trainer<double> ref(p);
+            cpu::FastBackend fb(isa);
+            fb.prepare(p);
+            ref.reset();
+            ref.normalize();
+            fb.reset();
+            fb.normalize();
+            REQUIRE(fb.batches_per_epoch() == ref.batches_per_epoch());
+            int checks = 0;
+            for (int e = 0; e < c.epochs; ++e)
+                for (int b = 0; b < ref.batches_per_epoch(); ++b) {
+                    CAPTURE(e);
+                    CAPTURE(b);
+                    ref.step(e, b);
+                    fb.step(e, b);
+                    const TaskState s = fb.read_state();
+                    CHECK(max_excess(s.gradients, ref.gradients(), 2e-5, 3e-3) <= 0);
+                    CHECK(max_excess(s.parameters, ref.parameters(), 2e-5, 3e-3) <= 0);
+                    CHECK(max_excess(s.velocity, ref.velocity(), 2e-5, 3e-3) <= 0);
+                    ++checks;
+                }
+            CHECK(checks == c.epochs * ref.batches_per_epoch());
+            // Training moved the parameters, and every gradient entry was written.
+            double moved = 0;
+            for (std::size_t i = 0; i < ref.parameters().size(); ++i)
+                moved = std::max(moved, std::fabs(ref.parameters()[i] - p.initial_parameters[i]));
+            CHECK(moved > 1e-3);
+
+            // Prediction after the same training: scores close, predictions equal.
+            ref.predict();
+            fb.predict();
+            const TaskState s = fb.read_state();
+            CHECK(max_excess(s.scores, ref.scores(), 2e-5, 3e-3) <= 0);
+            CHECK(s.predictions == ref.predictions());
+        }
+    }
+}
+
+TEST_CASE("fast: full runs predict as the float reference does and replay byte-identically") {
+    TaskConfig c;  // rev88, on a small synthetic task
+    const auto in = synthetic_inputs(1000, 500, 17);
+    PreparedTask reference(in, c, make_backend("cpu-reference"));
+    reference.run();
+    const auto want = reference.outputs();
+    for (fast::Isa isa : fast::supported_isas()) {
+        CAPTURE(fast::isa_name(isa));
+        PreparedTask task(in, c, std::make_unique<cpu::FastBackend>(isa));
+        task.run();
+        const auto first = task.outputs();
+        task.run();
+        const auto second = task.outputs();
+        CHECK(first.state.parameters == second.state.parameters);
+        CHECK(first.state.velocity == second.state.velocity);
+        CHECK(first.state.gradients == second.state.gradients);
+        CHECK(first.state.scores == second.state.scores);
+        CHECK(first.state.predictions == second.state.predictions);
+        CHECK(first.metadata["state_vector_sha256"] == second.metadata["state_vector_sha256"]);
+        CHECK(first.metadata["backend"] == "cpu");
+        // Against the float reference: parameters and scores close, predictions equal. (Both are
+        // float32 with different summation orders; a query whose top two scores were within
+        // rounding of each other could flip, and none of these 500 does.)
+        std::vector<double> ref_params(want.state.parameters.begin(), want.state.parameters.end());
+        std::vector<double> ref_scores(want.state.scores.begin(), want.state.scores.end());
+        CHECK(max_excess(first.state.parameters, ref_params, 2e-5, 3e-3) <= 0);
+        CHECK(max_excess(first.state.scores, ref_scores, 1e-4, 3e-3) <= 0);
+        CHECK(first.state.predictions == want.state.predictions);
+    }
+}
+
+TEST_CASE("fast: one B x 82 float32 state is kept, and run() does not allocate") {
+    struct Shape {
+        int n, batch;
+    };
+    for (const Shape s : {Shape{19, 8}, Shape{19, 32}, Shape{300, 128}, Shape{45, 13}}) {
+        CAPTURE(s.n);
+        CAPTURE(s.batch);
+        TaskConfig c;
+        c.batch_size = s.batch;
+        const auto in = synthetic_inputs(s.n, 7, 3);
+        PreparedTask task(in, c, make_backend("cpu"));
+        const std::size_t rows = static_cast<std::size_t>(std::min(s.n, s.batch));
+        CHECK(task.backend().retained_core_bytes() == rows * 82 * sizeof(float));
+        CHECK(task.backend().retained_core_states() == 1);
+        test::count_allocations(true);
+        {  // the counter counts (a direct call: a new-expression's allocation may be elided)
+            static void* volatile probe;
+            probe = ::operator new(16);
+            ::operator delete(probe);
+        }
+        CHECK(test::allocations_counted() == 1);
+        test::count_allocations(true);
+        task.run();
+        test::count_allocations(false);
+        CHECK(test::allocations_counted() == 0);
+        CHECK(task.outputs().metadata["core_saved_bytes_per_example"] == 328);
+    }
+}
+
+TEST_CASE("fast: the factory's cpu backend is the fast one, on the fastest kernels here") {
+    auto b = make_backend("cpu");
+    CHECK(b->name() == "cpu");
+    CHECK(make_backend("cpu-reference")->name() == "cpu-reference");
+    auto* fb = dynamic_cast<cpu::FastBackend*>(b.get());
+    REQUIRE(fb != nullptr);
+    CHECK(fb->isa() == fast::best_isa());
+    CHECK(fast::isa_supported(fast::Isa::portable));
+    MESSAGE("fast kernels here: " << std::string(fast::isa_name(fast::best_isa())) << "; device: " << b->device());
+}
+
+TEST_CASE("fast: follows the PyTorch traces step by step within the GPU tolerance, on every kernel set") {
+    // tools/torch_reference.py traces of the 19/7 task (batch 8): every gradient, parameter and
+    // momentum value after each of the 6 steps, then scores and predictions. The float64
+    // traces are compared at float32's tolerance, as this backend is float32.
+    const char* root = std::getenv("REVGRAPH_SOURCE_ROOT");
+    const std::string dir = std::string(root ? root : ".") + "/test/vectors/";
+    const TaskInputs inputs = io::read_task_inputs(dir + "synthetic_19x7.npz");
+    struct Trace {
+        const char* file;
+        int depth;
+        std::uint64_t seed;
+    };
+    for (const Trace t : {Trace{"torch_trace_d1_s781_f64.npz", 1, 781}, Trace{"torch_trace_d2_s781_f64.npz", 2, 781},
+                          Trace{"torch_trace_d2_s11_f32.npz", 2, 11}}) {
+        CAPTURE(t.file);
+        const io::NpzArchive trace = io::read_npz(dir + t.file);
+        auto want = [&](const std::string& key) {
+            const io::Array& a = trace.at(key);
+            if (a.dtype == "<f8") return a.as<double>();
+            const auto f = a.as<float>();
+            return std::vector<double>(f.begin(), f.end());
+        };
+        TaskConfig c;
+        c.depth = t.depth;
+        c.seed = t.seed;
+        c.batch_size = 8;
+        const auto p = prepare(inputs, c);
+        for (fast::Isa isa : fast::supported_isas()) {
+            CAPTURE(fast::isa_name(isa));
+            cpu::FastBackend fb(isa);
+            fb.prepare(p);
+            fb.reset();
+            fb.normalize();
+            int step = 0;
+            for (int e = 0; e < c.epochs; ++e)
+                for (int b = 0; b < fb.batches_per_epoch(); ++b, ++step) {
+                    CAPTURE(step);
+                    fb.step(e, b);
+                    const TaskState s = fb.read_state();
+                    const std::string k = "step" + std::to_string(step);
+                    CHECK(max_excess(s.gradients, want(k + ".grad"), 2e-5, 3e-3) <= 0);
+                    CHECK(max_excess(s.parameters, want(k + ".param"), 2e-5, 3e-3) <= 0);
+                    CHECK(max_excess(s.velocity, want(k + ".velocity"), 2e-5, 3e-3) <= 0);
+                }
+            CHECK(step == 6);
+            fb.predict();
+            const TaskState s = fb.read_state();
+            CHECK(max_excess(s.scores, want("scores"), 2e-5, 3e-3) <= 0);
+            CHECK(s.predictions == trace.at("predictions").as<std::int64_t>());
+        }
+    }
+}
