@@ -4,6 +4,9 @@
 #include "engine/cpu/reference_backend.hpp"
 #include "engine/cuda/device.hpp"
 #include "engine/error.hpp"
+#if defined(REVGRAPH_HAVE_CUDA)
+#include "engine/cuda/cuda_backend.hpp"
+#endif
 
 namespace revgraph {
 
@@ -21,7 +24,11 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
             if (name == "auto") return make_backend("cpu");
             throw Error("backend: cuda requested but " + cuda::describe_device());
         }
-        throw Error("backend: the cuda backend is not built yet");
+#if defined(REVGRAPH_HAVE_CUDA)
+        return std::make_unique<cuda::CudaBackend>();
+#else
+        throw Error("backend: cuda requested but this build has no CUDA");
+#endif
     }
     throw Error("backend: unknown backend '" + name + "' (expected auto, cpu, cpu-reference or cuda)");
 }

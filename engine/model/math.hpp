@@ -27,14 +27,19 @@ RG_HD T relu_mask(T x) {
     return x > T(0) ? T(1) : T(0);
 }
 
-// SPEC §2: v = 4x - 0.5 (multiply, then subtract) in the engine's precision T — for float32
-// exactly the published rounding — then the appended zero.
+// SPEC §2 for one pixel: v = 4x - 0.5 (multiply, then subtract) in the engine's precision T — for
+// float32 exactly the published rounding. x*4 is exact, so a compiler that fuses the two into one
+// fma (nvcc does in device code) gives the same bits.
+template <typename T>
+RG_HD T lift_pixel(float x) {
+    const T scaled = static_cast<T>(x) * T(4);
+    return scaled - T(0.5);
+}
+
+// SPEC §2: every pixel lifted, then the appended zero.
 template <typename T>
 RG_HD void lift_row(const float* pixels, T* row) {
-    for (int i = 0; i < kPixels; ++i) {
-        const T scaled = static_cast<T>(pixels[i]) * T(4);
-        row[i] = scaled - T(0.5);
-    }
+    for (int i = 0; i < kPixels; ++i) row[i] = lift_pixel<T>(pixels[i]);
     row[kPixels] = T(0);
 }
 

@@ -1,0 +1,282 @@
+#include "engine/cuda/cuda_backend.hpp"
+
+#include <cuda_runtime.h>
+#include <nvtx3/nvToolsExtCudaRt.h>
+
+#include <vector>
+
+#include "engine/cuda/check.cuh"
+#include "engine/cuda/device.hpp"
+#include "engine/cuda/executor.hpp"
+#include "engine/cuda/nvtx.hpp"
+#include "engine/error.hpp"
+#include "engine/runtime_options.hpp"
+#include "graphs/task_graphs.hpp"
+
+namespace revgraph::cuda {
+namespace {
+
+// The first touch of the GPU: fixes the process-wide options (device, workspace) from here on.
+int initialise_device() {
+    const RuntimeOptions options = Runtime::options();
+    Runtime::mark_initialized();
+    cudaCheck(cudaSetDevice(options.device));
+    return options.device;
+}
+
+struct Stream {
+    cudaStream_t s = nullptr;
+    Stream() { cudaCheck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
+    ~Stream() {
+        if (s != nullptr) {
+            (void)cudaStreamSynchronize(s);
+            (void)cudaStreamDestroy(s);
+        }
+    }
+    Stream(const Stream&) = delete;
+    Stream& operator=(const Stream&) = delete;
+};
+
+struct Event {
+    cudaEvent_t e = nullptr;
+    Event() { cudaCheck(cudaEventCreate(&e)); }
+    ~Event() {
+        if (e != nullptr) (void)cudaEventDestroy(e);
+    }
+    Event(const Event&) = delete;
+    Event& operator=(const Event&) = delete;
+};
+
+}  // namespace
+
+// Members are declared in the order they are built, so they are destroyed in reverse: graphs and
+// compiled launches before the matmuls they call, buffers before the stream, the stream (which
+// synchronises first) last.
+struct CudaBackend::Impl {
+    int device;
+    std::string device_name;
+    Stream stream;
+    Event start, stop;
+    TaskPlan plan;
+    DeviceMemory memory;
+    DeviceBuffer workspace;
+    LtMatmuls matmuls;
+    CompiledProgram reset, normalize, predict;
+    std::vector<CompiledProgram> epoch_start, steps;
+    graphs::TaskGraphs graphs;
+    bool has_run = false;
+
+    explicit Impl(const PreparedInputs& p)
+        : device(initialise_device()),
+          device_name(describe_device(device)),
+          plan(p.config, p.inputs->train_count(), p.inputs->test_count()),
+          memory(plan),
+          workspace(Runtime::options().cublaslt_workspace_bytes),
+          matmuls(workspace.get(), workspace.bytes()) {
+        nvtxNameCudaStreamA(stream.s, "revgraph-cuda");
+        upload(p);
+        reset = compile(plan, plan.reset(), memory, matmuls);
+        normalize = compile(plan, plan.normalize(), memory, matmuls);
+        for (int e = 0; e < plan.config().epochs; ++e)
+            epoch_start.push_back(compile(plan, plan.epoch_start(e), memory, matmuls));
+        for (std::size_t b = 0; b < plan.batches().size(); ++b)
+            steps.push_back(compile(plan, plan.step(static_cast<int>(b)), memory, matmuls));
+        predict = compile(plan, plan.predict(), memory, matmuls);
+        warm_up();
+
+        graphs::TaskRecorder recorder;
+        recorder.reset = [this](cudaStream_t s) { reset.launch(s); };
+        recorder.normalize = [this](cudaStream_t s) { normalize.launch(s); };
+        recorder.epoch = [this](cudaStream_t s, int e) {
+            epoch_start[static_cast<std::size_t>(e)].launch(s);
+            for (const auto& step : steps) step.launch(s);
+        };
+        recorder.predict = [this](cudaStream_t s) { predict.launch(s); };
+        recorder.epochs = plan.config().epochs;
+        graphs = graphs::TaskGraphs::capture(stream.s, recorder);
+        graphs.upload(stream.s);
+        cudaCheck(cudaStreamSynchronize(stream.s));
+    }
+
+    ~Impl() { (void)cudaStreamSynchronize(stream.s); }
+
+    // Every kernel and every pinned product launched once, eagerly, before any capture: CUDA loads
+    // modules lazily, and loading one while the stream is capturing is not something to rely on;
+    // a launch that is refused is also refused here, with a plain error, rather than mid-capture.
+    // Then every buffer the programs write goes back to zeros (inputs are never written).
+    void warm_up() {
+        NVTX_RANGE("warm-up");
+        reset.launch(stream.s);
+        normalize.launch(stream.s);
+        if (!epoch_start.empty()) epoch_start.front().launch(stream.s);  // epochs may be 0
+        steps.front().launch(stream.s);
+        if (steps.size() > 1) steps.back().launch(stream.s);  // the short last batch's shapes
+        predict.launch(stream.s);
+        cudaCheck(cudaStreamSynchronize(stream.s));
+        for (int k = 0; k < kBufCount; ++k) {
+            const Buf b = static_cast<Buf>(k);
+            const bool input = b == Buf::initial || b == Buf::train_raw || b == Buf::query_raw ||
+                               b == Buf::train_labels || b == Buf::permutations;
+            if (!input && memory.bytes(b) > 0) cudaCheck(cudaMemsetAsync(memory.base(b), 0, memory.bytes(b), stream.s));
+        }
+        cudaCheck(cudaStreamSynchronize(stream.s));
+    }
+
+    void upload(const PreparedInputs& p) {
+        const TaskInputs& in = *p.inputs;
+        const std::int64_t n = plan.train_count();
+        // Every buffer starts as zeros, so a read-back before the first run is deterministic too.
+        for (int k = 0; k < kBufCount; ++k) {
+            const Buf b = static_cast<Buf>(k);
+            if (memory.bytes(b) > 0) cudaCheck(cudaMemset(memory.base(b), 0, memory.bytes(b)));
+        }
+        if (p.initial_parameters.size() != plan.elements(Buf::initial))
+            throw Error("cuda: initial parameters have the wrong size");
+        memory.upload(Buf::initial, p.initial_parameters.data(), plan.bytes(Buf::initial));
+        if (in.train_images.size() != plan.elements(Buf::train_raw) || in.test_images.size() != plan.elements(Buf::query_raw))
+            throw Error("cuda: pixel arrays have the wrong size");
+        memory.upload(Buf::train_raw, in.train_images.data(), plan.bytes(Buf::train_raw));
+        memory.upload(Buf::query_raw, in.test_images.data(), plan.bytes(Buf::query_raw));
+        std::vector<std::int32_t> labels(in.train_labels.begin(), in.train_labels.end());
+        memory.upload(Buf::train_labels, labels.data(), plan.bytes(Buf::train_labels));
+        if (static_cast<int>(p.permutations.size()) < plan.config().epochs) throw Error("cuda: too few epoch permutations");
+        std::vector<std::int32_t> perms;
+        perms.reserve(plan.elements(Buf::permutations));
+        for (int e = 0; e < plan.config().epochs; ++e) {
+            const auto& perm = p.permutations[static_cast<std::size_t>(e)];
+            if (static_cast<std::int64_t>(perm.size()) != n) throw Error("cuda: a permutation has the wrong length");
+            for (const std::int64_t v : perm) {
+                if (v < 0 || v >= n) throw Error("cuda: a permutation holds an index out of range");
+                perms.push_back(static_cast<std::int32_t>(v));
+            }
+        }
+        memory.upload(Buf::permutations, perms.data(), plan.bytes(Buf::permutations));
+        // The memsets and copies above ran on the legacy default stream, which the task's
+        // non-blocking stream does not wait for, and a pageable copy may return before its DMA ends.
+        cudaCheck(cudaDeviceSynchronize());
+    }
+};
+
+CudaBackend::CudaBackend() = default;
+CudaBackend::~CudaBackend() = default;
+
+CudaBackend::Impl& CudaBackend::impl() const {
+    if (!impl_) throw Error("cuda: backend used before prepare()");
+    return *impl_;
+}
+
+std::string CudaBackend::device() const {
+    return impl_ ? impl_->device_name : describe_device(Runtime::options().device);
+}
+
+void CudaBackend::prepare(const PreparedInputs& prepared) {
+    NVTX_RANGE("prepare");
+    if (prepared.inputs == nullptr) throw Error("cuda: prepare() without inputs");
+    impl_.reset();  // a second prepare() replaces the first task's state entirely
+    impl_ = std::make_unique<Impl>(prepared);
+}
+
+void CudaBackend::run(int epochs, const EpochHook& after_epoch) {
+    Impl& im = impl();
+    if (epochs < 0 || epochs > im.graphs.captured_epochs())
+        throw Error("cuda: run of " + std::to_string(epochs) + " epochs, " +
+                    std::to_string(im.graphs.captured_epochs()) + " were captured");
+    NVTX_RANGE("run");
+    cudaCheck(cudaEventRecord(im.start.e, im.stream.s));
+    im.graphs.replay(im.stream.s, epochs, after_epoch);
+    cudaCheck(cudaEventRecord(im.stop.e, im.stream.s));
+    im.has_run = true;
+}
+
+void CudaBackend::reset() {
+    NVTX_RANGE("reset");
+    impl().graphs.reset.launch(impl().stream.s);
+}
+
+void CudaBackend::normalize() {
+    NVTX_RANGE("normalize");
+    impl().graphs.normalize.launch(impl().stream.s);
+}
+
+void CudaBackend::epoch(int e) {
+    Impl& im = impl();
+    if (e < 0 || e >= im.graphs.captured_epochs()) throw Error("cuda: no epoch " + std::to_string(e));
+    NVTX_RANGE("epoch");
+    im.graphs.epoch[static_cast<std::size_t>(e)].launch(im.stream.s);
+}
+
+void CudaBackend::predict() {
+    NVTX_RANGE("predict");
+    impl().graphs.predict.launch(impl().stream.s);
+}
+
+void CudaBackend::step(int e, int b) {
+    Impl& im = impl();
+    if (e < 0 || e >= static_cast<int>(im.epoch_start.size())) throw Error("cuda: no epoch " + std::to_string(e));
+    if (b < 0 || b >= static_cast<int>(im.steps.size())) throw Error("cuda: no batch " + std::to_string(b));
+    NVTX_RANGE("step");
+    im.epoch_start[static_cast<std::size_t>(e)].launch(im.stream.s);
+    im.steps[static_cast<std::size_t>(b)].launch(im.stream.s);
+}
+
+void CudaBackend::synchronize() { cudaCheck(cudaStreamSynchronize(impl().stream.s)); }
+
+TaskState CudaBackend::read_state() {
+    Impl& im = impl();
+    synchronize();
+    TaskState s;
+    s.parameters.resize(im.plan.elements(Buf::params));
+    s.velocity.resize(im.plan.elements(Buf::velocity));
+    s.gradients.resize(im.plan.elements(Buf::grads));
+    s.scores.resize(im.plan.elements(Buf::query_scores));
+    s.predictions.resize(im.plan.elements(Buf::predictions));
+    im.memory.download(Buf::params, s.parameters.data(), im.plan.bytes(Buf::params));
+    im.memory.download(Buf::velocity, s.velocity.data(), im.plan.bytes(Buf::velocity));
+    im.memory.download(Buf::grads, s.gradients.data(), im.plan.bytes(Buf::grads));
+    im.memory.download(Buf::query_scores, s.scores.data(), im.plan.bytes(Buf::query_scores));
+    im.memory.download(Buf::predictions, s.predictions.data(), im.plan.bytes(Buf::predictions));
+    return s;
+}
+
+std::size_t CudaBackend::retained_core_bytes() const {
+    // The real allocation of the one state the forward hands to the backward.
+    return impl_ ? impl_->memory.bytes(Buf::state) : 0;
+}
+
+std::optional<double> CudaBackend::last_run_device_seconds() const {
+    if (!impl_ || !impl_->has_run) return std::nullopt;
+    cudaCheck(cudaEventSynchronize(impl_->stop.e));
+    float ms = 0;
+    cudaCheck(cudaEventElapsedTime(&ms, impl_->start.e, impl_->stop.e));
+    return static_cast<double>(ms) * 1e-3;
+}
+
+nlohmann::ordered_json CudaBackend::diagnostics() const {
+    const Impl& im = impl();
+    nlohmann::ordered_json j;
+    j["backend"] = name();
+    j["device"] = im.device_name;
+    j["cublaslt_workspace_bytes"] = im.workspace.bytes();
+    j["device_bytes"] = im.memory.total_bytes() + im.workspace.bytes();
+    j["retained_core_bytes"] = im.memory.bytes(Buf::state);
+    const auto counts = [](const CompiledProgram& p) {
+        nlohmann::ordered_json c;
+        c["matmuls"] = p.counts.gemms;
+        c["kernels"] = p.counts.kernels;
+        c["copies"] = p.counts.copies;
+        c["launches"] = p.counts.launches();
+        return c;
+    };
+    j["launches_per_step"] = {{"first_batch", counts(im.steps.front())}, {"last_batch", counts(im.steps.back())}};
+    nlohmann::ordered_json nodes;
+    nodes["reset"] = im.graphs.reset.nodes();
+    nodes["normalize"] = im.graphs.normalize.nodes();
+    nodes["epoch"] = nlohmann::ordered_json::array();
+    for (const auto& e : im.graphs.epoch) nodes["epoch"].push_back(e.nodes());
+    nodes["predict"] = im.graphs.predict.nodes();
+    j["graph_nodes"] = nodes;
+    j["matmul_shapes"] = im.matmuls.describe();
+    return j;
+}
+
+}  // namespace revgraph::cuda

@@ -1,0 +1,48 @@
+#pragma once
+// `--backend cuda`: the reversible MLP on one GPU through cuBLASLt and CUDA graphs ("cuda-graphs").
+// prepare() does everything that allocates or may fail: device state (parameters, gradients,
+// momentum, raw pixels, labels, every epoch's permutation, one cuBLASLt workspace), algorithm
+// choice, and the capture of the task's graphs. run() only launches graphs and records two events.
+// No CUDA headers here, so host code of any build may include it.
+#include <memory>
+#include <optional>
+#include <string>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/backend.hpp"
+
+namespace revgraph::cuda {
+
+class CudaBackend final : public Backend {
+public:
+    CudaBackend();
+    ~CudaBackend() override;
+
+    std::string name() const override { return "cuda-graphs"; }
+    std::string device() const override;
+
+    void prepare(const PreparedInputs& prepared) override;
+    // Graph launches between two events; no host sync. after_epoch(e) runs once epoch e is enqueued.
+    void run(int epochs, const EpochHook& after_epoch = nullptr) override;
+    void reset() override;           // the reset graph
+    void normalize() override;       // the normalize graph
+    void epoch(int e) override;      // epoch e's graph
+    void predict() override;         // the predict graph
+    void step(int e, int b) override;  // eager: permutation e -> order, then step b's launches
+    void synchronize() override;
+
+    TaskState read_state() override;
+    std::size_t retained_core_bytes() const override;
+    std::optional<double> last_run_device_seconds() const override;
+
+    // For reports and validation: pinned matmul algorithms, launches per step, graph node counts.
+    nlohmann::ordered_json diagnostics() const;
+
+private:
+    struct Impl;
+    std::unique_ptr<Impl> impl_;
+    Impl& impl() const;
+};
+
+}  // namespace revgraph::cuda

@@ -1,0 +1,40 @@
+#pragma once
+// A CPU interpreter of the CUDA backend's programs (engine/cuda/program.hpp): the same buffers, the
+// same operations in the same order, the same per-element bodies (engine/cuda/elementwise.hpp), and
+// products computed as column-major BLAS exactly as cuBLASLt is asked for them. It exists so that
+// the launch plan is tested without a GPU: run in float it reproduces the reference trainer bit for
+// bit, which pins down every offset, leading dimension, transpose and the order of the backward.
+#include <cstdint>
+#include <vector>
+
+#include "engine/backend.hpp"
+#include "engine/cuda/program.hpp"
+
+namespace revgraph::cuda {
+
+class Emulator {
+public:
+    explicit Emulator(const TaskPlan& plan);
+
+    // What the backend's prepare() uploads: raw pixels, labels, permutations, initial parameters.
+    void upload(const PreparedInputs& prepared);
+    void execute(const Program& program);
+
+    std::vector<float>& f32(Buf b) { return f32_.at(static_cast<std::size_t>(b)); }
+    std::vector<std::int32_t>& i32(Buf b) { return i32_.at(static_cast<std::size_t>(b)); }
+    std::vector<std::int64_t>& i64(Buf b) { return i64_.at(static_cast<std::size_t>(b)); }
+
+private:
+    const TaskPlan& plan_;
+    std::vector<std::vector<float>> f32_;
+    std::vector<std::vector<std::int32_t>> i32_;
+    std::vector<std::vector<std::int64_t>> i64_;
+
+    float* f(Ref r) { return f32(r.buf).data() + r.offset; }
+    std::int32_t* i(Ref r) { return i32(r.buf).data() + r.offset; }
+};
+
+// D = alpha op(A) op(B), column-major, accumulated in index order of k; every product of a batch.
+void host_gemm(const GemmSpec& s, const float* a, const float* b, float* d);
+
+}  // namespace revgraph::cuda

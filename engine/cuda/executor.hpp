@@ -1,0 +1,51 @@
+#pragma once
+// Runs the launch plan (engine/cuda/program.hpp) on the GPU: one device buffer per plan buffer, and
+// each program compiled once, at prepare(), into launches bound to fixed device pointers. The same
+// compiled launches serve the eager step() and the graph captures, so what is validated step by
+// step is exactly what the graphs replay.
+#include <cuda_runtime.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <functional>
+#include <vector>
+
+#include "engine/cuda/device_buffer.hpp"
+#include "engine/cuda/lt_matmul.hpp"
+#include "engine/cuda/program.hpp"
+
+namespace revgraph::cuda {
+
+class DeviceMemory {
+public:
+    explicit DeviceMemory(const TaskPlan& plan);
+
+    void* base(Buf b) const { return buffers_.at(static_cast<std::size_t>(b)).get(); }
+    std::size_t bytes(Buf b) const { return buffers_.at(static_cast<std::size_t>(b)).bytes(); }
+    float* f32(Ref r) const;
+    std::int32_t* i32(Ref r) const;
+    std::int64_t* i64(Ref r) const;
+    std::size_t total_bytes() const;
+
+    // Synchronous copies for prepare() and read-back.
+    void upload(Buf b, const void* src, std::size_t bytes) { buffers_.at(static_cast<std::size_t>(b)).upload(src, bytes); }
+    void download(Buf b, void* dst, std::size_t bytes) const { buffers_.at(static_cast<std::size_t>(b)).download(dst, bytes); }
+
+private:
+    std::vector<DeviceBuffer> buffers_;
+    void* at(Ref r, Elem e) const;
+};
+
+struct CompiledProgram {
+    std::vector<std::function<void(cudaStream_t)>> launches;
+    OpCounts counts;
+    void launch(cudaStream_t stream) const {
+        for (const auto& l : launches) l(stream);
+    }
+};
+
+// Checks the program against the plan's buffers, binds every product (choosing and pinning its
+// algorithm on first sight of its shape) and every kernel to device pointers.
+CompiledProgram compile(const TaskPlan& plan, const Program& program, const DeviceMemory& memory, LtMatmuls& matmuls);
+
+}  // namespace revgraph::cuda

@@ -1,0 +1,234 @@
+#include "engine/cuda/lt_matmul.hpp"
+
+#include <algorithm>
+
+#include "engine/cuda/check.cuh"
+#include "engine/error.hpp"
+
+namespace revgraph::cuda {
+
+std::uint32_t pointer_alignment(const void* p) {
+    const auto address = reinterpret_cast<std::uintptr_t>(p);
+    std::uint32_t a = 256;
+    while (a > 1 && address % a != 0) a /= 2;
+    return a;
+}
+
+struct LtMatmuls::Shape {
+    GemmSpec spec;
+    std::uint32_t align_a = 0, align_b = 0, align_d = 0;
+    cublasLtMatmulDesc_t desc = nullptr;
+    cublasLtMatrixLayout_t a = nullptr, b = nullptr, d = nullptr;
+    cublasLtMatmulAlgo_t algo{};
+    cublasComputeType_t compute = CUBLAS_COMPUTE_32F;
+    std::size_t workspace = 0;
+    std::int32_t algo_id = -1, splitk = 1;
+    std::uint32_t tile = 0, stages = 0, reduction = 0;
+    std::uint64_t impl_flags = 0;
+    int uses = 0;
+
+    ~Shape() {
+        if (desc != nullptr) (void)cublasLtMatmulDescDestroy(desc);
+        if (a != nullptr) (void)cublasLtMatrixLayoutDestroy(a);
+        if (b != nullptr) (void)cublasLtMatrixLayoutDestroy(b);
+        if (d != nullptr) (void)cublasLtMatrixLayoutDestroy(d);
+    }
+};
+
+namespace {
+
+template <typename T>
+void set_desc(cublasLtMatmulDesc_t desc, cublasLtMatmulDescAttributes_t attr, const T& value) {
+    cublasCheck(cublasLtMatmulDescSetAttribute(desc, attr, &value, sizeof(value)));
+}
+template <typename T>
+void set_pref(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr, const T& value) {
+    cublasCheck(cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof(value)));
+}
+template <typename T>
+T algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr, T fallback) {
+    T value = fallback;
+    std::size_t written = 0;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &value, sizeof(value), &written) != CUBLAS_STATUS_SUCCESS)
+        return fallback;
+    return value;
+}
+
+// Inputs in anything narrower than FP32 (TF32, half, bf16, 8-bit) would change the model's numbers.
+constexpr std::uint64_t kReducedInputs = CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_16F | CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_16BF |
+                                         CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_TF32 | CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_8I |
+                                         CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_8F_E4M3 |
+                                         CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_8F_E5M2;
+
+const char* compute_name(cublasComputeType_t c) {
+    return c == CUBLAS_COMPUTE_32F_PEDANTIC ? "CUBLAS_COMPUTE_32F_PEDANTIC" : "CUBLAS_COMPUTE_32F";
+}
+
+}  // namespace
+
+LtMatmuls::LtMatmuls(void* workspace, std::size_t workspace_bytes)
+    : workspace_(workspace), workspace_bytes_(workspace_bytes) {
+    cublasCheck(cublasLtCreate(&handle_));
+}
+
+LtMatmuls::~LtMatmuls() {
+    shapes_.clear();
+    if (handle_ != nullptr) (void)cublasLtDestroy(handle_);
+}
+
+namespace {
+// Alignment every product of a strided batch shares: of the first operand and of the stride.
+std::uint32_t batch_alignment(const float* p, int batch, std::int64_t stride) {
+    std::uint32_t a = pointer_alignment(p);
+    if (batch > 1) {
+        const auto stride_bytes = static_cast<std::uintptr_t>(stride) * sizeof(float);
+        a = std::min(a, pointer_alignment(reinterpret_cast<const void*>(stride_bytes)));
+    }
+    return a;
+}
+}  // namespace
+
+int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, const float* d) {
+    spec.validate();
+    const std::uint32_t aa = batch_alignment(a, spec.batch, spec.stride_a),
+                        ab = batch_alignment(b, spec.batch, spec.stride_b),
+                        ad = batch_alignment(d, spec.batch, spec.stride_d);
+    const std::string key = spec.describe() + " align " + std::to_string(aa) + "/" + std::to_string(ab) + "/" +
+                            std::to_string(ad);
+    if (const auto it = shape_index_.find(key); it != shape_index_.end()) return it->second;
+
+    auto s = std::make_unique<Shape>();
+    s->spec = spec;
+    s->align_a = aa, s->align_b = ab, s->align_d = ad;
+    // Column-major layouts exactly as GemmSpec describes them (engine/cuda/program.hpp).
+    cublasCheck(cublasLtMatrixLayoutCreate(&s->a, CUDA_R_32F, static_cast<std::uint64_t>(spec.a_rows()),
+                                           static_cast<std::uint64_t>(spec.a_cols()), spec.lda));
+    cublasCheck(cublasLtMatrixLayoutCreate(&s->b, CUDA_R_32F, static_cast<std::uint64_t>(spec.b_rows()),
+                                           static_cast<std::uint64_t>(spec.b_cols()), spec.ldb));
+    cublasCheck(cublasLtMatrixLayoutCreate(&s->d, CUDA_R_32F, static_cast<std::uint64_t>(spec.m),
+                                           static_cast<std::uint64_t>(spec.n), spec.ldd));
+    if (spec.batch > 1) {
+        const auto batched = [&](cublasLtMatrixLayout_t layout, std::int64_t stride) {
+            const std::int32_t count = spec.batch;
+            cublasCheck(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+            cublasCheck(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
+                                                         sizeof(stride)));
+        };
+        batched(s->a, spec.stride_a);
+        batched(s->b, spec.stride_b);
+        batched(s->d, spec.stride_d);  // also C's layout: C is given as D
+    }
+
+    std::string refusals;
+    for (const cublasComputeType_t compute : {CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F}) {
+        cublasLtMatmulDesc_t desc = nullptr;
+        cublasCheck(cublasLtMatmulDescCreate(&desc, compute, CUDA_R_32F));
+        try {
+            set_desc(desc, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<std::int32_t>(spec.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N));
+            set_desc(desc, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<std::int32_t>(spec.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N));
+            cublasLtMatmulPreference_t pref = nullptr;
+            cublasCheck(cublasLtMatmulPreferenceCreate(&pref));
+            cublasLtMatmulHeuristicResult_t results[16] = {};
+            int found = 0;
+            cublasStatus_t status = CUBLAS_STATUS_SUCCESS;
+            try {
+                set_pref(pref, CUBLASLT_MATMUL_PREF_MAX_WORKSPACE_BYTES, static_cast<std::uint64_t>(workspace_bytes_));
+                // No split-K of any kind: partial sums reduced in place through atomics or in a
+                // workspace pass would make the summation order depend on the algorithm's schedule.
+                set_pref(pref, CUBLASLT_MATMUL_PREF_REDUCTION_SCHEME_MASK,
+                         static_cast<std::uint32_t>(CUBLASLT_REDUCTION_SCHEME_NONE));
+                // The real alignments: halves of the 82-wide state start 164 bytes in, gradients of
+                // branch weights 6724·i bytes in; cuBLASLt assumes 256 unless told.
+                set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_A_BYTES, aa);
+                set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, ab);
+                set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, ad);
+                set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, ad);
+                status = cublasLtMatmulAlgoGetHeuristic(handle_, desc, s->a, s->b, s->d, s->d, pref, 16, results, &found);
+            } catch (...) {
+                (void)cublasLtMatmulPreferenceDestroy(pref);
+                throw;
+            }
+            (void)cublasLtMatmulPreferenceDestroy(pref);
+            if (status != CUBLAS_STATUS_SUCCESS) found = 0;
+            for (int i = 0; i < found; ++i) {
+                const auto& r = results[i];
+                if (r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > workspace_bytes_) continue;
+                const auto splitk = algo_config<std::int32_t>(r.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, 1);
+                const auto reduction = algo_config<std::uint32_t>(r.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, 0);
+                std::uint64_t flags = 0;
+                std::size_t written = 0;
+                (void)cublasLtMatmulAlgoCapGetAttribute(&r.algo, CUBLASLT_ALGO_CAP_NUMERICAL_IMPL_FLAGS, &flags,
+                                                        sizeof(flags), &written);
+                if (splitk > 1 || reduction != CUBLASLT_REDUCTION_SCHEME_NONE || (flags & kReducedInputs) != 0) continue;
+                s->algo = r.algo;
+                s->workspace = r.workspaceSize;
+                s->splitk = splitk;
+                s->reduction = reduction;
+                s->impl_flags = flags;
+                s->algo_id = algo_config<std::int32_t>(r.algo, CUBLASLT_ALGO_CONFIG_ID, -1);
+                s->tile = algo_config<std::uint32_t>(r.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, 0);
+                s->stages = algo_config<std::uint32_t>(r.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, 0);
+                s->compute = compute;
+                s->desc = desc;
+                desc = nullptr;
+                break;
+            }
+            if (desc == nullptr) break;  // pinned
+            refusals += std::string(" ") + compute_name(compute) + ": " +
+                        (status != CUBLAS_STATUS_SUCCESS ? "heuristic status " + std::to_string(static_cast<int>(status))
+                                                         : std::to_string(found) + " candidates, none deterministic FP32") +
+                        ";";
+            (void)cublasLtMatmulDescDestroy(desc);
+        } catch (...) {
+            if (desc != nullptr) (void)cublasLtMatmulDescDestroy(desc);
+            throw;
+        }
+    }
+    if (s->desc == nullptr)
+        throw Error("cublasLt: no deterministic FP32 algorithm for " + key + " with a " +
+                    std::to_string(workspace_bytes_) + "-byte workspace:" + refusals);
+    shapes_.push_back(std::move(s));
+    const int id = static_cast<int>(shapes_.size()) - 1;
+    shape_index_.emplace(key, id);
+    return id;
+}
+
+int LtMatmuls::bind(const GemmSpec& spec, const float* a, const float* b, float* d) {
+    Bound bound;
+    bound.shape = shape_for(spec, a, b, d);
+    bound.a = a, bound.b = b, bound.d = d;
+    bound.alpha = spec.alpha;
+    ++shapes_[static_cast<std::size_t>(bound.shape)]->uses;
+    bound_.push_back(bound);
+    return static_cast<int>(bound_.size()) - 1;
+}
+
+void LtMatmuls::launch(int id, cudaStream_t stream) const {
+    const Bound& b = bound_.at(static_cast<std::size_t>(id));
+    const Shape& s = *shapes_[static_cast<std::size_t>(b.shape)];
+    // beta = 0: C is not read; it is given as D because cuBLASLt wants a C with D's layout.
+    cublasCheck(cublasLtMatmul(handle_, s.desc, &b.alpha, b.a, s.a, b.b, s.b, &b.beta, b.d, s.d, b.d, s.d, &s.algo,
+                               workspace_, workspace_bytes_, stream));
+}
+
+nlohmann::ordered_json LtMatmuls::describe() const {
+    nlohmann::ordered_json out = nlohmann::ordered_json::array();
+    for (const auto& s : shapes_) {
+        nlohmann::ordered_json j;
+        j["shape"] = s->spec.describe();
+        j["alignment_bytes"] = {s->align_a, s->align_b, s->align_d};
+        j["compute_type"] = compute_name(s->compute);
+        j["algo_id"] = s->algo_id;
+        j["tile_id"] = s->tile;
+        j["stages_id"] = s->stages;
+        j["splitk"] = s->splitk;
+        j["reduction_scheme"] = s->reduction;
+        j["numerical_impl_flags"] = s->impl_flags;
+        j["workspace_bytes"] = s->workspace;
+        j["call_sites"] = s->uses;
+        out.push_back(j);
+    }
+    return out;
+}
+
+}  // namespace revgraph::cuda

@@ -1,0 +1,154 @@
+// The CUDA backend on a real GPU: SPEC §8's step-by-step comparison with the float64 reference,
+// graph replays byte-identical (within one prepared task and across two), the one retained core
+// state, late configuration of the cuBLASLt workspace refused. Skipped (exit 77) without a GPU.
+#include <doctest/doctest.h>
+
+#include <cmath>
+#include <string>
+#include <vector>
+
+#include "engine/backends.hpp"
+#include "engine/cpu/trainer.hpp"
+#include "engine/cuda/cuda_backend.hpp"
+#include "engine/error.hpp"
+#include "engine/runtime_options.hpp"
+#include "engine/task.hpp"
+#include "engine/validate/gpu_replay.hpp"
+
+using namespace revgraph;
+
+namespace {
+
+PreparedTask small_task(int depth, int n, int q, int batch) {
+    TaskConfig c = validate::gpu_replay_config(depth);
+    c.batch_size = batch;
+    return PreparedTask(validate::synthetic_inputs(n, q, 5), c, make_backend("cuda"));
+}
+
+}  // namespace
+
+TEST_CASE("cuda: the workspace cannot be changed once the GPU is initialised") {
+    Runtime::reset_for_tests();
+    RuntimeOptions options;
+    options.cublaslt_workspace_bytes = std::size_t(8) << 20;
+    Runtime::configure(options);
+    CHECK_FALSE(Runtime::initialized());
+    {
+        auto task = small_task(2, 19, 7, 8);
+        task.run();
+    }
+    CHECK(Runtime::initialized());
+    RuntimeOptions other = options;
+    other.cublaslt_workspace_bytes = std::size_t(16) << 20;
+    CHECK_THROWS_WITH_AS(Runtime::configure(other), doctest::Contains("already initialised"), Error);
+    CHECK_NOTHROW(Runtime::configure(options));  // the options in force are accepted again
+    CHECK(Runtime::options().cublaslt_workspace_bytes == options.cublaslt_workspace_bytes);
+}
+
+TEST_CASE("cuda: the factory gives the graph backend") {
+    const auto backend = make_backend("cuda");
+    CHECK(backend->name() == "cuda-graphs");
+    CHECK(backend->device().find("sm_") != std::string::npos);
+}
+
+TEST_CASE("cuda: one B x 82 float state is kept from forward to backward") {
+    for (auto [n, batch] : {std::pair{19, 8}, std::pair{300, 128}, std::pair{5, 8}}) {
+        CAPTURE(n);
+        auto task = small_task(2, n, 7, batch);
+        const int rows = std::min(n, batch);
+        CHECK(task.backend().retained_core_bytes() == static_cast<std::size_t>(rows) * 82 * 4);
+        CHECK(task.backend().retained_core_states() == 1);
+        task.run();
+        CHECK(task.outputs().metadata["core_saved_bytes_per_example"] == 328);
+    }
+}
+
+TEST_CASE("cuda: every step matches the float64 reference (SPEC §8 GPU replay)") {
+    for (int depth : {1, 2}) {
+        CAPTURE(depth);
+        const auto j = validate::gpu_replay_case(depth);
+        INFO(j.dump(2));
+        CHECK(j["passed"].get<bool>());
+        CHECK(j["steps_compared"] == 6);
+        CHECK(j["checks"].get<int>() == 6 * 3 * (2 * depth + 2) + 6);
+        CHECK(j["complete_replay_byte_repeatable"].get<bool>());
+        CHECK(j["predictions_match_independent_eager"].get<bool>());
+        CHECK(j["eager_steps_equal_graph_replay"].get<bool>());
+        CHECK(j["saved_core_activation_bytes"] == 8 * 82 * 4);
+        CHECK(j["last_batch_core_activation_bytes"] == 984);
+    }
+}
+
+TEST_CASE("cuda: replays are byte-identical, within a task and across two prepared tasks") {
+    TaskConfig rev88;
+    const auto inputs = validate::synthetic_inputs(2000, 1000, 17);
+    const auto a = validate::gpu_repeatability(inputs, rev88, 5);
+    INFO(a.dump(2));
+    CHECK(a["passed"].get<bool>());
+    CHECK(a["byte_identical_replays"] == 5);
+    const auto b = validate::gpu_repeatability(inputs, rev88, 2);
+    CHECK(b["state_vector_sha256"] == a["state_vector_sha256"]);
+    CHECK(b["final_velocity_sha256"] == a["final_velocity_sha256"]);
+    CHECK(b["scores_sha256"] == a["scores_sha256"]);
+    CHECK(b["predictions_sha256"] == a["predictions_sha256"]);
+    CHECK(a["task_ms"]["min"].get<double>() > 0);
+}
+
+TEST_CASE("cuda: rev88 on 10k/10k, timed by events, repeatable") {
+    TaskConfig rev88;
+    const auto r = validate::gpu_repeatability(validate::synthetic_inputs(10000, 10000, 2026091400), rev88, 10);
+    INFO(r.dump(2));
+    CHECK(r["passed"].get<bool>());
+    CHECK(r["diagnostics"]["launches_per_step"]["first_batch"]["launches"] == 25);
+    MESSAGE("rev88 task ms: " << r["task_ms"].dump());
+}
+
+TEST_CASE("cuda: misuse is refused with a clear error") {
+    cuda::CudaBackend unprepared;
+    CHECK_THROWS_WITH_AS(unprepared.reset(), doctest::Contains("before prepare"), Error);
+    auto task = small_task(1, 19, 7, 8);
+    CHECK_THROWS_AS(task.backend().run(3), Error);   // two epochs were captured
+    CHECK_THROWS_AS(task.backend().step(0, 3), Error);
+    CHECK_THROWS_AS(task.backend().epoch(2), Error);
+}
+
+TEST_CASE("cuda: odd shapes and settings match the float64 reference after a full graph run") {
+    struct Case {
+        int depth, n, q, batch, epochs;
+        double weight_decay, momentum;
+    };
+    for (const Case& k : {Case{3, 5, 3, 8, 1, 0.0, 0.9}, Case{1, 9, 4, 8, 2, 1e-3, 0.9}, Case{2, 19, 7, 8, 0, 0.0, 0.9},
+                          Case{2, 40, 11, 16, 3, 0.0, 0.0}, Case{2, 1, 1, 1, 2, 0.0, 0.9}}) {
+        CAPTURE(k.depth);
+        CAPTURE(k.n);
+        CAPTURE(k.epochs);
+        TaskConfig c = validate::gpu_replay_config(k.depth);
+        c.batch_size = k.batch;
+        c.epochs = k.epochs;
+        c.weight_decay = k.weight_decay;
+        c.momentum = k.momentum;
+        PreparedTask task(validate::synthetic_inputs(k.n, k.q, 99), c, make_backend("cuda"));
+        task.run();
+        const TaskState s = task.backend().read_state();
+        PreparedInputs p;
+        p.inputs = &task.inputs();
+        p.config = c;
+        p.initial_parameters = task.initial_parameters();
+        p.permutations = task.permutations();
+        cpu::Trainer<double> ref(p);
+        ref.reset();
+        ref.normalize();
+        for (int e = 0; e < c.epochs; ++e) ref.epoch(e);
+        ref.predict();
+        const auto within = [](const std::vector<float>& got, const std::vector<double>& want) {
+            for (std::size_t i = 0; i < got.size(); ++i)
+                if (!(std::fabs(got[i] - want[i]) <= validate::kGpuAtol + validate::kGpuRtol * std::fabs(want[i])))
+                    return false;
+            return got.size() == want.size();
+        };
+        CHECK(within(s.parameters, ref.parameters()));
+        CHECK(within(s.velocity, ref.velocity()));
+        CHECK(within(s.scores, ref.scores()));
+        CHECK(s.predictions == ref.predictions());
+    }
+}

@@ -1,0 +1,330 @@
+// The CUDA backend's launch plan, tested on the CPU: batches, the cuBLASLt views of the six matrix
+// products, bounds of every operation, launches per step, and the whole programs run by the CPU
+// emulator against the float reference trainer, bit for bit, step by step.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <numeric>
+#include <random>
+#include <vector>
+
+#include "engine/cpu/trainer.hpp"
+#include "engine/cuda/emulator.hpp"
+#include "engine/cuda/program.hpp"
+#include "engine/error.hpp"
+
+using namespace revgraph;
+using namespace revgraph::cuda;
+using model::kClasses;
+using model::kFeatures;
+using model::kHalf;
+
+namespace {
+
+// Inputs, parameters and permutations from std::mt19937 (no dependency on the engine's own RNGs).
+struct Synthetic {
+    TaskInputs inputs;
+    PreparedInputs prepared;
+    Synthetic(const TaskConfig& c, int n, int q, unsigned seed) {
+        std::mt19937 gen(seed);
+        std::uniform_real_distribution<float> u(0.0f, 1.0f);
+        for (int i = 0; i < n * 81; ++i) inputs.train_images.push_back(u(gen));
+        for (int i = 0; i < n; ++i) inputs.train_labels.push_back(static_cast<std::int64_t>(gen() % 10));
+        for (int i = 0; i < q * 81; ++i) inputs.test_images.push_back(u(gen));
+        const model::Layout layout(c.depth);
+        std::normal_distribution<float> branch(0.0f, 0.05f / std::sqrt(41.0f));
+        std::uniform_real_distribution<float> head(-0.11f, 0.11f);
+        for (std::size_t i = 0; i < layout.head_weight_offset(); ++i) prepared.initial_parameters.push_back(branch(gen));
+        while (prepared.initial_parameters.size() < layout.total()) prepared.initial_parameters.push_back(head(gen));
+        for (int e = 0; e < c.epochs; ++e) {
+            std::vector<std::int64_t> p(static_cast<std::size_t>(n));
+            std::iota(p.begin(), p.end(), 0);
+            std::shuffle(p.begin(), p.end(), gen);
+            prepared.permutations.push_back(p);
+        }
+        prepared.inputs = &inputs;
+        prepared.config = c;
+    }
+    Synthetic(const Synthetic&) = delete;
+};
+
+TaskConfig small_config(int depth) {
+    TaskConfig c;
+    c.depth = depth;
+    c.seed = 781;
+    c.batch_size = 8;
+    return c;
+}
+
+std::vector<float> random_vector(std::size_t n, unsigned seed) {
+    std::mt19937 gen(seed);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    std::vector<float> v(n);
+    for (auto& x : v) x = u(gen);
+    return v;
+}
+
+double max_abs_diff(const std::vector<float>& a, const std::vector<double>& b) {
+    double m = 0;
+    for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - b[i]));
+    return m;
+}
+
+}  // namespace
+
+TEST_CASE("plan: batches are consecutive slices with a short last one") {
+    CHECK(epoch_batches(19, 8) == std::vector<Batch>{{0, 8}, {8, 8}, {16, 3}});
+    CHECK(epoch_batches(16, 8) == std::vector<Batch>{{0, 8}, {8, 8}});
+    CHECK(epoch_batches(5, 8) == std::vector<Batch>{{0, 5}});
+    const auto rev88 = epoch_batches(10000, 128);
+    CHECK(rev88.size() == 79);
+    CHECK(rev88.back().first == 78 * 128);
+    CHECK(rev88.back().rows == 16);
+    CHECK_THROWS_AS(epoch_batches(0, 8), Error);
+    CHECK_THROWS_AS(epoch_batches(8, 0), Error);
+}
+
+TEST_CASE("plan: distinct row counts, buffer sizes and the retained state") {
+    TaskConfig c;  // rev88
+    const TaskPlan plan(c, 10000, 10000);
+    CHECK(plan.full_batch() == 128);
+    CHECK(plan.distinct_rows() == std::vector<int>{16, 128, 10000});
+    CHECK(plan.retained_core_bytes() == 128u * 82u * 4u);
+    CHECK(plan.elements(Buf::permutations) == 2u * 10000u);
+    CHECK(plan.elements(Buf::params) == 7554u);
+    CHECK(plan.bytes(Buf::predictions) == 8u * 10000u);
+    // Fewer examples than a batch: the batch is the whole set.
+    const TaskPlan tiny(small_config(1), 5, 3);
+    CHECK(tiny.full_batch() == 5);
+    CHECK(tiny.retained_core_bytes() == 5u * 82u * 4u);
+}
+
+TEST_CASE("plan: launches per step") {
+    for (int depth : {1, 2, 3}) {
+        CAPTURE(depth);
+        TaskConfig c;
+        c.depth = depth;
+        const TaskPlan plan(c, 10000, 10000);
+        const OpCounts s = count_ops(plan.step(0));
+        CHECK(s.copies == 0);
+        CHECK(s.gemms == 6 * depth + 2);
+        CHECK(s.kernels == 4 * depth + 3);
+        const OpCounts e = count_ops(plan.epoch(1));
+        CHECK(e.copies == 1);  // the epoch's permutation copy
+        CHECK(e.launches() == 1 + 79 * s.launches());
+    }
+    TaskConfig c;
+    CHECK(count_ops(TaskPlan(c, 10000, 10000).step(78)).launches() == 25);
+}
+
+TEST_CASE("plan: every operation of every program stays inside its buffers") {
+    for (int depth : {1, 2, 3})
+        for (auto [n, q, bs] : {std::tuple{19, 7, 8}, std::tuple{5, 3, 8}, std::tuple{10000, 10000, 128},
+                                std::tuple{1, 1, 1}}) {
+            TaskConfig c;
+            c.depth = depth;
+            c.batch_size = bs;
+            const TaskPlan plan(c, n, q);
+            CHECK_NOTHROW(plan.check(plan.reset()));
+            CHECK_NOTHROW(plan.check(plan.normalize()));
+            CHECK_NOTHROW(plan.check(plan.epoch(0)));
+            CHECK_NOTHROW(plan.check(plan.epoch(1)));
+            CHECK_NOTHROW(plan.check(plan.predict()));
+        }
+    TaskConfig no_epochs = small_config(2);
+    no_epochs.epochs = 0;
+    const TaskPlan idle(no_epochs, 19, 7);
+    CHECK(idle.elements(Buf::permutations) == 0);
+    CHECK_NOTHROW(idle.check(idle.reset()));
+    CHECK_NOTHROW(idle.check(idle.step(2)));
+    CHECK_NOTHROW(idle.check(idle.predict()));
+    CHECK_THROWS_AS(idle.epoch_start(0), Error);
+
+    const TaskPlan plan(small_config(1), 19, 7);
+    Program bad{CopyOp{{Buf::order}, {Buf::permutations, 19}, 20}};
+    CHECK_THROWS_AS(plan.check(bad), Error);
+    Program wrong_type{CopyOp{{Buf::order}, {Buf::params}, 3}};
+    CHECK_THROWS_AS(plan.check(wrong_type), Error);
+}
+
+TEST_CASE("plan: the column-major products compute the row-major formulas") {
+    const int rows = 5;
+    const auto w = random_vector(41 * 41, 1);         // W [out, in]
+    const auto h = random_vector(10 * 82, 2);         // head.weight [10, 82]
+    const auto state = random_vector(rows * 82, 4);   // rows x 82
+    const auto act = random_vector(rows * 41, 5);     // rows x 41
+    const auto ds = random_vector(rows * 10, 6);      // rows x 10
+    const float alpha = 0.5f;
+    const double tol = 1e-5;
+
+    SUBCASE("branch = act Wᵀ") {
+        std::vector<float> d(rows * 41, NAN);
+        host_gemm(couple_gemm(rows), w.data(), act.data(), d.data());
+        std::vector<double> want(rows * 41);
+        for (int r = 0; r < rows; ++r)
+            for (int o = 0; o < 41; ++o) {
+                double acc = 0;
+                for (int i = 0; i < 41; ++i) acc += double(act[r * 41 + i]) * w[o * 41 + i];
+                want[r * 41 + o] = acc;
+            }
+        CHECK(max_abs_diff(d, want) < tol);
+    }
+    SUBCASE("dW_i = alpha g_iᵀ act_i for two branches at once, slots of a full batch of 7") {
+        const int slot = 7 * 41;
+        const auto acts = random_vector(2 * slot, 7), grads = random_vector(2 * slot, 8);
+        std::vector<float> d(2 * 41 * 41, NAN);
+        host_gemm(branch_grads_gemm(rows, alpha, 2, slot), acts.data(), grads.data(), d.data());
+        std::vector<double> want(2 * 41 * 41);
+        for (int q = 0; q < 2; ++q)
+            for (int o = 0; o < 41; ++o)
+                for (int i = 0; i < 41; ++i) {
+                    double acc = 0;
+                    for (int r = 0; r < rows; ++r) acc += double(grads[q * slot + r * 41 + o]) * acts[q * slot + r * 41 + i];
+                    want[q * 1681 + o * 41 + i] = alpha * acc;
+                }
+        CHECK(max_abs_diff(d, want) < tol);
+    }
+    SUBCASE("dtmp = alpha g(left half, ld 82) W") {
+        std::vector<float> d(rows * 41, NAN);
+        host_gemm(input_grad_gemm(rows, alpha), w.data(), state.data(), d.data());
+        std::vector<double> want(rows * 41);
+        for (int r = 0; r < rows; ++r)
+            for (int i = 0; i < 41; ++i) {
+                double acc = 0;
+                for (int o = 0; o < 41; ++o) acc += double(state[r * 82 + o]) * w[o * 41 + i];
+                want[r * 41 + i] = alpha * acc;
+            }
+        CHECK(max_abs_diff(d, want) < tol);
+    }
+    SUBCASE("scores = state Hᵀ") {
+        std::vector<float> d(rows * 10, NAN);
+        host_gemm(head_forward_gemm(rows), h.data(), state.data(), d.data());
+        std::vector<double> want(rows * 10);
+        for (int r = 0; r < rows; ++r)
+            for (int j = 0; j < 10; ++j) {
+                double acc = 0;
+                for (int i = 0; i < 82; ++i) acc += double(state[r * 82 + i]) * h[j * 82 + i];
+                want[r * 10 + j] = acc;
+            }
+        CHECK(max_abs_diff(d, want) < tol);
+    }
+    SUBCASE("dH = dscoresᵀ state") {
+        std::vector<float> d(10 * 82, NAN);
+        host_gemm(head_weight_grad_gemm(rows), state.data(), ds.data(), d.data());
+        std::vector<double> want(10 * 82);
+        for (int j = 0; j < 10; ++j)
+            for (int i = 0; i < 82; ++i) {
+                double acc = 0;
+                for (int r = 0; r < rows; ++r) acc += double(ds[r * 10 + j]) * state[r * 82 + i];
+                want[j * 82 + i] = acc;
+            }
+        CHECK(max_abs_diff(d, want) < tol);
+    }
+    SUBCASE("dstate = dscores H") {
+        std::vector<float> d(rows * 82, NAN);
+        host_gemm(head_input_grad_gemm(rows), h.data(), ds.data(), d.data());
+        std::vector<double> want(rows * 82);
+        for (int r = 0; r < rows; ++r)
+            for (int i = 0; i < 82; ++i) {
+                double acc = 0;
+                for (int j = 0; j < 10; ++j) acc += double(ds[r * 10 + j]) * h[j * 82 + i];
+                want[r * 82 + i] = acc;
+            }
+        CHECK(max_abs_diff(d, want) < tol);
+    }
+    SUBCASE("every product's leading dimensions and batch strides are valid") {
+        // dtmp written with ld 41 into a rows x 41 array; a right-half read with ld 82 and offset 41.
+        for (const GemmSpec& s : {couple_gemm(rows), branch_grads_gemm(rows, alpha, 4, 128 * 41), input_grad_gemm(rows, alpha),
+                                  head_forward_gemm(rows), head_weight_grad_gemm(rows), head_input_grad_gemm(rows)}) {
+            CAPTURE(s.describe());
+            CHECK_NOTHROW(s.validate());
+        }
+        GemmSpec bad = couple_gemm(rows);
+        bad.ldb = 40;
+        CHECK_THROWS_AS(bad.validate(), Error);
+        GemmSpec overlapping = branch_grads_gemm(rows, alpha, 4, 128 * 41);
+        overlapping.stride_d = 41 * 41 - 1;
+        CHECK_THROWS_AS(overlapping.validate(), Error);
+    }
+}
+
+TEST_CASE("emulator: the launch plan reproduces the float reference trainer bit for bit") {
+    for (int depth : {1, 2, 3}) {
+        for (double wd : {0.0, 1e-3}) {
+            CAPTURE(depth);
+            CAPTURE(wd);
+            auto c = small_config(depth);
+            c.weight_decay = wd;
+            Synthetic data(c, 19, 7, 100 + depth);
+            const TaskPlan plan(c, 19, 7);
+            Emulator emu(plan);
+            emu.upload(data.prepared);
+            cpu::Trainer<float> ref(data.prepared);
+
+            emu.execute(plan.reset());
+            emu.execute(plan.normalize());
+            ref.reset();
+            ref.normalize();
+            CHECK(emu.f32(Buf::params) == ref.parameters());
+            int steps = 0;
+            for (int e = 0; e < c.epochs; ++e) {
+                emu.execute(plan.epoch_start(e));
+                for (int b = 0; b < static_cast<int>(plan.batches().size()); ++b) {
+                    CAPTURE(e);
+                    CAPTURE(b);
+                    emu.execute(plan.step(b));
+                    ref.step(e, b);
+                    REQUIRE(emu.f32(Buf::grads) == ref.gradients());
+                    REQUIRE(emu.f32(Buf::params) == ref.parameters());
+                    REQUIRE(emu.f32(Buf::velocity) == ref.velocity());
+                    ++steps;
+                }
+            }
+            CHECK(steps == 6);
+            emu.execute(plan.predict());
+            ref.predict();
+            CHECK(emu.f32(Buf::query_scores) == ref.scores());
+            CHECK(emu.i64(Buf::predictions) == ref.predictions());
+
+            // The whole-epoch programs (what the graphs capture) give the same bits again.
+            Emulator again(plan);
+            again.upload(data.prepared);
+            again.execute(plan.reset());
+            again.execute(plan.normalize());
+            for (int e = 0; e < c.epochs; ++e) again.execute(plan.epoch(e));
+            again.execute(plan.predict());
+            CHECK(again.f32(Buf::params) == emu.f32(Buf::params));
+            CHECK(again.f32(Buf::velocity) == emu.f32(Buf::velocity));
+            CHECK(again.f32(Buf::query_scores) == emu.f32(Buf::query_scores));
+            CHECK(again.i64(Buf::predictions) == emu.i64(Buf::predictions));
+        }
+    }
+}
+
+TEST_CASE("emulator: a batch larger than the training set and a single-row last batch") {
+    for (auto [n, bs] : {std::pair{5, 8}, std::pair{9, 8}}) {
+        CAPTURE(n);
+        auto c = small_config(2);
+        c.batch_size = bs;
+        Synthetic data(c, n, 4, 7);
+        const TaskPlan plan(c, n, 4);
+        Emulator emu(plan);
+        emu.upload(data.prepared);
+        cpu::Trainer<float> ref(data.prepared);
+        emu.execute(plan.reset());
+        emu.execute(plan.normalize());
+        ref.reset();
+        ref.normalize();
+        for (int e = 0; e < c.epochs; ++e) {
+            emu.execute(plan.epoch(e));
+            ref.epoch(e);
+        }
+        emu.execute(plan.predict());
+        ref.predict();
+        CHECK(emu.f32(Buf::params) == ref.parameters());
+        CHECK(emu.f32(Buf::velocity) == ref.velocity());
+        CHECK(emu.i64(Buf::predictions) == ref.predictions());
+    }
+}
