@@ -24,6 +24,7 @@
 #include "engine/runtime_options.hpp"
 #include "engine/task.hpp"
 #include "engine/validate/cpu_numerics.hpp"
+#include "engine/validate/gpu_replay.hpp"
 #include "engine/version.hpp"
 #include "tools/revgraph/commands.hpp"
 #include "tools/revgraph/common.hpp"
@@ -196,7 +197,7 @@ int validate_command(const std::vector<std::string>& argv, const std::string& se
     const Args args(argv, options, {"quiet"});
     if (!args.positional().empty()) throw UsageError{"validate: unexpected argument '" + args.positional()[0] + "'"};
     if (const auto out = args.get("output")) require_distinct_writable_outputs({{"--output", *out}});
-    if (const auto r = args.get("replays")) (void)parse_int("replays", *r, 1, 1000);  // used by the GPU section
+    const int replays = args.get("replays") ? static_cast<int>(parse_int("replays", *args.get("replays"), 1, 1000)) : 100;
     configure_runtime(args);
     const std::string backend = args.get("backend").value_or("auto");
     const bool quiet = args.flag("quiet");
@@ -218,11 +219,9 @@ int validate_command(const std::vector<std::string>& argv, const std::string& se
     report["api_cli_smoke"] = api_cli_smoke(self_path, backend);
     report["api_cli_smoke"]["metadata"]["validation"] = report["cpu_numerical_validation"];
 
-    if (cuda::device_count() > 0) {
-        report["numerical_validation"] = {{"passed", false}, {"run", false}, {"reason", "GPU validation not built yet"}};
-    } else {
-        report["numerical_validation"] = {{"passed", nullptr}, {"run", false}, {"reason", cuda::describe_device()}};
-    }
+    // Marked {"run": false, "reason": …} where no GPU is usable or CUDA is not built.
+    say("GPU replay (depth 1 and 2 step by step; " + std::to_string(replays) + " rev88 replays)");
+    report["numerical_validation"] = validate::gpu_validation(replays);
 
     bool passed = report["cpu_numerical_validation"]["passed"].get<bool>() && report["api_cli_smoke"]["passed"].get<bool>();
     if (report["numerical_validation"]["run"].get<bool>()) passed = passed && report["numerical_validation"]["passed"].get<bool>();
