@@ -23,6 +23,17 @@ const TaskConfig& validated(const TaskConfig& config) {
 
 }  // namespace
 
+PreparedInputs prepare_inputs(const TaskInputs& inputs, const TaskConfig& config) {
+    PreparedInputs p;
+    p.inputs = &inputs;
+    p.config = config;
+    const model::Layout layout(config.depth);
+    p.initial_parameters.resize(layout.total());
+    rng::init_parameters(layout, config.seed, p.initial_parameters.data());
+    p.permutations = rng::epoch_permutations(config.seed, inputs.train_count(), config.epochs);
+    return p;
+}
+
 nlohmann::ordered_json parameter_hashes(const model::Layout& layout, const std::vector<float>& flat) {
     if (flat.size() != layout.total()) throw Error("task: parameter buffer has the wrong size");
     nlohmann::ordered_json j = nlohmann::ordered_json::object();
@@ -39,11 +50,7 @@ PreparedTask::PreparedTask(TaskInputs inputs, const TaskConfig& config, std::uni
     input_hashes_["train_labels"] = io::sha256_hex(inputs_.train_labels);
     input_hashes_["test_images"] = io::sha256_hex(inputs_.test_images);
 
-    prepared_.inputs = &inputs_;
-    prepared_.config = config_;
-    prepared_.initial_parameters.resize(layout_.total());
-    rng::init_parameters(layout_, config_.seed, prepared_.initial_parameters.data());
-    prepared_.permutations = rng::epoch_permutations(config_.seed, inputs_.train_count(), config_.epochs);
+    prepared_ = prepare_inputs(inputs_, config_);
     backend_->prepare(prepared_);
     preparation_seconds_ = seconds_since(start);
 }

@@ -53,6 +53,11 @@ private:
     int run_count_ = 0;
 };
 
+// What prepare() derives from the seed before any backend sees the task: the initial
+// parameters (torch init) and every epoch's permutation (numpy PCG64). `inputs` must outlive
+// the result, which points at it.
+PreparedInputs prepare_inputs(const TaskInputs& inputs, const TaskConfig& config);
+
 // sha256 of each named parameter's float32 bytes, in name order.
 nlohmann::ordered_json parameter_hashes(const model::Layout& layout, const std::vector<float>& flat);
 

@@ -17,32 +17,15 @@
 #include "engine/rng/pcg64.hpp"
 #include "engine/rng/torch_init.hpp"
 #include "engine/task.hpp"
+#include "test/cpu/support.hpp"
 #include "test/cpu/alloc_counter.hpp"
 
 using namespace revgraph;
+using revgraph::test::synthetic_inputs;
 namespace fast = revgraph::cpu::fast;
 
 namespace {
 
-TaskInputs synthetic_inputs(int n, int q, std::uint32_t seed) {
-    rng::Mt19937 gen(seed);
-    TaskInputs in;
-    for (int i = 0; i < n * 81; ++i) in.train_images.push_back(rng::torch_uniform01(gen));
-    for (int i = 0; i < n; ++i) in.train_labels.push_back(gen.next() % 10);
-    for (int i = 0; i < q * 81; ++i) in.test_images.push_back(rng::torch_uniform01(gen));
-    return in;
-}
-
-PreparedInputs prepare(const TaskInputs& in, const TaskConfig& c) {
-    PreparedInputs p;
-    p.inputs = &in;
-    p.config = c;
-    const model::Layout layout(c.depth);
-    p.initial_parameters.resize(layout.total());
-    rng::init_parameters(layout, c.seed, p.initial_parameters.data());
-    p.permutations = rng::epoch_permutations(c.seed, in.train_count(), c.epochs);
-    return p;
-}
 
 // Largest |got - want| - (atol + rtol |want|): <= 0 when every value is within tolerance.
 template <typename T>
@@ -84,7 +67,7 @@ TEST_CASE("fast: every step matches the double-precision reference trainer, on e
             c.batch_size = k.batch;
             c.weight_decay = k.weight_decay;
             const auto in = synthetic_inputs(k.n, k.q, 5 + k.n);
-            const auto p = prepare(in, c);
+            const auto p = prepare_inputs(in, c);
             cpu::Trainer<double> ref(p);
             cpu::FastBackend fb(isa);
             fb.prepare(p);
@@ -220,7 +203,7 @@ TEST_CASE("fast: follows the PyTorch traces step by step within the GPU toleranc
         c.depth = t.depth;
         c.seed = t.seed;
         c.batch_size = 8;
-        const auto p = prepare(inputs, c);
+        const auto p = prepare_inputs(inputs, c);
         for (fast::Isa isa : fast::supported_isas()) {
             CAPTURE(fast::isa_name(isa));
             cpu::FastBackend fb(isa);

@@ -12,6 +12,7 @@
 #include "engine/io/task_files.hpp"
 #include "engine/rng/pcg64.hpp"
 #include "engine/rng/torch_init.hpp"
+#include "engine/task.hpp"
 
 using namespace revgraph;
 
@@ -41,15 +42,11 @@ template <typename T>
 void follow_trace(const std::string& trace_name, int depth, std::uint64_t seed, double atol, double rtol) {
     const TaskInputs inputs = io::read_task_inputs(vector_path("synthetic_19x7.npz"));
     const io::NpzArchive trace = io::read_npz(vector_path(trace_name));
-    PreparedInputs p;
-    p.inputs = &inputs;
-    p.config.depth = depth;
-    p.config.seed = seed;
-    p.config.batch_size = 8;
-    const model::Layout layout(depth);
-    p.initial_parameters.resize(layout.total());
-    rng::init_parameters(layout, seed, p.initial_parameters.data());
-    p.permutations = rng::epoch_permutations(seed, inputs.train_count(), p.config.epochs);
+    TaskConfig config;
+    config.depth = depth;
+    config.seed = seed;
+    config.batch_size = 8;
+    const PreparedInputs p = prepare_inputs(inputs, config);
 
     // Same starting point and order as torch.
     const auto initial = as_double(trace.at("initial_params"));

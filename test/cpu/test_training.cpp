@@ -10,30 +10,13 @@
 #include "engine/rng/pcg64.hpp"
 #include "engine/rng/torch_init.hpp"
 #include "engine/task.hpp"
+#include "test/cpu/support.hpp"
 
 using namespace revgraph;
+using revgraph::test::synthetic_inputs;
 
 namespace {
 
-TaskInputs synthetic_inputs(int n, int q, std::uint32_t seed) {
-    rng::Mt19937 gen(seed);
-    TaskInputs in;
-    for (int i = 0; i < n * 81; ++i) in.train_images.push_back(rng::torch_uniform01(gen));
-    for (int i = 0; i < n; ++i) in.train_labels.push_back(gen.next() % 10);
-    for (int i = 0; i < q * 81; ++i) in.test_images.push_back(rng::torch_uniform01(gen));
-    return in;
-}
-
-PreparedInputs prepare(const TaskInputs& in, const TaskConfig& c) {
-    PreparedInputs p;
-    p.inputs = &in;
-    p.config = c;
-    const model::Layout layout(c.depth);
-    p.initial_parameters.resize(layout.total());
-    rng::init_parameters(layout, c.seed, p.initial_parameters.data());
-    p.permutations = rng::epoch_permutations(c.seed, in.train_count(), c.epochs);
-    return p;
-}
 
 TaskConfig smoke_config() {
     TaskConfig c;  // SPEC §8's API/CLI smoke: depth 2, seed 11, 2 epochs, batch 8
@@ -82,7 +65,7 @@ double max_excess(const std::vector<T>& got, const std::vector<double>& want, do
 
 TEST_CASE("training: 19 examples with batch 8 give batches of 8, 8, 3") {
     const auto in = synthetic_inputs(19, 7, 5);
-    const auto p = prepare(in, smoke_config());
+    const auto p = prepare_inputs(in, smoke_config());
     cpu::Trainer<float> t(p);
     CHECK(t.batches_per_epoch() == 3);
     CHECK(t.batch_rows(0) == 8);
@@ -98,7 +81,7 @@ TEST_CASE_TEMPLATE("training: every step matches an independent double-precision
         c.depth = depth;
         c.weight_decay = depth == 1 ? 1e-3 : 0.0;  // weight decay exercised too
         const auto in = synthetic_inputs(19, 7, 5);
-        const auto p = prepare(in, c);
+        const auto p = prepare_inputs(in, c);
         cpu::Trainer<T> t(p);
         DoubleLoop ref(p);
         t.reset();
@@ -146,7 +129,7 @@ TEST_CASE("training: the task API replays byte-identically and matches the train
           "5ce9e9fee433d39fa1edf54bebdd7bf9e6686a86a38b65c7862577d8faf1379d");
 
     // Same result as driving the trainer directly.
-    cpu::Trainer<float> t(prepare(in, smoke_config()));
+    cpu::Trainer<float> t(prepare_inputs(in, smoke_config()));
     t.reset();
     t.normalize();
     for (int e = 0; e < 2; ++e) t.epoch(e);
