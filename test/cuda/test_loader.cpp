@@ -1,0 +1,38 @@
+// cuBLASLt is dlopen'd on first use rather than linked (engine/cuda/cublaslt_loader.hpp). The
+// library is part of the toolkit, so this runs on machines without a GPU: every forwarded entry
+// point must resolve, and the binary must not have cuBLASLt among its direct dependencies.
+#include <doctest/doctest.h>
+#include <link.h>
+
+#include <string>
+
+#include <cublasLt.h>
+
+#include "engine/cuda/cublaslt_loader.hpp"
+
+TEST_CASE("cublasLt: every entry point revgraph calls resolves in the toolkit's library") {
+    CHECK(revgraph::cuda::cublaslt_entry_points().size() == 15);
+    CHECK(revgraph::cuda::cublaslt_load_problem() == "");
+}
+
+TEST_CASE("cublasLt: a forwarded call reaches the library (descriptors need no GPU)") {
+    cublasLtMatrixLayout_t layout = nullptr;
+    REQUIRE(cublasLtMatrixLayoutCreate(&layout, CUDA_R_32F, 41, 128, 82) == CUBLAS_STATUS_SUCCESS);
+    CHECK(cublasLtMatrixLayoutDestroy(layout) == CUBLAS_STATUS_SUCCESS);
+}
+
+TEST_CASE("cublasLt: not linked, so a process does not pay its initialisation at start-up") {
+    // Before the first cublasLt call nothing has loaded it; the check above ran in this process
+    // only if doctest ordered it first, so look for a link-time dependency instead.
+    bool linked = false;
+    for (const ElfW(Dyn)* d = _DYNAMIC; d->d_tag != DT_NULL; ++d)
+        if (d->d_tag == DT_NEEDED) {
+            // DT_NEEDED values are offsets into the string table; find it through DT_STRTAB.
+            const char* strtab = nullptr;
+            for (const ElfW(Dyn)* s = _DYNAMIC; s->d_tag != DT_NULL; ++s)
+                if (s->d_tag == DT_STRTAB) strtab = reinterpret_cast<const char*>(s->d_un.d_ptr);
+            REQUIRE(strtab != nullptr);
+            linked = linked || std::string(strtab + d->d_un.d_val).find("cublasLt") != std::string::npos;
+        }
+    CHECK_FALSE(linked);
+}
