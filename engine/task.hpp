@@ -35,6 +35,9 @@ public:
     const TaskConfig& config() const { return config_; }
     const model::Layout& layout() const { return layout_; }
     const TaskInputs& inputs() const { return inputs_; }
+    // What the backend was handed: inputs, config, initial parameters, permutations. Reference
+    // trainers built from it follow exactly the same task.
+    const PreparedInputs& prepared() const { return prepared_; }
     const std::vector<std::vector<std::int64_t>>& permutations() const { return prepared_.permutations; }
     const std::vector<float>& initial_parameters() const { return prepared_.initial_parameters; }
     double preparation_seconds() const { return preparation_seconds_; }

@@ -98,12 +98,7 @@ json gpu_replay_case(int depth, const std::string& backend_name) {
     const TaskConfig config = gpu_replay_config(depth);
     PreparedTask task(synthetic_inputs(19, 7, config.seed), config, make_backend(backend_name));
     Backend& gpu = task.backend();
-    PreparedInputs prepared;
-    prepared.inputs = &task.inputs();
-    prepared.config = config;
-    prepared.initial_parameters = task.initial_parameters();
-    prepared.permutations = task.permutations();
-    cpu::Trainer<double> ref(prepared);
+    cpu::Trainer<double> ref(task.prepared());
     const model::Layout& layout = task.layout();
 
     Tally tally;

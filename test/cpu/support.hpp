@@ -1,9 +1,12 @@
 #pragma once
-// Small synthetic tasks shared by the CPU suites: pixels and labels from torch's mt19937 stream,
+// Helpers shared by the CPU suites. Small synthetic tasks: pixels and labels from torch's mt19937 stream,
 // so they depend on nothing under test but the generator the rng suite checks bit for bit.
 #include <cstdint>
 
+#include <doctest/doctest.h>
+
 #include "engine/inputs.hpp"
+#include "engine/task.hpp"
 #include "engine/rng/torch_init.hpp"
 
 namespace revgraph::test {
@@ -15,6 +18,15 @@ inline TaskInputs synthetic_inputs(int n, int q, std::uint32_t seed) {
     for (int i = 0; i < n; ++i) in.train_labels.push_back(gen.next() % 10);
     for (int i = 0; i < q * 81; ++i) in.test_images.push_back(rng::torch_uniform01(gen));
     return in;
+}
+
+// Two runs' outputs are byte-identical: parameters, momentum, scores, predictions, state hash.
+inline void check_byte_identical(const TaskOutputs& a, const TaskOutputs& b) {
+    CHECK(a.state.parameters == b.state.parameters);
+    CHECK(a.state.velocity == b.state.velocity);
+    CHECK(a.state.scores == b.state.scores);
+    CHECK(a.state.predictions == b.state.predictions);
+    CHECK(a.metadata["state_vector_sha256"] == b.metadata["state_vector_sha256"]);
 }
 
 }  // namespace revgraph::test

@@ -130,12 +130,7 @@ TEST_CASE("cuda: odd shapes and settings match the float64 reference after a ful
         PreparedTask task(validate::synthetic_inputs(k.n, k.q, 99), c, make_backend("cuda"));
         task.run();
         const TaskState s = task.backend().read_state();
-        PreparedInputs p;
-        p.inputs = &task.inputs();
-        p.config = c;
-        p.initial_parameters = task.initial_parameters();
-        p.permutations = task.permutations();
-        cpu::Trainer<double> ref(p);
+        cpu::Trainer<double> ref(task.prepared());
         ref.reset();
         ref.normalize();
         for (int e = 0; e < c.epochs; ++e) ref.epoch(e);
