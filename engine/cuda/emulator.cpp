@@ -1,8 +1,10 @@
 #include "engine/cuda/emulator.hpp"
 
 #include <algorithm>
+#include <limits>
 
 #include "engine/cuda/elementwise.hpp"
+#include "engine/cuda/fused.hpp"
 #include "engine/error.hpp"
 
 namespace revgraph::cuda {
@@ -27,8 +29,8 @@ void host_gemm(const GemmSpec& s, const float* a0, const float* b0, float* d0) {
     }
 }
 
-Emulator::Emulator(const TaskPlan& plan)
-    : plan_(plan), f32_(kBufCount), i32_(kBufCount), i64_(kBufCount) {
+Emulator::Emulator(const TaskPlan& plan, std::size_t shared_bytes)
+    : plan_(plan), shared_bytes_(shared_bytes), f32_(kBufCount), i32_(kBufCount), i64_(kBufCount) {
     for (int k = 0; k < kBufCount; ++k) {
         const Buf b = static_cast<Buf>(k);
         const std::size_t n = plan.elements(b);
@@ -100,7 +102,48 @@ void Emulator::execute(const Program& program) {
         } else if (const auto* a = std::get_if<ArgmaxOp>(&op)) {
             std::int64_t* pred = i64(a->predictions.buf).data() + a->predictions.offset;
             for (std::int64_t r = 0; r < a->rows; ++r) elem::argmax(f(a->scores), f(a->bias), pred, r);
+        } else if (const auto* fs = std::get_if<FusedStepOp>(&op)) {
+            fused_step(*fs);
+        } else if (const auto* fp = std::get_if<FusedPredictOp>(&op)) {
+            fused_predict(*fp);
         }
+    }
+}
+
+// The fused kernels' own code (engine/cuda/fused.hpp) with each phase run as a loop, on the same
+// placement and shared-memory layout the kernel would use. Shared memory starts as NaN, so an item
+// that reads what no earlier phase wrote poisons the result instead of reading a stale value.
+void Emulator::fused_step(const FusedStepOp& op) {
+    fused::StepArgs a;
+    a.depth = op.depth, a.alpha = op.alpha, a.lr = op.lr, a.momentum = op.momentum, a.weight_decay = op.weight_decay;
+    a.rows = op.rows, a.first = op.first;
+    a.order = i(op.order), a.train_rows = f(op.train_rows), a.train_labels = i(op.train_labels);
+    a.params = f(op.params), a.velocity = f(op.velocity), a.grads = f(op.grads);
+    a.param_count = static_cast<int>(model::Layout(op.depth).total());
+    a.state = f(op.state), a.dstate = f(op.dstate), a.scores = f(op.scores), a.dscores = f(op.dscores);
+    a.labels = i(op.labels);
+    const fused::Placement p = fused::place(fused::step_state_floats(op.rows), a.param_count, shared_bytes_);
+    shared_.assign(p.bytes / sizeof(float), std::numeric_limits<float>::quiet_NaN());
+    fused::carve(a, p, shared_.data());
+    fused::SequentialExec ex;
+    fused::train_step(ex, a);
+}
+
+void Emulator::fused_predict(const FusedPredictOp& op) {
+    const int params = static_cast<int>(model::Layout(op.depth).total());
+    for (std::int64_t first = 0; first < op.rows; first += fused::kPredictTile) {
+        fused::PredictArgs a;
+        a.depth = op.depth, a.alpha = op.alpha;
+        a.params = f(op.params), a.param_count = params;
+        a.query_rows = f(op.query_rows);
+        a.first = first, a.rows = static_cast<int>(std::min<std::int64_t>(fused::kPredictTile, op.rows - first));
+        a.state = f(op.state) + first * model::kFeatures;
+        a.scores = f(op.scores), a.predictions = l(op.predictions);
+        const fused::Placement p = fused::place(fused::predict_state_floats(fused::kPredictTile), params, shared_bytes_);
+        shared_.assign(p.bytes / sizeof(float), std::numeric_limits<float>::quiet_NaN());
+        fused::carve(a, p, shared_.data());
+        fused::SequentialExec ex;
+        fused::predict_tile(ex, a);
     }
 }
 

@@ -12,9 +12,13 @@
 
 namespace revgraph::cuda {
 
+// The per-block shared memory the emulator assumes for the fused path's placement: the opt-in limit
+// of sm_90 (H100/H200), 227 KiB. 0 emulates a device where nothing fits, so the global layout runs.
+inline constexpr std::size_t kEmulatedSharedBytes = 232448;
+
 class Emulator {
 public:
-    explicit Emulator(const TaskPlan& plan);
+    explicit Emulator(const TaskPlan& plan, std::size_t shared_bytes = kEmulatedSharedBytes);
 
     // What the backend's prepare() uploads: raw pixels, labels, permutations, initial parameters.
     void upload(const PreparedInputs& prepared);
@@ -26,12 +30,17 @@ public:
 
 private:
     const TaskPlan& plan_;
+    std::size_t shared_bytes_;
+    std::vector<float> shared_;  // the fused kernels' shared memory, re-carved by each block
     std::vector<std::vector<float>> f32_;
     std::vector<std::vector<std::int32_t>> i32_;
     std::vector<std::vector<std::int64_t>> i64_;
 
     float* f(Ref r) { return f32(r.buf).data() + r.offset; }
     std::int32_t* i(Ref r) { return i32(r.buf).data() + r.offset; }
+    std::int64_t* l(Ref r) { return i64(r.buf).data() + r.offset; }
+    void fused_step(const FusedStepOp& op);
+    void fused_predict(const FusedPredictOp& op);
 };
 
 // D = alpha op(A) op(B), column-major, accumulated in index order of k; every product of a batch.

@@ -195,6 +195,8 @@ const char* op_name(const Op& op) {
                           [](const LossOp&) { return "loss"; },
                           [](const SgdOp&) { return "sgd"; },
                           [](const ArgmaxOp&) { return "argmax"; },
+                          [](const FusedStepOp&) { return "fused_step"; },
+                          [](const FusedPredictOp&) { return "fused_predict"; },
                       },
                       op);
 }
@@ -273,20 +275,45 @@ std::vector<Access> accesses(const Op& op, std::size_t gather_source_rows) {
                                            {a.bias, static_cast<std::size_t>(kClasses), E::f32},
                                            {a.predictions, static_cast<std::size_t>(a.rows), E::i64}};
             },
+            [&](const FusedStepOp& s) {
+                const std::size_t params = model::Layout(s.depth).total(), rows = static_cast<std::size_t>(s.rows);
+                return std::vector<Access>{{s.order, static_cast<std::size_t>(s.first) + rows, E::i32},
+                                           {s.train_rows, n82(static_cast<std::int64_t>(gather_source_rows)), E::f32},
+                                           {s.train_labels, gather_source_rows, E::i32},
+                                           {s.params, params, E::f32},
+                                           {s.velocity, params, E::f32},
+                                           {s.grads, params, E::f32},
+                                           {s.state, n82(s.rows), E::f32},
+                                           {s.dstate, n82(s.rows), E::f32},
+                                           {s.scores, rows * kClasses, E::f32},
+                                           {s.dscores, rows * kClasses, E::f32},
+                                           {s.labels, rows, E::i32}};
+            },
+            [](const FusedPredictOp& p) {
+                const std::size_t rows = static_cast<std::size_t>(p.rows);
+                return std::vector<Access>{{p.params, model::Layout(p.depth).total(), E::f32},
+                                           {p.query_rows, n82(p.rows), E::f32},
+                                           {p.state, n82(p.rows), E::f32},
+                                           {p.scores, rows * kClasses, E::f32},
+                                           {p.predictions, rows, E::i64}};
+            },
         },
         op);
 }
 
 // ---- the plan ----------------------------------------------------------------------------------
 
-TaskPlan::TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int64_t test_count)
+const char* path_name(Path p) { return p == Path::fused ? "fused" : "cublaslt"; }
+
+TaskPlan::TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int64_t test_count, Path path)
     : config_(config),
       layout_(config.depth),
       n_(train_count),
       q_(test_count),
       full_batch_(static_cast<int>(std::min<std::int64_t>(config.batch_size, train_count))),
       batches_(epoch_batches(train_count, config.batch_size)),
-      alpha_(static_cast<float>(config.alpha)) {
+      alpha_(static_cast<float>(config.alpha)),
+      path_(path) {
     config_.validate();
     if (q_ < 1) throw Error("plan: no query examples");
     if (n_ > (std::int64_t(1) << 31) - 1 || q_ * kFeatures > (std::int64_t(1) << 31) - 1)
@@ -303,6 +330,20 @@ std::vector<int> TaskPlan::distinct_rows() const {
 std::size_t TaskPlan::elements(Buf b) const {
     const std::size_t n = static_cast<std::size_t>(n_), q = static_cast<std::size_t>(q_),
                       bs = static_cast<std::size_t>(full_batch_);
+    if (path_ == Path::fused) {
+        switch (b) {  // scratch of the cuBLASLt path's products and small kernels
+            case Buf::act_left:
+            case Buf::act_right:
+            case Buf::branch:
+            case Buf::dtmp:
+            case Buf::act_stack:
+            case Buf::grad_stack:
+            case Buf::query_act_left:
+            case Buf::query_act_right:
+            case Buf::query_branch: return 0;
+            default: break;
+        }
+    }
     switch (b) {
         case Buf::params:
         case Buf::grads:
@@ -401,6 +442,15 @@ void TaskPlan::core_forward(Program& p, int rows, Buf state, Buf act_left, Buf a
 Program TaskPlan::step(int b) const {
     const Batch batch = batches_.at(static_cast<std::size_t>(b));
     const int rows = batch.rows;
+    if (path_ == Path::fused)
+        return {FusedStepOp{.rows = rows, .first = batch.first, .depth = config_.depth, .alpha = alpha_,
+                            .lr = static_cast<float>(config_.learning_rate),
+                            .momentum = static_cast<float>(config_.momentum),
+                            .weight_decay = static_cast<float>(config_.weight_decay), .order = {Buf::order},
+                            .train_rows = {Buf::train_rows}, .train_labels = {Buf::train_labels},
+                            .params = {Buf::params}, .velocity = {Buf::velocity}, .grads = {Buf::grads},
+                            .state = {Buf::state}, .dstate = {Buf::dstate}, .scores = {Buf::scores},
+                            .dscores = {Buf::dscores}, .labels = {Buf::batch_labels}}};
     Program p;
     p.push_back(GatherOp{.rows = rows, .identity = false, .order = {Buf::order}, .first = batch.first,
                          .src_rows = {Buf::train_rows}, .src_labels = {Buf::train_labels}, .state = {Buf::state},
@@ -465,6 +515,10 @@ Program TaskPlan::epoch(int e) const {
 
 Program TaskPlan::predict() const {
     const int rows = static_cast<int>(q_);
+    if (path_ == Path::fused)
+        return {FusedPredictOp{.rows = q_, .depth = config_.depth, .alpha = alpha_, .params = {Buf::params},
+                               .query_rows = {Buf::query_rows}, .state = {Buf::query_state},
+                               .scores = {Buf::query_scores}, .predictions = {Buf::predictions}}};
     Program p;
     p.push_back(GatherOp{.rows = rows, .identity = true, .src_rows = {Buf::query_rows}, .state = {Buf::query_state},
                          .act_right = {Buf::query_act_right}});
@@ -483,6 +537,7 @@ void TaskPlan::check(const Program& p) const {
         std::size_t source_rows = 0;
         if (const auto* g = std::get_if<GatherOp>(&op))
             source_rows = g->src_rows.buf == Buf::train_rows ? static_cast<std::size_t>(n_) : static_cast<std::size_t>(q_);
+        if (std::holds_alternative<FusedStepOp>(op)) source_rows = static_cast<std::size_t>(n_);
         for (const Access& a : accesses(op, source_rows)) {
             const std::string where = "plan: operation " + std::to_string(i) + " (" + op_name(op) + ") ";
             if (a.ref.buf == Buf::count) throw Error(where + "uses no buffer");

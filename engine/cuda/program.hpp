@@ -183,7 +183,27 @@ struct ArgmaxOp {
     Ref scores, bias, predictions;
 };
 
-using Op = std::variant<GemmOp, CopyOp, ZeroOp, LiftOp, GatherOp, CoupleOp, MaskOp, LossOp, SgdOp, ArgmaxOp>;
+// The fused path (engine/cuda/fused.hpp): a whole SGD step on batch rows first .. first+rows-1 of the
+// order as one kernel. state .. labels are its working set where the device's shared memory is too
+// small for it (the kernel chooses; see fused::place).
+struct FusedStepOp {
+    int rows = 0;
+    std::int64_t first = 0;
+    int depth = 0;
+    float alpha = 0, lr = 0, momentum = 0, weight_decay = 0;
+    Ref order, train_rows, train_labels, params, velocity, grads;
+    Ref state, dstate, scores, dscores, labels;
+};
+// The fused path's prediction: every query row, in tiles of fused::kPredictTile rows, one block each.
+struct FusedPredictOp {
+    std::int64_t rows = 0;
+    int depth = 0;
+    float alpha = 0;
+    Ref params, query_rows, state, scores, predictions;
+};
+
+using Op = std::variant<GemmOp, CopyOp, ZeroOp, LiftOp, GatherOp, CoupleOp, MaskOp, LossOp, SgdOp, ArgmaxOp,
+                        FusedStepOp, FusedPredictOp>;
 using Program = std::vector<Op>;
 
 const char* op_name(const Op& op);
@@ -204,9 +224,17 @@ std::vector<Access> accesses(const Op& op, std::size_t gather_source_rows);
 
 // ---- the task plan -----------------------------------------------------------------------------
 
+// How a step and prediction are launched: cuBLASLt products between small kernels (`cuda`), or one
+// fused kernel per step (`cuda-fused`). Reset, normalisation and the epoch's permutation copy are
+// the same for both.
+enum class Path { cublaslt, fused };
+const char* path_name(Path p);
+
 class TaskPlan {
 public:
-    TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int64_t test_count);
+    TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int64_t test_count, Path path = Path::cublaslt);
+
+    Path path() const { return path_; }
 
     const TaskConfig& config() const { return config_; }
     const model::Layout& layout() const { return layout_; }
@@ -217,6 +245,7 @@ public:
     // The distinct row counts a product sees (full batch, the short last batch, Q), ascending.
     std::vector<int> distinct_rows() const;
 
+    // Elements of a buffer; 0 for the scratch the chosen path never touches.
     std::size_t elements(Buf b) const;
     std::size_t bytes(Buf b) const { return elements(b) * elem_bytes(buf_elem(b)); }
     // The one core state kept from forward to backward: full_batch x 82 floats.
@@ -239,6 +268,7 @@ private:
     int full_batch_;
     std::vector<Batch> batches_;
     float alpha_;
+    Path path_;
 
     void core_forward(Program& p, int rows, Buf state, Buf act_left, Buf act_right, Buf branch) const;
 };

@@ -12,6 +12,7 @@
 
 #include "engine/cpu/trainer.hpp"
 #include "engine/cuda/emulator.hpp"
+#include "engine/cuda/fused.hpp"
 #include "engine/cuda/program.hpp"
 #include "engine/error.hpp"
 
@@ -326,5 +327,108 @@ TEST_CASE("emulator: a batch larger than the training set and a single-row last 
         CHECK(emu.f32(Buf::params) == ref.parameters());
         CHECK(emu.f32(Buf::velocity) == ref.velocity());
         CHECK(emu.i64(Buf::predictions) == ref.predictions());
+    }
+}
+
+// ---- the fused path (engine/cuda/fused.hpp) ------------------------------------------------------
+
+TEST_CASE("fused plan: one kernel a step, one for prediction, and no cuBLASLt scratch") {
+    for (int depth : {1, 2, 3}) {
+        CAPTURE(depth);
+        TaskConfig c;
+        c.depth = depth;
+        const TaskPlan plan(c, 10000, 10000, Path::fused);
+        for (int b : {0, 78}) {
+            const OpCounts s = count_ops(plan.step(b));
+            CHECK(s.gemms == 0);
+            CHECK(s.kernels == 1);
+            CHECK(s.copies == 0);
+        }
+        CHECK(count_ops(plan.epoch(0)).launches() == 1 + 79);
+        CHECK(count_ops(plan.predict()).launches() == 1);
+        CHECK(plan.elements(Buf::act_stack) == 0);
+        CHECK(plan.elements(Buf::query_branch) == 0);
+        CHECK(plan.retained_core_bytes() == 128u * 82u * 4u);
+    }
+    for (int depth : {1, 2, 3})
+        for (auto [n, q, bs] : {std::tuple{19, 7, 8}, std::tuple{5, 3, 8}, std::tuple{10000, 10000, 128},
+                                std::tuple{1, 1, 1}}) {
+            TaskConfig c;
+            c.depth = depth;
+            c.batch_size = bs;
+            const TaskPlan plan(c, n, q, Path::fused);
+            CHECK_NOTHROW(plan.check(plan.epoch(0)));
+            CHECK_NOTHROW(plan.check(plan.epoch(1)));
+            CHECK_NOTHROW(plan.check(plan.predict()));
+        }
+}
+
+TEST_CASE("fused plan: the working set goes to shared memory when it fits") {
+    using fused::place;
+    const int params = 7554;  // depth 2
+    const std::size_t state = fused::step_state_floats(128) * 4;
+    CHECK(state == (2u * 128u * 83u + 2u * 128u * 10u) * 4u);
+    CHECK(place(fused::step_state_floats(128), params, kEmulatedSharedBytes) ==
+          fused::Placement{true, true, state + params * 4u});
+    CHECK(place(fused::step_state_floats(128), params, state) == fused::Placement{false, true, state});
+    CHECK(place(fused::step_state_floats(128), params, state - 4) == fused::Placement{false, false, 0});
+    CHECK(place(fused::step_state_floats(1024), params, kEmulatedSharedBytes) == fused::Placement{false, false, 0});
+}
+
+// Runs a whole task through the fused programs on the emulator and the float reference trainer, step
+// by step; the emulator runs the fused kernels' own phase code.
+static void check_fused_against_reference(const TaskConfig& c, int n, int q, unsigned seed, std::size_t shared_bytes) {
+    Synthetic data(c, n, q, seed);
+    const TaskPlan plan(c, n, q, Path::fused);
+    Emulator emu(plan, shared_bytes);
+    emu.upload(data.prepared);
+    cpu::Trainer<float> ref(data.prepared);
+    emu.execute(plan.reset());
+    emu.execute(plan.normalize());
+    ref.reset();
+    ref.normalize();
+    for (int e = 0; e < c.epochs; ++e) {
+        emu.execute(plan.epoch_start(e));
+        for (int b = 0; b < static_cast<int>(plan.batches().size()); ++b) {
+            CAPTURE(e);
+            CAPTURE(b);
+            emu.execute(plan.step(b));
+            ref.step(e, b);
+            REQUIRE(emu.f32(Buf::grads) == ref.gradients());
+            REQUIRE(emu.f32(Buf::params) == ref.parameters());
+            REQUIRE(emu.f32(Buf::velocity) == ref.velocity());
+        }
+    }
+    emu.execute(plan.predict());
+    ref.predict();
+    CHECK(emu.f32(Buf::query_scores) == ref.scores());
+    CHECK(emu.i64(Buf::predictions) == ref.predictions());
+}
+
+TEST_CASE("fused emulator: the fused kernels' phases reproduce the float reference trainer bit for bit") {
+    for (int depth : {1, 2, 3})
+        for (double wd : {0.0, 1e-3})
+            for (std::size_t shared : {kEmulatedSharedBytes, std::size_t{0}}) {
+                CAPTURE(depth);
+                CAPTURE(wd);
+                CAPTURE(shared);
+                auto c = small_config(depth);
+                c.weight_decay = wd;
+                check_fused_against_reference(c, 19, 7, 200 + depth, shared);
+            }
+}
+
+TEST_CASE("fused emulator: rev88's shapes, a partly shared layout, tiny batches and several predict tiles") {
+    TaskConfig c;  // rev88: batch 128, depth 2, two epochs
+    SUBCASE("300 rows: batches of 128, 128, 44; 150 query rows: tiles of 64, 64, 22") {
+        check_fused_against_reference(c, 300, 150, 5, kEmulatedSharedBytes);
+    }
+    SUBCASE("states shared, parameters read from global memory") {
+        check_fused_against_reference(c, 300, 150, 6, fused::step_state_floats(128) * sizeof(float) + 64);
+    }
+    SUBCASE("a batch larger than the training set, and a single-row last batch") {
+        auto s = small_config(2);
+        check_fused_against_reference(s, 5, 4, 7, kEmulatedSharedBytes);
+        check_fused_against_reference(s, 9, 4, 8, kEmulatedSharedBytes);
     }
 }
