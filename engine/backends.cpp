@@ -10,27 +10,27 @@
 
 namespace revgraph {
 
-std::vector<std::string> backend_names() { return {"auto", "cpu", "cpu-reference", "cuda"}; }
+std::vector<std::string> backend_names() { return {"auto", "cpu", "cpu-reference", "cuda", "cuda-fused"}; }
 
 std::unique_ptr<Backend> make_backend(const std::string& name) {
     if (name == "cpu") return std::make_unique<cpu::FastBackend>();
     if (name == "cpu-reference") return std::make_unique<cpu::ReferenceBackend>();
-    if (name == "cuda" || name == "auto") {
+    if (name == "cuda" || name == "cuda-fused" || name == "auto") {
         if (!cuda::compiled_in()) {
             if (name == "auto") return make_backend("cpu");
-            throw Error("backend: cuda requested but this build has no CUDA (" + cuda::describe_device() + ")");
+            throw Error("backend: " + name + " requested but this build has no CUDA (" + cuda::describe_device() + ")");
         }
         if (cuda::device_count() == 0) {
             if (name == "auto") return make_backend("cpu");
-            throw Error("backend: cuda requested but " + cuda::describe_device());
+            throw Error("backend: " + name + " requested but " + cuda::describe_device());
         }
 #if defined(REVGRAPH_HAVE_CUDA)
-        return std::make_unique<cuda::CudaBackend>();
+        return std::make_unique<cuda::CudaBackend>(name == "cuda-fused");
 #else
         throw Error("backend: cuda requested but this build has no CUDA");
 #endif
     }
-    throw Error("backend: unknown backend '" + name + "' (expected auto, cpu, cpu-reference or cuda)");
+    throw Error("backend: unknown backend '" + name + "' (expected auto, cpu, cpu-reference, cuda or cuda-fused)");
 }
 
 }  // namespace revgraph

@@ -66,10 +66,10 @@ struct CudaBackend::Impl {
     graphs::TaskGraphs graphs;
     bool has_run = false;
 
-    explicit Impl(const PreparedInputs& p)
+    Impl(const PreparedInputs& p, Path path)
         : device(initialise_device()),
           device_name(describe_device(device)),
-          plan(p.config, p.inputs->train_count(), p.inputs->test_count()),
+          plan(p.config, p.inputs->train_count(), p.inputs->test_count(), path),
           memory(plan),
           workspace(Runtime::options().cublaslt_workspace_bytes),
           matmuls(workspace.get(), workspace.bytes()) {
@@ -157,7 +157,7 @@ struct CudaBackend::Impl {
     }
 };
 
-CudaBackend::CudaBackend() = default;
+CudaBackend::CudaBackend(bool fused) : fused_(fused) {}
 CudaBackend::~CudaBackend() = default;
 
 CudaBackend::Impl& CudaBackend::impl() const {
@@ -173,7 +173,7 @@ void CudaBackend::prepare(const PreparedInputs& prepared) {
     NVTX_RANGE("prepare");
     if (prepared.inputs == nullptr) throw Error("cuda: prepare() without inputs");
     impl_.reset();  // a second prepare() replaces the first task's state entirely
-    impl_ = std::make_unique<Impl>(prepared);
+    impl_ = std::make_unique<Impl>(prepared, fused_ ? Path::fused : Path::cublaslt);
 }
 
 void CudaBackend::run(int epochs, const EpochHook& after_epoch) {
@@ -267,7 +267,16 @@ nlohmann::ordered_json CudaBackend::diagnostics() const {
         c["launches"] = p.counts.launches();
         return c;
     };
+    j["path"] = path_name(im.plan.path());
     j["launches_per_step"] = {{"first_batch", counts(im.steps.front())}, {"last_batch", counts(im.steps.back())}};
+    if (im.plan.path() == Path::fused) {
+        const auto placement = [](const fused::Placement& p) {
+            return nlohmann::ordered_json{{"weights_shared", p.weights_shared}, {"state_shared", p.state_shared},
+                                          {"shared_bytes", p.bytes}};
+        };
+        j["fused_placement"] = {{"step", placement(im.steps.front().placements.at(0))},
+                                {"predict", placement(im.predict.placements.at(0))}};
+    }
     nlohmann::ordered_json nodes;
     nodes["reset"] = im.graphs.reset.nodes();
     nodes["normalize"] = im.graphs.normalize.nodes();

@@ -1,5 +1,6 @@
 #pragma once
-// `--backend cuda`: the reversible MLP on one GPU through cuBLASLt and CUDA graphs ("cuda-graphs").
+// `--backend cuda`: the reversible MLP on one GPU through cuBLASLt and CUDA graphs ("cuda-graphs");
+// `--backend cuda-fused`: the same graphs with each SGD step one fused kernel (engine/cuda/fused.hpp).
 // prepare() does everything that allocates or may fail: device state (parameters, gradients,
 // momentum, raw pixels, labels, every epoch's permutation, one cuBLASLt workspace), algorithm
 // choice, and the capture of the task's graphs. run() only launches graphs and records two events.
@@ -16,10 +17,11 @@ namespace revgraph::cuda {
 
 class CudaBackend final : public Backend {
 public:
-    CudaBackend();
+    // fused: one kernel per step (cuda-fused); otherwise cuBLASLt products and small kernels.
+    explicit CudaBackend(bool fused = false);
     ~CudaBackend() override;
 
-    std::string name() const override { return "cuda-graphs"; }
+    std::string name() const override { return fused_ ? "cuda-fused" : "cuda-graphs"; }
     std::string device() const override;
 
     void prepare(const PreparedInputs& prepared) override;
@@ -41,6 +43,7 @@ public:
 
 private:
     struct Impl;
+    bool fused_;
     std::unique_ptr<Impl> impl_;
     Impl& impl() const;
 };

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "engine/cuda/device_buffer.hpp"
+#include "engine/cuda/fused.hpp"
 #include "engine/cuda/lt_matmul.hpp"
 #include "engine/cuda/program.hpp"
 
@@ -39,6 +40,7 @@ private:
 struct CompiledProgram {
     std::vector<std::function<void(cudaStream_t)>> launches;
     OpCounts counts;
+    std::vector<fused::Placement> placements;  // of the fused kernels, in launch order
     void launch(cudaStream_t stream) const {
         for (const auto& l : launches) l(stream);
     }

@@ -4,6 +4,7 @@
 
 #include "engine/cuda/kernels/argmax.cuh"
 #include "engine/cuda/kernels/couple.cuh"
+#include "engine/cuda/kernels/fused.cuh"
 #include "engine/cuda/kernels/gather.cuh"
 #include "engine/cuda/kernels/lift.cuh"
 #include "engine/cuda/kernels/loss.cuh"

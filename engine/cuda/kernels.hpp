@@ -4,7 +4,10 @@
 // launch is refused; none synchronises, so all of them may be captured into a graph.
 #include <cuda_runtime.h>
 
+#include <cstddef>
 #include <cstdint>
+
+#include "engine/cuda/fused.hpp"
 
 namespace revgraph::cuda::kernels {
 
@@ -22,5 +25,14 @@ void launch_sgd(std::int64_t count, float* params, float* velocity, const float*
                 float weight_decay, cudaStream_t stream);
 void launch_argmax(std::int64_t rows, float* scores, const float* bias, std::int64_t* predictions,
                    cudaStream_t stream);
+
+// The fused path (engine/cuda/kernels/fused.cuh). prepare_fused_kernels() opts both kernels in to
+// the device's largest per-block shared memory and returns it; call it before launching or
+// capturing them. A step's args carry global pointers only: the kernel carves `placement`'s shared
+// parts itself. Prediction's args describe all `rows` query rows; each block takes its tile.
+std::size_t prepare_fused_kernels();
+void launch_fused_step(const fused::StepArgs& args, const fused::Placement& placement, cudaStream_t stream);
+void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, const fused::Placement& placement,
+                          cudaStream_t stream);
 
 }  // namespace revgraph::cuda::kernels

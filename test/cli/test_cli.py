@@ -599,9 +599,10 @@ class RunBadInput(CliTestCase):
     def test_backends(self):
         p = rg("run", "--input", self.good, "--backend", "bogus", "--quiet")
         self.assert_clean_error(p, 1, ["bogus"])
-        p = rg("run", "--input", self.good, "--backend", "cuda", "--quiet")
-        if not os.path.exists("/dev/nvidiactl"):
-            self.assert_clean_error(p, 1, ["cuda"])
+        for gpu in ("cuda", "cuda-fused"):
+            p = rg("run", "--input", self.good, "--backend", gpu, "--quiet")
+            if not os.path.exists("/dev/nvidiactl"):
+                self.assert_clean_error(p, 1, [gpu])
         self.bad_run(["--input", self.good, "--backend", "bogus"], 1, ["bogus"])
         results = {}
         for b in ("cpu", "cpu-reference", "auto"):

@@ -1,8 +1,10 @@
-// The CUDA backend on a real GPU: SPEC §8's step-by-step comparison with the float64 reference,
-// graph replays byte-identical (within one prepared task and across two), the one retained core
-// state, late configuration of the cuBLASLt workspace refused. Skipped (exit 77) without a GPU.
+// Both CUDA backends on a real GPU (`cuda`: cuBLASLt products; `cuda-fused`: one kernel a step):
+// SPEC §8's step-by-step comparison with the float64 reference, graph replays byte-identical (within
+// one prepared task and across two), the one retained core state, late configuration of the
+// cuBLASLt workspace refused. Skipped (exit 77) without a GPU.
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <string>
 #include <vector>
@@ -19,10 +21,12 @@ using namespace revgraph;
 
 namespace {
 
-PreparedTask small_task(int depth, int n, int q, int batch) {
+const char* const kBackends[] = {"cuda", "cuda-fused"};
+
+PreparedTask small_task(int depth, int n, int q, int batch, const std::string& backend = "cuda") {
     TaskConfig c = validate::gpu_replay_config(depth);
     c.batch_size = batch;
-    return PreparedTask(validate::synthetic_inputs(n, q, 5), c, make_backend("cuda"));
+    return PreparedTask(validate::synthetic_inputs(n, q, 5), c, make_backend(backend));
 }
 
 }  // namespace
@@ -45,69 +49,113 @@ TEST_CASE("cuda: the workspace cannot be changed once the GPU is initialised") {
     CHECK(Runtime::options().cublaslt_workspace_bytes == options.cublaslt_workspace_bytes);
 }
 
-TEST_CASE("cuda: the factory gives the graph backend") {
+TEST_CASE("cuda: the factory gives the graph backends") {
     const auto backend = make_backend("cuda");
     CHECK(backend->name() == "cuda-graphs");
     CHECK(backend->device().find("sm_") != std::string::npos);
+    CHECK(make_backend("cuda-fused")->name() == "cuda-fused");
 }
 
 TEST_CASE("cuda: one B x 82 float state is kept from forward to backward") {
-    for (auto [n, batch] : {std::pair{19, 8}, std::pair{300, 128}, std::pair{5, 8}}) {
-        CAPTURE(n);
-        auto task = small_task(2, n, 7, batch);
-        const int rows = std::min(n, batch);
-        CHECK(task.backend().retained_core_bytes() == static_cast<std::size_t>(rows) * 82 * 4);
-        CHECK(task.backend().retained_core_states() == 1);
-        task.run();
-        CHECK(task.outputs().metadata["core_saved_bytes_per_example"] == 328);
-    }
+    for (const std::string backend : kBackends)
+        for (auto [n, batch] : {std::pair{19, 8}, std::pair{300, 128}, std::pair{5, 8}}) {
+            CAPTURE(backend);
+            CAPTURE(n);
+            auto task = small_task(2, n, 7, batch, backend);
+            const int rows = std::min(n, batch);
+            CHECK(task.backend().retained_core_bytes() == static_cast<std::size_t>(rows) * 82 * 4);
+            CHECK(task.backend().retained_core_states() == 1);
+            task.run();
+            CHECK(task.outputs().metadata["core_saved_bytes_per_example"] == 328);
+        }
 }
 
 TEST_CASE("cuda: every step matches the float64 reference (SPEC §8 GPU replay)") {
-    for (int depth : {1, 2}) {
-        CAPTURE(depth);
-        const auto j = validate::gpu_replay_case(depth);
-        INFO(j.dump(2));
-        CHECK(j["passed"].get<bool>());
-        CHECK(j["steps_compared"] == 6);
-        CHECK(j["checks"].get<int>() == 6 * 3 * (2 * depth + 2) + 6);
-        CHECK(j["complete_replay_byte_repeatable"].get<bool>());
-        CHECK(j["predictions_match_independent_eager"].get<bool>());
-        CHECK(j["eager_steps_equal_graph_replay"].get<bool>());
-        CHECK(j["saved_core_activation_bytes"] == 8 * 82 * 4);
-        CHECK(j["last_batch_core_activation_bytes"] == 984);
-    }
+    for (const std::string backend : kBackends)
+        for (int depth : {1, 2}) {
+            CAPTURE(backend);
+            CAPTURE(depth);
+            const auto j = validate::gpu_replay_case(depth, backend);
+            INFO(j.dump(2));
+            CHECK(j["passed"].get<bool>());
+            CHECK(j["steps_compared"] == 6);
+            CHECK(j["checks"].get<int>() == 6 * 3 * (2 * depth + 2) + 6);
+            CHECK(j["complete_replay_byte_repeatable"].get<bool>());
+            CHECK(j["predictions_match_independent_eager"].get<bool>());
+            CHECK(j["eager_steps_equal_graph_replay"].get<bool>());
+            CHECK(j["saved_core_activation_bytes"] == 8 * 82 * 4);
+            CHECK(j["last_batch_core_activation_bytes"] == 984);
+        }
 }
 
 TEST_CASE("cuda: replays are byte-identical, within a task and across two prepared tasks") {
-    TaskConfig rev88;
-    const auto inputs = validate::synthetic_inputs(2000, 1000, 17);
-    const auto a = validate::gpu_repeatability(inputs, rev88, 5);
-    INFO(a.dump(2));
-    CHECK(a["passed"].get<bool>());
-    CHECK(a["byte_identical_replays"] == 5);
-    const auto b = validate::gpu_repeatability(inputs, rev88, 2);
-    CHECK(b["state_vector_sha256"] == a["state_vector_sha256"]);
-    CHECK(b["final_velocity_sha256"] == a["final_velocity_sha256"]);
-    CHECK(b["scores_sha256"] == a["scores_sha256"]);
-    CHECK(b["predictions_sha256"] == a["predictions_sha256"]);
-    CHECK(a["task_ms"]["min"].get<double>() > 0);
+    for (const std::string backend : kBackends) {
+        CAPTURE(backend);
+        TaskConfig rev88;
+        const auto inputs = validate::synthetic_inputs(2000, 1000, 17);
+        const auto a = validate::gpu_repeatability(inputs, rev88, 5, backend);
+        INFO(a.dump(2));
+        CHECK(a["passed"].get<bool>());
+        CHECK(a["byte_identical_replays"] == 5);
+        const auto b = validate::gpu_repeatability(inputs, rev88, 2, backend);
+        CHECK(b["state_vector_sha256"] == a["state_vector_sha256"]);
+        CHECK(b["final_velocity_sha256"] == a["final_velocity_sha256"]);
+        CHECK(b["scores_sha256"] == a["scores_sha256"]);
+        CHECK(b["predictions_sha256"] == a["predictions_sha256"]);
+        CHECK(a["task_ms"]["min"].get<double>() > 0);
+    }
 }
 
 TEST_CASE("cuda: rev88 on 10k/10k, timed by events, repeatable") {
+    for (const std::string backend : kBackends) {
+        CAPTURE(backend);
+        TaskConfig rev88;
+        const auto r =
+            validate::gpu_repeatability(validate::synthetic_inputs(10000, 10000, 2026091400), rev88, 10, backend);
+        INFO(r.dump(2));
+        CHECK(r["passed"].get<bool>());
+        CHECK(r["diagnostics"]["launches_per_step"]["first_batch"]["launches"] == (backend == "cuda" ? 25 : 1));
+        MESSAGE(backend << " rev88 task ms: " << r["task_ms"].dump());
+    }
+}
+
+TEST_CASE("cuda-fused: the step's working set is in shared memory for rev88, and in global memory past it") {
     TaskConfig rev88;
-    const auto r = validate::gpu_repeatability(validate::synthetic_inputs(10000, 10000, 2026091400), rev88, 10);
-    INFO(r.dump(2));
-    CHECK(r["passed"].get<bool>());
-    CHECK(r["diagnostics"]["launches_per_step"]["first_batch"]["launches"] == 25);
-    MESSAGE("rev88 task ms: " << r["task_ms"].dump());
+    const auto inputs = validate::synthetic_inputs(1000, 100, 3);
+    {
+        PreparedTask task(inputs, rev88, make_backend("cuda-fused"));
+        const auto d = dynamic_cast<cuda::CudaBackend&>(task.backend()).diagnostics();
+        INFO(d.dump(2));
+        CHECK(d["fused_placement"]["step"]["state_shared"].get<bool>());
+        CHECK(d["fused_placement"]["step"]["weights_shared"].get<bool>());
+    }
+    // batch 1024: 2 x 1024 x 83 floats do not fit in 227 KiB, so the same kernel runs on global buffers.
+    TaskConfig big = rev88;
+    big.batch_size = 1024;
+    PreparedTask task(inputs, big, make_backend("cuda-fused"));
+    const auto d = dynamic_cast<cuda::CudaBackend&>(task.backend()).diagnostics();
+    CHECK_FALSE(d["fused_placement"]["step"]["state_shared"].get<bool>());
+    task.run();
+    const TaskState s = task.backend().read_state();
+    cpu::Trainer<double> ref(task.prepared());
+    ref.reset();
+    ref.normalize();
+    for (int e = 0; e < big.epochs; ++e) ref.epoch(e);
+    ref.predict();
+    double worst = 0;
+    for (std::size_t i = 0; i < s.parameters.size(); ++i)
+        worst = std::max(worst, std::fabs(s.parameters[i] - ref.parameters()[i]) /
+                                    (validate::kGpuAtol + validate::kGpuRtol * std::fabs(ref.parameters()[i])));
+    CHECK(worst <= 1.0);
+    CHECK(s.predictions == ref.predictions());
 }
 
 TEST_CASE("cuda: misuse is refused with a clear error") {
     cuda::CudaBackend unprepared;
+    CHECK_THROWS_WITH_AS(cuda::CudaBackend(true).predict(), doctest::Contains("before prepare"), Error);
     CHECK_THROWS_WITH_AS(unprepared.reset(), doctest::Contains("before prepare"), Error);
     auto task = small_task(1, 19, 7, 8);
-    CHECK_THROWS_AS(task.backend().run(3), Error);   // two epochs were captured
+    CHECK_THROWS_AS(task.backend().run(3), Error);  // two epochs were captured
     CHECK_THROWS_AS(task.backend().step(0, 3), Error);
     CHECK_THROWS_AS(task.backend().epoch(2), Error);
 }
@@ -118,32 +166,34 @@ TEST_CASE("cuda: odd shapes and settings match the float64 reference after a ful
         double weight_decay, momentum;
     };
     for (const Case& k : {Case{3, 5, 3, 8, 1, 0.0, 0.9}, Case{1, 9, 4, 8, 2, 1e-3, 0.9}, Case{2, 19, 7, 8, 0, 0.0, 0.9},
-                          Case{2, 40, 11, 16, 3, 0.0, 0.0}, Case{2, 1, 1, 1, 2, 0.0, 0.9}}) {
-        CAPTURE(k.depth);
-        CAPTURE(k.n);
-        CAPTURE(k.epochs);
-        TaskConfig c = validate::gpu_replay_config(k.depth);
-        c.batch_size = k.batch;
-        c.epochs = k.epochs;
-        c.weight_decay = k.weight_decay;
-        c.momentum = k.momentum;
-        PreparedTask task(validate::synthetic_inputs(k.n, k.q, 99), c, make_backend("cuda"));
-        task.run();
-        const TaskState s = task.backend().read_state();
-        cpu::Trainer<double> ref(task.prepared());
-        ref.reset();
-        ref.normalize();
-        for (int e = 0; e < c.epochs; ++e) ref.epoch(e);
-        ref.predict();
-        const auto within = [](const std::vector<float>& got, const std::vector<double>& want) {
-            for (std::size_t i = 0; i < got.size(); ++i)
-                if (!(std::fabs(got[i] - want[i]) <= validate::kGpuAtol + validate::kGpuRtol * std::fabs(want[i])))
-                    return false;
-            return got.size() == want.size();
-        };
-        CHECK(within(s.parameters, ref.parameters()));
-        CHECK(within(s.velocity, ref.velocity()));
-        CHECK(within(s.scores, ref.scores()));
-        CHECK(s.predictions == ref.predictions());
-    }
+                          Case{2, 40, 11, 16, 3, 0.0, 0.0}, Case{2, 1, 1, 1, 2, 0.0, 0.9}})
+        for (const std::string backend : kBackends) {
+            CAPTURE(backend);
+            CAPTURE(k.depth);
+            CAPTURE(k.n);
+            CAPTURE(k.epochs);
+            TaskConfig c = validate::gpu_replay_config(k.depth);
+            c.batch_size = k.batch;
+            c.epochs = k.epochs;
+            c.weight_decay = k.weight_decay;
+            c.momentum = k.momentum;
+            PreparedTask task(validate::synthetic_inputs(k.n, k.q, 99), c, make_backend(backend));
+            task.run();
+            const TaskState s = task.backend().read_state();
+            cpu::Trainer<double> ref(task.prepared());
+            ref.reset();
+            ref.normalize();
+            for (int e = 0; e < c.epochs; ++e) ref.epoch(e);
+            ref.predict();
+            const auto within = [](const std::vector<float>& got, const std::vector<double>& want) {
+                for (std::size_t i = 0; i < got.size(); ++i)
+                    if (!(std::fabs(got[i] - want[i]) <= validate::kGpuAtol + validate::kGpuRtol * std::fabs(want[i])))
+                        return false;
+                return got.size() == want.size();
+            };
+            CHECK(within(s.parameters, ref.parameters()));
+            CHECK(within(s.velocity, ref.velocity()));
+            CHECK(within(s.scores, ref.scores()));
+            CHECK(s.predictions == ref.predictions());
+        }
 }

@@ -19,8 +19,8 @@ const char* const kUsage = R"(usage: revgraph <command> [options]
 commands:
   run       train a fresh model from its seed and predict the query images
             [--input DRAW.npz] [--test-labels LABELS.npy] [--config CONFIG.json]
-            [--set key=value]... [--backend auto|cpu|cpu-reference|cuda] [--output RESULT.json]
-            [--state STATE.npz] [--repeat N] [--device N] [--workspace-bytes N] [--quiet]
+            [--set key=value]... [--backend auto|cpu|cpu-reference|cuda|cuda-fused]
+            [--output RESULT.json] [--state STATE.npz] [--repeat N] [--device N] [--workspace-bytes N] [--quiet]
             Without --input: the embedded real digits (5,000 train / 5,000 held-out query),
             and the result reports accuracy.
             --timings adds run_seconds (every run's time, in order) to the result.
