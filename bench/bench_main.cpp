@@ -49,8 +49,9 @@ revgraph options (before Google Benchmark sees the command line):
   --train=N --query=Q     synthetic task size (default 10000 / 10000: data::synthetic_task)
   --data-seed=S           synthetic draw seed (default 2026)
   --input=DRAW.npz        run on this task archive instead (e.g. bench/compare's draw)
-  --backends=a,b          backends to measure (default: cpu-reference, cpu, and cuda where a
-                          GPU is usable); a name that cannot be built here is reported and skipped
+  --backends=a,b          backends to measure (default: cpu-reference, cpu, and cuda and
+                          cuda-fused where a GPU is usable); a name that cannot be built here is
+                          reported and skipped
   --warmup=N              untimed complete runs after preparation (default 1 on CPU, 10 on GPU)
   --gpu-min-time=S        minimum measured seconds per GPU benchmark (default 2)
   --flush-l2              before every GPU task or phase, write 2 x L2 of device memory (untimed)
@@ -374,11 +375,11 @@ void bm_phase(benchmark::State& state, const BackendInfo& b, Phase phase) {
 std::vector<BackendInfo> discover_backends(std::vector<std::string>* notes) {
     std::vector<std::string> requests = g_options.backends;
     const bool explicit_list = !requests.empty();
-    if (!explicit_list) requests = {"cpu-reference", "cpu", "cuda"};  // "cpu" may be the reference
+    if (!explicit_list) requests = {"cpu-reference", "cpu", "cuda", "cuda-fused"};  // "cpu" may be the reference
     std::vector<BackendInfo> found;
     for (const auto& request : requests) {
-        if (request == "cuda" && cuda::device_count() == 0) {
-            notes->push_back("cuda: not measured (" + cuda::describe_device() + ")");
+        if (request.rfind("cuda", 0) == 0 && cuda::device_count() == 0) {
+            notes->push_back(request + ": not measured (" + cuda::describe_device() + ")");
             continue;
         }
         try {
@@ -428,7 +429,7 @@ int energy_mode() {
     const Options& o = g_options;
     EnergyReport report;
     std::string why;
-    const std::string pci = o.energy_backend == "cuda" ? cuda_pci_bus_id(Runtime::options().device) : "";
+    const std::string pci = is_gpu_name(o.energy_backend) ? cuda_pci_bus_id(Runtime::options().device) : "";
     auto nvml = Nvml::open(&why, o.nvml_library, pci, static_cast<unsigned>(Runtime::options().device));
     if (!nvml) {
         report = not_available(why);

@@ -1,6 +1,6 @@
-// gpu_validation [--replays N] [--output FILE]: SPEC §8's GPU replay validation on its own, as JSON
-// (validate::gpu_validation), for tools/gpu-check and for anyone on a GPU machine. Exit status 0 when
-// it passed, 1 when it failed, 77 when there is no usable GPU.
+// gpu_validation [--replays N] [--backend cuda|cuda-fused] [--output FILE]: SPEC §8's GPU replay
+// validation on its own, as JSON (validate::gpu_validation), for tools/gpu-check and for anyone on a
+// GPU machine. Exit status 0 when it passed, 1 when it failed, 77 when there is no usable GPU.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -12,13 +12,14 @@
 
 int main(int argc, char** argv) {
     int replays = 100;
-    std::string output;
+    std::string output, backend = "cuda";
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         if (a == "--replays" && i + 1 < argc) replays = std::atoi(argv[++i]);
         else if (a == "--output" && i + 1 < argc) output = argv[++i];
+        else if (a == "--backend" && i + 1 < argc) backend = argv[++i];
         else {
-            std::cerr << "usage: gpu_validation [--replays N] [--output FILE]\n";
+            std::cerr << "usage: gpu_validation [--replays N] [--backend cuda|cuda-fused] [--output FILE]\n";
             return 2;
         }
     }
@@ -27,7 +28,7 @@ int main(int argc, char** argv) {
         return 77;
     }
     try {
-        const auto report = revgraph::validate::gpu_validation(replays);
+        const auto report = revgraph::validate::gpu_validation(replays, backend);
         const std::string text = report.dump(2) + "\n";
         if (output.empty()) std::cout << text;
         else std::ofstream(output) << text;

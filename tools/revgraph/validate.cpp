@@ -221,7 +221,9 @@ int validate_command(const std::vector<std::string>& argv, const std::string& se
 
     // Marked {"run": false, "reason": …} where no GPU is usable or CUDA is not built.
     say("GPU replay (depth 1 and 2 step by step; " + std::to_string(replays) + " rev88 replays)");
-    report["numerical_validation"] = validate::gpu_validation(replays);
+    // Of the backend asked for when it is a GPU one, else of the default GPU backend.
+    const std::string gpu_backend = backend.rfind("cuda", 0) == 0 ? backend : "cuda";
+    report["numerical_validation"] = validate::gpu_validation(replays, gpu_backend);
 
     bool passed = report["cpu_numerical_validation"]["passed"].get<bool>() && report["api_cli_smoke"]["passed"].get<bool>();
     if (report["numerical_validation"]["run"].get<bool>()) passed = passed && report["numerical_validation"]["passed"].get<bool>();
