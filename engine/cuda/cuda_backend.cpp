@@ -269,14 +269,9 @@ nlohmann::ordered_json CudaBackend::diagnostics() const {
     };
     j["path"] = path_name(im.plan.path());
     j["launches_per_step"] = {{"first_batch", counts(im.steps.front())}, {"last_batch", counts(im.steps.back())}};
-    if (im.plan.path() == Path::fused) {
-        const auto placement = [](const fused::Placement& p) {
-            return nlohmann::ordered_json{{"weights_shared", p.weights_shared}, {"state_shared", p.state_shared},
-                                          {"shared_bytes", p.bytes}};
-        };
-        j["fused_placement"] = {{"step", placement(im.steps.front().placements.at(0))},
-                                {"predict", placement(im.predict.placements.at(0))}};
-    }
+    if (im.plan.path() == Path::fused)
+        j["fused_weights_in_shared_memory"] = {{"step", static_cast<bool>(im.steps.front().fused_weights_shared.at(0))},
+                                               {"predict", static_cast<bool>(im.predict.fused_weights_shared.at(0))}};
     nlohmann::ordered_json nodes;
     nodes["reset"] = im.graphs.reset.nodes();
     nodes["normalize"] = im.graphs.normalize.nodes();

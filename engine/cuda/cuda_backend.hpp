@@ -1,6 +1,6 @@
 #pragma once
 // `--backend cuda`: the reversible MLP on one GPU through cuBLASLt and CUDA graphs ("cuda-graphs");
-// `--backend cuda-fused`: the same graphs with each SGD step one fused kernel (engine/cuda/fused.hpp).
+// `--backend cuda-fused`: the same graphs with each SGD step two fused kernels (engine/cuda/fused.hpp).
 // prepare() does everything that allocates or may fail: device state (parameters, gradients,
 // momentum, raw pixels, labels, every epoch's permutation, one cuBLASLt workspace), algorithm
 // choice, and the capture of the task's graphs. run() only launches graphs and records two events.
@@ -17,7 +17,7 @@ namespace revgraph::cuda {
 
 class CudaBackend final : public Backend {
 public:
-    // fused: one kernel per step (cuda-fused); otherwise cuBLASLt products and small kernels.
+    // fused: two kernels per step (cuda-fused); otherwise cuBLASLt products and small kernels.
     explicit CudaBackend(bool fused = false);
     ~CudaBackend() override;
 

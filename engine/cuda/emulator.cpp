@@ -110,40 +110,51 @@ void Emulator::execute(const Program& program) {
     }
 }
 
-// The fused kernels' own code (engine/cuda/fused.hpp) with each phase run as a loop, on the same
-// placement and shared-memory layout the kernel would use. Shared memory starts as NaN, so an item
-// that reads what no earlier phase wrote poisons the result instead of reading a stale value.
-void Emulator::fused_step(const FusedStepOp& op) {
+// The fused kernels' own code (engine/cuda/fused.hpp), block after block, each phase run as a loop,
+// with the same shared-memory layout the kernels use. Shared memory starts as NaN for every block,
+// so an item that reads what no earlier phase of its block wrote poisons the result.
+fused::StepArgs Emulator::fused_args(const FusedStepOp& op) {
     fused::StepArgs a;
     a.depth = op.depth, a.alpha = op.alpha, a.lr = op.lr, a.momentum = op.momentum, a.weight_decay = op.weight_decay;
-    a.rows = op.rows, a.first = op.first;
+    a.rows = op.rows, a.first = op.first, a.slot = op.slot;
     a.order = i(op.order), a.train_rows = f(op.train_rows), a.train_labels = i(op.train_labels);
     a.params = f(op.params), a.velocity = f(op.velocity), a.grads = f(op.grads);
     a.param_count = static_cast<int>(model::Layout(op.depth).total());
-    a.state = f(op.state), a.dstate = f(op.dstate), a.scores = f(op.scores), a.dscores = f(op.dscores);
-    a.labels = i(op.labels);
-    const fused::Placement p = fused::place(fused::step_state_floats(op.rows), a.param_count, shared_bytes_);
-    shared_.assign(p.bytes / sizeof(float), std::numeric_limits<float>::quiet_NaN());
-    fused::carve(a, p, shared_.data());
+    a.final_state = f(op.final_state), a.dscores = f(op.dscores);
+    a.act_stack = f(op.act_stack), a.grad_stack = f(op.grad_stack);
+    return a;
+}
+
+void Emulator::fused_step(const FusedStepOp& op) {
+    const fused::StepArgs a = fused_args(op);
     fused::SequentialExec ex;
-    fused::train_step(ex, a);
+    if (op.part == FusedStepOp::Part::rows) {
+        const bool weights = fused::weights_fit(fused::kRowsStateFloats, a.param_count, shared_bytes_);
+        for (int b = 0; b < fused::rows_blocks(op.rows); ++b) {
+            shared_.assign(fused::shared_bytes(fused::kRowsStateFloats, a.param_count, weights) / sizeof(float),
+                           std::numeric_limits<float>::quiet_NaN());
+            fused::step_rows(ex, a, b, fused::carve_rows(shared_.data(), a.param_count, weights));
+        }
+    } else {
+        for (int b = 0; b < fused::grads_blocks(op.depth); ++b) {
+            shared_.assign(fused::kGradsFloats, std::numeric_limits<float>::quiet_NaN());
+            fused::step_grads(ex, a, b, shared_.data());
+        }
+    }
 }
 
 void Emulator::fused_predict(const FusedPredictOp& op) {
-    const int params = static_cast<int>(model::Layout(op.depth).total());
-    for (std::int64_t first = 0; first < op.rows; first += fused::kPredictTile) {
-        fused::PredictArgs a;
-        a.depth = op.depth, a.alpha = op.alpha;
-        a.params = f(op.params), a.param_count = params;
-        a.query_rows = f(op.query_rows);
-        a.first = first, a.rows = static_cast<int>(std::min<std::int64_t>(fused::kPredictTile, op.rows - first));
-        a.state = f(op.state) + first * model::kFeatures;
-        a.scores = f(op.scores), a.predictions = l(op.predictions);
-        const fused::Placement p = fused::place(fused::predict_state_floats(fused::kPredictTile), params, shared_bytes_);
-        shared_.assign(p.bytes / sizeof(float), std::numeric_limits<float>::quiet_NaN());
-        fused::carve(a, p, shared_.data());
-        fused::SequentialExec ex;
-        fused::predict_tile(ex, a);
+    fused::PredictArgs a;
+    a.depth = op.depth, a.alpha = op.alpha;
+    a.params = f(op.params), a.param_count = static_cast<int>(model::Layout(op.depth).total());
+    a.query_rows = f(op.query_rows), a.scores = f(op.scores), a.predictions = l(op.predictions);
+    const bool weights = fused::weights_fit(fused::kPredictStateFloats, a.param_count, shared_bytes_);
+    fused::SequentialExec ex;
+    for (int b = 0; b < fused::ceil_div(static_cast<int>(op.rows), fused::kPredictTile); ++b) {
+        shared_.assign(fused::shared_bytes(fused::kPredictStateFloats, a.param_count, weights) / sizeof(float),
+                       std::numeric_limits<float>::quiet_NaN());
+        float* w = weights ? shared_.data() : nullptr;
+        fused::predict_tile(ex, a, op.rows, b, w, shared_.data() + (weights ? a.param_count : 0));
     }
 }
 

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/backend.hpp"
+#include "engine/cuda/fused.hpp"
 #include "engine/cuda/program.hpp"
 
 namespace revgraph::cuda {
@@ -39,6 +40,7 @@ private:
     float* f(Ref r) { return f32(r.buf).data() + r.offset; }
     std::int32_t* i(Ref r) { return i32(r.buf).data() + r.offset; }
     std::int64_t* l(Ref r) { return i64(r.buf).data() + r.offset; }
+    fused::StepArgs fused_args(const FusedStepOp& op);
     void fused_step(const FusedStepOp& op);
     void fused_predict(const FusedPredictOp& op);
 };

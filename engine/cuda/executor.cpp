@@ -115,26 +115,30 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
         } else if (const auto* fs = std::get_if<FusedStepOp>(&op)) {
             fused::StepArgs a;
             a.depth = fs->depth, a.alpha = fs->alpha, a.lr = fs->lr, a.momentum = fs->momentum;
-            a.weight_decay = fs->weight_decay, a.rows = fs->rows, a.first = fs->first;
-            a.order = mem.i32(fs->order), a.train_rows = mem.f32(fs->train_rows), a.train_labels = mem.i32(fs->train_labels);
+            a.weight_decay = fs->weight_decay, a.rows = fs->rows, a.first = fs->first, a.slot = fs->slot;
+            a.order = mem.i32(fs->order), a.train_rows = mem.f32(fs->train_rows);
+            a.train_labels = mem.i32(fs->train_labels);
             a.params = mem.f32(fs->params), a.velocity = mem.f32(fs->velocity), a.grads = mem.f32(fs->grads);
             a.param_count = static_cast<int>(plan.layout().total());
-            a.state = mem.f32(fs->state), a.dstate = mem.f32(fs->dstate), a.scores = mem.f32(fs->scores);
-            a.dscores = mem.f32(fs->dscores), a.labels = mem.i32(fs->labels);
-            const fused::Placement p = fused::place(fused::step_state_floats(fs->rows), a.param_count, fused_shared_limit());
-            out.placements.push_back(p);
-            L.push_back([=](cudaStream_t s) { kernels::launch_fused_step(a, p, s); });
+            a.final_state = mem.f32(fs->final_state), a.dscores = mem.f32(fs->dscores);
+            a.act_stack = mem.f32(fs->act_stack), a.grad_stack = mem.f32(fs->grad_stack);
+            if (fs->part == FusedStepOp::Part::rows) {
+                const bool weights = fused::weights_fit(fused::kRowsStateFloats, a.param_count, fused_shared_limit());
+                out.fused_weights_shared.push_back(weights);
+                L.push_back([=](cudaStream_t s) { kernels::launch_fused_rows(a, weights, s); });
+            } else {
+                L.push_back([=](cudaStream_t s) { kernels::launch_fused_grads(a, s); });
+            }
         } else if (const auto* fp = std::get_if<FusedPredictOp>(&op)) {
             fused::PredictArgs a;
             a.depth = fp->depth, a.alpha = fp->alpha;
             a.params = mem.f32(fp->params), a.param_count = static_cast<int>(plan.layout().total());
-            a.query_rows = mem.f32(fp->query_rows), a.state = mem.f32(fp->state);
-            a.scores = mem.f32(fp->scores), a.predictions = mem.i64(fp->predictions);
+            a.query_rows = mem.f32(fp->query_rows), a.scores = mem.f32(fp->scores);
+            a.predictions = mem.i64(fp->predictions);
             const std::int64_t rows = fp->rows;
-            const fused::Placement p =
-                fused::place(fused::predict_state_floats(fused::kPredictTile), a.param_count, fused_shared_limit());
-            out.placements.push_back(p);
-            L.push_back([=](cudaStream_t s) { kernels::launch_fused_predict(a, rows, p, s); });
+            const bool weights = fused::weights_fit(fused::kPredictStateFloats, a.param_count, fused_shared_limit());
+            out.fused_weights_shared.push_back(weights);
+            L.push_back([=](cudaStream_t s) { kernels::launch_fused_predict(a, rows, weights, s); });
         } else {
             throw Error(std::string("cuda: no launcher for operation ") + op_name(op));
         }

@@ -40,7 +40,7 @@ private:
 struct CompiledProgram {
     std::vector<std::function<void(cudaStream_t)>> launches;
     OpCounts counts;
-    std::vector<fused::Placement> placements;  // of the fused kernels, in launch order
+    std::vector<bool> fused_weights_shared;  // per fused rows/predict launch: parameters copied to shared memory
     void launch(cudaStream_t stream) const {
         for (const auto& l : launches) l(stream);
     }

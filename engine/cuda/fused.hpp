@@ -1,18 +1,25 @@
 #pragma once
-// The fused path of the CUDA backend (`--backend cuda-fused`): one whole SGD step — gather, forward,
-// loss, reconstructing backward, SGD — as ONE kernel on one thread block, and prediction as one
-// kernel over tiles of query rows. A step of the rev88 task is ~3.7 M multiply-adds on 128 x 82
-// floats: far too small to fill a GPU, so what costs is the ~25 dependent launches of the cuBLASLt
-// path; here a step is one graph node and its working set lives in shared memory.
+// The fused path of the CUDA backend (`--backend cuda-fused`): an SGD step is TWO kernels instead of
+// the cuBLASLt path's ~25 launches, and prediction is one.
 //
-// Every operation is written once, here, as a sequence of *phases*. A phase is a set of independent
-// work items (each writes only its own outputs and reads nothing another item of the phase writes);
-// phases are separated by a barrier. The executor decides how a phase runs: the kernel
-// (engine/cuda/kernels/fused.cuh) spreads the items over the block's threads and ends each phase with
-// __syncthreads(); the CPU emulator (engine/cuda/emulator.cpp) runs the items in a loop. Every item
-// sums in the reference's index order with no fused multiply-add (nvcc runs with --fmad=false), so
-// the emulated kernel reproduces cpu::Trainer<float> bit for bit, and on a GPU only exp/log (CUDA's
-// expf/logf against the C library's) can make the bits differ from the CPU's.
+// Why: a rev88 step is ~3.3 M multiply-adds on 128 x 82 floats, far too little to fill a GPU, so
+// the time of the cuBLASLt path is mostly the latency of its dependent launches. Here
+//   1. the rows kernel: each block takes kRowsPerBlock rows of the batch and runs everything that
+//      is per row — gather, forward, scores, loss gradient, the head's input gradient, and the
+//      reconstructing backward (SPEC §4) with the branch input gradients — in shared memory. On the
+//      way back it leaves, for every branch, relu of the branch's input and α·(its output gradient)
+//      in two stacks, and it leaves the final state and the score gradients;
+//   2. the grads kernel: each block takes a group of parameters, sums their gradients over the
+//      batch's rows from those stacks (row order, like the reference), and applies SGD to them.
+// Only cross-row sums need the second launch; everything else never leaves its block.
+//
+// Every operation is written once, here, as *phases*: sets of independent work items (an item
+// writes only its own outputs and reads nothing another item of the phase writes), separated by a
+// barrier. The kernels (engine/cuda/kernels/fused.cuh) spread a phase's items over a block's
+// threads and end it with __syncthreads(); the CPU emulator (engine/cuda/emulator.cpp) runs them in
+// a loop, block after block. Each item sums in the reference's index order without fused
+// multiply-adds (nvcc runs with --fmad=false), so the emulated kernels reproduce
+// cpu::Trainer<float> bit for bit, and on a GPU only expf/logf can make the bits differ.
 #include <cstddef>
 #include <cstdint>
 
@@ -25,12 +32,25 @@ using model::kClasses;
 using model::kFeatures;
 using model::kHalf;
 
-// Row stride of core states in shared memory: odd, so a warp reading one column of 32 consecutive
-// rows touches 32 different banks. In global memory the plan's buffers keep rows of 82.
+// Row stride of core states in shared memory: odd, so a warp reading one column of consecutive
+// rows touches different banks.
 inline constexpr int kSharedLd = 83;
-inline constexpr int kStepThreads = 1024;    // one block runs the whole step
-inline constexpr int kPredictThreads = 256;  // one block per tile of query rows
+
+// The rows kernel: 4 rows a block (rev88: 32 blocks a step), one thread per item of the widest
+// per-row phase (4 x 41 coupling outputs; the 4 x 82 ones take two rounds).
+inline constexpr int kRowsPerBlock = 4;
+inline constexpr int kRowsThreads = 192;
+// The grads kernel: blocks of up to 6 outputs x 41 inputs of one branch, or 3 x 82 of the head
+// (the last head block also takes the 10 biases); rows are staged through shared memory 64 at a time.
+inline constexpr int kGradsThreads = 256;
+inline constexpr int kBranchOutGroup = 6;
+inline constexpr int kHeadOutGroup = 3;
+inline constexpr int kGradsChunk = 64;
+// Prediction: 64 query rows a block.
+inline constexpr int kPredictThreads = 256;
 inline constexpr int kPredictTile = 64;
+
+RG_HD int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
 // ---- arguments ---------------------------------------------------------------------------------
 
@@ -39,6 +59,7 @@ struct StepArgs {
     float alpha = 0, lr = 0, momentum = 0, weight_decay = 0;
     int rows = 0;            // this batch
     std::int64_t first = 0;  // its slice of the epoch order
+    int slot = 0;            // rows of one branch's slot in the stacks (the full batch)
     const std::int32_t* order = nullptr;
     const float* train_rows = nullptr;  // N x 82, lifted
     const std::int32_t* train_labels = nullptr;
@@ -46,13 +67,10 @@ struct StepArgs {
     float* velocity = nullptr;
     float* grads = nullptr;
     int param_count = 0;
-    float* weights = nullptr;  // the step's copy of params (shared memory); null: read params itself
-    float* state = nullptr;    // rows x ld: the one core state, forward and reconstruction in place
-    float* dstate = nullptr;   // rows x ld: its gradient
-    int ld = kFeatures;
-    float* scores = nullptr;         // rows x 10
-    float* dscores = nullptr;        // rows x 10
-    std::int32_t* labels = nullptr;  // rows
+    float* final_state = nullptr;  // rows x 82: the core output, for the head's weight gradient
+    float* dscores = nullptr;      // rows x 10
+    float* act_stack = nullptr;    // branch b, row r, input i at (b*slot + r)*41 + i: relu(x)
+    float* grad_stack = nullptr;   // branch b, row r, output o at (b*slot + r)*41 + o: α·g_out
 };
 
 struct PredictArgs {
@@ -60,73 +78,35 @@ struct PredictArgs {
     float alpha = 0;
     const float* params = nullptr;
     int param_count = 0;
-    float* weights = nullptr;           // as in StepArgs
-    const float* query_rows = nullptr;  // Q x 82, lifted
-    std::int64_t first = 0;             // this tile: query rows first .. first+rows-1
-    int rows = 0;
-    float* state = nullptr;  // rows x ld
-    int ld = kFeatures;
-    float* scores = nullptr;              // Q x 10 (the tile writes its rows)
+    const float* query_rows = nullptr;    // Q x 82, lifted
+    float* scores = nullptr;              // Q x 10
     std::int64_t* predictions = nullptr;  // Q
 };
 
-// ---- where the working set lives ---------------------------------------------------------------
+// ---- shared memory -----------------------------------------------------------------------------
 
-// Shared memory when it fits the device's per-block limit, else the plan's global buffers (the same
-// code either way: only pointers and the row stride change). Parameters are copied in first when
-// they fit too; large batches keep the states in global memory (then L1/L2-resident).
-struct Placement {
-    bool weights_shared = false;
-    bool state_shared = false;
-    std::size_t bytes = 0;  // dynamic shared memory per block
-    bool operator==(const Placement&) const = default;
-};
-
-inline std::size_t step_state_floats(int rows) {
-    return 2 * static_cast<std::size_t>(rows) * kSharedLd + 2 * static_cast<std::size_t>(rows) * kClasses;
-}
-inline std::size_t predict_state_floats(int rows) { return static_cast<std::size_t>(rows) * kSharedLd; }
-
-inline Placement place(std::size_t state_floats, int param_count, std::size_t shared_limit_bytes) {
-    Placement p;
-    const std::size_t state = state_floats * sizeof(float),
-                      weights = static_cast<std::size_t>(param_count) * sizeof(float);
-    if (state + weights <= shared_limit_bytes)
-        p.weights_shared = p.state_shared = true, p.bytes = state + weights;
-    else if (state <= shared_limit_bytes)
-        p.state_shared = true, p.bytes = state;
-    return p;
+// A copy of the parameters goes to shared memory when it fits the device's per-block limit
+// (rev88: 30 KB); otherwise the blocks read them from global memory (L1-cached).
+inline bool weights_fit(std::size_t state_floats, int param_count, std::size_t shared_limit_bytes) {
+    return (state_floats + static_cast<std::size_t>(param_count)) * sizeof(float) <= shared_limit_bytes;
 }
 
-// Points the shared parts of the arguments into `smem` (laid out: weights, state, dstate, scores,
-// dscores). The kernel and the emulator both call this, so both index the same layout.
-RG_HD void carve(StepArgs& a, const Placement& p, float* smem) {
-    if (p.weights_shared) {
-        a.weights = smem;
-        smem += a.param_count;
-    }
-    if (p.state_shared) {
-        a.ld = kSharedLd;
-        a.state = smem;
-        a.dstate = smem + static_cast<std::size_t>(a.rows) * kSharedLd;
-        a.scores = a.dstate + static_cast<std::size_t>(a.rows) * kSharedLd;
-        a.dscores = a.scores + static_cast<std::size_t>(a.rows) * kClasses;
-    }
-}
-RG_HD void carve(PredictArgs& a, const Placement& p, float* smem) {
-    if (p.weights_shared) {
-        a.weights = smem;
-        smem += a.param_count;
-    }
-    if (p.state_shared) {
-        a.ld = kSharedLd;
-        a.state = smem;
-    }
+// Rows kernel: [weights] state, dstate (kRowsPerBlock x kSharedLd each), scores, dscores (x 10).
+inline constexpr std::size_t kRowsStateFloats = 2 * kRowsPerBlock * kSharedLd + 2 * kRowsPerBlock * kClasses;
+// Predict kernel: [weights] state (kPredictTile x kSharedLd).
+inline constexpr std::size_t kPredictStateFloats = static_cast<std::size_t>(kPredictTile) * kSharedLd;
+// Grads kernel: one running sum per item and the widest chunk (the bias block: the final state and
+// all 10 classes' dscores).
+inline constexpr std::size_t kGradsFloats =
+    kGradsThreads + static_cast<std::size_t>(kGradsChunk) * (kFeatures + kClasses);
+
+inline std::size_t shared_bytes(std::size_t state_floats, int param_count, bool weights_shared) {
+    return (state_floats + (weights_shared ? static_cast<std::size_t>(param_count) : 0)) * sizeof(float);
 }
 
 // ---- phases shared by training and prediction --------------------------------------------------
-// Work items are numbered so that consecutive items (consecutive threads of a warp) take consecutive
-// rows of one output: the weight row is then one broadcast read and the states are `ld` apart.
+// Items are numbered so that consecutive items (threads of a warp) take consecutive rows of one
+// output: the weight row is one broadcast read and the states are `ld` apart.
 
 // out[o] = out[o] + sign*(alpha*branch) on each row, branch = Σ_i relu(in[i]) W[o][i] (the
 // reference's couple); in/out are the column offsets of the two halves.
@@ -149,167 +129,281 @@ RG_HD void core_forward(Exec& ex, const float* weights, int depth, float alpha, 
     }
 }
 
-// scores (rows x 10) = state Hᵀ + b, summed as the reference's head_forward.
-template <class Exec>
-RG_HD void head_scores(Exec& ex, const float* hw, const float* hb, const float* state, int ld, int rows,
-                       float* scores) {
-    ex.phase(rows * kClasses, [=](int item) {
-        const int j = item / rows, r = item - j * rows;
-        const float* x = state + static_cast<std::size_t>(r) * ld;
-        float acc = 0.0f;
-        for (int i = 0; i < kFeatures; ++i) acc += x[i] * hw[j * kFeatures + i];
-        scores[static_cast<std::size_t>(r) * kClasses + j] = acc + hb[j];
-    });
+// scores = state Hᵀ + b, summed as the reference's head_forward.
+RG_HD float head_score(const float* hw, const float* hb, const float* x, int j) {
+    float acc = 0.0f;
+    for (int i = 0; i < kFeatures; ++i) acc += x[i] * hw[j * kFeatures + i];
+    return acc + hb[j];
 }
 
-// One branch's gradients, the reference's branch_backward with g = α·g_out formed per use (the same
-// rounding as forming it first): the input half `in` holds x (pre-relu), dstate's `out` half holds
-// g_out. dW[o][i] = Σ_r g[r][o] relu(x[r][i]) is *written* (the step's gradients start at zero and
-// each branch is added once, and 0 + acc == acc); with_dx adds dx[r][i] += (Σ_o g[r][o] W[o][i]) ⊙
-// [x > 0] into dstate's `in` half. The two kinds of item touch different halves, so one phase.
+// ---- the rows kernel ---------------------------------------------------------------------------
+
+// One block's rows of one branch's backward (the reference's branch_backward, whose weight gradient
+// is left to the grads kernel): for each of its rows and each column c, relu(x[c]) and α·g_out[c]
+// go to the branch's stack slots, and with_dx adds dx[c] += (Σ_o α·g_out[o] W[o][c]) ⊙ [x[c] > 0]
+// into dstate's `in` half. Reads dstate's `out` half, writes its `in` half: one phase.
 template <class Exec>
-RG_HD void branch_backward(Exec& ex, const float* w, float* dw, const float* state, float* dstate, int ld, int rows,
-                           int in, int out, float alpha, bool with_dx) {
-    constexpr int kWeightItems = kHalf * kHalf;
-    ex.phase(kWeightItems + (with_dx ? rows * kHalf : 0), [=](int item) {
-        if (item < kWeightItems) {
-            const int o = item / kHalf, i = item - o * kHalf;
+RG_HD void branch_rows(Exec& ex, const float* w, const float* state, float* dstate, int ld, int rows, int in, int out,
+                       float alpha, bool with_dx, float* act_slot, float* grad_slot) {
+    ex.phase(rows * kHalf, [=](int item) {
+        const int c = item / rows, r = item - c * rows;
+        const std::size_t row = static_cast<std::size_t>(r) * ld;
+        const float x = state[row + in + c];
+        const float* g = dstate + row + out;
+        act_slot[r * kHalf + c] = model::relu(x);
+        grad_slot[r * kHalf + c] = alpha * g[c];
+        if (with_dx) {
             float acc = 0.0f;
-            for (int r = 0; r < rows; ++r) {
-                const std::size_t row = static_cast<std::size_t>(r) * ld;
-                acc += (alpha * dstate[row + out + o]) * model::relu(state[row + in + i]);
-            }
-            dw[item] = acc;
-        } else {
-            const int k = item - kWeightItems;
-            const int i = k / rows, r = k - i * rows;
-            const std::size_t row = static_cast<std::size_t>(r) * ld;
-            const float* g = dstate + row + out;
-            float acc = 0.0f;
-            for (int o = 0; o < kHalf; ++o) acc += (alpha * g[o]) * w[o * kHalf + i];
-            float* dx = dstate + row + in + i;
-            *dx = *dx + acc * model::relu_mask(state[row + in + i]);
+            for (int o = 0; o < kHalf; ++o) acc += (alpha * g[o]) * w[o * kHalf + c];
+            dstate[row + in + c] = dstate[row + in + c] + acc * model::relu_mask(x);
         }
     });
 }
 
-// ---- one SGD step --------------------------------------------------------------------------------
+// Shared-memory pointers of one rows block.
+struct RowsScratch {
+    float* weights;  // null: read the parameters in global memory
+    float* state;
+    float* dstate;
+    float* scores;
+    float* dscores;
+};
 
-// cpu::Trainer<float>::step, phase by phase (16 phases at depth 2).
+RG_HD RowsScratch carve_rows(float* smem, int param_count, bool weights_shared) {
+    RowsScratch s;
+    s.weights = weights_shared ? smem : nullptr;
+    s.state = smem + (weights_shared ? param_count : 0);
+    s.dstate = s.state + kRowsPerBlock * kSharedLd;
+    s.scores = s.dstate + kRowsPerBlock * kSharedLd;
+    s.dscores = s.scores + kRowsPerBlock * kClasses;
+    return s;
+}
+
+inline int rows_blocks(int rows) { return ceil_div(rows, kRowsPerBlock); }
+
+// cpu::Trainer<float>::step for rows block*kRowsPerBlock .. of the batch, up to the weight
+// gradients: 15 phases at depth 2.
 template <class Exec>
-RG_HD void train_step(Exec& ex, const StepArgs& a) {
-    const int rows = a.rows, ld = a.ld, depth = a.depth;
+RG_HD void step_rows(Exec& ex, const StepArgs& a, int block, const RowsScratch& s) {
+    const int r0 = block * kRowsPerBlock;
+    const int rows = a.rows - r0 < kRowsPerBlock ? a.rows - r0 : kRowsPerBlock;
+    const int ld = kSharedLd, depth = a.depth, batch = a.rows;
     const float alpha = a.alpha;
-    float* const state = a.state;
-    float* const dstate = a.dstate;
+    float* const state = s.state;
+    float* const dstate = s.dstate;
     const std::size_t head_w = static_cast<std::size_t>(2 * depth) * kBranchSize,
                       head_b = head_w + kClasses * kFeatures;
 
-    // The batch's rows in epoch order with their labels, and the step's copy of the parameters.
+    // The block's rows from the epoch order, and the step's copy of the parameters.
     {
+        const StepArgs g = a;
+        float* weights = s.weights;
         const int gather_items = rows * kFeatures;
-        const StepArgs s = a;
-        ex.phase(gather_items + (a.weights != nullptr ? a.param_count : 0), [=](int item) {
+        ex.phase(gather_items + (weights != nullptr ? a.param_count : 0), [=](int item) {
             if (item < gather_items) {
                 const int r = item / kFeatures, c = item - r * kFeatures;
-                const std::int64_t src = s.order[s.first + r];
-                s.state[static_cast<std::size_t>(r) * ld + c] = s.train_rows[src * kFeatures + c];
-                if (c == 0) s.labels[r] = s.train_labels[src];
+                const std::int64_t src = g.order[g.first + r0 + r];
+                state[static_cast<std::size_t>(r) * ld + c] = g.train_rows[src * kFeatures + c];
             } else {
-                s.weights[item - gather_items] = s.params[item - gather_items];
+                weights[item - gather_items] = g.params[item - gather_items];
             }
         });
     }
-    const float* const w = a.weights != nullptr ? a.weights : a.params;
+    const float* const w = s.weights != nullptr ? s.weights : a.params;
 
-    // Forward; only `state` carries anything to the backward.
+    // Forward; then the scores, and the final state for the head's weight gradient.
     core_forward(ex, w, depth, alpha, state, ld, rows);
-    head_scores(ex, w + head_w, w + head_b, state, ld, rows, a.scores);
     {
-        const float* scores = a.scores;
-        float* dscores = a.dscores;
-        const std::int32_t* labels = a.labels;
-        ex.phase(rows, [=](int r) {
-            (void)model::softmax_xent_grad_row(scores + static_cast<std::size_t>(r) * kClasses,
-                                               static_cast<std::int64_t>(labels[r]), rows,
-                                               dscores + static_cast<std::size_t>(r) * kClasses);
-        });
-    }
-
-    // Head backward: weight and bias gradients (row-order sums) and dstate = dscores H.
-    {
-        constexpr int kWeightItems = kClasses * kFeatures, kBiasItems = kClasses;
-        const float* hw = w + head_w;
-        const float* ds = a.dscores;
-        float* g = a.grads;
-        ex.phase(kWeightItems + kBiasItems + rows * kFeatures, [=](int item) {
-            if (item < kWeightItems) {
-                const int j = item / kFeatures, i = item - j * kFeatures;
-                float acc = 0.0f;
-                for (int r = 0; r < rows; ++r)
-                    acc += ds[static_cast<std::size_t>(r) * kClasses + j] * state[static_cast<std::size_t>(r) * ld + i];
-                g[head_w + item] = acc;
-            } else if (item < kWeightItems + kBiasItems) {
-                const int j = item - kWeightItems;
-                float acc = 0.0f;
-                for (int r = 0; r < rows; ++r) acc += ds[static_cast<std::size_t>(r) * kClasses + j];
-                g[head_b + j] = acc;
+        float* scores = s.scores;
+        float* final_state = a.final_state + static_cast<std::size_t>(r0) * kFeatures;
+        const int score_items = rows * kClasses;
+        ex.phase(score_items + rows * kFeatures, [=](int item) {
+            if (item < score_items) {
+                const int j = item / rows, r = item - j * rows;
+                scores[r * kClasses + j] =
+                    head_score(w + head_w, w + head_b, state + static_cast<std::size_t>(r) * ld, j);
             } else {
-                const int k = item - kWeightItems - kBiasItems;
-                const int i = k / rows, r = k - i * rows;
-                float acc = 0.0f;
-                for (int j = 0; j < kClasses; ++j)
-                    acc += ds[static_cast<std::size_t>(r) * kClasses + j] * hw[j * kFeatures + i];
-                dstate[static_cast<std::size_t>(r) * ld + i] = acc;
+                const int k = item - score_items;
+                const int r = k / kFeatures, c = k - r * kFeatures;
+                final_state[k] = state[static_cast<std::size_t>(r) * ld + c];
             }
         });
     }
-
-    // SPEC §4, block k = D-1 .. 0: rebuild r, G's gradients; rebuild l, F's gradients. Block 0 skips
-    // the rebuild of l and F's input gradient: they serve only the gradient of the core input.
-    for (int k = depth - 1; k >= 0; --k) {
-        const std::size_t f = static_cast<std::size_t>(2 * k) * kBranchSize, g = f + kBranchSize;
-        couple(ex, w + g, state, ld, rows, 0, kHalf, -1.0f, alpha);
-        branch_backward(ex, w + g, a.grads + g, state, dstate, ld, rows, 0, kHalf, alpha, true);
-        if (k > 0) couple(ex, w + f, state, ld, rows, kHalf, 0, -1.0f, alpha);
-        branch_backward(ex, w + f, a.grads + f, state, dstate, ld, rows, kHalf, 0, alpha, k > 0);
+    // The mean cross-entropy gradient of each row (over the whole batch's rows).
+    {
+        const StepArgs g = a;
+        const float* scores = s.scores;
+        float* dscores = s.dscores;
+        ex.phase(rows, [=](int r) {
+            const std::int64_t label = g.train_labels[g.order[g.first + r0 + r]];
+            float* d = dscores + r * kClasses;
+            (void)model::softmax_xent_grad_row(scores + r * kClasses, label, batch, d);
+            for (int j = 0; j < kClasses; ++j) g.dscores[static_cast<std::size_t>(r0 + r) * kClasses + j] = d[j];
+        });
+    }
+    // dstate = dscores H, the reference's order over the 10 classes.
+    {
+        const float* ds = s.dscores;
+        const float* hw = w + head_w;
+        ex.phase(rows * kFeatures, [=](int item) {
+            const int i = item / rows, r = item - i * rows;
+            float acc = 0.0f;
+            for (int j = 0; j < kClasses; ++j) acc += ds[r * kClasses + j] * hw[j * kFeatures + i];
+            dstate[static_cast<std::size_t>(r) * ld + i] = acc;
+        });
     }
 
-    // SGD with momentum and weight decay on every parameter (every gradient was written above).
+    // SPEC §4, block k = D-1 .. 0: rebuild r, G's rows; rebuild l, F's rows. Block 0 skips the
+    // rebuild of l and F's input gradient: they serve only the gradient of the core input.
+    const auto act_slot = [&](int b) { return a.act_stack + (static_cast<std::size_t>(b) * a.slot + r0) * kHalf; };
+    const auto grad_slot = [&](int b) { return a.grad_stack + (static_cast<std::size_t>(b) * a.slot + r0) * kHalf; };
+    for (int k = depth - 1; k >= 0; --k) {
+        const int f = 2 * k, g = 2 * k + 1;
+        const float* wf = w + static_cast<std::size_t>(f) * kBranchSize;
+        const float* wg = w + static_cast<std::size_t>(g) * kBranchSize;
+        couple(ex, wg, state, ld, rows, 0, kHalf, -1.0f, alpha);
+        branch_rows(ex, wg, state, dstate, ld, rows, 0, kHalf, alpha, true, act_slot(g), grad_slot(g));
+        if (k > 0) couple(ex, wf, state, ld, rows, kHalf, 0, -1.0f, alpha);
+        branch_rows(ex, wf, state, dstate, ld, rows, kHalf, 0, alpha, k > 0, act_slot(f), grad_slot(f));
+    }
+}
+
+// ---- the grads kernel --------------------------------------------------------------------------
+
+// The parameters a grads block owns: outputs out0 .. out0+outs-1 of one branch (x 41 inputs) or of
+// the head (x 82), and in the head's last block also the 10 biases.
+struct GradsBlock {
+    int branch = -1;      // branch index, or -1 for the head
+    int out0 = 0;         // first output (branch: o, head: class j)
+    int outs = 0;         // outputs in this block
+    bool biases = false;  // head only: the 10 biases follow the weights
+};
+
+inline int branch_groups() { return ceil_div(kHalf, kBranchOutGroup); }
+inline int head_groups() { return ceil_div(kClasses, kHeadOutGroup); }
+inline int grads_blocks(int depth) { return 2 * depth * branch_groups() + head_groups(); }
+
+RG_HD GradsBlock grads_block(int block, int depth) {
+    GradsBlock b;
+    const int per_branch = ceil_div(kHalf, kBranchOutGroup);
+    if (block < 2 * depth * per_branch) {
+        b.branch = block / per_branch;
+        b.out0 = (block - b.branch * per_branch) * kBranchOutGroup;
+        b.outs = kHalf - b.out0 < kBranchOutGroup ? kHalf - b.out0 : kBranchOutGroup;
+    } else {
+        const int h = block - 2 * depth * per_branch;
+        b.out0 = h * kHeadOutGroup;
+        b.outs = kClasses - b.out0 < kHeadOutGroup ? kClasses - b.out0 : kHeadOutGroup;
+        b.biases = b.out0 + b.outs == kClasses;
+    }
+    return b;
+}
+
+// Every gradient of the block's parameters, Σ over the batch's rows in order, staged through shared
+// memory kGradsChunk rows at a time (each item's running sum waits in `acc` between chunks, so the
+// order is the reference's), then SGD on each of them. Branch item t = (o, i): dW[o][i] =
+// Σ_r α·g[r][o] relu(x[r][i]); head item t = (j, i): dH[j][i] = Σ_r dscores[r][j] state[r][i]; bias
+// item: db[j] = Σ_r dscores[r][j].
+template <class Exec>
+RG_HD void step_grads(Exec& ex, const StepArgs& a, int block, float* smem) {
+    const GradsBlock gb = grads_block(block, a.depth);
+    const bool head = gb.branch < 0;
+    const int width = head ? kFeatures : kHalf;  // inputs per output
+    const int weight_items = gb.outs * width;
+    const int items = weight_items + (gb.biases ? kClasses : 0);
+    const std::size_t head_w = static_cast<std::size_t>(2 * a.depth) * kBranchSize,
+                      head_b = head_w + kClasses * kFeatures;
+    // A staged chunk: in[r][i], `width` wide (relu(x), or the final state), and outv[r][t], `out_cols`
+    // wide (α·g of the block's outputs, or dscores: of its classes, or of all 10 in the bias block).
+    const int out_first = gb.biases ? 0 : gb.out0;
+    const int out_cols = gb.biases ? kClasses : gb.outs;
+    float* const acc = smem;  // one running sum per item
+    float* const in = smem + kGradsThreads;
+    float* const outv = in + kGradsChunk * width;
+    for (int c0 = 0; c0 < a.rows; c0 += kGradsChunk) {
+        const int n = a.rows - c0 < kGradsChunk ? a.rows - c0 : kGradsChunk;
+        {
+            const StepArgs g = a;
+            const int in_items = n * width;
+            ex.phase(in_items + n * out_cols, [=](int item) {
+                if (item < in_items) {
+                    const int r = item / width, i = item - r * width;
+                    const std::size_t row = static_cast<std::size_t>(c0 + r);
+                    in[item] = head ? g.final_state[row * kFeatures + i]
+                                    : g.act_stack[(static_cast<std::size_t>(gb.branch) * g.slot + row) * kHalf + i];
+                } else {
+                    const int k = item - in_items;
+                    const int r = k / out_cols, t = k - r * out_cols;
+                    const std::size_t row = static_cast<std::size_t>(c0 + r);
+                    outv[k] =
+                        head ? g.dscores[row * kClasses + out_first + t]
+                             : g.grad_stack[(static_cast<std::size_t>(gb.branch) * g.slot + row) * kHalf + gb.out0 + t];
+                }
+            });
+        }
+        ex.phase(items, [=](int t) {
+            float s = c0 == 0 ? 0.0f : acc[t];
+            if (t < weight_items) {
+                const int o = t / width, i = t - o * width;
+                const int col = gb.out0 + o - out_first;
+                for (int r = 0; r < n; ++r) s += outv[r * out_cols + col] * in[r * width + i];
+            } else {
+                const int j = t - weight_items;
+                for (int r = 0; r < n; ++r) s += outv[r * out_cols + j];
+            }
+            acc[t] = s;
+        });
+    }
     {
-        float* p = a.params;
-        float* v = a.velocity;
-        const float* gr = a.grads;
-        const float lr = a.lr, mom = a.momentum, wd = a.weight_decay;
-        ex.phase(a.param_count, [=](int i) { model::sgd_update(p[i], v[i], gr[i], lr, mom, wd); });
+        const StepArgs g = a;
+        ex.phase(items, [=](int t) {
+            std::size_t p;
+            if (t < weight_items) {
+                const int o = t / width, i = t - o * width;
+                p = head ? head_w + static_cast<std::size_t>(gb.out0 + o) * kFeatures + i
+                         : static_cast<std::size_t>(gb.branch) * kBranchSize +
+                               static_cast<std::size_t>(gb.out0 + o) * kHalf + i;
+            } else {
+                p = head_b + (t - weight_items);
+            }
+            const float grad = acc[t];
+            g.grads[p] = grad;
+            model::sgd_update(g.params[p], g.velocity[p], grad, g.lr, g.momentum, g.weight_decay);
+        });
     }
 }
 
 // ---- prediction of one tile of query rows --------------------------------------------------------
 
 template <class Exec>
-RG_HD void predict_tile(Exec& ex, const PredictArgs& a) {
-    const int rows = a.rows, ld = a.ld;
+RG_HD void predict_tile(Exec& ex, const PredictArgs& a, std::int64_t total_rows, int block, float* weights,
+                        float* state) {
+    const std::int64_t first = static_cast<std::int64_t>(block) * kPredictTile;
+    const int rows = total_rows - first < kPredictTile ? static_cast<int>(total_rows - first) : kPredictTile;
+    const int ld = kSharedLd;
     {
         const PredictArgs s = a;
         const int load_items = rows * kFeatures;
-        ex.phase(load_items + (a.weights != nullptr ? a.param_count : 0), [=](int item) {
+        ex.phase(load_items + (weights != nullptr ? a.param_count : 0), [=](int item) {
             if (item < load_items) {
                 const int r = item / kFeatures, c = item - r * kFeatures;
-                s.state[static_cast<std::size_t>(r) * ld + c] = s.query_rows[(s.first + r) * kFeatures + c];
+                state[static_cast<std::size_t>(r) * ld + c] = s.query_rows[(first + r) * kFeatures + c];
             } else {
-                s.weights[item - load_items] = s.params[item - load_items];
+                weights[item - load_items] = s.params[item - load_items];
             }
         });
     }
-    const float* const w = a.weights != nullptr ? a.weights : a.params;
+    const float* const w = weights != nullptr ? weights : a.params;
     const std::size_t head_w = static_cast<std::size_t>(2 * a.depth) * kBranchSize,
                       head_b = head_w + kClasses * kFeatures;
-    core_forward(ex, w, a.depth, a.alpha, a.state, ld, rows);
-    float* scores = a.scores + a.first * kClasses;
-    head_scores(ex, w + head_w, w + head_b, a.state, ld, rows, scores);
-    std::int64_t* pred = a.predictions + a.first;
-    ex.phase(rows, [=](int r) { pred[r] = model::argmax_row(scores + static_cast<std::size_t>(r) * kClasses); });
+    core_forward(ex, w, a.depth, a.alpha, state, ld, rows);
+    float* scores = a.scores + first * kClasses;
+    ex.phase(rows * kClasses, [=](int item) {
+        const int j = item / rows, r = item - j * rows;
+        scores[r * kClasses + j] = head_score(w + head_w, w + head_b, state + static_cast<std::size_t>(r) * ld, j);
+    });
+    std::int64_t* pred = a.predictions + first;
+    ex.phase(rows, [=](int r) { pred[r] = model::argmax_row(scores + r * kClasses); });
 }
 
 // How the emulator runs a phase: every item in order (any order gives the same bits, since the items

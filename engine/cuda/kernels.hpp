@@ -26,13 +26,13 @@ void launch_sgd(std::int64_t count, float* params, float* velocity, const float*
 void launch_argmax(std::int64_t rows, float* scores, const float* bias, std::int64_t* predictions,
                    cudaStream_t stream);
 
-// The fused path (engine/cuda/kernels/fused.cuh). prepare_fused_kernels() opts both kernels in to
-// the device's largest per-block shared memory and returns it; call it before launching or
-// capturing them. A step's args carry global pointers only: the kernel carves `placement`'s shared
-// parts itself. Prediction's args describe all `rows` query rows; each block takes its tile.
+// The fused path (engine/cuda/kernels/fused.cuh). prepare_fused_kernels() opts the kernels in to the
+// device's largest per-block shared memory and returns it; call it before launching or capturing
+// them. weights_shared: the blocks copy the parameters to shared memory (fused::weights_fit).
 std::size_t prepare_fused_kernels();
-void launch_fused_step(const fused::StepArgs& args, const fused::Placement& placement, cudaStream_t stream);
-void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, const fused::Placement& placement,
+void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, cudaStream_t stream);
+void launch_fused_grads(const fused::StepArgs& args, cudaStream_t stream);
+void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared,
                           cudaStream_t stream);
 
 }  // namespace revgraph::cuda::kernels

@@ -195,7 +195,9 @@ const char* op_name(const Op& op) {
                           [](const LossOp&) { return "loss"; },
                           [](const SgdOp&) { return "sgd"; },
                           [](const ArgmaxOp&) { return "argmax"; },
-                          [](const FusedStepOp&) { return "fused_step"; },
+                          [](const FusedStepOp& f) {
+                              return f.part == FusedStepOp::Part::rows ? "fused_rows" : "fused_grads";
+                          },
                           [](const FusedPredictOp&) { return "fused_predict"; },
                       },
                       op);
@@ -277,23 +279,26 @@ std::vector<Access> accesses(const Op& op, std::size_t gather_source_rows) {
             },
             [&](const FusedStepOp& s) {
                 const std::size_t params = model::Layout(s.depth).total(), rows = static_cast<std::size_t>(s.rows);
-                return std::vector<Access>{{s.order, static_cast<std::size_t>(s.first) + rows, E::i32},
-                                           {s.train_rows, n82(static_cast<std::int64_t>(gather_source_rows)), E::f32},
-                                           {s.train_labels, gather_source_rows, E::i32},
-                                           {s.params, params, E::f32},
-                                           {s.velocity, params, E::f32},
-                                           {s.grads, params, E::f32},
-                                           {s.state, n82(s.rows), E::f32},
-                                           {s.dstate, n82(s.rows), E::f32},
-                                           {s.scores, rows * kClasses, E::f32},
-                                           {s.dscores, rows * kClasses, E::f32},
-                                           {s.labels, rows, E::i32}};
+                const std::size_t stack = static_cast<std::size_t>(2 * s.depth - 1) * s.slot * kHalf + n41(s.rows);
+                std::vector<Access> a{{s.params, params, E::f32},
+                                      {s.final_state, n82(s.rows), E::f32},
+                                      {s.dscores, rows * kClasses, E::f32},
+                                      {s.act_stack, stack, E::f32},
+                                      {s.grad_stack, stack, E::f32}};
+                if (s.part == FusedStepOp::Part::rows) {
+                    a.push_back({s.order, static_cast<std::size_t>(s.first) + rows, E::i32});
+                    a.push_back({s.train_rows, n82(static_cast<std::int64_t>(gather_source_rows)), E::f32});
+                    a.push_back({s.train_labels, gather_source_rows, E::i32});
+                } else {
+                    a.push_back({s.velocity, params, E::f32});
+                    a.push_back({s.grads, params, E::f32});
+                }
+                return a;
             },
             [](const FusedPredictOp& p) {
                 const std::size_t rows = static_cast<std::size_t>(p.rows);
                 return std::vector<Access>{{p.params, model::Layout(p.depth).total(), E::f32},
                                            {p.query_rows, n82(p.rows), E::f32},
-                                           {p.state, n82(p.rows), E::f32},
                                            {p.scores, rows * kClasses, E::f32},
                                            {p.predictions, rows, E::i64}};
             },
@@ -332,12 +337,14 @@ std::size_t TaskPlan::elements(Buf b) const {
                       bs = static_cast<std::size_t>(full_batch_);
     if (path_ == Path::fused) {
         switch (b) {  // scratch of the cuBLASLt path's products and small kernels
+            case Buf::dstate:
             case Buf::act_left:
             case Buf::act_right:
             case Buf::branch:
             case Buf::dtmp:
-            case Buf::act_stack:
-            case Buf::grad_stack:
+            case Buf::scores:
+            case Buf::batch_labels:
+            case Buf::query_state:
             case Buf::query_act_left:
             case Buf::query_act_right:
             case Buf::query_branch: return 0;
@@ -442,15 +449,18 @@ void TaskPlan::core_forward(Program& p, int rows, Buf state, Buf act_left, Buf a
 Program TaskPlan::step(int b) const {
     const Batch batch = batches_.at(static_cast<std::size_t>(b));
     const int rows = batch.rows;
-    if (path_ == Path::fused)
-        return {FusedStepOp{.rows = rows, .first = batch.first, .depth = config_.depth, .alpha = alpha_,
-                            .lr = static_cast<float>(config_.learning_rate),
-                            .momentum = static_cast<float>(config_.momentum),
-                            .weight_decay = static_cast<float>(config_.weight_decay), .order = {Buf::order},
-                            .train_rows = {Buf::train_rows}, .train_labels = {Buf::train_labels},
-                            .params = {Buf::params}, .velocity = {Buf::velocity}, .grads = {Buf::grads},
-                            .state = {Buf::state}, .dstate = {Buf::dstate}, .scores = {Buf::scores},
-                            .dscores = {Buf::dscores}, .labels = {Buf::batch_labels}}};
+    if (path_ == Path::fused) {
+        FusedStepOp op{.rows = rows, .first = batch.first, .slot = full_batch_, .depth = config_.depth,
+                       .alpha = alpha_, .lr = static_cast<float>(config_.learning_rate),
+                       .momentum = static_cast<float>(config_.momentum),
+                       .weight_decay = static_cast<float>(config_.weight_decay), .order = {Buf::order},
+                       .train_rows = {Buf::train_rows}, .train_labels = {Buf::train_labels}, .params = {Buf::params},
+                       .velocity = {Buf::velocity}, .grads = {Buf::grads}, .final_state = {Buf::state},
+                       .dscores = {Buf::dscores}, .act_stack = {Buf::act_stack}, .grad_stack = {Buf::grad_stack}};
+        FusedStepOp grads = op;
+        grads.part = FusedStepOp::Part::grads;
+        return {op, grads};
+    }
     Program p;
     p.push_back(GatherOp{.rows = rows, .identity = false, .order = {Buf::order}, .first = batch.first,
                          .src_rows = {Buf::train_rows}, .src_labels = {Buf::train_labels}, .state = {Buf::state},
@@ -517,8 +527,8 @@ Program TaskPlan::predict() const {
     const int rows = static_cast<int>(q_);
     if (path_ == Path::fused)
         return {FusedPredictOp{.rows = q_, .depth = config_.depth, .alpha = alpha_, .params = {Buf::params},
-                               .query_rows = {Buf::query_rows}, .state = {Buf::query_state},
-                               .scores = {Buf::query_scores}, .predictions = {Buf::predictions}}};
+                               .query_rows = {Buf::query_rows}, .scores = {Buf::query_scores},
+                               .predictions = {Buf::predictions}}};
     Program p;
     p.push_back(GatherOp{.rows = rows, .identity = true, .src_rows = {Buf::query_rows}, .state = {Buf::query_state},
                          .act_right = {Buf::query_act_right}});

@@ -183,23 +183,27 @@ struct ArgmaxOp {
     Ref scores, bias, predictions;
 };
 
-// The fused path (engine/cuda/fused.hpp): a whole SGD step on batch rows first .. first+rows-1 of the
-// order as one kernel. state .. labels are its working set where the device's shared memory is too
-// small for it (the kernel chooses; see fused::place).
+// The fused path (engine/cuda/fused.hpp): an SGD step on batch rows first .. first+rows-1 of the
+// order as two kernels. Part `rows`: every per-row operation of the step, leaving the final state,
+// the score gradients and the backward's per-branch operands in the stacks (slot = full batch
+// rows); part `grads`: every parameter's gradient from those, and SGD.
 struct FusedStepOp {
+    enum class Part { rows, grads };
+    Part part = Part::rows;
     int rows = 0;
     std::int64_t first = 0;
+    int slot = 0;
     int depth = 0;
     float alpha = 0, lr = 0, momentum = 0, weight_decay = 0;
     Ref order, train_rows, train_labels, params, velocity, grads;
-    Ref state, dstate, scores, dscores, labels;
+    Ref final_state, dscores, act_stack, grad_stack;
 };
 // The fused path's prediction: every query row, in tiles of fused::kPredictTile rows, one block each.
 struct FusedPredictOp {
     std::int64_t rows = 0;
     int depth = 0;
     float alpha = 0;
-    Ref params, query_rows, state, scores, predictions;
+    Ref params, query_rows, scores, predictions;
 };
 
 using Op = std::variant<GemmOp, CopyOp, ZeroOp, LiftOp, GatherOp, CoupleOp, MaskOp, LossOp, SgdOp, ArgmaxOp,
@@ -224,8 +228,8 @@ std::vector<Access> accesses(const Op& op, std::size_t gather_source_rows);
 
 // ---- the task plan -----------------------------------------------------------------------------
 
-// How a step and prediction are launched: cuBLASLt products between small kernels (`cuda`), or one
-// fused kernel per step (`cuda-fused`). Reset, normalisation and the epoch's permutation copy are
+// How a step and prediction are launched: cuBLASLt products between small kernels (`cuda`), or two
+// fused kernels per step (`cuda-fused`). Reset, normalisation and the epoch's permutation copy are
 // the same for both.
 enum class Path { cublaslt, fused };
 const char* path_name(Path p);

@@ -332,7 +332,7 @@ TEST_CASE("emulator: a batch larger than the training set and a single-row last 
 
 // ---- the fused path (engine/cuda/fused.hpp) ------------------------------------------------------
 
-TEST_CASE("fused plan: one kernel a step, one for prediction, and no cuBLASLt scratch") {
+TEST_CASE("fused plan: two kernels a step, one for prediction, and no cuBLASLt scratch") {
     for (int depth : {1, 2, 3}) {
         CAPTURE(depth);
         TaskConfig c;
@@ -341,13 +341,14 @@ TEST_CASE("fused plan: one kernel a step, one for prediction, and no cuBLASLt sc
         for (int b : {0, 78}) {
             const OpCounts s = count_ops(plan.step(b));
             CHECK(s.gemms == 0);
-            CHECK(s.kernels == 1);
+            CHECK(s.kernels == 2);
             CHECK(s.copies == 0);
         }
-        CHECK(count_ops(plan.epoch(0)).launches() == 1 + 79);
+        CHECK(count_ops(plan.epoch(0)).launches() == 1 + 2 * 79);
         CHECK(count_ops(plan.predict()).launches() == 1);
-        CHECK(plan.elements(Buf::act_stack) == 0);
-        CHECK(plan.elements(Buf::query_branch) == 0);
+        CHECK(plan.elements(Buf::branch) == 0);
+        CHECK(plan.elements(Buf::query_state) == 0);
+        CHECK(plan.elements(Buf::act_stack) == static_cast<std::size_t>(2 * depth) * 128 * 41);
         CHECK(plan.retained_core_bytes() == 128u * 82u * 4u);
     }
     for (int depth : {1, 2, 3})
@@ -363,16 +364,37 @@ TEST_CASE("fused plan: one kernel a step, one for prediction, and no cuBLASLt sc
         }
 }
 
-TEST_CASE("fused plan: the working set goes to shared memory when it fits") {
-    using fused::place;
-    const int params = 7554;  // depth 2
-    const std::size_t state = fused::step_state_floats(128) * 4;
-    CHECK(state == (2u * 128u * 83u + 2u * 128u * 10u) * 4u);
-    CHECK(place(fused::step_state_floats(128), params, kEmulatedSharedBytes) ==
-          fused::Placement{true, true, state + params * 4u});
-    CHECK(place(fused::step_state_floats(128), params, state) == fused::Placement{false, true, state});
-    CHECK(place(fused::step_state_floats(128), params, state - 4) == fused::Placement{false, false, 0});
-    CHECK(place(fused::step_state_floats(1024), params, kEmulatedSharedBytes) == fused::Placement{false, false, 0});
+TEST_CASE("fused plan: the grads blocks own every parameter exactly once") {
+    for (int depth : {1, 2, 3, 8}) {
+        CAPTURE(depth);
+        const model::Layout layout(depth);
+        std::vector<int> owners(layout.total(), 0);
+        for (int b = 0; b < fused::grads_blocks(depth); ++b) {
+            const fused::GradsBlock g = fused::grads_block(b, depth);
+            CHECK(g.outs >= 1);
+            const int width = g.branch < 0 ? kFeatures : kHalf;
+            CHECK(g.outs * width + (g.biases ? kClasses : 0) <= fused::kGradsThreads);
+            for (int o = 0; o < g.outs; ++o)
+                for (int i = 0; i < width; ++i)
+                    ++owners[g.branch < 0 ? layout.head_weight_offset() + (g.out0 + o) * kFeatures + i
+                                          : layout.branch_offset(g.branch) + (g.out0 + o) * kHalf + i];
+            if (g.biases)
+                for (int j = 0; j < kClasses; ++j) ++owners[layout.head_bias_offset() + j];
+        }
+        CHECK(std::all_of(owners.begin(), owners.end(), [](int n) { return n == 1; }));
+    }
+    CHECK(fused::grads_blocks(2) == 32);
+    CHECK(fused::rows_blocks(128) == 32);
+    CHECK(fused::rows_blocks(16) == 4);
+    CHECK(fused::rows_blocks(3) == 1);
+}
+
+TEST_CASE("fused plan: parameters are copied to shared memory when they fit") {
+    CHECK(fused::weights_fit(fused::kRowsStateFloats, 7554, kEmulatedSharedBytes));
+    CHECK(fused::weights_fit(fused::kRowsStateFloats, 7554, 48 * 1024));  // rev88 needs no opt-in
+    CHECK_FALSE(fused::weights_fit(fused::kRowsStateFloats, 7554, 7554 * 4));
+    CHECK(fused::shared_bytes(fused::kRowsStateFloats, 7554, false) == fused::kRowsStateFloats * 4);
+    CHECK(fused::kGradsFloats * 4 <= 48 * 1024);
 }
 
 // Runs a whole task through the fused programs on the emulator and the float reference trainer, step
@@ -418,17 +440,18 @@ TEST_CASE("fused emulator: the fused kernels' phases reproduce the float referen
             }
 }
 
-TEST_CASE("fused emulator: rev88's shapes, a partly shared layout, tiny batches and several predict tiles") {
+TEST_CASE("fused emulator: rev88's shapes, chunked row sums, tiny batches and several predict tiles") {
     TaskConfig c;  // rev88: batch 128, depth 2, two epochs
     SUBCASE("300 rows: batches of 128, 128, 44; 150 query rows: tiles of 64, 64, 22") {
         check_fused_against_reference(c, 300, 150, 5, kEmulatedSharedBytes);
     }
-    SUBCASE("states shared, parameters read from global memory") {
-        check_fused_against_reference(c, 300, 150, 6, fused::step_state_floats(128) * sizeof(float) + 64);
+    SUBCASE("batch 200: row sums in chunks of 64, 64, 64, 8; a last batch of 50") {
+        c.batch_size = 200;
+        check_fused_against_reference(c, 450, 70, 6, kEmulatedSharedBytes);
     }
     SUBCASE("a batch larger than the training set, and a single-row last batch") {
         auto s = small_config(2);
         check_fused_against_reference(s, 5, 4, 7, kEmulatedSharedBytes);
-        check_fused_against_reference(s, 9, 4, 8, kEmulatedSharedBytes);
+        check_fused_against_reference(s, 9, 4, 8, 0);
     }
 }

@@ -1,9 +1,10 @@
 #pragma once
-// The fused path's two kernels (engine/cuda/fused.hpp holds what they compute): a whole SGD step on
-// one block of 1024 threads, and prediction with one block per tile of 64 query rows. Each phase of
-// fused.hpp is a loop of the block's threads over its items, then __syncthreads(): the items of a
-// phase are independent, so which thread takes which item changes nothing but speed, and every
-// item's sums run in a fixed order — no atomics, the same bits on every replay.
+// The fused path's kernels (engine/cuda/fused.hpp holds what they compute): per SGD step the rows
+// kernel (kRowsPerBlock batch rows a block) and the grads kernel (a group of parameters a block),
+// and the predict kernel (kPredictTile query rows a block). Each phase of fused.hpp is a loop of the
+// block's threads over its items, then __syncthreads(): the items of a phase are independent, so
+// which thread takes which item changes nothing but speed, and every item's sums run in a fixed
+// order — no atomics, the same bits on every replay.
 #include "engine/cuda/fused.hpp"
 #include "engine/cuda/kernels/common.cuh"
 
@@ -19,24 +20,26 @@ struct BlockExec {
     }
 };
 
-__global__ void __launch_bounds__(fused::kStepThreads, 1)
-    fused_step_kernel(fused::StepArgs args, fused::Placement placement) {
+__global__ void __launch_bounds__(fused::kRowsThreads) fused_rows_kernel(fused::StepArgs args, bool weights_shared) {
     extern __shared__ float fused_smem[];
-    fused::carve(args, placement, fused_smem);
     BlockExec ex;
-    fused::train_step(ex, args);
+    fused::step_rows(ex, args, static_cast<int>(blockIdx.x),
+                     fused::carve_rows(fused_smem, args.param_count, weights_shared));
+}
+
+__global__ void __launch_bounds__(fused::kGradsThreads) fused_grads_kernel(fused::StepArgs args) {
+    extern __shared__ float fused_smem[];
+    BlockExec ex;
+    fused::step_grads(ex, args, static_cast<int>(blockIdx.x), fused_smem);
 }
 
 __global__ void __launch_bounds__(fused::kPredictThreads)
-    fused_predict_kernel(fused::PredictArgs args, std::int64_t total_rows, fused::Placement placement) {
+    fused_predict_kernel(fused::PredictArgs args, std::int64_t rows, bool weights_shared) {
     extern __shared__ float fused_smem[];
-    args.first = static_cast<std::int64_t>(blockIdx.x) * fused::kPredictTile;
-    const std::int64_t left = total_rows - args.first;
-    args.rows = static_cast<int>(left < fused::kPredictTile ? left : fused::kPredictTile);
-    args.state += args.first * model::kFeatures;  // the tile's rows of the global query state (unless carved)
-    fused::carve(args, placement, fused_smem);
     BlockExec ex;
-    fused::predict_tile(ex, args);
+    float* weights = weights_shared ? fused_smem : nullptr;
+    fused::predict_tile(ex, args, rows, static_cast<int>(blockIdx.x), weights,
+                        fused_smem + (weights_shared ? args.param_count : 0));
 }
 
 // ---- launchers ---------------------------------------------------------------------------------
@@ -45,22 +48,31 @@ std::size_t prepare_fused_kernels() {
     int device = 0, optin = 0;
     cudaCheck(cudaGetDevice(&device));
     cudaCheck(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    cudaCheck(cudaFuncSetAttribute(fused_step_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    cudaCheck(cudaFuncSetAttribute(fused_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    cudaCheck(cudaFuncSetAttribute(fused_grads_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
     cudaCheck(cudaFuncSetAttribute(fused_predict_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
     return static_cast<std::size_t>(optin);
 }
 
-void launch_fused_step(const fused::StepArgs& args, const fused::Placement& placement, cudaStream_t stream) {
-    NVTX_RANGE("fused_step");
-    fused_step_kernel<<<1, fused::kStepThreads, placement.bytes, stream>>>(args, placement);
+void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, cudaStream_t stream) {
+    NVTX_RANGE("fused_rows");
+    const std::size_t smem = fused::shared_bytes(fused::kRowsStateFloats, args.param_count, weights_shared);
+    fused_rows_kernel<<<fused::rows_blocks(args.rows), fused::kRowsThreads, smem, stream>>>(args, weights_shared);
     cudaCheck(cudaGetLastError());
 }
 
-void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, const fused::Placement& placement,
-                          cudaStream_t stream) {
+void launch_fused_grads(const fused::StepArgs& args, cudaStream_t stream) {
+    NVTX_RANGE("fused_grads");
+    fused_grads_kernel<<<fused::grads_blocks(args.depth), fused::kGradsThreads, fused::kGradsFloats * sizeof(float),
+                         stream>>>(args);
+    cudaCheck(cudaGetLastError());
+}
+
+void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared, cudaStream_t stream) {
     NVTX_RANGE("fused_predict");
     const auto tiles = static_cast<unsigned int>((rows + fused::kPredictTile - 1) / fused::kPredictTile);
-    fused_predict_kernel<<<tiles, fused::kPredictThreads, placement.bytes, stream>>>(args, rows, placement);
+    const std::size_t smem = fused::shared_bytes(fused::kPredictStateFloats, args.param_count, weights_shared);
+    fused_predict_kernel<<<tiles, fused::kPredictThreads, smem, stream>>>(args, rows, weights_shared);
     cudaCheck(cudaGetLastError());
 }
 
