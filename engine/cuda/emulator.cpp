@@ -125,18 +125,25 @@ fused::StepArgs Emulator::fused_args(const FusedStepOp& op) {
     return a;
 }
 
+// The block a loop counter stands for: in order, or (reverse) from the last, like the items.
+static int nth_block(int k, int blocks, bool reverse) { return reverse ? blocks - 1 - k : k; }
+
 void Emulator::fused_step(const FusedStepOp& op) {
     const fused::StepArgs a = fused_args(op);
-    fused::SequentialExec ex;
+    const fused::SequentialExec ex{reverse_};
     if (op.part == FusedStepOp::Part::rows) {
         const bool weights = fused::weights_fit(fused::kRowsStateFloats, a.param_count, shared_bytes_);
-        for (int b = 0; b < fused::rows_blocks(op.rows); ++b) {
+        const int blocks = fused::rows_blocks(op.rows);
+        for (int k = 0; k < blocks; ++k) {
+            const int b = nth_block(k, blocks, reverse_);
             shared_.assign(fused::shared_bytes(fused::kRowsStateFloats, a.param_count, weights) / sizeof(float),
                            std::numeric_limits<float>::quiet_NaN());
             fused::step_rows(ex, a, b, fused::carve_rows(shared_.data(), a.param_count, weights));
         }
     } else {
-        for (int b = 0; b < fused::grads_blocks(op.depth); ++b) {
+        const int blocks = fused::grads_blocks(op.depth);
+        for (int k = 0; k < blocks; ++k) {
+            const int b = nth_block(k, blocks, reverse_);
             shared_.assign(fused::kGradsFloats, std::numeric_limits<float>::quiet_NaN());
             fused::step_grads(ex, a, b, shared_.data());
         }
@@ -149,8 +156,10 @@ void Emulator::fused_predict(const FusedPredictOp& op) {
     a.params = f(op.params), a.param_count = static_cast<int>(model::Layout(op.depth).total());
     a.query_rows = f(op.query_rows), a.scores = f(op.scores), a.predictions = l(op.predictions);
     const bool weights = fused::weights_fit(fused::kPredictStateFloats, a.param_count, shared_bytes_);
-    fused::SequentialExec ex;
-    for (int b = 0; b < fused::ceil_div(static_cast<int>(op.rows), fused::kPredictTile); ++b) {
+    const fused::SequentialExec ex{reverse_};
+    const int blocks = fused::ceil_div(static_cast<int>(op.rows), fused::kPredictTile);
+    for (int k = 0; k < blocks; ++k) {
+        const int b = nth_block(k, blocks, reverse_);
         shared_.assign(fused::shared_bytes(fused::kPredictStateFloats, a.param_count, weights) / sizeof(float),
                        std::numeric_limits<float>::quiet_NaN());
         float* w = weights ? shared_.data() : nullptr;

@@ -24,6 +24,9 @@ public:
     // What the backend's prepare() uploads: raw pixels, labels, permutations, initial parameters.
     void upload(const PreparedInputs& prepared);
     void execute(const Program& program);
+    // Run the fused kernels' blocks and each phase's items last to first (a race check: see
+    // fused::SequentialExec).
+    void set_reverse_order(bool reverse) { reverse_ = reverse; }
 
     std::vector<float>& f32(Buf b) { return f32_.at(static_cast<std::size_t>(b)); }
     std::vector<std::int32_t>& i32(Buf b) { return i32_.at(static_cast<std::size_t>(b)); }
@@ -32,6 +35,7 @@ public:
 private:
     const TaskPlan& plan_;
     std::size_t shared_bytes_;
+    bool reverse_ = false;
     std::vector<float> shared_;  // the fused kernels' shared memory, re-carved by each block
     std::vector<std::vector<float>> f32_;
     std::vector<std::vector<std::int32_t>> i32_;

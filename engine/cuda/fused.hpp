@@ -406,12 +406,17 @@ RG_HD void predict_tile(Exec& ex, const PredictArgs& a, std::int64_t total_rows,
     ex.phase(rows, [=](int r) { pred[r] = model::argmax_row(scores + r * kClasses); });
 }
 
-// How the emulator runs a phase: every item in order (any order gives the same bits, since the items
-// of a phase are independent).
+// How the emulator runs a phase: every item in a loop, forwards or backwards. The items of a phase
+// must be independent (a GPU runs them at once); run both ways, an item that reads what another item
+// of its phase writes sees the old value one way and the new one the other, and the bits differ.
 struct SequentialExec {
+    bool reverse = false;
     template <class F>
     void phase(int count, F&& item) const {
-        for (int i = 0; i < count; ++i) item(i);
+        if (reverse)
+            for (int i = count - 1; i >= 0; --i) item(i);
+        else
+            for (int i = 0; i < count; ++i) item(i);
     }
 };
 

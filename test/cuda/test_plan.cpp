@@ -399,10 +399,12 @@ TEST_CASE("fused plan: parameters are copied to shared memory when they fit") {
 
 // Runs a whole task through the fused programs on the emulator and the float reference trainer, step
 // by step; the emulator runs the fused kernels' own phase code.
-static void check_fused_against_reference(const TaskConfig& c, int n, int q, unsigned seed, std::size_t shared_bytes) {
+static void check_fused_against_reference(const TaskConfig& c, int n, int q, unsigned seed, std::size_t shared_bytes,
+                                          bool reverse = false) {
     Synthetic data(c, n, q, seed);
     const TaskPlan plan(c, n, q, Path::fused);
     Emulator emu(plan, shared_bytes);
+    emu.set_reverse_order(reverse);
     emu.upload(data.prepared);
     cpu::Trainer<float> ref(data.prepared);
     emu.execute(plan.reset());
@@ -438,6 +440,18 @@ TEST_CASE("fused emulator: the fused kernels' phases reproduce the float referen
                 c.weight_decay = wd;
                 check_fused_against_reference(c, 19, 7, 200 + depth, shared);
             }
+}
+
+TEST_CASE("fused emulator: the items of every phase are independent (run last to first, same bits)") {
+    // A phase whose items read each other's outputs would give different bits in the two orders; a
+    // GPU runs them at once, so that would be a race.
+    for (int depth : {1, 2, 3}) {
+        CAPTURE(depth);
+        check_fused_against_reference(small_config(depth), 19, 7, 300 + depth, kEmulatedSharedBytes, true);
+        check_fused_against_reference(small_config(depth), 19, 7, 310 + depth, 0, true);
+    }
+    TaskConfig rev88;
+    check_fused_against_reference(rev88, 300, 150, 9, kEmulatedSharedBytes, true);
 }
 
 TEST_CASE("fused emulator: rev88's shapes, chunked row sums, tiny batches and several predict tiles") {
