@@ -23,6 +23,23 @@ namespace {
 
 const char* const kBackends[] = {"cuda", "cuda-fused"};
 
+// The float64 reference trainer through the whole task a prepared GPU task describes.
+cpu::Trainer<double> reference_run(const PreparedTask& task) {
+    cpu::Trainer<double> ref(task.prepared());
+    ref.reset();
+    ref.normalize();
+    for (int e = 0; e < task.prepared().config.epochs; ++e) ref.epoch(e);
+    ref.predict();
+    return ref;
+}
+
+// Every value within SPEC §8's GPU tolerance of the float64 one.
+bool within_tolerance(const std::vector<float>& got, const std::vector<double>& want) {
+    for (std::size_t i = 0; i < got.size(); ++i)
+        if (!(std::fabs(got[i] - want[i]) <= validate::kGpuAtol + validate::kGpuRtol * std::fabs(want[i]))) return false;
+    return got.size() == want.size();
+}
+
 PreparedTask small_task(int depth, int n, int q, int batch, const std::string& backend = "cuda") {
     TaskConfig c = validate::gpu_replay_config(depth);
     c.batch_size = batch;
@@ -139,16 +156,8 @@ TEST_CASE("cuda-fused: parameters in shared memory where they fit, in global mem
     CHECK_FALSE(d["fused_weights_in_shared_memory"]["step"].get<bool>());
     task.run();
     const TaskState s = task.backend().read_state();
-    cpu::Trainer<double> ref(task.prepared());
-    ref.reset();
-    ref.normalize();
-    for (int e = 0; e < big.epochs; ++e) ref.epoch(e);
-    ref.predict();
-    double worst = 0;
-    for (std::size_t i = 0; i < s.parameters.size(); ++i)
-        worst = std::max(worst, std::fabs(s.parameters[i] - ref.parameters()[i]) /
-                                    (validate::kGpuAtol + validate::kGpuRtol * std::fabs(ref.parameters()[i])));
-    CHECK(worst <= 1.0);
+    const auto ref = reference_run(task);
+    CHECK(within_tolerance(s.parameters, ref.parameters()));
     CHECK(s.predictions == ref.predictions());
 }
 
@@ -182,20 +191,10 @@ TEST_CASE("cuda: odd shapes and settings match the float64 reference after a ful
             PreparedTask task(validate::synthetic_inputs(k.n, k.q, 99), c, make_backend(backend));
             task.run();
             const TaskState s = task.backend().read_state();
-            cpu::Trainer<double> ref(task.prepared());
-            ref.reset();
-            ref.normalize();
-            for (int e = 0; e < c.epochs; ++e) ref.epoch(e);
-            ref.predict();
-            const auto within = [](const std::vector<float>& got, const std::vector<double>& want) {
-                for (std::size_t i = 0; i < got.size(); ++i)
-                    if (!(std::fabs(got[i] - want[i]) <= validate::kGpuAtol + validate::kGpuRtol * std::fabs(want[i])))
-                        return false;
-                return got.size() == want.size();
-            };
-            CHECK(within(s.parameters, ref.parameters()));
-            CHECK(within(s.velocity, ref.velocity()));
-            CHECK(within(s.scores, ref.scores()));
+            const auto ref = reference_run(task);
+            CHECK(within_tolerance(s.parameters, ref.parameters()));
+            CHECK(within_tolerance(s.velocity, ref.velocity()));
+            CHECK(within_tolerance(s.scores, ref.scores()));
             CHECK(s.predictions == ref.predictions());
         }
 }

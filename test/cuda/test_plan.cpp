@@ -73,6 +73,35 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<double>& b) {
     return m;
 }
 
+// A whole task on the emulator and the float reference trainer side by side: every step's
+// gradients, parameters and momentum, then the predictions, must be the same bits. Returns the steps.
+int run_step_by_step(Emulator& emu, const TaskPlan& plan, cpu::Trainer<float>& ref) {
+    emu.execute(plan.reset());
+    emu.execute(plan.normalize());
+    ref.reset();
+    ref.normalize();
+    CHECK(emu.f32(Buf::params) == ref.parameters());
+    int steps = 0;
+    for (int e = 0; e < plan.config().epochs; ++e) {
+        emu.execute(plan.epoch_start(e));
+        for (int b = 0; b < static_cast<int>(plan.batches().size()); ++b) {
+            CAPTURE(e);
+            CAPTURE(b);
+            emu.execute(plan.step(b));
+            ref.step(e, b);
+            REQUIRE(emu.f32(Buf::grads) == ref.gradients());
+            REQUIRE(emu.f32(Buf::params) == ref.parameters());
+            REQUIRE(emu.f32(Buf::velocity) == ref.velocity());
+            ++steps;
+        }
+    }
+    emu.execute(plan.predict());
+    ref.predict();
+    CHECK(emu.f32(Buf::query_scores) == ref.scores());
+    CHECK(emu.i64(Buf::predictions) == ref.predictions());
+    return steps;
+}
+
 }  // namespace
 
 TEST_CASE("plan: batches are consecutive slices with a short last one") {
@@ -120,20 +149,22 @@ TEST_CASE("plan: launches per step") {
     CHECK(count_ops(TaskPlan(c, 10000, 10000).step(78)).launches() == 25);
 }
 
-TEST_CASE("plan: every operation of every program stays inside its buffers") {
-    for (int depth : {1, 2, 3})
-        for (auto [n, q, bs] : {std::tuple{19, 7, 8}, std::tuple{5, 3, 8}, std::tuple{10000, 10000, 128},
-                                std::tuple{1, 1, 1}}) {
-            TaskConfig c;
-            c.depth = depth;
-            c.batch_size = bs;
-            const TaskPlan plan(c, n, q);
-            CHECK_NOTHROW(plan.check(plan.reset()));
-            CHECK_NOTHROW(plan.check(plan.normalize()));
-            CHECK_NOTHROW(plan.check(plan.epoch(0)));
-            CHECK_NOTHROW(plan.check(plan.epoch(1)));
-            CHECK_NOTHROW(plan.check(plan.predict()));
-        }
+TEST_CASE("plan: every operation of every program stays inside its buffers, on both paths") {
+    for (Path path : {Path::cublaslt, Path::fused})
+        for (int depth : {1, 2, 3})
+            for (auto [n, q, bs] :
+                 {std::tuple{19, 7, 8}, std::tuple{5, 3, 8}, std::tuple{10000, 10000, 128}, std::tuple{1, 1, 1}}) {
+                CAPTURE(path_name(path));
+                TaskConfig c;
+                c.depth = depth;
+                c.batch_size = bs;
+                const TaskPlan plan(c, n, q, path);
+                CHECK_NOTHROW(plan.check(plan.reset()));
+                CHECK_NOTHROW(plan.check(plan.normalize()));
+                CHECK_NOTHROW(plan.check(plan.epoch(0)));
+                CHECK_NOTHROW(plan.check(plan.epoch(1)));
+                CHECK_NOTHROW(plan.check(plan.predict()));
+            }
     TaskConfig no_epochs = small_config(2);
     no_epochs.epochs = 0;
     const TaskPlan idle(no_epochs, 19, 7);
@@ -264,30 +295,7 @@ TEST_CASE("emulator: the launch plan reproduces the float reference trainer bit 
             emu.upload(data.prepared);
             cpu::Trainer<float> ref(data.prepared);
 
-            emu.execute(plan.reset());
-            emu.execute(plan.normalize());
-            ref.reset();
-            ref.normalize();
-            CHECK(emu.f32(Buf::params) == ref.parameters());
-            int steps = 0;
-            for (int e = 0; e < c.epochs; ++e) {
-                emu.execute(plan.epoch_start(e));
-                for (int b = 0; b < static_cast<int>(plan.batches().size()); ++b) {
-                    CAPTURE(e);
-                    CAPTURE(b);
-                    emu.execute(plan.step(b));
-                    ref.step(e, b);
-                    REQUIRE(emu.f32(Buf::grads) == ref.gradients());
-                    REQUIRE(emu.f32(Buf::params) == ref.parameters());
-                    REQUIRE(emu.f32(Buf::velocity) == ref.velocity());
-                    ++steps;
-                }
-            }
-            CHECK(steps == 6);
-            emu.execute(plan.predict());
-            ref.predict();
-            CHECK(emu.f32(Buf::query_scores) == ref.scores());
-            CHECK(emu.i64(Buf::predictions) == ref.predictions());
+            CHECK(run_step_by_step(emu, plan, ref) == 6);
 
             // The whole-epoch programs (what the graphs capture) give the same bits again.
             Emulator again(plan);
@@ -351,17 +359,6 @@ TEST_CASE("fused plan: two kernels a step, one for prediction, and no cuBLASLt s
         CHECK(plan.elements(Buf::act_stack) == static_cast<std::size_t>(2 * depth) * 128 * 41);
         CHECK(plan.retained_core_bytes() == 128u * 82u * 4u);
     }
-    for (int depth : {1, 2, 3})
-        for (auto [n, q, bs] : {std::tuple{19, 7, 8}, std::tuple{5, 3, 8}, std::tuple{10000, 10000, 128},
-                                std::tuple{1, 1, 1}}) {
-            TaskConfig c;
-            c.depth = depth;
-            c.batch_size = bs;
-            const TaskPlan plan(c, n, q, Path::fused);
-            CHECK_NOTHROW(plan.check(plan.epoch(0)));
-            CHECK_NOTHROW(plan.check(plan.epoch(1)));
-            CHECK_NOTHROW(plan.check(plan.predict()));
-        }
 }
 
 TEST_CASE("fused plan: the grads blocks own every parameter exactly once") {
@@ -407,26 +404,7 @@ static void check_fused_against_reference(const TaskConfig& c, int n, int q, uns
     emu.set_reverse_order(reverse);
     emu.upload(data.prepared);
     cpu::Trainer<float> ref(data.prepared);
-    emu.execute(plan.reset());
-    emu.execute(plan.normalize());
-    ref.reset();
-    ref.normalize();
-    for (int e = 0; e < c.epochs; ++e) {
-        emu.execute(plan.epoch_start(e));
-        for (int b = 0; b < static_cast<int>(plan.batches().size()); ++b) {
-            CAPTURE(e);
-            CAPTURE(b);
-            emu.execute(plan.step(b));
-            ref.step(e, b);
-            REQUIRE(emu.f32(Buf::grads) == ref.gradients());
-            REQUIRE(emu.f32(Buf::params) == ref.parameters());
-            REQUIRE(emu.f32(Buf::velocity) == ref.velocity());
-        }
-    }
-    emu.execute(plan.predict());
-    ref.predict();
-    CHECK(emu.f32(Buf::query_scores) == ref.scores());
-    CHECK(emu.i64(Buf::predictions) == ref.predictions());
+    CHECK(run_step_by_step(emu, plan, ref) == c.epochs * static_cast<int>(plan.batches().size()));
 }
 
 TEST_CASE("fused emulator: the fused kernels' phases reproduce the float reference trainer bit for bit") {
