@@ -4,7 +4,7 @@
 #include <limits>
 
 #include "engine/cuda/elementwise.hpp"
-#include "engine/cuda/fused.hpp"
+#include "engine/cuda/fused_args.hpp"
 #include "engine/error.hpp"
 
 namespace revgraph::cuda {
@@ -113,23 +113,11 @@ void Emulator::execute(const Program& program) {
 // The fused kernels' own code (engine/cuda/fused.hpp), block after block, each phase run as a loop,
 // with the same shared-memory layout the kernels use. Shared memory starts as NaN for every block,
 // so an item that reads what no earlier phase of its block wrote poisons the result.
-fused::StepArgs Emulator::fused_args(const FusedStepOp& op) {
-    fused::StepArgs a;
-    a.depth = op.depth, a.alpha = op.alpha, a.lr = op.lr, a.momentum = op.momentum, a.weight_decay = op.weight_decay;
-    a.rows = op.rows, a.first = op.first, a.slot = op.slot;
-    a.order = i(op.order), a.train_rows = f(op.train_rows), a.train_labels = i(op.train_labels);
-    a.params = f(op.params), a.velocity = f(op.velocity), a.grads = f(op.grads);
-    a.param_count = static_cast<int>(model::Layout(op.depth).total());
-    a.final_state = f(op.final_state), a.dscores = f(op.dscores);
-    a.act_stack = f(op.act_stack), a.grad_stack = f(op.grad_stack);
-    return a;
-}
-
 // The block a loop counter stands for: in order, or (reverse) from the last, like the items.
 static int nth_block(int k, int blocks, bool reverse) { return reverse ? blocks - 1 - k : k; }
 
 void Emulator::fused_step(const FusedStepOp& op) {
-    const fused::StepArgs a = fused_args(op);
+    const fused::StepArgs a = fused_step_args(op, [&](Ref r) { return f(r); }, [&](Ref r) { return i(r); });
     const fused::SequentialExec ex{reverse_};
     if (op.part == FusedStepOp::Part::rows) {
         const bool weights = fused::weights_fit(fused::kRowsStateFloats, a.param_count, shared_bytes_);
@@ -151,10 +139,7 @@ void Emulator::fused_step(const FusedStepOp& op) {
 }
 
 void Emulator::fused_predict(const FusedPredictOp& op) {
-    fused::PredictArgs a;
-    a.depth = op.depth, a.alpha = op.alpha;
-    a.params = f(op.params), a.param_count = static_cast<int>(model::Layout(op.depth).total());
-    a.query_rows = f(op.query_rows), a.scores = f(op.scores), a.predictions = l(op.predictions);
+    const fused::PredictArgs a = fused_predict_args(op, [&](Ref r) { return f(r); }, [&](Ref r) { return l(r); });
     const bool weights = fused::weights_fit(fused::kPredictStateFloats, a.param_count, shared_bytes_);
     const fused::SequentialExec ex{reverse_};
     const int blocks = fused::ceil_div(static_cast<int>(op.rows), fused::kPredictTile);

@@ -8,13 +8,13 @@
 #include <vector>
 
 #include "engine/backend.hpp"
-#include "engine/cuda/fused.hpp"
 #include "engine/cuda/program.hpp"
 
 namespace revgraph::cuda {
 
-// The per-block shared memory the emulator assumes for the fused path's placement: the opt-in limit
-// of sm_90 (H100/H200), 227 KiB. 0 emulates a device where nothing fits, so the global layout runs.
+// The per-block shared memory the emulator assumes for the fused kernels: the opt-in limit of sm_90
+// (H100/H200), 227 KiB. 0 emulates a device where the parameters never fit, so the blocks read them
+// from global memory.
 inline constexpr std::size_t kEmulatedSharedBytes = 232448;
 
 class Emulator {
@@ -44,7 +44,6 @@ private:
     float* f(Ref r) { return f32(r.buf).data() + r.offset; }
     std::int32_t* i(Ref r) { return i32(r.buf).data() + r.offset; }
     std::int64_t* l(Ref r) { return i64(r.buf).data() + r.offset; }
-    fused::StepArgs fused_args(const FusedStepOp& op);
     void fused_step(const FusedStepOp& op);
     void fused_predict(const FusedPredictOp& op);
 };

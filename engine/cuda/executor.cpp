@@ -1,6 +1,7 @@
 #include "engine/cuda/executor.hpp"
 
 #include "engine/cuda/check.cuh"
+#include "engine/cuda/fused_args.hpp"
 #include "engine/cuda/kernels.hpp"
 #include "engine/error.hpp"
 
@@ -113,15 +114,8 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
             const std::int64_t rows = am->rows;
             L.push_back([=](cudaStream_t s) { kernels::launch_argmax(rows, scores, bias, pred, s); });
         } else if (const auto* fs = std::get_if<FusedStepOp>(&op)) {
-            fused::StepArgs a;
-            a.depth = fs->depth, a.alpha = fs->alpha, a.lr = fs->lr, a.momentum = fs->momentum;
-            a.weight_decay = fs->weight_decay, a.rows = fs->rows, a.first = fs->first, a.slot = fs->slot;
-            a.order = mem.i32(fs->order), a.train_rows = mem.f32(fs->train_rows);
-            a.train_labels = mem.i32(fs->train_labels);
-            a.params = mem.f32(fs->params), a.velocity = mem.f32(fs->velocity), a.grads = mem.f32(fs->grads);
-            a.param_count = static_cast<int>(plan.layout().total());
-            a.final_state = mem.f32(fs->final_state), a.dscores = mem.f32(fs->dscores);
-            a.act_stack = mem.f32(fs->act_stack), a.grad_stack = mem.f32(fs->grad_stack);
+            const fused::StepArgs a = fused_step_args(
+                *fs, [&](Ref r) { return mem.f32(r); }, [&](Ref r) { return mem.i32(r); });
             if (fs->part == FusedStepOp::Part::rows) {
                 const bool weights = fused::weights_fit(fused::kRowsStateFloats, a.param_count, fused_shared_limit());
                 out.fused_weights_shared.push_back(weights);
@@ -130,11 +124,8 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
                 L.push_back([=](cudaStream_t s) { kernels::launch_fused_grads(a, s); });
             }
         } else if (const auto* fp = std::get_if<FusedPredictOp>(&op)) {
-            fused::PredictArgs a;
-            a.depth = fp->depth, a.alpha = fp->alpha;
-            a.params = mem.f32(fp->params), a.param_count = static_cast<int>(plan.layout().total());
-            a.query_rows = mem.f32(fp->query_rows), a.scores = mem.f32(fp->scores);
-            a.predictions = mem.i64(fp->predictions);
+            const fused::PredictArgs a = fused_predict_args(
+                *fp, [&](Ref r) { return mem.f32(r); }, [&](Ref r) { return mem.i64(r); });
             const std::int64_t rows = fp->rows;
             const bool weights = fused::weights_fit(fused::kPredictStateFloats, a.param_count, fused_shared_limit());
             out.fused_weights_shared.push_back(weights);
