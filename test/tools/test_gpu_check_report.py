@@ -1,0 +1,131 @@
+#!/usr/bin/env python3
+"""tools/gpu_check_report.py on made-up step results: a GPU run is scarce, so the report that sums it
+up is tested here, where there is no GPU. One good run (every required step 0, equal hashes, both
+validations passed) must pass with the timings side by side; each kind of failure must fail it
+with a reason; what is only recorded (CPU suites, a sanitizer that could not run) must not.
+
+  test_gpu_check_report.py SOURCE_ROOT
+"""
+import copy
+import json
+import os
+import subprocess
+import sys
+import tempfile
+import unittest
+
+try:
+    import numpy as np
+except ImportError:
+    print("SKIP: numpy missing")
+    sys.exit(77)
+
+ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+SCRIPT = os.path.join(ROOT, "tools", "gpu_check_report.py")
+
+REQUIRED = ("configure", "build", "meson-test-gpu", "gpu-validation", "gpu-validation-fused", "revgraph-validate",
+            "run-cuda-1", "run-cuda-2", "run-fused-1", "run-fused-2")
+HASHES = {"state_vector_sha256": "aa", "final_parameter_sha256": "bb", "final_velocity_sha256": "cc",
+          "predictions_sha256": "dd", "scores_sha256": "ee"}
+
+
+def validation(median):
+    return {"passed": True, "run": True,
+            "replay_repeatability": {"task_ms": {"median": median, "min": median * 0.9, "max": median * 1.2, "runs": 100},
+                                     "diagnostics": {"launches_per_step": {"first_batch": {"launches": 2}},
+                                                     "graph_nodes": {"epoch": [159, 159]}}}}
+
+
+class Run:
+    """A fabricated gpu-check run: steps, test logs and the tools' files."""
+
+    def __init__(self):
+        self.steps = {name: 0 for name in REQUIRED}
+        self.steps.update({"meson-test-rest": 0, "sanitize-racecheck-cuda-fused": 0, "torch-cuda-graph": 0})
+        self.tests = [("cuda-gpu", "OK"), ("cpu", "OK")]
+        self.out_files = {"gpu-validation.json": validation(10.0), "gpu-validation-fused.json": validation(2.0),
+                          "validate.json": {"passed": True},
+                          "torch-cuda-graph.json": {"task_ms": {"median": 30.0, "min": 29.0, "max": 33.0,
+                                                                "runs": [30.0] * 20}, "accuracy": 0.9},
+                          "torch-cuda-eager.json": {"task_ms": {"median": 120.0, "min": 110.0, "max": 130.0,
+                                                                "runs": [120.0] * 10}},
+                          "energy-cuda-fused.json": {"energy": {"available": True, "joules_per_task": 0.05}}}
+        self.runs = {name: dict(HASHES, predictions_file=name.replace(".json", ".predictions.npy"))
+                     for name in ("run1.json", "run2.json", "fused1.json", "fused2.json", "run_cpu.json")}
+
+    def report(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            out, scratch = os.path.join(tmp, "out"), os.path.join(tmp, "scratch")
+            os.makedirs(out)
+            os.makedirs(scratch)
+            with open(os.path.join(scratch, "steps.tsv"), "w") as f:
+                for name, rc in self.steps.items():
+                    f.write(f"{name}\t{rc}\t1.00\n")
+            with open(os.path.join(scratch, "testlog-gpu.json"), "w") as f:
+                for name, result in self.tests:
+                    f.write(json.dumps({"name": name, "result": result, "duration": 1.0}) + "\n")
+            for name, content in self.out_files.items():
+                with open(os.path.join(out, name), "w") as f:
+                    json.dump(content, f)
+            labels = np.arange(50, dtype=np.int64) % 10
+            np.save(os.path.join(scratch, "rev88_labels.npy"), labels)
+            for name, content in self.runs.items():
+                with open(os.path.join(scratch, name), "w") as f:
+                    json.dump(content, f)
+                np.save(os.path.join(scratch, content["predictions_file"]), labels)
+            p = subprocess.run([sys.executable, SCRIPT, "--out", out, "--scratch", scratch, "--git-commit", "abc123"],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+            if p.returncode != 0:
+                raise AssertionError(f"report script exit {p.returncode}: {p.stderr}")
+            with open(os.path.join(out, "report.json")) as f:
+                return json.load(f)
+
+
+class GpuCheckReport(unittest.TestCase):
+    def test_a_good_run_passes_with_timings_side_by_side(self):
+        r = Run().report()
+        self.assertTrue(r["passed"], r["failures"])
+        self.assertEqual(r["git_commit"], "abc123")
+        t = r["timing"]
+        self.assertEqual(t["cuda-fused"]["task_ms"]["median"], 2.0)
+        self.assertEqual(t["cuda-graphs"]["task_ms"]["runs"], 100)
+        self.assertEqual(t["torch-cuda-graph"]["task_ms"], {"median": 30.0, "min": 29.0, "max": 33.0, "runs": 20})
+        self.assertEqual(t["torch-eager"]["task_ms"]["runs"], 10)
+        self.assertEqual(t["cuda-fused"]["speedup_vs"], {"torch-cuda-graph": 15.0, "torch-eager": 60.0})
+        self.assertEqual(t["cuda-graphs"]["speedup_vs"]["torch-cuda-graph"], 3.0)
+        self.assertTrue(r["two_process_repeatability"]["identical"])
+        self.assertTrue(r["two_process_repeatability_fused"]["identical"])
+        self.assertEqual(r["prediction_agreement"]["cuda_vs_cuda-fused"], 1.0)
+        self.assertEqual(r["energy"]["cuda-fused"]["joules_per_task"], 0.05)
+        self.assertTrue(r["meson_test"]["gpu_suite_ran"])
+
+    def test_each_failure_fails_the_report_with_a_reason(self):
+        def failing(change, words):
+            run = Run()
+            change(run)
+            r = run.report()
+            self.assertFalse(r["passed"], words)
+            self.assertTrue(any(words in reason for reason in r["failures"]), (words, r["failures"]))
+
+        for name in REQUIRED:
+            failing(lambda run, name=name: run.steps.__setitem__(name, 1), f"step {name}: 1")
+        failing(lambda run: run.steps.__setitem__("sanitize-racecheck-cuda-fused", 3), "sanitize-racecheck-cuda-fused found errors")
+        failing(lambda run: run.runs["fused2.json"].__setitem__("state_vector_sha256", "zz"), "two cuda-fused processes")
+        failing(lambda run: run.runs["run2.json"].__setitem__("scores_sha256", "zz"), "two processes gave different hashes")
+        failing(lambda run: run.out_files["gpu-validation-fused.json"].__setitem__("passed", False), "cuda-fused did not pass")
+        failing(lambda run: run.out_files.pop("gpu-validation.json"), "gpu_validation did not pass")
+        failing(lambda run: run.tests.__setitem__(0, ("cuda-gpu", "SKIP")), "GPU test suite did not run")
+
+    def test_what_is_only_recorded_does_not_fail_it(self):
+        run = Run()
+        run.steps["meson-test-rest"] = 1              # CPU suites: CI runs them
+        run.steps["sanitize-racecheck-cuda-fused"] = 1  # the tool could not run (not a finding)
+        run.steps["torch-cuda-graph"] = 1             # no baseline: no speedup, still evidence
+        del run.out_files["torch-cuda-graph.json"]
+        r = run.report()
+        self.assertTrue(r["passed"], r["failures"])
+        self.assertNotIn("torch-cuda-graph", r["timing"]["cuda-fused"].get("speedup_vs", {}))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)

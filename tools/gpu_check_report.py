@@ -1,0 +1,187 @@
+#!/usr/bin/env python3
+"""Writes tools/gpu-check's one report, OUT/report.json, from what its steps left behind.
+
+  tools/gpu_check_report.py --out OUT --scratch SCRATCH [--git-commit C]
+
+SCRATCH/steps.tsv (name, exit status, seconds per step), the meson test logs, the runs' JSON and
+predictions in SCRATCH, and the tools' JSON files in OUT (GPU validation, validate, PyTorch
+baselines, energy, bench, ncu). `passed` is true only when every required step exited 0, the GPU
+test suite ran to OK, both GPU validations passed, two fresh processes per GPU backend gave the
+same hashes and no sanitizer found an error; `failures` says what failed. Exit status 0 once the
+report is written, whatever it says. test/tools/test_gpu_check_report.py checks it on made-up
+step results, so a broken report never costs a GPU run.
+"""
+import argparse
+import json
+import os
+import subprocess
+
+ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+ap.add_argument("--out", required=True, help="gpu-check's output folder (its tools' JSON files; report.json goes here)")
+ap.add_argument("--scratch", required=True, help="gpu-check's scratch folder (steps.tsv, test logs, runs)")
+ap.add_argument("--git-commit", default="unknown")
+args = ap.parse_args()
+out, scratch = args.out, args.scratch
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except Exception as e:
+        return None
+
+steps = {}
+for line in open(os.path.join(scratch, "steps.tsv")):
+    name, rc, seconds = line.rstrip("\n").split("\t")
+    steps[name] = {"exit": int(rc) if rc.lstrip("-").isdigit() else rc, "seconds": float(seconds)}
+ok = lambda name: steps.get(name, {}).get("exit") == 0
+
+report = {"git_commit": args.git_commit, "device": None, "passed": False}
+try:
+    report["device"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                                      capture_output=True, text=True, timeout=20).stdout.strip() or None
+except Exception:
+    pass
+report["steps"] = steps
+
+# meson tests: every test's result; on a GPU machine a skipped GPU suite is a failure.
+tests = []
+for log in ("testlog-gpu.json", "testlog-rest.json"):
+    try:
+        for line in open(os.path.join(scratch, log)):
+            t = json.loads(line)
+            tests.append({"name": t.get("name"), "result": t.get("result"), "seconds": round(t.get("duration", 0), 2)})
+    except Exception:
+        pass
+counts = {}
+for t in tests:
+    counts[t["result"]] = counts.get(t["result"], 0) + 1
+gpu_tests = [t for t in tests if "gpu" in (t["name"] or "")]
+report["meson_test"] = {"counts": counts, "tests": tests,
+                        "gpu_suite_ran": bool(gpu_tests) and all(t["result"] == "OK" for t in gpu_tests)}
+
+gv = load(os.path.join(out, "gpu-validation.json"))
+report["numerical_validation"] = gv
+gvf = load(os.path.join(out, "gpu-validation-fused.json"))
+report["numerical_validation_fused"] = gvf
+cli = load(os.path.join(out, "validate.json"))
+report["revgraph_validate"] = None if cli is None else {
+    "passed": cli.get("passed"), "exit": steps.get("revgraph-validate", {}).get("exit"),
+    "numerical_validation_passed": (cli.get("numerical_validation") or {}).get("passed"),
+    "api_cli_smoke_passed": (cli.get("api_cli_smoke") or {}).get("passed"),
+    "cpu_numerical_validation_passed": (cli.get("cpu_numerical_validation") or {}).get("passed")}
+
+# Two processes, one task: every hash equal.
+keys = ("state_vector_sha256", "final_parameter_sha256", "final_velocity_sha256", "predictions_sha256", "scores_sha256")
+def two_processes(first, second):
+    r1, r2 = load(os.path.join(scratch, first)), load(os.path.join(scratch, second))
+    if not (r1 and r2):
+        return {"identical": False}
+    return {"identical": all(r1.get(k) == r2.get(k) for k in keys),
+            "state_vector_sha256": r1.get("state_vector_sha256"), "predictions_sha256": r1.get("predictions_sha256"),
+            "scores_sha256": r1.get("scores_sha256"), "input_hashes": r1.get("input_hashes"),
+            "backend": r1.get("backend"), "device": r1.get("device"),
+            "training_prediction_seconds": [r1.get("training_prediction_seconds"), r2.get("training_prediction_seconds")],
+            "preparation_seconds": [r1.get("preparation_seconds"), r2.get("preparation_seconds")],
+            "core_saved_bytes_per_example": r1.get("core_saved_bytes_per_example")}
+r1 = load(os.path.join(scratch, "run1.json"))
+cross = two_processes("run1.json", "run2.json")
+cross_fused = two_processes("fused1.json", "fused2.json")
+report["two_process_repeatability"] = cross
+report["two_process_repeatability_fused"] = cross_fused
+
+# Prediction agreement with the CPU backend and PyTorch on the same task, and accuracies.
+agreement = {}
+try:
+    import numpy as np
+    labels = np.load(os.path.join(scratch, "rev88_labels.npy"))
+    def preds(result):
+        return np.load(os.path.join(scratch, result["predictions_file"])) if result and "predictions_file" in result else None
+    cuda_p = preds(r1)
+    others = {"cpu": preds(load(os.path.join(scratch, "run_cpu.json"))),
+              "cuda-fused": preds(load(os.path.join(scratch, "fused1.json")))}
+    tp = os.path.join(scratch, "torch_predictions.npy")
+    if os.path.exists(tp):
+        others["torch-cuda-graph"] = np.load(tp)
+    if cuda_p is not None:
+        agreement["cuda_accuracy_on_synthetic_labels"] = float((cuda_p == labels).mean())
+        for name, p in others.items():
+            if p is not None:
+                agreement["cuda_vs_" + name] = float((cuda_p == p).mean())
+except Exception as e:
+    agreement["error"] = str(e)
+emb = load(os.path.join(scratch, "embedded.json"))
+if emb:
+    agreement["embedded_digits_accuracy"] = emb.get("accuracy")
+report["prediction_agreement"] = agreement
+
+# Timing: device time of one complete task (reset, normalisation, permutation copies, training, predict).
+timing = {}
+if gv and isinstance(gv.get("replay_repeatability"), dict) and "task_ms" in gv["replay_repeatability"]:
+    timing["cuda-graphs"] = {"task_ms": gv["replay_repeatability"]["task_ms"], "source": "gpu_validation replays, rev88 10k/10k",
+                             "launches_per_step": (gv["replay_repeatability"].get("diagnostics") or {}).get("launches_per_step"),
+                             "graph_nodes": (gv["replay_repeatability"].get("diagnostics") or {}).get("graph_nodes")}
+if gvf and isinstance(gvf.get("replay_repeatability"), dict) and "task_ms" in gvf["replay_repeatability"]:
+    timing["cuda-fused"] = {"task_ms": gvf["replay_repeatability"]["task_ms"], "source": "gpu_validation replays, rev88 10k/10k",
+                            "launches_per_step": (gvf["replay_repeatability"].get("diagnostics") or {}).get("launches_per_step"),
+                            "fused_weights_in_shared_memory": (gvf["replay_repeatability"].get("diagnostics") or {}).get("fused_weights_in_shared_memory"),
+                            "graph_nodes": (gvf["replay_repeatability"].get("diagnostics") or {}).get("graph_nodes")}
+for name, file in (("torch-cuda-graph", "torch-cuda-graph.json"), ("torch-eager", "torch-cuda-eager.json")):
+    tj = load(os.path.join(out, file))
+    if tj and "task_ms" in tj:
+        runs = tj["task_ms"].get("runs")
+        timing[name] = {"task_ms": {"median": tj["task_ms"]["median"], "min": tj["task_ms"]["min"],
+                                    "max": tj["task_ms"]["max"], "runs": len(runs) if isinstance(runs, list) else runs},
+                        "device": "cuda", "repeat_runs_byte_identical": tj.get("repeat_runs_byte_identical"),
+                        "accuracy": tj.get("accuracy")}
+# Side by side, from this one run: torch median / revgraph median.
+for ours in ("cuda-fused", "cuda-graphs"):
+    for base in ("torch-cuda-graph", "torch-eager"):
+        if ours in timing and base in timing:
+            try:
+                timing[ours].setdefault("speedup_vs", {})[base] = round(
+                    timing[base]["task_ms"]["median"] / timing[ours]["task_ms"]["median"], 2)
+            except Exception:
+                pass
+energy = {}
+for name, file in (("cuda-fused", "energy-cuda-fused.json"), ("cuda-graphs", "energy-cuda.json"),
+                   ("torch-cuda-graph", "energy-torch-cuda-graph.json")):
+    ej = load(os.path.join(out, file))
+    if ej:
+        energy[name] = ej.get("energy", ej)
+report["energy"] = energy or "not measured"
+report["ncu_csv"] = [f for f in ("ncu-cuda-fused.csv", "ncu-cuda.csv") if os.path.exists(os.path.join(out, f))]
+report["timing"] = timing
+bj = load(os.path.join(out, "bench.json"))
+if bj:
+    report["bench"] = [{k: b.get(k) for k in ("name", "real_time", "cpu_time", "time_unit", "iterations")}
+                       for b in bj.get("benchmarks", [])]
+
+reasons = []
+# Required: the GPU evidence. meson-test-rest (CPU suites, which CI runs on every commit), the
+# timings, energy, sanitizers that could not run and ncu are recorded, not required.
+for name in ("configure", "build", "meson-test-gpu", "gpu-validation", "gpu-validation-fused",
+             "revgraph-validate", "run-cuda-1", "run-cuda-2", "run-fused-1", "run-fused-2"):
+    if not ok(name):
+        reasons.append(f"step {name}: {steps.get(name, {}).get('exit', 'not run')}")
+if not report["meson_test"]["gpu_suite_ran"]:
+    reasons.append("the GPU test suite did not run to OK")
+if not (gv and gv.get("passed") is True):
+    reasons.append("gpu_validation did not pass")
+if not (gvf and gvf.get("passed") is True):
+    reasons.append("gpu_validation of cuda-fused did not pass")
+if not cross.get("identical"):
+    reasons.append("two processes gave different hashes")
+if not cross_fused.get("identical"):
+    reasons.append("two cuda-fused processes gave different hashes")
+sanitizers = {name: st for name, st in steps.items() if name.startswith("sanitize-")}
+report["compute_sanitizer"] = sanitizers or "not run"
+for name, st in sanitizers.items():
+    if st.get("exit") == 3:
+        reasons.append(f"{name} found errors (see gpu-check.log)")
+report["failures"] = reasons
+report["passed"] = not reasons
+with open(os.path.join(out, "report.json"), "w") as f:
+    json.dump(report, f, indent=2)
+    f.write("\n")
+print("gpu-check:", "PASSED" if report["passed"] else "FAILED: " + "; ".join(reasons))
