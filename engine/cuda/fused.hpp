@@ -41,11 +41,13 @@ inline constexpr int kSharedLd = 83;
 inline constexpr int kRowsPerBlock = 4;
 inline constexpr int kRowsThreads = 192;
 // The grads kernel: blocks of up to 6 outputs x 41 inputs of one branch, or 3 x 82 of the head
-// (the last head block also takes the 10 biases); rows are staged through shared memory 64 at a time.
+// (the last head block also takes the 10 biases); rows are staged through shared memory 128 at a
+// time, so a rev88 batch is one staging pass and the whole block still fits the 48 KB every block
+// gets without opting in (256 + 128 x 92 floats = 48,128 bytes).
 inline constexpr int kGradsThreads = 256;
 inline constexpr int kBranchOutGroup = 6;
 inline constexpr int kHeadOutGroup = 3;
-inline constexpr int kGradsChunk = 64;
+inline constexpr int kGradsChunk = 128;
 // Prediction: 64 query rows a block.
 inline constexpr int kPredictThreads = 256;
 inline constexpr int kPredictTile = 64;

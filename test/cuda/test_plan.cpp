@@ -437,7 +437,7 @@ TEST_CASE("fused emulator: rev88's shapes, chunked row sums, tiny batches and se
     SUBCASE("300 rows: batches of 128, 128, 44; 150 query rows: tiles of 64, 64, 22") {
         check_fused_against_reference(c, 300, 150, 5, kEmulatedSharedBytes);
     }
-    SUBCASE("batch 200: row sums in chunks of 64, 64, 64, 8; a last batch of 50") {
+    SUBCASE("batch 200: row sums in chunks of 128 and 72; a last batch of 50") {
         c.batch_size = 200;
         check_fused_against_reference(c, 450, 70, 6, kEmulatedSharedBytes);
     }
