@@ -27,7 +27,10 @@ struct Simd {
     static constexpr int W = 8;
     // 3 rows x 4 vectors = 12 accumulators: a 128-row batch is 16 vectors, 4 blocks across.
     static constexpr int k1_mr = 3, k1_nr = 4;
-    static constexpr int k2_mr = 4, k2_nr = 3;  // 12 accumulators + 3 rows of p + 1 of g
+    // Reductions keep 16 partial sums, as AVX-512's do, in two vectors: 3 x 2 outputs x 2 halves =
+    // 12 accumulators + 3 rows of g + 1 of p.
+    static constexpr int kLanes = 16;
+    static constexpr int k2_mr = 3, k2_nr = 2;
     static V zero() { return _mm256_setzero_ps(); }
     static V set1(float x) { return _mm256_set1_ps(x); }
     static V bcast(const float* p) { return _mm256_broadcast_ss(p); }
@@ -65,11 +68,20 @@ struct Simd {
         const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
         return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
     }
-    // out[i] = sum of the lanes of v[i], i < 4.
+    // out[i] = the sum of the 16 lanes in v[2i] (lanes 0-7) and v[2i+1] (8-15), i < 4, by AVX-512's
+    // tree: quads q_L = (l[4L] + l[4L+2]) + (l[4L+1] + l[4L+3]), then (q0 + q1) + (q2 + q3).
     static constexpr int kGroup = 4;
+    static V pairs(V a, V b) { return _mm256_add_ps(_mm256_unpacklo_ps(a, b), _mm256_unpackhi_ps(a, b)); }
+    static V quads(V a, V b) {  // 128-bit half H: the quad sums of its lanes for the 4 vectors
+        const __m256d x = _mm256_castps_pd(a), y = _mm256_castps_pd(b);
+        return _mm256_add_ps(_mm256_castpd_ps(_mm256_unpacklo_pd(x, y)), _mm256_castpd_ps(_mm256_unpackhi_pd(x, y)));
+    }
     static void hsum_group(const V* v, float* out) {
-        const V abcd = _mm256_hadd_ps(_mm256_hadd_ps(v[0], v[1]), _mm256_hadd_ps(v[2], v[3]));
-        _mm_storeu_ps(out, _mm_add_ps(_mm256_castps256_ps128(abcd), _mm256_extractf128_ps(abcd, 1)));
+        const V lo = quads(pairs(v[0], v[2]), pairs(v[4], v[6]));  // q0 | q1 of the four sums
+        const V hi = quads(pairs(v[1], v[3]), pairs(v[5], v[7]));  // q2 | q3
+        const __m128 q01 = _mm_add_ps(_mm256_castps256_ps128(lo), _mm256_extractf128_ps(lo, 1));
+        const __m128 q23 = _mm_add_ps(_mm256_castps256_ps128(hi), _mm256_extractf128_ps(hi, 1));
+        _mm_storeu_ps(out, _mm_add_ps(q01, q23));
     }
     // In-place 8x8 transpose: r[i][j] <- r[j][i].
     static void transpose(V* r) {

@@ -32,6 +32,7 @@ struct Simd {
     // 6 rows x 4 vectors = 24 accumulators: a 128-row batch is 8 vectors, 2 blocks across.
     static constexpr int k1_mr = 6, k1_nr = 4;
     static constexpr int k2_mr = 4, k2_nr = 4;
+    static constexpr int kLanes = 16;  // one vector of partial sums per reduction
     static V zero() { return _mm512_setzero_ps(); }
     static V set1(float x) { return _mm512_set1_ps(x); }
     static V bcast(const float* p) { return _mm512_set1_ps(*p); }

@@ -7,11 +7,15 @@
 // the broadcast kernel) and k2_mr/k2_nr (rows x rows of the dot kernel), and zero, set1, bcast,
 // load, store, loadn/storen (first n lanes, the rest zero / untouched), fmadd(a,b,c) = a*b+c,
 // add, sub, mul, div, max, relu, pos_select(m, v) = v where m > 0 else 0, onehot(lab, j),
-// exp, hsum_group(v, out): out[i] = the lane sum of v[i] for i < kGroup, and transpose(r): an
-// in-place W x W transpose of W vectors.
+// exp, kLanes (partial sums per reduction along the batch, a multiple of W),
+// hsum_group(v, out): out[i] = the sum of the kLanes lanes held by v[i*G .. i*G+G-1] (G = kLanes/W
+// vectors, lane j of vector g is partial sum g*W + j) for i < kGroup, in one fixed tree, and
+// transpose(r): an in-place W x W transpose of W vectors.
 //
-// Every reduction has a fixed order that depends only on the batch size and the instruction
-// set, never on timing, so a run gives the same bits every time. There are no threads.
+// Every reduction has a fixed order that depends only on the batch size and kLanes, never on
+// timing, so a run gives the same bits every time; there are no threads. AVX2 and AVX-512 both use
+// 16 lanes, FMA and the same tree, so they give the same bits as each other (the portable kernels,
+// without FMA, give their own).
 //
 // Requires: <algorithm>, <cstddef>, <cstdint>, engine/cpu/fast_kernels.hpp,
 // engine/model/layout.hpp, all included before the target region.
@@ -165,51 +169,71 @@ struct K2 {
     float s;
 };
 
+// Partial sums per reduction and the vectors that hold them.
+constexpr int kLanes = Simd::kLanes;
+constexpr int G = kLanes / W;
+static_assert(kLanes % W == 0, "kLanes must be a multiple of the vector width");
+
+// Lanes of sub-vector g that a tail of `tail` columns (of a kLanes block) fills.
+inline int tail_lanes(int tail, int g) { return std::clamp(tail - g * W, 0, W); }
+
 template <int MR, int NR>
 inline void k2_block(const K2& a, int m0, int n0) {
-    V acc[MR][NR];
+    V acc[MR][NR][G];
     RG_UNROLL
     for (int m = 0; m < MR; ++m)
         RG_UNROLL
-        for (int n = 0; n < NR; ++n) acc[m][n] = Simd::zero();
+        for (int n = 0; n < NR; ++n)
+            RG_UNROLL
+            for (int g = 0; g < G; ++g) acc[m][n][g] = Simd::zero();
     const float* gp = a.g + m0 * a.ldg;
     const float* pp = a.p + n0 * a.ldp;
-    const int full = a.len / W, tail = a.len % W;
+    const int full = a.len / kLanes, tail = a.len % kLanes;
     const std::ptrdiff_t ldg = a.ldg, ldp = a.ldp;
     std::ptrdiff_t c = 0;
-    for (int v = 0; v < full; ++v, c += W) {
-        V gv[MR];
+    for (int v = 0; v < full; ++v, c += kLanes) {
         RG_UNROLL
-        for (int m = 0; m < MR; ++m) gv[m] = Simd::load(gp + m * ldg + c);
-        RG_UNROLL
-        for (int n = 0; n < NR; ++n) {
-            const V pv = Simd::load(pp + n * ldp + c);
+        for (int g = 0; g < G; ++g) {  // one sub-vector at a time: MR + 1 loads live
+            V gv[MR];
             RG_UNROLL
-            for (int m = 0; m < MR; ++m) acc[m][n] = Simd::fmadd(gv[m], pv, acc[m][n]);
+            for (int m = 0; m < MR; ++m) gv[m] = Simd::load(gp + m * ldg + c + g * W);
+            RG_UNROLL
+            for (int n = 0; n < NR; ++n) {
+                const V pv = Simd::load(pp + n * ldp + c + g * W);
+                RG_UNROLL
+                for (int m = 0; m < MR; ++m) acc[m][n][g] = Simd::fmadd(gv[m], pv, acc[m][n][g]);
+            }
         }
     }
-    if (tail) {  // kept out of the loop above, whose accumulators must stay in registers
-        V gv[MR];
+    if (tail) {  // kept out of the loop above, whose accumulators must stay in registers; every
+                 // sub-vector takes its multiply-add, with zeros past the tail, as a full-width one would
         RG_UNROLL
-        for (int m = 0; m < MR; ++m) gv[m] = Simd::loadn(gp + m * ldg + c, tail);
-        RG_UNROLL
-        for (int n = 0; n < NR; ++n) {
-            const V pv = Simd::loadn(pp + n * ldp + c, tail);
+        for (int g = 0; g < G; ++g) {
+            const int lanes = tail_lanes(tail, g);
+            V gv[MR];
             RG_UNROLL
-            for (int m = 0; m < MR; ++m) acc[m][n] = Simd::fmadd(gv[m], pv, acc[m][n]);
+            for (int m = 0; m < MR; ++m) gv[m] = Simd::loadn(gp + m * ldg + c + g * W, lanes);
+            RG_UNROLL
+            for (int n = 0; n < NR; ++n) {
+                const V pv = Simd::loadn(pp + n * ldp + c + g * W, lanes);
+                RG_UNROLL
+                for (int m = 0; m < MR; ++m) acc[m][n][g] = Simd::fmadd(gv[m], pv, acc[m][n][g]);
+            }
         }
     }
     // Reduce every accumulator to its sum, kGroup at a time (the tail group padded with zeros).
     constexpr int kG = Simd::kGroup;
     constexpr int kAcc = MR * NR;
     constexpr int kGroups = (kAcc + kG - 1) / kG;
-    V flat[kGroups * kG];
+    V flat[kGroups * kG * G];
     RG_UNROLL
-    for (int i = 0; i < kGroups * kG; ++i) flat[i] = i < kAcc ? acc[i / NR][i % NR] : Simd::zero();
+    for (int i = 0; i < kGroups * kG; ++i)
+        RG_UNROLL
+        for (int g = 0; g < G; ++g) flat[i * G + g] = i < kAcc ? acc[i / NR][i % NR][g] : Simd::zero();
     RG_UNROLL
     for (int gi = 0; gi < kGroups; ++gi) {
         float r[kG];
-        Simd::hsum_group(flat + gi * kG, r);
+        Simd::hsum_group(flat + gi * kG * G, r);
         RG_UNROLL
         for (int j = 0; j < kG; ++j) {
             const int i = gi * kG + j;
@@ -295,17 +319,18 @@ void softmax_grad(const float* scores, float* dscores, const float* labels, std:
     }
 }
 
-// out[j] = sum_c x[j][c] for the head bias gradient.
+// out[j] = sum_c x[j][c] for the head bias gradient, in kLanes partial sums like K2.
 void row_sums(const float* x, std::ptrdiff_t ld, int rows, int cols, float* out) {
-    const int full = cols / W, tail = cols % W;
+    const int full = cols / kLanes, tail = cols % kLanes;
     for (int j = 0; j < rows; ++j) {
         const float* p = x + j * ld;
-        V acc = Simd::zero();
-        for (int v = 0; v < full; ++v) acc = Simd::add(acc, Simd::load(p + v * W));
-        if (tail) acc = Simd::add(acc, Simd::loadn(p + full * W, tail));
-        V group[Simd::kGroup];
-        group[0] = acc;
-        for (int i = 1; i < Simd::kGroup; ++i) group[i] = Simd::zero();
+        V group[Simd::kGroup * G];
+        for (int i = 0; i < Simd::kGroup * G; ++i) group[i] = Simd::zero();
+        for (int v = 0; v < full; ++v)
+            for (int g = 0; g < G; ++g) group[g] = Simd::add(group[g], Simd::load(p + v * kLanes + g * W));
+        if (tail)
+            for (int g = 0; g < G; ++g)
+                group[g] = Simd::add(group[g], Simd::loadn(p + full * kLanes + g * W, tail_lanes(tail, g)));
         float r[Simd::kGroup];
         Simd::hsum_group(group, r);
         out[j] = r[0];

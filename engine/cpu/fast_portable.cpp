@@ -20,6 +20,7 @@ struct Simd {
     static constexpr int W = 4;
     static constexpr int k1_mr = 4, k1_nr = 3;  // 12 accumulators + 4 + 1 of 16 SSE registers
     static constexpr int k2_mr = 4, k2_nr = 2;
+    static constexpr int kLanes = W;
     static V zero() { return V{0.0f, 0.0f, 0.0f, 0.0f}; }
     static V set1(float x) { return V{x, x, x, x}; }
     static V bcast(const float* p) { return set1(*p); }
@@ -67,6 +68,7 @@ struct Simd {
     static constexpr int W = 1;
     static constexpr int k1_mr = 4, k1_nr = 4;
     static constexpr int k2_mr = 4, k2_nr = 4;
+    static constexpr int kLanes = W;
     static V zero() { return 0.0f; }
     static V set1(float x) { return x; }
     static V bcast(const float* p) { return *p; }

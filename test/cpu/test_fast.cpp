@@ -4,9 +4,11 @@
 // activation memory, and no allocation inside run().
 #include <doctest/doctest.h>
 
+#include <algorithm>
 #include <cmath>
 #include <cstdlib>
 #include <string>
+#include <tuple>
 #include <vector>
 
 #include "engine/backends.hpp"
@@ -130,6 +132,33 @@ TEST_CASE("fast: full runs predict as the float reference does and replay byte-i
         CHECK(max_excess(first.state.parameters, ref_params, 2e-5, 3e-3) <= 0);
         CHECK(max_excess(first.state.scores, ref_scores, 1e-4, 3e-3) <= 0);
         CHECK(first.state.predictions == want.state.predictions);
+    }
+}
+
+TEST_CASE("fast: AVX2 and AVX-512 give the same bits (16 partial sums per reduction on both)") {
+    // Every sum along the batch keeps 16 lanes of partial sums and adds them in one tree, so a task
+    // trained on an AVX2 machine and on an AVX-512 one ends in the same bytes. (The portable
+    // kernels multiply and add without FMA, so their bits are their own.)
+    const auto isas = fast::supported_isas();
+    const bool both = std::find(isas.begin(), isas.end(), fast::Isa::avx2) != isas.end() &&
+                      std::find(isas.begin(), isas.end(), fast::Isa::avx512) != isas.end();
+    if (!both) {
+        MESSAGE("AVX2 and AVX-512 are not both available here; not compared");
+        return;
+    }
+    for (auto [n, q, batch] : {std::tuple{1000, 500, 128}, std::tuple{301, 77, 37}, std::tuple{19, 7, 8}}) {
+        CAPTURE(n);
+        CAPTURE(batch);
+        TaskConfig c;
+        c.batch_size = batch;
+        c.weight_decay = 1e-4;
+        const auto in = synthetic_inputs(n, q, 23);
+        PreparedTask a(in, c, std::make_unique<cpu::FastBackend>(fast::Isa::avx2));
+        PreparedTask b(in, c, std::make_unique<cpu::FastBackend>(fast::Isa::avx512));
+        a.run();
+        b.run();
+        revgraph::test::check_byte_identical(a.outputs(), b.outputs());
+        CHECK(a.outputs().state.gradients == b.outputs().state.gradients);
     }
 }
 
