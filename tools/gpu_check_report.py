@@ -89,6 +89,12 @@ cross = two_processes("run1.json", "run2.json")
 cross_fused = two_processes("fused1.json", "fused2.json")
 report["two_process_repeatability"] = cross
 report["two_process_repeatability_fused"] = cross_fused
+# cuda-fused is built to give the float32 reference's very bits (recorded; the GPU suite tests it).
+fused1, reference = load(os.path.join(scratch, "fused1.json")), load(os.path.join(scratch, "run_cpu_reference.json"))
+report["cuda_fused_bit_equal_to_cpu_reference"] = (
+    None if not (fused1 and reference) else
+    all(fused1.get(k) == reference.get(k) for k in ("state_vector_sha256", "final_velocity_sha256", "scores_sha256",
+                                                     "predictions_sha256")))
 
 # Prediction agreement with the CPU backend and PyTorch on the same task, and accuracies.
 agreement = {}

@@ -19,7 +19,8 @@
 // threads and end it with __syncthreads(); the CPU emulator (engine/cuda/emulator.cpp) runs them in
 // a loop, block after block. Each item sums in the reference's index order without fused
 // multiply-adds (nvcc runs with --fmad=false), so the emulated kernels reproduce
-// cpu::Trainer<float> bit for bit, and on a GPU only expf/logf can make the bits differ.
+// cpu::Trainer<float> bit for bit; the softmax's exponential is model::exp_f32 on both sides (plain
+// IEEE operations, not the C library's or CUDA's expf), so on a GPU the bits should be the same too.
 #include <cstddef>
 #include <cstdint>
 

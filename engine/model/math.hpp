@@ -5,6 +5,7 @@
 // (the build uses -ffp-contract=off), so the CPU reference is reproducible anywhere.
 #include <cmath>
 #include <cstdint>
+#include <cstring>
 
 #include "engine/model/layout.hpp"
 
@@ -51,6 +52,51 @@ RG_HD T branch_dot(const T* w_row, const T* in) {
     return acc;
 }
 
+// e^x in float32 from nothing but IEEE multiplies, adds and exact bit operations, so that host code
+// (-ffp-contract=off) and device code (--fmad=false) get the same bits — the C library's expf and
+// CUDA's differ in the last place, and that alone would keep a GPU backend that sums in the
+// reference's order from reproducing it exactly. Cephes' expf: x = n·ln2 + r with |r| <= ln2/2
+// (ln2 split in two so n·C1 is exact), e^r by a degree-5 polynomial, 2^n from the exponent bits;
+// within 2 ulp of e^x. Below -87.33654 (e^x under the smallest normal float) it returns 0, above
+// 88.72283 +inf, and NaN for NaN.
+RG_HD float float_from_bits(std::uint32_t bits) {
+    float f;
+    std::memcpy(&f, &bits, sizeof f);
+    return f;
+}
+
+RG_HD float exp_f32(float x) {
+    if (x != x) return x;
+    if (x > 88.72283f) return float_from_bits(0x7f800000u);  // +inf
+    if (x < -87.33654f) return 0.0f;
+    const float n = std::floor(x * 1.44269504088896341f + 0.5f);
+    float r = x - n * 0.693359375f;
+    r = r - n * -2.12194440e-4f;
+    const float z = r * r;
+    float y = 1.9875691500e-4f;
+    y = y * r + 1.3981999507e-3f;
+    y = y * r + 8.3334519073e-3f;
+    y = y * r + 4.1665795894e-2f;
+    y = y * r + 1.6666665459e-1f;
+    y = y * r + 5.0000001201e-1f;
+    y = y * z + r + 1.0f;
+    // 2^n in two exact halves (n is -126 .. 128 here), each a power of two built from its bits.
+    const int ni = static_cast<int>(n);
+    const int half = ni / 2;
+    return y * float_from_bits(static_cast<std::uint32_t>(half + 127) << 23) *
+           float_from_bits(static_cast<std::uint32_t>(ni - half + 127) << 23);
+}
+
+// The exponential of the model's softmax: exp_f32 in float32 (the same bits on CPU and GPU), the C
+// library's in float64 (the double-precision reference, checked against PyTorch to 1e-13).
+template <typename T>
+RG_HD T softmax_exp(T x) {
+    if constexpr (sizeof(T) == sizeof(float))
+        return exp_f32(x);
+    else
+        return std::exp(x);
+}
+
 // Mean-cross-entropy gradient of one row of scores: (softmax(s) - onehot(label)) / rows.
 // Returns the row's loss (logsumexp - s[label]).
 template <typename T>
@@ -60,7 +106,7 @@ RG_HD T softmax_xent_grad_row(const T* scores, std::int64_t label, int rows, T* 
     T e[kClasses];
     T sum = T(0);
     for (int j = 0; j < kClasses; ++j) {
-        e[j] = std::exp(scores[j] - m);
+        e[j] = softmax_exp(scores[j] - m);
         sum += e[j];
     }
     const T inv_rows = T(1) / static_cast<T>(rows);

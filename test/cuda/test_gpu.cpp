@@ -26,9 +26,10 @@ namespace {
 
 const char* const kBackends[] = {"cuda", "cuda-fused"};
 
-// The float64 reference trainer through the whole task a prepared GPU task describes.
-cpu::Trainer<double> reference_run(const PreparedTask& task) {
-    cpu::Trainer<double> ref(task.prepared());
+// The reference trainer (float64 by default) through the whole task a prepared GPU task describes.
+template <typename T = double>
+cpu::Trainer<T> reference_run(const PreparedTask& task) {
+    cpu::Trainer<T> ref(task.prepared());
     ref.reset();
     ref.normalize();
     for (int e = 0; e < task.prepared().config.epochs; ++e) ref.epoch(e);
@@ -210,6 +211,45 @@ TEST_CASE("cuda: both backends follow the committed PyTorch traces step by step 
             CHECK(within_tolerance(s.scores, as_double(trace.at("scores"))));
             CHECK(s.predictions == trace.at("predictions").as<std::int64_t>());
         }
+}
+
+TEST_CASE("cuda-fused: the very bits of the float32 reference trainer, step by step and after whole runs") {
+    // The fused kernels sum in the reference's order without fused multiply-adds, and the softmax's
+    // exponential is model::exp_f32 on both sides, so nothing should differ at all.
+    struct Case {
+        int depth, n, q, batch;
+    };
+    for (const Case& k : {Case{1, 19, 7, 8}, Case{2, 19, 7, 8}, Case{3, 40, 11, 16}, Case{2, 1000, 300, 128}}) {
+        CAPTURE(k.depth);
+        CAPTURE(k.n);
+        TaskConfig c = validate::gpu_replay_config(k.depth);
+        c.batch_size = k.batch;
+        PreparedTask task(validate::synthetic_inputs(k.n, k.q, 41), c, make_backend("cuda-fused"));
+        Backend& gpu = task.backend();
+        cpu::Trainer<float> ref(task.prepared());
+        gpu.reset();
+        gpu.normalize();
+        ref.reset();
+        ref.normalize();
+        for (int e = 0; e < c.epochs; ++e)
+            for (int b = 0; b < ref.batches_per_epoch(); ++b) {
+                CAPTURE(e);
+                CAPTURE(b);
+                gpu.step(e, b);
+                ref.step(e, b);
+                const TaskState s = gpu.read_state();
+                REQUIRE(s.gradients == ref.gradients());
+                REQUIRE(s.parameters == ref.parameters());
+                REQUIRE(s.velocity == ref.velocity());
+            }
+        task.run();  // the captured graphs, from the seed again
+        const TaskState s = gpu.read_state();
+        const auto whole = reference_run<float>(task);
+        CHECK(s.parameters == whole.parameters());
+        CHECK(s.velocity == whole.velocity());
+        CHECK(s.scores == whole.scores());
+        CHECK(s.predictions == whole.predictions());
+    }
 }
 
 TEST_CASE("cuda: misuse is refused with a clear error") {

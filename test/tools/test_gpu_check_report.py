@@ -51,7 +51,8 @@ class Run:
                                                                 "runs": [120.0] * 10}},
                           "energy-cuda-fused.json": {"energy": {"available": True, "joules_per_task": 0.05}}}
         self.runs = {name: dict(HASHES, predictions_file=name.replace(".json", ".predictions.npy"))
-                     for name in ("run1.json", "run2.json", "fused1.json", "fused2.json", "run_cpu.json")}
+                     for name in ("run1.json", "run2.json", "fused1.json", "fused2.json", "run_cpu.json",
+                                  "run_cpu_reference.json")}
 
     def report(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -98,6 +99,7 @@ class GpuCheckReport(unittest.TestCase):
         self.assertEqual(r["prediction_agreement"]["cuda_vs_cuda-fused"], 1.0)
         self.assertEqual(r["energy"]["cuda-fused"]["joules_per_task"], 0.05)
         self.assertTrue(r["meson_test"]["gpu_suite_ran"])
+        self.assertIs(r["cuda_fused_bit_equal_to_cpu_reference"], True)
 
     def test_each_failure_fails_the_report_with_a_reason(self):
         def failing(change, words):
@@ -118,12 +120,14 @@ class GpuCheckReport(unittest.TestCase):
 
     def test_what_is_only_recorded_does_not_fail_it(self):
         run = Run()
+        run.runs["run_cpu_reference.json"]["scores_sha256"] = "zz"  # recorded: the GPU suite tests it
         run.steps["meson-test-rest"] = 1              # CPU suites: CI runs them
         run.steps["sanitize-racecheck-cuda-fused"] = 1  # the tool could not run (not a finding)
         run.steps["torch-cuda-graph"] = 1             # no baseline: no speedup, still evidence
         del run.out_files["torch-cuda-graph.json"]
         r = run.report()
         self.assertTrue(r["passed"], r["failures"])
+        self.assertIs(r["cuda_fused_bit_equal_to_cpu_reference"], False)
         self.assertNotIn("torch-cuda-graph", r["timing"]["cuda-fused"].get("speedup_vs", {}))
 
 
