@@ -280,6 +280,9 @@ nlohmann::ordered_json CudaBackend::diagnostics() const {
     nodes["predict"] = im.graphs.predict.nodes();
     j["graph_nodes"] = nodes;
     j["matmul_shapes"] = im.matmuls.describe();
+    // Strided batches the library had no deterministic algorithm for, run product by product
+    // (each adds batch-1 launches to the counts above).
+    j["matmul_batches_split"] = im.matmuls.split_batches();
     return j;
 }
 

@@ -194,21 +194,39 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
 }
 
 int LtMatmuls::bind(const GemmSpec& spec, const float* a, const float* b, float* d) {
-    Bound bound;
-    bound.shape = shape_for(spec, a, b, d);
-    bound.a = a, bound.b = b, bound.d = d;
-    bound.alpha = spec.alpha;
-    ++shapes_[static_cast<std::size_t>(bound.shape)]->uses;
-    bound_.push_back(bound);
+    const int first = static_cast<int>(calls_.size());
+    const auto add_call = [&](const GemmSpec& s, const float* pa, const float* pb, float* pd) {
+        Bound call;
+        call.shape = shape_for(s, pa, pb, pd);
+        call.a = pa, call.b = pb, call.d = pd;
+        call.alpha = s.alpha;
+        ++shapes_[static_cast<std::size_t>(call.shape)]->uses;
+        calls_.push_back(call);
+    };
+    try {
+        add_call(spec, a, b, d);
+    } catch (const Error&) {
+        if (spec.batch <= 1) throw;
+        GemmSpec one = spec;  // the same product, one at a time
+        one.batch = 1;
+        one.stride_a = one.stride_b = one.stride_d = 0;
+        for (int i = 0; i < spec.batch; ++i)
+            add_call(one, a + i * spec.stride_a, b + i * spec.stride_b, d + i * spec.stride_d);
+        ++split_batches_;
+    }
+    bound_.emplace_back(first, static_cast<int>(calls_.size()) - first);
     return static_cast<int>(bound_.size()) - 1;
 }
 
 void LtMatmuls::launch(int id, cudaStream_t stream) const {
-    const Bound& b = bound_.at(static_cast<std::size_t>(id));
-    const Shape& s = *shapes_[static_cast<std::size_t>(b.shape)];
-    // beta = 0: C is not read; it is given as D because cuBLASLt wants a C with D's layout.
-    cublasCheck(cublasLtMatmul(handle_, s.desc, &b.alpha, b.a, s.a, b.b, s.b, &b.beta, b.d, s.d, b.d, s.d, &s.algo,
-                               workspace_, workspace_bytes_, stream));
+    const auto [first, count] = bound_.at(static_cast<std::size_t>(id));
+    for (int k = first; k < first + count; ++k) {
+        const Bound& b = calls_[static_cast<std::size_t>(k)];
+        const Shape& s = *shapes_[static_cast<std::size_t>(b.shape)];
+        // beta = 0: C is not read; it is given as D because cuBLASLt wants a C with D's layout.
+        cublasCheck(cublasLtMatmul(handle_, s.desc, &b.alpha, b.a, s.a, b.b, s.b, &b.beta, b.d, s.d, b.d, s.d,
+                                   &s.algo, workspace_, workspace_bytes_, stream));
+    }
 }
 
 nlohmann::ordered_json LtMatmuls::describe() const {

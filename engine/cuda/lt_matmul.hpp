@@ -15,6 +15,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include <nlohmann/json.hpp>
@@ -31,11 +32,16 @@ public:
     LtMatmuls& operator=(const LtMatmuls&) = delete;
 
     // One product (or strided batch of products) at fixed device pointers; returns its id for launch().
+    // A strided batch for which the library has no deterministic FP32 algorithm (its strides keep
+    // only the operands' 4-byte alignment) is bound as its products one by one, launched in order:
+    // the same numbers, one launch per product instead of one for all.
     int bind(const GemmSpec& spec, const float* a, const float* b, float* d);
     void launch(int id, cudaStream_t stream) const;
 
     std::size_t shape_count() const { return shapes_.size(); }
     std::size_t bound_count() const { return bound_.size(); }
+    // Strided batches bound product by product (see bind()).
+    int split_batches() const { return split_batches_; }
     // Every shape with its pinned algorithm (id, tile, stages, split-K, reduction, compute type).
     nlohmann::ordered_json describe() const;
 
@@ -54,7 +60,9 @@ private:
     std::size_t workspace_bytes_ = 0;
     std::vector<std::unique_ptr<Shape>> shapes_;
     std::map<std::string, int> shape_index_;
-    std::vector<Bound> bound_;
+    std::vector<Bound> calls_;                 // every cublasLtMatmul, in bind order
+    std::vector<std::pair<int, int>> bound_;  // per id: first call, number of calls
+    int split_batches_ = 0;
 
     int shape_for(const GemmSpec& spec, const float* a, const float* b, const float* d);
 };
