@@ -146,13 +146,16 @@ TEST_CASE("fast: AVX2 and AVX-512 give the same bits (16 partial sums per reduct
         MESSAGE("AVX2 and AVX-512 are not both available here; not compared");
         return;
     }
-    for (auto [n, q, batch] : {std::tuple{1000, 500, 128}, std::tuple{301, 77, 37}, std::tuple{19, 7, 8}}) {
-        CAPTURE(n);
-        CAPTURE(batch);
+    struct Shape {
+        int n, q, batch;
+    };
+    for (const Shape s : {Shape{1000, 500, 128}, Shape{301, 77, 37}, Shape{19, 7, 8}}) {
+        CAPTURE(s.n);
+        CAPTURE(s.batch);
         TaskConfig c;
-        c.batch_size = batch;
+        c.batch_size = s.batch;
         c.weight_decay = 1e-4;
-        const auto in = synthetic_inputs(n, q, 23);
+        const auto in = synthetic_inputs(s.n, s.q, 23);
         PreparedTask a(in, c, std::make_unique<cpu::FastBackend>(fast::Isa::avx2));
         PreparedTask b(in, c, std::make_unique<cpu::FastBackend>(fast::Isa::avx512));
         a.run();

@@ -79,7 +79,8 @@ TEST_CASE("cuda: the factory gives the graph backends") {
 
 TEST_CASE("cuda: one B x 82 float state is kept from forward to backward") {
     for (const std::string backend : kBackends)
-        for (auto [n, batch] : {std::pair{19, 8}, std::pair{300, 128}, std::pair{5, 8}}) {
+        for (const auto& shape : {std::pair{19, 8}, std::pair{300, 128}, std::pair{5, 8}}) {
+            const int n = shape.first, batch = shape.second;  // plain copies: CAPTURE takes them by reference
             CAPTURE(backend);
             CAPTURE(n);
             auto task = small_task(2, n, 7, batch, backend);

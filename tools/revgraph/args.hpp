@@ -1,6 +1,7 @@
 #pragma once
 // A small, strict command-line parser: `--name value` or `--name=value`, repeatable options,
 // flags, and one-line errors for anything unknown or missing.
+#include <cstdint>
 #include <map>
 #include <optional>
 #include <set>

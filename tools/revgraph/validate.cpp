@@ -132,7 +132,8 @@ json api_cli_smoke(const std::string& self, const std::string& backend) {
         predictions_equal = io::read_npy(dir / "result.predictions.npy") == io::predictions_array(first.state.predictions);
         const auto bytes = io::read_file(dir / "result.json");
         const auto result = nlohmann::json::parse(bytes.begin(), bytes.end());
-        scores_equal = result.at("scores_sha256") == first.metadata["scores_sha256"];
+        scores_equal =
+            result.at("scores_sha256").get<std::string>() == first.metadata.at("scores_sha256").get<std::string>();
     }
 
     // An archive carrying query labels must be refused, by the API and by the command, and
