@@ -12,7 +12,8 @@ TaskGraphs TaskGraphs::capture(cudaStream_t stream, const TaskRecorder& r) {
     g.reset = graphs::capture(stream, "capture reset", r.reset);
     g.normalize = graphs::capture(stream, "capture normalize", r.normalize);
     for (int e = 0; e < r.epochs; ++e)
-        g.epoch.push_back(graphs::capture(stream, "capture epoch", [&](cudaStream_t s) { r.epoch(s, e); }));
+        g.order.push_back(graphs::capture(stream, "capture order", [&](cudaStream_t s) { r.order(s, e); }));
+    if (r.epochs > 0) g.epoch = graphs::capture(stream, "capture epoch", r.epoch);
     g.predict = graphs::capture(stream, "capture predict", r.predict);
     return g;
 }
@@ -20,7 +21,8 @@ TaskGraphs TaskGraphs::capture(cudaStream_t stream, const TaskRecorder& r) {
 void TaskGraphs::upload(cudaStream_t stream) const {
     reset.upload(stream);
     normalize.upload(stream);
-    for (const auto& e : epoch) e.upload(stream);
+    for (const auto& o : order) o.upload(stream);
+    epoch.upload(stream);
     predict.upload(stream);
 }
 
@@ -37,12 +39,18 @@ void TaskGraphs::replay(cudaStream_t stream, int epochs, const std::function<voi
         normalize.launch(stream);
     }
     for (int e = 0; e < epochs; ++e) {
-        NVTX_RANGE("epoch");
-        epoch[static_cast<std::size_t>(e)].launch(stream);
+        launch_epoch(stream, e);
         if (after_epoch) after_epoch(e);
     }
     NVTX_RANGE("predict");
     predict.launch(stream);
+}
+
+void TaskGraphs::launch_epoch(cudaStream_t stream, int e) const {
+    if (e < 0 || e >= captured_epochs()) throw Error("graphs: no epoch " + std::to_string(e));
+    NVTX_RANGE("epoch");
+    order[static_cast<std::size_t>(e)].launch(stream);
+    epoch.launch(stream);
 }
 
 }  // namespace revgraph::graphs

@@ -87,8 +87,8 @@ struct CudaBackend::Impl {
         graphs::TaskRecorder recorder;
         recorder.reset = [this](cudaStream_t s) { reset.launch(s); };
         recorder.normalize = [this](cudaStream_t s) { normalize.launch(s); };
-        recorder.epoch = [this](cudaStream_t s, int e) {
-            epoch_start[static_cast<std::size_t>(e)].launch(s);
+        recorder.order = [this](cudaStream_t s, int e) { epoch_start[static_cast<std::size_t>(e)].launch(s); };
+        recorder.epoch = [this](cudaStream_t s) {
             for (const auto& step : steps) step.launch(s);
         };
         recorder.predict = [this](cudaStream_t s) { predict.launch(s); };
@@ -201,8 +201,7 @@ void CudaBackend::normalize() {
 void CudaBackend::epoch(int e) {
     Impl& im = impl();
     if (e < 0 || e >= im.graphs.captured_epochs()) throw Error("cuda: no epoch " + std::to_string(e));
-    NVTX_RANGE("epoch");
-    im.graphs.epoch[static_cast<std::size_t>(e)].launch(im.stream.s);
+    im.graphs.launch_epoch(im.stream.s, e);
 }
 
 void CudaBackend::predict() {
@@ -275,8 +274,9 @@ nlohmann::ordered_json CudaBackend::diagnostics() const {
     nlohmann::ordered_json nodes;
     nodes["reset"] = im.graphs.reset.nodes();
     nodes["normalize"] = im.graphs.normalize.nodes();
-    nodes["epoch"] = nlohmann::ordered_json::array();
-    for (const auto& e : im.graphs.epoch) nodes["epoch"].push_back(e.nodes());
+    nodes["order"] = nlohmann::ordered_json::array();  // one copy node per epoch
+    for (const auto& o : im.graphs.order) nodes["order"].push_back(o.nodes());
+    nodes["epoch"] = im.graphs.epoch.nodes();
     nodes["predict"] = im.graphs.predict.nodes();
     j["graph_nodes"] = nodes;
     j["matmul_shapes"] = im.matmuls.describe();

@@ -136,7 +136,21 @@ TEST_CASE("cuda: rev88 on 10k/10k, timed by events, repeatable") {
             validate::gpu_repeatability(validate::synthetic_inputs(10000, 10000, 2026091400), rev88, 10, backend);
         INFO(r.dump(2));
         CHECK(r["passed"].get<bool>());
-        CHECK(r["diagnostics"]["launches_per_step"]["first_batch"]["launches"] == (backend == "cuda" ? 25 : 2));
+        const auto& launches = r["diagnostics"]["launches_per_step"];
+        CHECK(launches["first_batch"]["launches"] == (backend == "cuda" ? 25 : 2));
+        // One epoch graph for both epochs, after a one-node permutation copy each; a cuBLASLt
+        // product may be more than one node, a fused launch is exactly one.
+        const auto& nodes = r["diagnostics"]["graph_nodes"];
+        CHECK(nodes["order"].size() == 2);
+        for (const auto& copy : nodes["order"]) CHECK(copy.get<int>() == 1);
+        const int batches = (10000 + 127) / 128;
+        const int launched = (batches - 1) * launches["first_batch"]["launches"].get<int>() +
+                             launches["last_batch"]["launches"].get<int>();
+        if (backend == "cuda-fused") {
+            CHECK(nodes["epoch"].get<int>() == launched);
+        } else {
+            CHECK(nodes["epoch"].get<int>() >= launched);
+        }
         MESSAGE(backend << " rev88 task ms: " << r["task_ms"].dump());
     }
 }
