@@ -4,6 +4,8 @@
 //   phase/<backend>/{reset,normalize,epoch,predict}   the Backend phase methods, one at a time
 //   sweep_depth/<backend>/depth:{1,2,4,8}             batch 128
 //   sweep_batch/<backend>/batch:{8..1024}             depth 2
+//   throughput/<backend>/tasks:{1,2,4,..}             K rev88 tasks at once (seeds 11, 12, ...):
+//                                                     GPU: each on its own stream; CPU: a thread each
 //
 // Every iteration's time is set manually (UseManualTime): the backend's own device time for the
 // complete task where it has one (CUDA events), else the wall time of run() including its final
@@ -20,6 +22,7 @@
 #include <map>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include <benchmark/benchmark.h>
@@ -222,11 +225,20 @@ struct TaskSlot {
 };
 TaskSlot g_slot;
 
+// The throughput benchmarks' tasks, kept the same way (one backend and count at a time).
+struct ManySlot {
+    std::string key;
+    std::vector<std::unique_ptr<PreparedTask>> tasks;
+    std::vector<PreparedTask*> list;
+};
+ManySlot g_many;
+
 PreparedTask& prepared_task(const BackendInfo& b, int depth, int batch_size) {
     const std::string key = b.request + "/" + std::to_string(depth) + "/" + std::to_string(batch_size);
     if (g_slot.task && g_slot.key == key) return *g_slot.task;
     g_slot.task.reset();  // free the previous shape's buffers first
     g_slot.key.clear();
+    g_many = ManySlot{};
     TaskConfig config;  // rev88
     config.depth = depth;
     config.batch_size = batch_size;
@@ -238,6 +250,29 @@ PreparedTask& prepared_task(const BackendInfo& b, int depth, int batch_size) {
     g_slot.task = std::move(task);
     g_slot.key = key;
     return *g_slot.task;
+}
+
+// `count` rev88 tasks on the same data with seeds 11, 12, ...: a seed sweep, as many people run one.
+const std::vector<PreparedTask*>& prepared_tasks(const BackendInfo& b, int count) {
+    const std::string key = b.request + "/" + std::to_string(count);
+    if (g_many.key == key) return g_many.list;
+    g_slot.task.reset();
+    g_slot.key.clear();
+    g_many = ManySlot{};
+    ManySlot slot;
+    for (int k = 0; k < count; ++k) {
+        TaskConfig config;  // rev88
+        config.seed += static_cast<std::uint64_t>(k);
+        slot.tasks.push_back(std::make_unique<PreparedTask>(task_inputs(), config, make_backend(b.request)));
+        slot.list.push_back(slot.tasks.back().get());
+    }
+    {
+        NvtxRange range("warm-up");
+        for (int i = 0; i < warmup_runs(b); ++i) PreparedTask::run_together(slot.list);
+    }
+    slot.key = key;
+    g_many = std::move(slot);
+    return g_many.list;
 }
 
 double thread_cpu_seconds() {
@@ -310,6 +345,44 @@ void bm_task(benchmark::State& state, const BackendInfo& b, int depth, int batch
     state.counters["device_timed"] = device_timed ? 1 : 0;
     report_shape(state, *task);
     report_times(state, seconds, cpu_seconds);
+}
+
+// K tasks at once through PreparedTask::run_together: wall time from the first launch to the last
+// task done (every task's results are its own run()'s bytes; the suites test that).
+void bm_throughput(benchmark::State& state, const BackendInfo& b) {
+    const int count = static_cast<int>(state.range(0));
+    const std::vector<PreparedTask*>* tasks = nullptr;
+    try {
+        tasks = &prepared_tasks(b, count);
+    } catch (const std::exception& e) {
+        state.SkipWithError(e.what());
+        return;
+    }
+    const bool flush = g_options.flush_l2 && b.gpu;
+    const std::string range = "throughput " + b.name + " tasks " + std::to_string(count);
+    std::vector<double> seconds;
+    for (auto _ : state) {
+        if (flush) flush_l2();
+        double s = 0;
+        {
+            NvtxRange r(range.c_str());
+            s = PreparedTask::run_together(*tasks);
+        }
+        state.SetIterationTime(s);
+        seconds.push_back(s);
+    }
+    PreparedTask& first = *tasks->front();
+    const std::int64_t examples =
+        first.inputs().train_count() * first.config().epochs + first.inputs().test_count();
+    state.SetItemsProcessed(state.iterations() * examples * count);
+    state.counters["tasks"] = count;
+    report_shape(state, first);
+    report_times(state, seconds, {});
+    const double median = median_of(seconds);
+    if (median > 0) {
+        state.counters["tasks_per_second"] = count / median;
+        state.counters["ms_per_task"] = median * 1e3 / count;
+    }
 }
 
 enum class Phase { reset, normalize, epoch, predict };
@@ -421,6 +494,12 @@ void register_benchmarks(const std::vector<BackendInfo>& backends) {
         });
         batch->ArgName("batch")->RangeMultiplier(2)->Range(8, 1024);
         tune(batch, benchmark::kMillisecond);
+        // GPU: up to 16 streams; CPU: up to one task per hardware thread.
+        auto* many = RegisterBenchmark(("throughput/" + b.name).c_str(), bm_throughput, b);
+        const int most = b.gpu ? 16 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+        many->ArgName("tasks");
+        for (int k = 1; k <= most; k *= 2) many->Arg(k);
+        tune(many, benchmark::kMillisecond);
     }
 }
 
@@ -516,6 +595,7 @@ int main(int argc, char** argv) {
         status = 1;
     }
     g_slot.task.reset();  // GPU buffers go before the CUDA context does
+    g_many = ManySlot{};
     release_gpu_hooks();
     return status;
 }

@@ -74,6 +74,21 @@ def check_benchmarks(binary):
             for d in DEPTHS:
                 if by_name[f"sweep_depth/{backend}/depth:{d}"]["depth"] != d:
                     fail(f"sweep_depth {d}: depth counter wrong")
+            # K tasks at once: 1, 2, 4, ... up to 16 streams (GPU) or one per hardware thread (CPU).
+            most = 16 if backend.startswith("cuda") else (os.cpu_count() or 1)
+            counts = [k for k in (1, 2, 4, 8, 16, 32, 64, 128, 256) if k <= most]
+            for k in counts:
+                name = f"throughput/{backend}/tasks:{k}"
+                b = by_name.get(name)
+                if b is None:
+                    fail(f"no benchmark {name!r}")
+                if b.get("tasks") != k:
+                    fail(f"{name}: tasks counter {b.get('tasks')}")
+                if not (b.get("tasks_per_second", 0) > 0 and b.get("ms_per_task", 0) > 0
+                        and b.get("items_per_second", 0) > 0):
+                    fail(f"{name}: tasks_per_second, ms_per_task or items_per_second missing")
+                if abs(b["ms_per_task"] * k - b["median_ms"]) > 1e-6 * b["median_ms"]:
+                    fail(f"{name}: ms_per_task x tasks != median_ms")
         # The flag path: --flush-l2 is accepted (a no-op for CPU backends) and the context says so.
         out2 = os.path.join(tmp, "flush.json")
         run([binary] + TINY + ["--flush-l2", "--benchmark_filter=^task/", "--benchmark_min_time=0.01",

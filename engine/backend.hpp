@@ -52,6 +52,9 @@ public:
     // One SGD step (batch b of epoch e), for step-by-step comparison between backends.
     virtual void step(int e, int b) = 0;
     virtual void synchronize() {}
+    // True where run() only enqueues the work (the GPU backends, on a stream of their own) and
+    // synchronize() waits for it; false where run() does the work itself on the calling thread.
+    virtual bool asynchronous() const { return false; }
 
     virtual TaskState read_state() = 0;
     // Bytes of core activations kept between forward and backward for one full batch,

@@ -1,6 +1,12 @@
 #include "engine/task.hpp"
 
+#include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <exception>
+#include <set>
+#include <system_error>
+#include <thread>
 
 #include "engine/error.hpp"
 #include "engine/io/sha256.hpp"
@@ -62,6 +68,75 @@ void PreparedTask::run(const Backend::EpochHook& after_epoch) {
     const double wall = seconds_since(start);
     last_run_seconds_ = backend_->last_run_device_seconds().value_or(wall);
     ++run_count_;
+}
+
+double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsigned threads) {
+    if (std::find(tasks.begin(), tasks.end(), nullptr) != tasks.end()) throw Error("task: run_together() of a null task");
+    if (std::set<PreparedTask*>(tasks.begin(), tasks.end()).size() != tasks.size())
+        throw Error("task: run_together() of a task listed twice (it would race with itself)");
+    std::vector<PreparedTask*> queued, threaded;
+    for (PreparedTask* t : tasks) (t->backend_->asynchronous() ? queued : threaded).push_back(t);
+    std::vector<double> wall(threaded.size(), 0.0);
+    std::vector<std::exception_ptr> errors(threaded.size());
+
+    const auto start = Clock::now();
+    // Enqueue every asynchronous task first: none waits for another, so they overlap.
+    std::exception_ptr first_error;
+    std::size_t launched = 0;
+    try {
+        for (; launched < queued.size(); ++launched) queued[launched]->backend_->run(queued[launched]->config_.epochs);
+    } catch (...) {
+        first_error = std::current_exception();
+        ++launched;  // the failed one may have enqueued part of its work: wait for it too
+    }
+    if (!first_error) {
+        // The synchronous ones: workers take the next task in list order until none is left.
+        if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+        const std::size_t workers = std::min<std::size_t>(threads, threaded.size());
+        std::atomic<std::size_t> next{0};
+        const auto work = [&] {
+            for (std::size_t k = next++; k < threaded.size(); k = next++) {
+                try {
+                    const auto t0 = Clock::now();
+                    threaded[k]->backend_->run(threaded[k]->config_.epochs);
+                    threaded[k]->backend_->synchronize();
+                    wall[k] = seconds_since(t0);
+                } catch (...) {
+                    errors[k] = std::current_exception();
+                }
+            }
+        };
+        std::vector<std::jthread> pool;  // joined on the way out, also when one fails to start
+        for (std::size_t w = 1; w < workers; ++w) {
+            try {
+                pool.emplace_back(work);
+            } catch (const std::system_error&) {
+                break;  // fewer workers: the same results, a little later
+            }
+        }
+        if (workers > 0) work();  // the calling thread is a worker too
+    }
+    for (std::size_t k = 0; k < launched; ++k) {
+        try {
+            queued[k]->backend_->synchronize();
+        } catch (...) {
+            if (!first_error) first_error = std::current_exception();
+        }
+    }
+    const double total = seconds_since(start);
+    for (const auto& e : errors)
+        if (e && !first_error) first_error = e;
+    if (first_error) std::rethrow_exception(first_error);
+
+    for (PreparedTask* t : queued) {
+        t->last_run_seconds_ = t->backend_->last_run_device_seconds().value_or(total);
+        ++t->run_count_;
+    }
+    for (std::size_t k = 0; k < threaded.size(); ++k) {
+        threaded[k]->last_run_seconds_ = threaded[k]->backend_->last_run_device_seconds().value_or(wall[k]);
+        ++threaded[k]->run_count_;
+    }
+    return total;
 }
 
 TaskOutputs PreparedTask::outputs() {

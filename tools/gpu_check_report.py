@@ -162,6 +162,12 @@ bj = load(os.path.join(out, "bench.json"))
 if bj:
     report["bench"] = [{k: b.get(k) for k in ("name", "real_time", "cpu_time", "time_unit", "iterations")}
                        for b in bj.get("benchmarks", [])]
+# K tasks at once, each on its own stream (bench throughput/<backend>/tasks:K): recorded only.
+tj = load(os.path.join(out, "bench-throughput.json"))
+if tj:
+    report["throughput"] = [{"name": b.get("name", "").removesuffix("/manual_time"),
+                             **{k: b.get(k) for k in ("tasks", "median_ms", "ms_per_task", "tasks_per_second")}}
+                            for b in tj.get("benchmarks", []) if not b.get("error_occurred")]
 
 reasons = []
 # Required: the GPU evidence. meson-test-rest (CPU suites, which CI runs on every commit), the

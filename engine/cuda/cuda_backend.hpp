@@ -23,6 +23,7 @@ public:
 
     std::string name() const override { return fused_ ? "cuda-fused" : "cuda-graphs"; }
     std::string device() const override;
+    bool asynchronous() const override { return true; }
 
     void prepare(const PreparedInputs& prepared) override;
     // Graph launches between two events; no host sync. after_epoch(e) runs once epoch e is enqueued.

@@ -49,7 +49,11 @@ class Run:
                                                                 "runs": [30.0] * 20}, "accuracy": 0.9},
                           "torch-cuda-eager.json": {"task_ms": {"median": 120.0, "min": 110.0, "max": 130.0,
                                                                 "runs": [120.0] * 10}},
-                          "energy-cuda-fused.json": {"energy": {"available": True, "joules_per_task": 0.05}}}
+                          "energy-cuda-fused.json": {"energy": {"available": True, "joules_per_task": 0.05}},
+                          "bench-throughput.json": {"benchmarks": [
+                              {"name": "throughput/cuda-fused/tasks:4/manual_time", "tasks": 4, "median_ms": 4.0,
+                               "ms_per_task": 1.0, "tasks_per_second": 1000.0},
+                              {"name": "throughput/cuda-graphs/tasks:16/manual_time", "error_occurred": True}]}}
         self.runs = {name: dict(HASHES, predictions_file=name.replace(".json", ".predictions.npy"))
                      for name in ("run1.json", "run2.json", "fused1.json", "fused2.json", "run_cpu.json",
                                   "run_cpu_reference.json")}
@@ -100,6 +104,8 @@ class GpuCheckReport(unittest.TestCase):
         self.assertEqual(r["energy"]["cuda-fused"]["joules_per_task"], 0.05)
         self.assertTrue(r["meson_test"]["gpu_suite_ran"])
         self.assertIs(r["cuda_fused_bit_equal_to_cpu_reference"], True)
+        self.assertEqual(r["throughput"], [{"name": "throughput/cuda-fused/tasks:4", "tasks": 4, "median_ms": 4.0,
+                                            "ms_per_task": 1.0, "tasks_per_second": 1000.0}])
 
     def test_each_failure_fails_the_report_with_a_reason(self):
         def failing(change, words):
