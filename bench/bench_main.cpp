@@ -61,6 +61,8 @@ revgraph options (before Google Benchmark sees the command line):
                           so each starts with a cold L2; env REVGRAPH_BENCH_FLUSH_L2=1 does the same
   --energy                instead of benchmarks: joules per task through NVML (see NOTES.md)
   --energy-backend=B      backend for --energy (default cuda)
+  --energy-tasks=K        K tasks at once per round (run_together, seeds 11, 12, ...; default 1):
+                          joules per task for a seed sweep on one GPU
   --energy-seconds=S      minimum measured seconds (default 5); --energy-min-tasks=N (default 50)
   --idle-seconds=S        idle power sampling before and after (default 1)
   --energy-out=FILE       write the energy report as JSON (also printed as one line)
@@ -82,6 +84,7 @@ struct Options {
     bool flush_l2 = false;
     bool energy = false;
     std::string energy_backend = "cuda";
+    int energy_tasks = 1;
     std::string energy_out;
     std::string nvml_library = kNvmlLibrary;
     EnergyOptions energy_options;
@@ -172,6 +175,8 @@ void parse_options(int* argc, char** argv) {
             o.energy = true;
         } else if (key == "--energy-backend") {
             o.energy_backend = need();
+        } else if (key == "--energy-tasks") {
+            o.energy_tasks = static_cast<int>(to_int(key, need(), 1));
         } else if (key == "--energy-seconds") {
             o.energy_options.min_seconds = to_double(key, need(), 0);
         } else if (key == "--energy-min-tasks") {
@@ -521,15 +526,26 @@ int energy_mode() {
             } else {
                 BackendInfo info{o.energy_backend, name, backend->device(), true};
                 backend.reset();
-                PreparedTask& task = prepared_task(info, TaskConfig{}.depth, TaskConfig{}.batch_size);
-                report = measure_energy(
-                    *nvml,
-                    [&] {
-                        NvtxRange r("energy task");
-                        task.run();
-                        return task.last_run_seconds();
-                    },
-                    o.energy_options);
+                if (o.energy_tasks == 1) {
+                    PreparedTask& task = prepared_task(info, TaskConfig{}.depth, TaskConfig{}.batch_size);
+                    report = measure_energy(
+                        *nvml,
+                        [&] {
+                            NvtxRange r("energy task");
+                            task.run();
+                            return task.last_run_seconds();
+                        },
+                        o.energy_options);
+                } else {
+                    const std::vector<PreparedTask*>& tasks = prepared_tasks(info, o.energy_tasks);
+                    report = measure_energy(
+                        *nvml,
+                        [&] {
+                            NvtxRange r("energy tasks together");
+                            return PreparedTask::run_together(tasks);
+                        },
+                        o.energy_options, o.energy_tasks);
+                }
                 report.device = info.device;
             }
             report.backend = name;
@@ -541,7 +557,8 @@ int energy_mode() {
     if (!o.energy_out.empty()) {
         nlohmann::ordered_json j;
         j["energy"] = report.to_json();
-        j["task"] = {{"config", TaskConfig{}.to_json()}, {"data", data_description()}};
+        j["task"] = {{"config", TaskConfig{}.to_json()}, {"data", data_description()},
+                     {"tasks_at_once", o.energy_tasks}};
         j["git_commit"] = git_commit();
         const std::string text = j.dump(2) + "\n";
         io::write_file_atomic(o.energy_out, std::string_view(text));

@@ -129,7 +129,9 @@ std::optional<unsigned> Nvml::power_mw(std::string* why) const {
 EnergyReport summarize(const EnergySamples& s) {
     EnergyReport r;
     r.available = true;
-    r.tasks = static_cast<int>(s.task_seconds.size());
+    const int per_round = std::max(1, s.tasks_per_round);
+    r.concurrent_tasks = per_round;
+    r.tasks = static_cast<int>(s.task_seconds.size()) * per_round;
     r.run_seconds = s.run_seconds;
     r.idle_watts_before = mean(s.idle_before_watts);
     r.idle_watts_after = mean(s.idle_after_watts);
@@ -142,9 +144,9 @@ EnergyReport summarize(const EnergySamples& s) {
     if (r.tasks > 0) {
         r.joules_per_task = r.net_joules / r.tasks;
         r.gross_joules_per_task = r.total_joules / r.tasks;
-        r.task_ms_median = median(s.task_seconds) * 1e3;
-        r.task_ms_min = *std::min_element(s.task_seconds.begin(), s.task_seconds.end()) * 1e3;
-        r.task_ms_max = *std::max_element(s.task_seconds.begin(), s.task_seconds.end()) * 1e3;
+        r.task_ms_median = median(s.task_seconds) * 1e3 / per_round;
+        r.task_ms_min = *std::min_element(s.task_seconds.begin(), s.task_seconds.end()) * 1e3 / per_round;
+        r.task_ms_max = *std::max_element(s.task_seconds.begin(), s.task_seconds.end()) * 1e3 / per_round;
     }
     if (s.run_seconds > 0) r.average_watts = r.total_joules / s.run_seconds;
     if (s.energy_end_mj < s.energy_start_mj) {
@@ -177,16 +179,18 @@ std::vector<double> sample_power(const Nvml& nvml, double seconds, double interv
 
 }  // namespace
 
-EnergyReport measure_energy(const Nvml& nvml, const std::function<double()>& run_task, const EnergyOptions& o) {
+EnergyReport measure_energy(const Nvml& nvml, const std::function<double()>& run_round, const EnergyOptions& o,
+                            int tasks_per_round) {
     EnergySamples s;
+    s.tasks_per_round = std::max(1, tasks_per_round);
+    const auto tasks = [&] { return static_cast<int>(s.task_seconds.size()) * s.tasks_per_round; };
     s.idle_before_watts = sample_power(nvml, o.idle_seconds, o.sample_interval_seconds);
     std::string why;
     const auto e0 = nvml.total_energy_mj(&why);
     if (!e0) return not_available("energy counter read failed: " + why);
     const auto start = Clock::now();
-    while (static_cast<int>(s.task_seconds.size()) < o.max_tasks &&
-           (static_cast<int>(s.task_seconds.size()) < o.min_tasks || seconds_since(start) < o.min_seconds))
-        s.task_seconds.push_back(run_task());
+    while (tasks() < o.max_tasks && (tasks() < o.min_tasks || seconds_since(start) < o.min_seconds))
+        s.task_seconds.push_back(run_round());
     const auto e1 = nvml.total_energy_mj(&why);
     s.run_seconds = seconds_since(start);
     if (!e1) return not_available("energy counter read failed: " + why);
@@ -207,7 +211,9 @@ nlohmann::ordered_json EnergyReport::to_json() const {
     if (!available) return j;
     j["nvml_device"] = nvml_device;
     j["tasks"] = tasks;
+    j["concurrent_tasks"] = concurrent_tasks;
     j["run_seconds"] = run_seconds;
+    // With several tasks at once: a round's wall time divided by the tasks in it.
     j["task_ms"] = {{"median", task_ms_median}, {"min", task_ms_min}, {"max", task_ms_max}};
     j["idle_watts"] = {{"before", idle_watts_before}, {"after", idle_watts_after}, {"used", idle_watts}};
     j["average_watts"] = average_watts;
@@ -228,11 +234,12 @@ std::string EnergyReport::summary_line() const {
         o << "energy: not available: " << reason;
         return o.str();
     }
-    char buf[320];
+    char buf[400];
     std::snprintf(buf, sizeof buf,
-                  "energy: %s on %s: %d tasks in %.2f s, task %.3f ms median; %.4f J/task net of idle "
-                  "(%.4f J/task gross; idle %.1f W before, %.1f W after; %.1f W average)",
-                  backend.c_str(), nvml_device.c_str(), tasks, run_seconds, task_ms_median, joules_per_task,
+                  "energy: %s on %s: %d tasks (%d at once) in %.2f s, %.3f ms a task median; %.4f J/task net "
+                  "of idle (%.4f J/task gross; idle %.1f W before, %.1f W after; %.1f W average)",
+                  backend.c_str(), nvml_device.c_str(), tasks, concurrent_tasks, run_seconds, task_ms_median,
+                  joules_per_task,
                   gross_joules_per_task, idle_watts_before, idle_watts_after, average_watts);
     o << buf;
     if (!reason.empty()) o << "; note: " << reason;

@@ -56,7 +56,8 @@ struct EnergySamples {
     std::uint64_t energy_start_mj = 0;
     std::uint64_t energy_end_mj = 0;
     double run_seconds = 0;                  // wall time from the first counter read to the second
-    std::vector<double> task_seconds;        // each task's own time (device events where available)
+    std::vector<double> task_seconds;        // each round's time (one task: its device time where available)
+    int tasks_per_round = 1;                 // tasks run at once in each round (run_together)
 };
 
 struct EnergyReport {
@@ -64,6 +65,7 @@ struct EnergyReport {
     std::string reason;  // why not, when !available; notes otherwise
     std::string backend, device, nvml_device;
     int tasks = 0;
+    int concurrent_tasks = 1;  // tasks per round; task_ms is then a round's wall time / this
     double run_seconds = 0;
     double idle_watts_before = 0, idle_watts_after = 0, idle_watts = 0;
     double total_joules = 0, idle_joules = 0, net_joules = 0;
@@ -86,9 +88,11 @@ struct EnergyOptions {
     double sample_interval_seconds = 0.02;
 };
 
-// `run_task` runs one complete task to completion (synchronised) and returns its own time in
-// seconds. The caller has prepared and warmed the task.
-EnergyReport measure_energy(const Nvml& nvml, const std::function<double()>& run_task, const EnergyOptions& options);
+// `run_round` runs `tasks_per_round` complete tasks to completion (synchronised; one, or several
+// at once) and returns the round's time in seconds. The caller has prepared and warmed them.
+// min_tasks and max_tasks count tasks, not rounds.
+EnergyReport measure_energy(const Nvml& nvml, const std::function<double()>& run_round, const EnergyOptions& options,
+                            int tasks_per_round = 1);
 
 EnergyReport not_available(const std::string& reason);
 

@@ -59,6 +59,27 @@ TEST_CASE("joules per task subtract the mean idle power over the run") {
     CHECK(r.summary_line().find("0.3000 J/task net of idle") != std::string::npos);
 }
 
+TEST_CASE("several tasks a round: joules and milliseconds per task, not per round") {
+    EnergySamples s;
+    s.idle_before_watts = {70};
+    s.idle_after_watts = {70};
+    s.energy_start_mj = 1000;
+    s.energy_end_mj = 11000;  // 10 J
+    s.run_seconds = 0.1;      // 7 J idle
+    s.task_seconds = {0.040, 0.036, 0.044};
+    s.tasks_per_round = 4;
+    const EnergyReport r = summarize(s);
+    CHECK(r.tasks == 12);
+    CHECK(r.concurrent_tasks == 4);
+    CHECK(r.joules_per_task == doctest::Approx(0.25));
+    CHECK(r.gross_joules_per_task == doctest::Approx(10.0 / 12));
+    CHECK(r.task_ms_median == doctest::Approx(10));
+    CHECK(r.task_ms_min == doctest::Approx(9));
+    CHECK(r.task_ms_max == doctest::Approx(11));
+    CHECK(r.to_json()["concurrent_tasks"] == 4);
+    CHECK(r.summary_line().find("12 tasks (4 at once)") != std::string::npos);
+}
+
 TEST_CASE("a run that does not rise above idle is flagged; a counter that goes back is refused") {
     EnergySamples s;
     s.idle_before_watts = {100};

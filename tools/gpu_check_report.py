@@ -151,7 +151,8 @@ for ours in ("cuda-fused", "cuda-graphs"):
                 pass
 energy = {}
 for name, file in (("cuda-fused", "energy-cuda-fused.json"), ("cuda-graphs", "energy-cuda.json"),
-                   ("torch-cuda-graph", "energy-torch-cuda-graph.json")):
+                   ("torch-cuda-graph", "energy-torch-cuda-graph.json"),
+                   ("cuda-fused-16-at-once", "energy-cuda-fused-x16.json")):
     ej = load(os.path.join(out, file))
     if ej:
         energy[name] = ej.get("energy", ej)

@@ -50,6 +50,8 @@ class Run:
                           "torch-cuda-eager.json": {"task_ms": {"median": 120.0, "min": 110.0, "max": 130.0,
                                                                 "runs": [120.0] * 10}},
                           "energy-cuda-fused.json": {"energy": {"available": True, "joules_per_task": 0.05}},
+                          "energy-cuda-fused-x16.json": {"energy": {"available": True, "joules_per_task": 0.01,
+                                                                    "concurrent_tasks": 16}},
                           "bench-throughput.json": {"benchmarks": [
                               {"name": "throughput/cuda-fused/tasks:4/manual_time", "tasks": 4, "median_ms": 4.0,
                                "ms_per_task": 1.0, "tasks_per_second": 1000.0},
@@ -102,6 +104,7 @@ class GpuCheckReport(unittest.TestCase):
         self.assertTrue(r["two_process_repeatability_fused"]["identical"])
         self.assertEqual(r["prediction_agreement"]["cuda_vs_cuda-fused"], 1.0)
         self.assertEqual(r["energy"]["cuda-fused"]["joules_per_task"], 0.05)
+        self.assertEqual(r["energy"]["cuda-fused-16-at-once"]["concurrent_tasks"], 16)
         self.assertTrue(r["meson_test"]["gpu_suite_ran"])
         self.assertIs(r["cuda_fused_bit_equal_to_cpu_reference"], True)
         self.assertEqual(r["throughput"], [{"name": "throughput/cuda-fused/tasks:4", "tasks": 4, "median_ms": 4.0,
