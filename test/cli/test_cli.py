@@ -1040,6 +1040,17 @@ class DataMnist(CliTestCase):
         self.assertEqual(report["band_percent"], 12)
         self.assertEqual(report["config"], DEFAULT_CONFIG)
         self.assertIs(report["passed"], False)
+        self.assertIs(report["together"], False)
+        # Every draw at once: the very same per-draw results.
+        qt = os.path.join(self.fresh_dir("qualify-together"), "Q.json")
+        p = rg("qualify", "--idx-dir", self.gz, "--draws", "2", "--together", "--output", qt, "--quiet")
+        self.assertEqual(p.returncode, 3, p.stderr)
+        with open(qt) as f:
+            together = json.load(f)
+        self.assertIs(together["together"], True)
+        for key in ("seed", "correct", "test_count", "predictions_sha256", "backend"):
+            self.assertEqual([d[key] for d in together["draws"]], [d[key] for d in report["draws"]], key)
+        self.assertEqual(together["total_correct"], report["total_correct"])
         # A band so wide that chance passes: exit 0 (untrained, one draw, for speed).
         q2 = os.path.join(self.fresh_dir("qualify2"), "Q.json")
         p = rg("qualify", "--idx-dir", self.raw, "--draws", "1", "--first-seed", "7", "--band", "95",

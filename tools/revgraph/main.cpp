@@ -29,6 +29,7 @@ commands:
             data embedded --output DRAW.npz [--test-labels-output L.npy] [--split-seed S]
   qualify   SPEC's 11-draw protocol on the official MNIST IDX files
             --idx-dir DIR [--band 12] [--first-seed S] [--draws N] [--output Q.json] [task options]
+            --together runs every draw at once (each on its own GPU stream, or CPU thread)
   validate  write a validation report (CPU numerics, API/CLI smoke, GPU replay where a GPU is usable)
             [--output REPORT.json] [--backend B] [--replays N]
   version   print the version and commit
