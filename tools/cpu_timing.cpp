@@ -1,7 +1,7 @@
 // cpu-timing: wall time of the complete rev88 task (reset, normalise, 2 epochs of SGD, predict)
 // on synthetic uniform pixels, for CPU backends side by side, on the calling thread.
 //   cpu-timing [--train N] [--test Q] [--repeat R] [backend ...]   (default: cpu cpu-reference)
-// A backend is a factory name, or cpu/avx512, cpu/avx2, cpu/portable for one kernel set.
+// A backend is a factory name, or cpu/avx512, cpu/avx2, cpu/portable+fma, cpu/portable for one kernel set.
 // Prints, per backend, the median and the fastest of R run() calls after one warm-up run, in
 // wall time and in this thread's CPU time (less disturbed by other processes on a busy machine).
 #include <algorithm>
@@ -70,6 +70,7 @@ int main(int argc, char** argv) {
                 auto pick = isa == "avx512" ? cpu::fast::Isa::avx512
                             : isa == "avx2" ? cpu::fast::Isa::avx2
                             : isa == "portable" ? cpu::fast::Isa::portable
+                            : isa == "portable+fma" ? cpu::fast::Isa::portable_fma
                                                 : throw Error("unknown kernel set '" + isa + "'");
                 backend = std::make_unique<cpu::FastBackend>(pick);
             } else {

@@ -2,8 +2,8 @@
 // The fast CPU backend, `--backend cpu`: the reference's math (SPEC §3-§5, reconstructing
 // backward with one B x 82 state kept) on feature-major batches with explicit SIMD kernels
 // (fast_kernels.hpp). Single-threaded and deterministic: the same bits on every run, and the same
-// on AVX2 and AVX-512 machines. Checked against the reference step by step within tolerance, not
-// bitwise (sums are reordered and fused).
+// on AVX-512, AVX2 and ARM (portable+fma) machines. Checked against the reference step by step
+// within tolerance, not bitwise (sums are reordered and fused).
 #include <cstddef>
 #include <cstdint>
 #include <memory>

@@ -15,12 +15,14 @@
 
 namespace revgraph::cpu::fast {
 
-enum class Isa { portable, avx2, avx512 };
+// portable_fma: generic vectors with fused multiply-adds, the same bits as avx2 and avx512;
+// portable: generic vectors, plain multiply and add (for processors without FMA), bits of its own.
+enum class Isa { portable, portable_fma, avx2, avx512 };
 
 const char* isa_name(Isa isa);
 // Compiled in, and the processor has it (AVX2 also needs FMA; AVX-512 needs F, VL, DQ, BW).
 bool isa_supported(Isa isa);
-// The fastest supported instruction set.
+// The fastest supported instruction set (portable_fma only where FMA is in hardware).
 Isa best_isa();
 // Every supported instruction set, fastest first (tests run them all).
 std::vector<Isa> supported_isas();
@@ -74,6 +76,7 @@ struct Ops {
 
 // The kernels of one instruction set; nullptr where it is not compiled in.
 const Ops* ops_portable();
+const Ops* ops_portable_fma();
 const Ops* ops_avx2();
 const Ops* ops_avx512();
 // Throws if the instruction set is not supported here.

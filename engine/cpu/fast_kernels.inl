@@ -13,9 +13,9 @@
 // transpose(r): an in-place W x W transpose of W vectors.
 //
 // Every reduction has a fixed order that depends only on the batch size and kLanes, never on
-// timing, so a run gives the same bits every time; there are no threads. AVX2 and AVX-512 both use
-// 16 lanes, FMA and the same tree, so they give the same bits as each other (the portable kernels,
-// without FMA, give their own).
+// timing, so a run gives the same bits every time; there are no threads. AVX-512, AVX2 and
+// portable+fma all use 16 lanes, FMA, the same tree and the same exponential, so they give the same
+// bits as each other (the plain portable kernels, without FMA, give their own).
 //
 // Requires: <algorithm>, <cstddef>, <cstdint>, engine/cpu/fast_kernels.hpp,
 // engine/model/layout.hpp, all included before the target region.

@@ -135,15 +135,17 @@ TEST_CASE("fast: full runs predict as the float reference does and replay byte-i
     }
 }
 
-TEST_CASE("fast: AVX2 and AVX-512 give the same bits (16 partial sums per reduction on both)") {
-    // Every sum along the batch keeps 16 lanes of partial sums and adds them in one tree, so a task
-    // trained on an AVX2 machine and on an AVX-512 one ends in the same bytes. (The portable
-    // kernels multiply and add without FMA, so their bits are their own.)
-    const auto isas = fast::supported_isas();
-    const bool both = std::find(isas.begin(), isas.end(), fast::Isa::avx2) != isas.end() &&
-                      std::find(isas.begin(), isas.end(), fast::Isa::avx512) != isas.end();
-    if (!both) {
-        MESSAGE("AVX2 and AVX-512 are not both available here; not compared");
+TEST_CASE("fast: AVX-512, AVX2 and portable+fma give the same bits (16 partial sums, FMA, one tree)") {
+    // Every sum along the batch keeps 16 lanes of partial sums and adds them in one tree, every
+    // multiply-add is fused and the exponential is the same sequence of operations, so a task
+    // trained on an AVX-512 machine, an AVX2 one or an ARM one (portable+fma) ends in the same
+    // bytes. (The plain portable kernels multiply and add without FMA: bits of their own.)
+    std::vector<fast::Isa> isas;
+    for (fast::Isa isa : fast::supported_isas())
+        if (isa != fast::Isa::portable) isas.push_back(isa);
+    REQUIRE(!isas.empty());  // portable+fma runs everywhere (std::fma, in software if need be)
+    if (isas.size() < 2) {
+        MESSAGE("only " << fast::isa_name(isas[0]) << " here; nothing to compare");
         return;
     }
     struct Shape {
@@ -156,12 +158,17 @@ TEST_CASE("fast: AVX2 and AVX-512 give the same bits (16 partial sums per reduct
         c.batch_size = s.batch;
         c.weight_decay = 1e-4;
         const auto in = synthetic_inputs(s.n, s.q, 23);
-        PreparedTask a(in, c, std::make_unique<cpu::FastBackend>(fast::Isa::avx2));
-        PreparedTask b(in, c, std::make_unique<cpu::FastBackend>(fast::Isa::avx512));
-        a.run();
-        b.run();
-        revgraph::test::check_byte_identical(a.outputs(), b.outputs());
-        CHECK(a.outputs().state.gradients == b.outputs().state.gradients);
+        PreparedTask first(in, c, std::make_unique<cpu::FastBackend>(isas[0]));
+        first.run();
+        const auto want = first.outputs();
+        for (std::size_t k = 1; k < isas.size(); ++k) {
+            CAPTURE(fast::isa_name(isas[k]));
+            PreparedTask other(in, c, std::make_unique<cpu::FastBackend>(isas[k]));
+            other.run();
+            const auto got = other.outputs();
+            revgraph::test::check_byte_identical(got, want);
+            CHECK(got.state.gradients == want.state.gradients);
+        }
     }
 }
 
