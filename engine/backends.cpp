@@ -5,6 +5,7 @@
 #include "engine/cuda/device.hpp"
 #include "engine/error.hpp"
 #if defined(REVGRAPH_HAVE_CUDA)
+#include "engine/cuda/cublaslt_loader.hpp"
 #include "engine/cuda/cuda_backend.hpp"
 #endif
 
@@ -31,6 +32,32 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
 #endif
     }
     throw Error("backend: unknown backend '" + name + "' (expected auto, cpu, cpu-reference, cuda or cuda-fused)");
+}
+
+std::vector<BackendAvailability> backend_availability() {
+    std::vector<BackendAvailability> out;
+    for (const std::string& name : backend_names()) {
+        BackendAvailability a;
+        a.requested = name;
+        try {
+            const std::unique_ptr<Backend> backend = make_backend(name);
+            a.backend = backend->name();
+            a.device = backend->device();
+            a.usable = true;
+#if defined(REVGRAPH_HAVE_CUDA)
+            // Only the cuBLASLt path ("cuda", and "auto" on a GPU) needs the library; a missing one
+            // would otherwise surface at the first prepare().
+            if (a.backend == "cuda-graphs") {
+                const std::string problem = cuda::cublaslt_load_problem();
+                if (!problem.empty()) a.usable = false, a.reason = "cuBLASLt: " + problem;
+            }
+#endif
+        } catch (const Error& e) {
+            a.reason = e.what();
+        }
+        out.push_back(std::move(a));
+    }
+    return out;
 }
 
 }  // namespace revgraph

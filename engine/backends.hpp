@@ -14,4 +14,16 @@ namespace revgraph {
 std::unique_ptr<Backend> make_backend(const std::string& name);
 std::vector<std::string> backend_names();
 
+// Whether a backend name can be used in this process, and why not: what `revgraph backends`
+// prints, so that a user can see why `auto` chose what it chose. Touches no GPU state beyond
+// counting devices (and, for "cuda", loading cuBLASLt), so GPU options can still be set later.
+struct BackendAvailability {
+    std::string requested;  // the name asked for: "cpu", "cuda-fused", ...
+    bool usable = false;
+    std::string backend;  // Backend::name() of what it builds, e.g. "cuda-graphs"
+    std::string device;   // Backend::device() where usable
+    std::string reason;   // why not, where not usable
+};
+std::vector<BackendAvailability> backend_availability();  // every name of backend_names(), in order
+
 }  // namespace revgraph

@@ -1140,8 +1140,43 @@ class Misc(CliTestCase):
         self.assertTrue(p.stdout.startswith("revgraph "))
         p = rg("--help")
         self.assertEqual(p.returncode, 0)
-        for c in ("run", "data", "qualify", "validate"):
+        for c in ("run", "data", "qualify", "validate", "backends"):
             self.assertIn(c, p.stdout)
+
+    def test_backends(self):
+        p = rg("backends", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        report = json.loads(p.stdout)
+        rows = {b["requested"]: b for b in report["backends"]}
+        self.assertEqual(list(rows), ["auto", "cpu", "cpu-reference", "cuda", "cuda-fused"])
+        for name in ("auto", "cpu", "cpu-reference"):
+            self.assertIs(rows[name]["usable"], True, name)
+        for b in rows.values():
+            # usable rows say what they build and where; the others say why not, and nothing else
+            self.assertEqual(set(b), {"requested", "usable", "backend", "device"} if b["usable"]
+                             else {"requested", "usable", "reason"}, b)
+        if not os.path.exists("/dev/nvidiactl"):
+            for name in ("cuda", "cuda-fused"):
+                self.assertIs(rows[name]["usable"], False, name)
+                self.assertIn(name, rows[name]["reason"])
+        # What it says `auto` and `cpu` build is what a run with them records.
+        out = self.fresh_dir("backends")
+        for name in ("auto", "cpu"):
+            r = os.path.join(out, name + ".json")
+            q = rg("run", "--backend", name, "--set", "epochs=1", "--quiet", "--output", r)
+            self.assertEqual(q.returncode, 0, q.stderr)
+            with open(r) as f:
+                meta = json.load(f)
+            self.assertEqual((meta["backend"], meta["device"]), (rows[name]["backend"], rows[name]["device"]), name)
+        # The plain form: one line per name, the same verdicts.
+        p = rg("backends")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertEqual([ln.split()[0] for ln in lines], list(rows))
+        for ln in lines:
+            self.assertEqual(ln.split()[1], "yes" if rows[ln.split()[0]]["usable"] else "no", ln)
+        self.assert_clean_error(rg("backends", "extra"), 2, ["extra"])
+        self.assert_clean_error(rg("backends", "--device", "x"), 2, ["device"])
 
 
 if __name__ == "__main__":

@@ -10,5 +10,6 @@ int run_command(const std::vector<std::string>& args);
 int data_command(const std::vector<std::string>& args);
 int qualify_command(const std::vector<std::string>& args);
 int validate_command(const std::vector<std::string>& args, const std::string& self_path);
+int backends_command(const std::vector<std::string>& args);
 
 }  // namespace revgraph::cli

@@ -32,6 +32,8 @@ commands:
             --together runs every draw at once (each on its own GPU stream, or CPU thread)
   validate  write a validation report (CPU numerics, API/CLI smoke, GPU replay where a GPU is usable)
             [--output REPORT.json] [--backend B] [--replays N]
+  backends  which backends this build and machine can run (what `auto` picks), or why not
+            [--device N] [--json]
   version   print the version and commit
 
 config keys (defaults are rev88): depth 2, alpha 0.5, seed 11, epochs 2, learning_rate 0.1,
@@ -67,6 +69,7 @@ int main(int argc, char** argv) {
         if (command == "run") return cli::run_command(rest);
         if (command == "data") return cli::data_command(rest);
         if (command == "qualify") return cli::qualify_command(rest);
+        if (command == "backends") return cli::backends_command(rest);
         if (command == "validate") return cli::validate_command(rest, self_path(argv[0]));
         if (command == "version" || command == "--version") {
             std::cout << "revgraph " << version() << " (" << git_commit() << ")\n";
