@@ -46,6 +46,23 @@ bool within_tolerance(const std::vector<float>& got, const std::vector<double>& 
     return got.size() == want.size();
 }
 
+// Predictions equal the float64 reference's, except where its scores for the two classes in
+// question are within the GPU tolerance of each other: a near-tie float32 may resolve either way.
+template <typename Ref>
+bool predictions_agree(const std::vector<std::int64_t>& got, const Ref& ref) {
+    const auto& want = ref.predictions();
+    const auto& scores = ref.scores();
+    if (got.size() != want.size()) return false;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        if (got[i] == want[i]) continue;
+        if (got[i] < 0 || got[i] >= model::kClasses) return false;
+        const double a = scores[i * model::kClasses + static_cast<std::size_t>(got[i])];
+        const double b = scores[i * model::kClasses + static_cast<std::size_t>(want[i])];
+        if (!(std::fabs(a - b) <= 2 * (validate::kGpuAtol + validate::kGpuRtol * std::fabs(b)))) return false;
+    }
+    return true;
+}
+
 PreparedTask small_task(int depth, int n, int q, int batch, const std::string& backend = "cuda") {
     TaskConfig c = validate::gpu_replay_config(depth);
     c.batch_size = batch;
@@ -179,7 +196,7 @@ TEST_CASE("cuda-fused: parameters in shared memory where they fit, in global mem
     const TaskState s = task.backend().read_state();
     const auto ref = reference_run(task);
     CHECK(within_tolerance(s.parameters, ref.parameters()));
-    CHECK(s.predictions == ref.predictions());
+    CHECK(predictions_agree(s.predictions, ref));
 }
 
 TEST_CASE("cuda: both backends follow the committed PyTorch traces step by step (SPEC §8, against PyTorch)") {
@@ -303,7 +320,7 @@ TEST_CASE("cuda: odd shapes and settings match the float64 reference after a ful
             CHECK(within_tolerance(s.parameters, ref.parameters()));
             CHECK(within_tolerance(s.velocity, ref.velocity()));
             CHECK(within_tolerance(s.scores, ref.scores()));
-            CHECK(s.predictions == ref.predictions());
+            CHECK(predictions_agree(s.predictions, ref));
         }
 }
 
