@@ -87,7 +87,10 @@ void Emulator::execute(const Program& program) {
         } else if (const auto* lo = std::get_if<LossOp>(&op)) {
             for (int r = 0; r < lo->rows; ++r)
                 elem::loss_row(f(lo->scores), f(lo->bias), i(lo->labels), lo->rows, f(lo->dscores), r);
-            // Column sums in row order, as the reference's head backward forms the bias gradient.
+            // Column sums in row order, as the reference's head backward forms the bias gradient. The
+            // GPU kernel (kernels/loss.cuh) sums lane-strided rows and then a shuffle tree: fixed, so
+            // deterministic, but not these bits; the cuBLASLt path is held to the GPU tolerance, not
+            // to the reference's bits, as its products are too.
             const float* ds = f(lo->dscores);
             for (int j = 0; j < model::kClasses; ++j) {
                 float acc = 0.0f;
