@@ -29,7 +29,7 @@ void Runtime::configure(const RuntimeOptions& options) {
     current = options;
 }
 
-const RuntimeOptions& Runtime::options() {
+RuntimeOptions Runtime::options() {
     std::lock_guard lock(mutex);
     return current;
 }

@@ -18,7 +18,7 @@ public:
     // Set the options. Allowed any number of times before initialisation; afterwards only the
     // options already in force are accepted, anything else throws revgraph::Error.
     static void configure(const RuntimeOptions& options);
-    static const RuntimeOptions& options();
+    static RuntimeOptions options();  // a copy: configure() may run on another thread
     // Called by the CUDA backend when it first touches the device; fixes the options.
     static void mark_initialized();
     static bool initialized();

@@ -18,9 +18,10 @@ namespace {
 
 // The first touch of the GPU: fixes the process-wide options (device, workspace) from here on.
 int initialise_device() {
+    // Marked only once the device is set: a bad --device leaves the process free to configure again.
     const RuntimeOptions options = Runtime::options();
-    Runtime::mark_initialized();
     cudaCheck(cudaSetDevice(options.device));
+    Runtime::mark_initialized();
     return options.device;
 }
 
@@ -182,6 +183,7 @@ void CudaBackend::run(int epochs, const EpochHook& after_epoch) {
         throw Error("cuda: run of " + std::to_string(epochs) + " epochs, " +
                     std::to_string(im.graphs.captured_epochs()) + " were captured");
     NVTX_RANGE("run");
+    im.has_run = false;  // a run that fails halfway must not pair its start with an older stop
     cudaCheck(cudaEventRecord(im.start.e, im.stream.s));
     im.graphs.replay(im.stream.s, epochs, after_epoch);
     cudaCheck(cudaEventRecord(im.stop.e, im.stream.s));

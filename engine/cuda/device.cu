@@ -25,7 +25,10 @@ std::string describe_device(int ordinal) {
     }
     if (ordinal < 0 || ordinal >= count) return "no CUDA device " + std::to_string(ordinal);
     cudaDeviceProp prop{};
-    if (cudaGetDeviceProperties(&prop, ordinal) != cudaSuccess) return "CUDA device " + std::to_string(ordinal);
+    if (cudaGetDeviceProperties(&prop, ordinal) != cudaSuccess) {
+        (void)cudaGetLastError();  // else the next launcher's error check would report it
+        return "CUDA device " + std::to_string(ordinal);
+    }
     return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
 }
 
