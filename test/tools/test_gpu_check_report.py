@@ -42,7 +42,8 @@ class Run:
     def __init__(self):
         self.steps = {name: 0 for name in REQUIRED}
         self.steps.update({"meson-test-rest": 0, "sanitize-racecheck-cuda-fused": 0, "torch-cuda-graph": 0})
-        self.tests = [("cuda-gpu", "OK"), ("cpu", "OK")]
+        self.tests = [("cuda-gpu", "OK")]  # meson test --suite gpu
+        self.rest_tests = [("cpu", "OK"), ("gpu-check-report", "SKIP")]  # every other suite
         self.out_files = {"gpu-validation.json": validation(10.0), "gpu-validation-fused.json": validation(2.0),
                           "validate.json": {"passed": True},
                           "torch-cuda-graph.json": {"task_ms": {"median": 30.0, "min": 29.0, "max": 33.0,
@@ -60,19 +61,21 @@ class Run:
                      for name in ("run1.json", "run2.json", "fused1.json", "fused2.json", "run_cpu.json",
                                   "run_cpu_reference.json")}
 
-    def report(self):
+    def report(self, partial=None):
         with tempfile.TemporaryDirectory() as tmp:
-            out, scratch = os.path.join(tmp, "out"), os.path.join(tmp, "scratch")
+            out, scratch, art = os.path.join(tmp, "out"), os.path.join(tmp, "scratch"), os.path.join(tmp, "art")
             os.makedirs(out)
             os.makedirs(scratch)
+            os.makedirs(art)
             with open(os.path.join(scratch, "steps.tsv"), "w") as f:
                 for name, rc in self.steps.items():
                     f.write(f"{name}\t{rc}\t1.00\n")
-            with open(os.path.join(scratch, "testlog-gpu.json"), "w") as f:
-                for name, result in self.tests:
-                    f.write(json.dumps({"name": name, "result": result, "duration": 1.0}) + "\n")
+            for log, tests in (("testlog-gpu.json", self.tests), ("testlog-rest.json", self.rest_tests)):
+                with open(os.path.join(scratch, log), "w") as f:
+                    for name, result in tests:
+                        f.write(json.dumps({"name": name, "result": result, "duration": 1.0}) + "\n")
             for name, content in self.out_files.items():
-                with open(os.path.join(out, name), "w") as f:
+                with open(os.path.join(art, name), "w") as f:
                     json.dump(content, f)
             labels = np.arange(50, dtype=np.int64) % 10
             np.save(os.path.join(scratch, "rev88_labels.npy"), labels)
@@ -80,10 +83,13 @@ class Run:
                 with open(os.path.join(scratch, name), "w") as f:
                     json.dump(content, f)
                 np.save(os.path.join(scratch, content["predictions_file"]), labels)
-            p = subprocess.run([sys.executable, SCRIPT, "--out", out, "--scratch", scratch, "--git-commit", "abc123"],
+            p = subprocess.run([sys.executable, SCRIPT, "--out", out, "--artifacts", art, "--scratch", scratch,
+                                "--git-commit", "abc123"] + (["--partial", partial] if partial else []),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             if p.returncode != 0:
                 raise AssertionError(f"report script exit {p.returncode}: {p.stderr}")
+            if os.listdir(out) != ["report.json"] or "report.json" in os.listdir(art):
+                raise AssertionError(f"the report belongs in --out alone: {os.listdir(out)}, {os.listdir(art)}")
             with open(os.path.join(out, "report.json")) as f:
                 return json.load(f)
 
@@ -92,6 +98,7 @@ class GpuCheckReport(unittest.TestCase):
     def test_a_good_run_passes_with_timings_side_by_side(self):
         r = Run().report()
         self.assertTrue(r["passed"], r["failures"])
+        self.assertIs(r["complete"], True)
         self.assertEqual(r["git_commit"], "abc123")
         t = r["timing"]
         self.assertEqual(t["cuda-fused"]["task_ms"]["median"], 2.0)
@@ -126,6 +133,17 @@ class GpuCheckReport(unittest.TestCase):
         failing(lambda run: run.out_files["gpu-validation-fused.json"].__setitem__("passed", False), "cuda-fused did not pass")
         failing(lambda run: run.out_files.pop("gpu-validation.json"), "gpu_validation did not pass")
         failing(lambda run: run.tests.__setitem__(0, ("cuda-gpu", "SKIP")), "GPU test suite did not run")
+        failing(lambda run: run.tests.clear(), "GPU test suite did not run")
+        failing(lambda run: run.runs.pop("fused2.json"), "two cuda-fused processes: runs missing (fused2.json)")
+
+    def test_a_report_on_the_way_is_marked_and_never_passes(self):
+        run = Run()
+        r = run.report(partial="torch-cuda-graph")
+        self.assertIs(r["complete"], False)
+        self.assertEqual(r["written_after"], "torch-cuda-graph")
+        self.assertFalse(r["passed"])
+        self.assertEqual(r["failures"], [])  # every step of the made-up run is in: nothing else failed
+        self.assertEqual(r["timing"]["cuda-fused"]["speedup_vs"]["torch-cuda-graph"], 15.0)
 
     def test_what_is_only_recorded_does_not_fail_it(self):
         run = Run()
