@@ -24,8 +24,9 @@ void Runtime::configure(const RuntimeOptions& options) {
     check(options);
     if (is_initialized && !(options == current))
         throw Error("runtime: the GPU is already initialised with device " + std::to_string(current.device) +
-                    " and a " + std::to_string(current.cublaslt_workspace_bytes) +
-                    "-byte cuBLASLt workspace; set device and workspace before the first GPU task");
+                    ", a " + std::to_string(current.cublaslt_workspace_bytes) + "-byte cuBLASLt workspace and " +
+                    (current.programmatic_launch ? "programmatic launch on" : "programmatic launch off") +
+                    "; set them before the first GPU task");
     current = options;
 }
 

@@ -154,8 +154,21 @@ for name, file in (("torch-cuda-graph", "torch-cuda-graph.json"), ("torch-eager"
                                     "max": tj["task_ms"]["max"], "runs": len(runs) if isinstance(runs, list) else runs},
                         "device": "cuda", "repeat_runs_byte_identical": tj.get("repeat_runs_byte_identical"),
                         "accuracy": tj.get("accuracy")}
+# cuda-fused with Programmatic Dependent Launch (an experiment, recorded only): validated and timed
+# like cuda-fused, and its bytes against the plain launches'.
+gvp = load(os.path.join(out, "gpu-validation-fused-pdl.json"))
+fused_pdl = load(os.path.join(scratch, "fused-pdl.json"))
+report["programmatic_launch"] = {
+    "validation_passed": None if gvp is None else gvp.get("passed"),
+    "same_bytes_as_plain_launches": None if not (fused1 and fused_pdl) else all(
+        fused1.get(k) == fused_pdl.get(k) for k in keys),
+    "in_use": None if gvp is None else ((gvp.get("replay_repeatability") or {}).get("diagnostics") or {}).get(
+        "programmatic_dependent_launch")}
+if gvp and isinstance(gvp.get("replay_repeatability"), dict) and "task_ms" in gvp["replay_repeatability"]:
+    timing["cuda-fused-pdl"] = {"task_ms": gvp["replay_repeatability"]["task_ms"],
+                                "source": "gpu_validation --pdl replays, rev88 10k/10k"}
 # Side by side, from this one run: torch median / revgraph median.
-for ours in ("cuda-fused", "cuda-graphs"):
+for ours in ("cuda-fused", "cuda-graphs", "cuda-fused-pdl"):
     for base in ("torch-cuda-graph", "torch-eager"):
         if ours in timing and base in timing:
             try:

@@ -25,6 +25,12 @@ int initialise_device() {
     return options.device;
 }
 
+int compute_major(int device) {
+    int major = 0;
+    cudaCheck(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
+    return major;
+}
+
 struct Stream {
     cudaStream_t s = nullptr;
     Stream() { cudaCheck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
@@ -56,6 +62,7 @@ struct Event {
 struct CudaBackend::Impl {
     int device;
     std::string device_name;
+    bool programmatic;  // fused kernels with Programmatic Dependent Launch: asked for, and sm_90+
     Stream stream;
     Event start, stop;
     TaskPlan plan;
@@ -70,19 +77,20 @@ struct CudaBackend::Impl {
     Impl(const PreparedInputs& p, Path path)
         : device(initialise_device()),
           device_name(describe_device(device)),
+          programmatic(Runtime::options().programmatic_launch && compute_major(device) >= 9),
           plan(p.config, p.inputs->train_count(), p.inputs->test_count(), path),
           memory(plan),
           workspace(Runtime::options().cublaslt_workspace_bytes),
           matmuls(workspace.get(), workspace.bytes()) {
         nvtxNameCudaStreamA(stream.s, "revgraph-cuda");
         upload(p);
-        reset = compile(plan, plan.reset(), memory, matmuls);
-        normalize = compile(plan, plan.normalize(), memory, matmuls);
+        reset = compile(plan, plan.reset(), memory, matmuls, programmatic);
+        normalize = compile(plan, plan.normalize(), memory, matmuls, programmatic);
         for (int e = 0; e < plan.config().epochs; ++e)
-            epoch_start.push_back(compile(plan, plan.epoch_start(e), memory, matmuls));
+            epoch_start.push_back(compile(plan, plan.epoch_start(e), memory, matmuls, programmatic));
         for (std::size_t b = 0; b < plan.batches().size(); ++b)
-            steps.push_back(compile(plan, plan.step(static_cast<int>(b)), memory, matmuls));
-        predict = compile(plan, plan.predict(), memory, matmuls);
+            steps.push_back(compile(plan, plan.step(static_cast<int>(b)), memory, matmuls, programmatic));
+        predict = compile(plan, plan.predict(), memory, matmuls, programmatic);
         warm_up();
 
         graphs::TaskRecorder recorder;
@@ -270,6 +278,7 @@ nlohmann::ordered_json CudaBackend::diagnostics() const {
     };
     j["path"] = path_name(im.plan.path());
     j["launches_per_step"] = {{"first_batch", counts(im.steps.front())}, {"last_batch", counts(im.steps.back())}};
+    j["programmatic_dependent_launch"] = im.programmatic && im.plan.path() == Path::fused;
     if (im.plan.path() == Path::fused)
         j["fused_weights_in_shared_memory"] = {{"step", static_cast<bool>(im.steps.front().fused_weights_shared.at(0))},
                                                {"predict", static_cast<bool>(im.predict.fused_weights_shared.at(0))}};

@@ -26,7 +26,8 @@ std::size_t DeviceMemory::total_bytes() const {
     return t;
 }
 
-CompiledProgram compile(const TaskPlan& plan, const Program& program, const DeviceMemory& mem, LtMatmuls& matmuls) {
+CompiledProgram compile(const TaskPlan& plan, const Program& program, const DeviceMemory& mem, LtMatmuls& matmuls,
+                        bool programmatic) {
     plan.check(program);
     std::size_t shared_limit = 0;  // the fused kernels' shared memory, asked for once they appear
     bool fused_prepared = false;
@@ -119,9 +120,9 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
             if (fs->part == FusedStepOp::Part::rows) {
                 const bool weights = fused::weights_fit(fused::kRowsStateFloats, a.param_count, fused_shared_limit());
                 out.fused_weights_shared.push_back(weights);
-                L.push_back([=](cudaStream_t s) { kernels::launch_fused_rows(a, weights, s); });
+                L.push_back([=](cudaStream_t s) { kernels::launch_fused_rows(a, weights, programmatic, s); });
             } else {
-                L.push_back([=](cudaStream_t s) { kernels::launch_fused_grads(a, s); });
+                L.push_back([=](cudaStream_t s) { kernels::launch_fused_grads(a, programmatic, s); });
             }
         } else if (const auto* fp = std::get_if<FusedPredictOp>(&op)) {
             const fused::PredictArgs a = fused_predict_args(
@@ -129,7 +130,7 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
             const std::int64_t rows = fp->rows;
             const bool weights = fused::weights_fit(fused::kPredictStateFloats, a.param_count, fused_shared_limit());
             out.fused_weights_shared.push_back(weights);
-            L.push_back([=](cudaStream_t s) { kernels::launch_fused_predict(a, rows, weights, s); });
+            L.push_back([=](cudaStream_t s) { kernels::launch_fused_predict(a, rows, weights, programmatic, s); });
         } else {
             throw Error(std::string("cuda: no launcher for operation ") + op_name(op));
         }

@@ -47,7 +47,9 @@ struct CompiledProgram {
 };
 
 // Checks the program against the plan's buffers, binds every product (choosing and pinning its
-// algorithm on first sight of its shape) and every kernel to device pointers.
-CompiledProgram compile(const TaskPlan& plan, const Program& program, const DeviceMemory& memory, LtMatmuls& matmuls);
+// algorithm on first sight of its shape) and every kernel to device pointers. programmatic: the
+// fused kernels are launched with Programmatic Dependent Launch (the caller checks sm_90+).
+CompiledProgram compile(const TaskPlan& plan, const Program& program, const DeviceMemory& memory, LtMatmuls& matmuls,
+                        bool programmatic = false);
 
 }  // namespace revgraph::cuda

@@ -29,10 +29,11 @@ void launch_argmax(std::int64_t rows, float* scores, const float* bias, std::int
 // The fused path (engine/cuda/kernels/fused.cuh). prepare_fused_kernels() opts the kernels in to the
 // device's largest per-block shared memory and returns it; call it before launching or capturing
 // them. weights_shared: the blocks copy the parameters to shared memory (fused::weights_fit).
+// programmatic: launch with Programmatic Dependent Launch (sm_90+; RuntimeOptions::programmatic_launch).
 std::size_t prepare_fused_kernels();
-void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, cudaStream_t stream);
-void launch_fused_grads(const fused::StepArgs& args, cudaStream_t stream);
-void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared,
+void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, bool programmatic, cudaStream_t stream);
+void launch_fused_grads(const fused::StepArgs& args, bool programmatic, cudaStream_t stream);
+void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared, bool programmatic,
                           cudaStream_t stream);
 
 }  // namespace revgraph::cuda::kernels

@@ -1176,6 +1176,21 @@ class Misc(CliTestCase):
         for ln in lines:
             self.assertEqual(ln.split()[1], "yes" if rows[ln.split()[0]]["usable"] else "no", ln)
         self.assert_clean_error(rg("backends", "extra"), 2, ["extra"])
+        self.assert_clean_error(rg("backends", "--pdl"), 2, ["--pdl"])  # a task option, not this command's
+
+    def test_pdl_flag_is_a_launch_choice_only(self):
+        # --pdl changes how cuda-fused launches its kernels, never what is computed: with it, a
+        # CPU task has the very bytes of the task without it.
+        out = self.fresh_dir("pdl")
+        metas = []
+        for extra in ([], ["--pdl"]):
+            r = os.path.join(out, "r%d.json" % len(extra))
+            p = rg("run", "--backend", "cpu", "--set", "epochs=1", "--quiet", "--output", r, *extra)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(r) as f:
+                metas.append(json.load(f))
+        for k in ("state_vector_sha256", "predictions_sha256", "scores_sha256"):
+            self.assertEqual(metas[0][k], metas[1][k], k)
         self.assert_clean_error(rg("backends", "--device", "x"), 2, ["device"])
 
 

@@ -1,4 +1,4 @@
-// gpu_validation [--replays N] [--backend cuda|cuda-fused] [--output FILE]: SPEC §8's GPU replay
+// gpu_validation [--replays N] [--backend cuda|cuda-fused] [--pdl] [--output FILE]: SPEC §8's GPU replay
 // validation on its own, as JSON (validate::gpu_validation), for tools/gpu-check and for anyone on a
 // GPU machine. Exit status 0 when it passed, 1 when it failed, 77 when there is no usable GPU.
 #include <cstdio>
@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/cuda/device.hpp"
+#include "engine/runtime_options.hpp"
 #include "engine/validate/gpu_replay.hpp"
 
 int main(int argc, char** argv) {
@@ -18,8 +19,12 @@ int main(int argc, char** argv) {
         if (a == "--replays" && i + 1 < argc) replays = std::atoi(argv[++i]);
         else if (a == "--output" && i + 1 < argc) output = argv[++i];
         else if (a == "--backend" && i + 1 < argc) backend = argv[++i];
-        else {
-            std::cerr << "usage: gpu_validation [--replays N] [--backend cuda|cuda-fused] [--output FILE]\n";
+        else if (a == "--pdl") {  // validate the fused kernels launched with Programmatic Dependent Launch
+            revgraph::RuntimeOptions o = revgraph::Runtime::options();
+            o.programmatic_launch = true;
+            revgraph::Runtime::configure(o);
+        } else {
+            std::cerr << "usage: gpu_validation [--replays N] [--backend cuda|cuda-fused] [--pdl] [--output FILE]\n";
             return 2;
         }
     }

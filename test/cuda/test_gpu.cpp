@@ -96,6 +96,46 @@ TEST_CASE("cuda: the factory gives the graph backends") {
     CHECK(make_backend("cuda-fused")->name() == "cuda-fused");
 }
 
+TEST_CASE("cuda-fused: Programmatic Dependent Launch changes the launches, not the bytes") {
+    // rev88 shapes (a full and a short batch) and depth 3 / batch 37, each run with plain launches
+    // and then, on sm_90+, with every fused kernel launched programmatically (captured as
+    // programmatic graph edges); replays in both modes must give the same state byte for byte.
+    const auto inputs = validate::synthetic_inputs(1000, 300, 17);
+    TaskConfig rev88;
+    TaskConfig odd = rev88;
+    odd.depth = 3;
+    odd.batch_size = 37;
+    for (const TaskConfig& config : {rev88, odd}) {
+        CAPTURE(config.depth);
+        TaskState plain_state;
+        {
+            Runtime::reset_for_tests();
+            PreparedTask plain(inputs, config, make_backend("cuda-fused"));
+            CHECK_FALSE(dynamic_cast<cuda::CudaBackend&>(plain.backend()).diagnostics()["programmatic_dependent_launch"].get<bool>());
+            plain.run();
+            plain_state = plain.backend().read_state();
+        }
+        Runtime::reset_for_tests();
+        RuntimeOptions pdl;
+        pdl.programmatic_launch = true;
+        Runtime::configure(pdl);
+        PreparedTask task(inputs, config, make_backend("cuda-fused"));
+        const auto d = dynamic_cast<cuda::CudaBackend&>(task.backend()).diagnostics();
+        const bool hopper = task.backend().device().find("(sm_9") != std::string::npos ||
+                            task.backend().device().find("(sm_1") != std::string::npos;
+        CHECK(d["programmatic_dependent_launch"].get<bool>() == hopper);
+        for (int replay = 0; replay < 3; ++replay) {
+            task.run();
+            const TaskState s = task.backend().read_state();
+            CHECK(s.parameters == plain_state.parameters);
+            CHECK(s.velocity == plain_state.velocity);
+            CHECK(s.scores == plain_state.scores);
+            CHECK(s.predictions == plain_state.predictions);
+        }
+    }
+    Runtime::reset_for_tests();
+}
+
 TEST_CASE("cuda: one B x 82 float state is kept from forward to backward") {
     for (const std::string backend : kBackends)
         for (const auto& shape : {std::pair{19, 8}, std::pair{300, 128}, std::pair{5, 8}}) {

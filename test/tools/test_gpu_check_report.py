@@ -45,6 +45,7 @@ class Run:
         self.tests = [("cuda-gpu", "OK")]  # meson test --suite gpu
         self.rest_tests = [("cpu", "OK"), ("gpu-check-report", "SKIP")]  # every other suite
         self.out_files = {"gpu-validation.json": validation(10.0), "gpu-validation-fused.json": validation(2.0),
+                          "gpu-validation-fused-pdl.json": validation(1.5),
                           "validate.json": {"passed": True},
                           "torch-cuda-graph.json": {"task_ms": {"median": 30.0, "min": 29.0, "max": 33.0,
                                                                 "runs": [30.0] * 20}, "accuracy": 0.9},
@@ -59,7 +60,7 @@ class Run:
                               {"name": "throughput/cuda-graphs/tasks:16/manual_time", "error_occurred": True}]}}
         self.runs = {name: dict(HASHES, predictions_file=name.replace(".json", ".predictions.npy"))
                      for name in ("run1.json", "run2.json", "fused1.json", "fused2.json", "run_cpu.json",
-                                  "run_cpu_reference.json")}
+                                  "run_cpu_reference.json", "fused-pdl.json")}
 
     def report(self, partial=None):
         with tempfile.TemporaryDirectory() as tmp:
@@ -114,6 +115,9 @@ class GpuCheckReport(unittest.TestCase):
         self.assertEqual(r["energy"]["cuda-fused-16-at-once"]["concurrent_tasks"], 16)
         self.assertTrue(r["meson_test"]["gpu_suite_ran"])
         self.assertIs(r["cuda_fused_bit_equal_to_cpu_reference"], True)
+        self.assertEqual(r["programmatic_launch"]["validation_passed"], True)
+        self.assertEqual(r["programmatic_launch"]["same_bytes_as_plain_launches"], True)
+        self.assertEqual(t["cuda-fused-pdl"]["speedup_vs"]["torch-cuda-graph"], 20.0)
         self.assertEqual(r["throughput"], [{"name": "throughput/cuda-fused/tasks:4", "tasks": 4, "median_ms": 4.0,
                                             "ms_per_task": 1.0, "tasks_per_second": 1000.0}])
 
@@ -152,8 +156,12 @@ class GpuCheckReport(unittest.TestCase):
         run.steps["sanitize-racecheck-cuda-fused"] = 1  # the tool could not run (not a finding)
         run.steps["torch-cuda-graph"] = 1             # no baseline: no speedup, still evidence
         del run.out_files["torch-cuda-graph.json"]
+        run.runs["fused-pdl.json"]["scores_sha256"] = "zz"  # the PDL experiment: recorded
+        run.out_files["gpu-validation-fused-pdl.json"]["passed"] = False
         r = run.report()
         self.assertTrue(r["passed"], r["failures"])
+        self.assertEqual(r["programmatic_launch"]["same_bytes_as_plain_launches"], False)
+        self.assertEqual(r["programmatic_launch"]["validation_passed"], False)
         self.assertIs(r["cuda_fused_bit_equal_to_cpu_reference"], False)
         self.assertNotIn("torch-cuda-graph", r["timing"]["cuda-fused"].get("speedup_vs", {}))
 

@@ -52,6 +52,7 @@ void configure_runtime(const Args& args) {
     if (const auto d = args.get("device")) o.device = static_cast<int>(parse_int("device", *d, 0, 1023));
     if (const auto w = args.get("workspace-bytes"))
         o.cublaslt_workspace_bytes = static_cast<std::size_t>(parse_int("workspace-bytes", *w, 0, std::int64_t(1) << 32));
+    if (args.flag("pdl")) o.programmatic_launch = true;
     Runtime::configure(o);
 }
 

@@ -12,12 +12,13 @@
 
 namespace revgraph::cli {
 
-// Options every task-running command accepts.
+// Options (with a value) and flags every task-running command accepts.
 inline const std::set<std::string> kTaskOptions = {"config", "set", "backend", "device", "workspace-bytes"};
+inline const std::set<std::string> kTaskFlags = {"pdl"};
 
 // Defaults (rev88), then --config FILE.json, then each --set key=value in order; validated.
 TaskConfig config_from(const Args& args);
-// --device / --workspace-bytes into the process-wide runtime, before any GPU work.
+// --device / --workspace-bytes / --pdl into the process-wide runtime, before any GPU work.
 void configure_runtime(const Args& args);
 
 struct LabelledTask {

@@ -21,6 +21,7 @@ commands:
             [--input DRAW.npz] [--test-labels LABELS.npy] [--config CONFIG.json]
             [--set key=value]... [--backend auto|cpu|cpu-reference|cuda|cuda-fused]
             [--output RESULT.json] [--state STATE.npz] [--repeat N] [--device N] [--workspace-bytes N] [--quiet]
+            [--pdl]  (cuda-fused: Programmatic Dependent Launch between its kernels; same bytes)
             Without --input: the embedded real digits (5,000 train / 5,000 held-out query),
             and the result reports accuracy.
             --timings adds run_seconds (every run's time, in order) to the result.

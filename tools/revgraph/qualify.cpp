@@ -21,7 +21,9 @@ io::MnistSet read_official_training_set(const std::filesystem::path& dir);
 int qualify_command(const std::vector<std::string>& argv) {
     auto options = kTaskOptions;
     options.insert({"idx-dir", "band", "first-seed", "draws", "output"});
-    const Args args(argv, options, {"quiet", "together"});
+    auto flags = kTaskFlags;
+    flags.insert({"quiet", "together"});
+    const Args args(argv, options, flags);
     if (!args.positional().empty()) throw UsageError{"qualify: unexpected argument '" + args.positional()[0] + "'"};
     const auto dir = args.get("idx-dir");
     if (!dir) throw UsageError{"qualify: --idx-dir DIR is required"};

@@ -18,7 +18,9 @@ namespace revgraph::cli {
 int run_command(const std::vector<std::string>& argv) {
     auto options = kTaskOptions;
     options.insert({"input", "test-labels", "output", "state", "repeat"});
-    const Args args(argv, options, {"quiet", "timings"});
+    auto flags = kTaskFlags;
+    flags.insert({"quiet", "timings"});
+    const Args args(argv, options, flags);
     if (!args.positional().empty()) throw UsageError{"run: unexpected argument '" + args.positional()[0] + "'"};
     const bool quiet = args.flag("quiet");
     std::cerr << std::fixed << std::setprecision(1);

@@ -195,7 +195,9 @@ json api_cli_smoke(const std::string& self, const std::string& backend) {
 int validate_command(const std::vector<std::string>& argv, const std::string& self_path) {
     auto options = kTaskOptions;
     options.insert({"output", "replays"});
-    const Args args(argv, options, {"quiet"});
+    auto flags = kTaskFlags;
+    flags.insert("quiet");
+    const Args args(argv, options, flags);
     if (!args.positional().empty()) throw UsageError{"validate: unexpected argument '" + args.positional()[0] + "'"};
     if (const auto out = args.get("output")) require_distinct_writable_outputs({{"--output", *out}});
     const int replays = args.get("replays") ? static_cast<int>(parse_int("replays", *args.get("replays"), 1, 1000)) : 100;

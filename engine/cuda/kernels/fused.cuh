@@ -12,6 +12,17 @@ namespace revgraph::cuda::kernels {
 
 // ---- kernels -----------------------------------------------------------------------------------
 
+// Programmatic Dependent Launch (sm_90+): wait until the previous kernel in the stream has
+// completed and its writes are visible — before this kernel reads anything, so the bytes are those
+// of a plain launch — then let the next kernel be scheduled while this one runs. Both are no-ops
+// for a kernel launched without the attribute (kernels::launch_fused_* choose).
+__device__ __forceinline__ void programmatic_prologue() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
+    asm volatile("griddepcontrol.wait;" ::: "memory");
+    asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
+#endif
+}
+
 struct BlockExec {
     template <class F>
     __device__ __forceinline__ void phase(int count, F&& item) const {
@@ -21,6 +32,7 @@ struct BlockExec {
 };
 
 __global__ void __launch_bounds__(fused::kRowsThreads) fused_rows_kernel(fused::StepArgs args, bool weights_shared) {
+    programmatic_prologue();
     extern __shared__ float fused_smem[];
     BlockExec ex;
     fused::step_rows(ex, args, static_cast<int>(blockIdx.x),
@@ -28,6 +40,7 @@ __global__ void __launch_bounds__(fused::kRowsThreads) fused_rows_kernel(fused::
 }
 
 __global__ void __launch_bounds__(fused::kGradsThreads) fused_grads_kernel(fused::StepArgs args) {
+    programmatic_prologue();
     extern __shared__ float fused_smem[];
     BlockExec ex;
     fused::step_grads(ex, args, static_cast<int>(blockIdx.x), fused_smem);
@@ -35,6 +48,7 @@ __global__ void __launch_bounds__(fused::kGradsThreads) fused_grads_kernel(fused
 
 __global__ void __launch_bounds__(fused::kPredictThreads)
     fused_predict_kernel(fused::PredictArgs args, std::int64_t rows, bool weights_shared) {
+    programmatic_prologue();
     extern __shared__ float fused_smem[];
     BlockExec ex;
     float* weights = weights_shared ? fused_smem : nullptr;
@@ -43,6 +57,24 @@ __global__ void __launch_bounds__(fused::kPredictThreads)
 }
 
 // ---- launchers ---------------------------------------------------------------------------------
+
+// A plain launch, or with `programmatic` one the runtime may start while the stream's previous
+// kernel still runs (captured into a graph as a programmatic edge).
+template <class... Params, class... Args>
+void launch_fused(void (*kernel)(Params...), unsigned int blocks, unsigned int threads, std::size_t smem,
+                  bool programmatic, cudaStream_t stream, Args... args) {
+    cudaLaunchConfig_t config{};
+    config.gridDim = dim3(blocks);
+    config.blockDim = dim3(threads);
+    config.dynamicSmemBytes = smem;
+    config.stream = stream;
+    cudaLaunchAttribute attribute[1]{};
+    attribute[0].id = cudaLaunchAttributeProgrammaticStreamSerialization;
+    attribute[0].val.programmaticStreamSerializationAllowed = 1;
+    config.attrs = attribute;
+    config.numAttrs = programmatic ? 1 : 0;
+    cudaCheck(cudaLaunchKernelEx(&config, kernel, args...));
+}
 
 std::size_t prepare_fused_kernels() {
     int device = 0, optin = 0;
@@ -54,26 +86,26 @@ std::size_t prepare_fused_kernels() {
     return static_cast<std::size_t>(optin);
 }
 
-void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, cudaStream_t stream) {
+void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, bool programmatic, cudaStream_t stream) {
     NVTX_RANGE("fused_rows");
     const std::size_t smem = fused::shared_bytes(fused::kRowsStateFloats, args.param_count, weights_shared);
-    fused_rows_kernel<<<fused::rows_blocks(args.rows), fused::kRowsThreads, smem, stream>>>(args, weights_shared);
-    cudaCheck(cudaGetLastError());
+    launch_fused(fused_rows_kernel, static_cast<unsigned int>(fused::rows_blocks(args.rows)), fused::kRowsThreads, smem,
+                 programmatic, stream, args, weights_shared);
 }
 
-void launch_fused_grads(const fused::StepArgs& args, cudaStream_t stream) {
+void launch_fused_grads(const fused::StepArgs& args, bool programmatic, cudaStream_t stream) {
     NVTX_RANGE("fused_grads");
-    fused_grads_kernel<<<fused::grads_blocks(args.depth), fused::kGradsThreads, fused::kGradsFloats * sizeof(float),
-                         stream>>>(args);
-    cudaCheck(cudaGetLastError());
+    launch_fused(fused_grads_kernel, static_cast<unsigned int>(fused::grads_blocks(args.depth)), fused::kGradsThreads,
+                 fused::kGradsFloats * sizeof(float), programmatic, stream, args);
 }
 
-void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared, cudaStream_t stream) {
+void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared, bool programmatic,
+                          cudaStream_t stream) {
     NVTX_RANGE("fused_predict");
     const auto tiles = static_cast<unsigned int>((rows + fused::kPredictTile - 1) / fused::kPredictTile);
     const std::size_t smem = fused::shared_bytes(fused::kPredictStateFloats, args.param_count, weights_shared);
-    fused_predict_kernel<<<tiles, fused::kPredictThreads, smem, stream>>>(args, rows, weights_shared);
-    cudaCheck(cudaGetLastError());
+    launch_fused(fused_predict_kernel, tiles, fused::kPredictThreads, smem, programmatic, stream, args, rows,
+                 weights_shared);
 }
 
 }  // namespace revgraph::cuda::kernels
