@@ -59,6 +59,8 @@ revgraph options (before Google Benchmark sees the command line):
   --gpu-min-time=S        minimum measured seconds per GPU benchmark (default 2)
   --flush-l2              before every GPU task or phase, write 2 x L2 of device memory (untimed)
                           so each starts with a cold L2; env REVGRAPH_BENCH_FLUSH_L2=1 does the same
+  --pdl                   cuda-fused launches its kernels with Programmatic Dependent Launch
+                          (revgraph run --pdl; recorded in the context as programmatic_launch)
   --energy                instead of benchmarks: joules per task through NVML (see NOTES.md)
   --energy-backend=B      backend for --energy (default cuda)
   --energy-tasks=K        K tasks at once per round (run_together, seeds 11, 12, ...; default 1):
@@ -171,6 +173,10 @@ void parse_options(int* argc, char** argv) {
             o.gpu_min_time = to_double(key, need(), 0);
         } else if (key == "--flush-l2" && !has_value) {
             o.flush_l2 = true;
+        } else if (key == "--pdl" && !has_value) {
+            RuntimeOptions r = Runtime::options();
+            r.programmatic_launch = true;
+            Runtime::configure(r);  // before any backend exists: nothing has touched the GPU yet
         } else if (key == "--energy" && !has_value) {
             o.energy = true;
         } else if (key == "--energy-backend") {
@@ -604,6 +610,8 @@ int main(int argc, char** argv) {
                                                   "time of run() incl. synchronize; preparation and warm-up untimed");
             benchmark::AddCustomContext("flush_l2", g_options.flush_l2 ? flush_l2_description() : "off");
             benchmark::AddCustomContext("nvtx", kNvtxCompiledIn ? "ranges per task and phase" : "not compiled in");
+            benchmark::AddCustomContext("programmatic_launch",
+                                        Runtime::options().programmatic_launch ? "on (cuda-fused)" : "off");
             benchmark::RunSpecifiedBenchmarks();
             benchmark::Shutdown();
         }
