@@ -4,6 +4,7 @@
 #include "engine/cpu/reference_backend.hpp"
 #include "engine/cuda/device.hpp"
 #include "engine/error.hpp"
+#include "engine/runtime_options.hpp"
 #if defined(REVGRAPH_HAVE_CUDA)
 #include "engine/cuda/cublaslt_loader.hpp"
 #include "engine/cuda/cuda_backend.hpp"
@@ -45,9 +46,14 @@ std::vector<BackendAvailability> backend_availability() {
             a.device = backend->device();
             a.usable = true;
 #if defined(REVGRAPH_HAVE_CUDA)
+            // A GPU backend is built whenever some device exists; the one asked for must too.
+            const int device = Runtime::options().device;
+            if (a.backend != "cpu" && a.backend != "cpu-reference" && device >= cuda::device_count())
+                a.usable = false, a.reason = "backend: " + name + " requested but there is no CUDA device " +
+                                             std::to_string(device);
             // Only the cuBLASLt path ("cuda", and "auto" on a GPU) needs the library; a missing one
             // would otherwise surface at the first prepare().
-            if (a.backend == "cuda-graphs") {
+            if (a.usable && a.backend == "cuda-graphs") {
                 const std::string problem = cuda::cublaslt_load_problem();
                 if (!problem.empty()) a.usable = false, a.reason = "cuBLASLt: " + problem;
             }

@@ -8,6 +8,7 @@
 #include "engine/cuda/check.cuh"
 #include "engine/cuda/device.hpp"
 #include "engine/cuda/executor.hpp"
+#include "engine/cuda/kernels.hpp"
 #include "engine/cuda/nvtx.hpp"
 #include "engine/error.hpp"
 #include "engine/runtime_options.hpp"
@@ -23,12 +24,6 @@ int initialise_device() {
     cudaCheck(cudaSetDevice(options.device));
     Runtime::mark_initialized();
     return options.device;
-}
-
-int compute_major(int device) {
-    int major = 0;
-    cudaCheck(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    return major;
 }
 
 struct Stream {
@@ -62,7 +57,7 @@ struct Event {
 struct CudaBackend::Impl {
     int device;
     std::string device_name;
-    bool programmatic;  // fused kernels with Programmatic Dependent Launch: asked for, and sm_90+
+    bool programmatic;  // fused kernels with Programmatic Dependent Launch: asked for, and sm_90+ code
     Stream stream;
     Event start, stop;
     TaskPlan plan;
@@ -77,7 +72,8 @@ struct CudaBackend::Impl {
     Impl(const PreparedInputs& p, Path path)
         : device(initialise_device()),
           device_name(describe_device(device)),
-          programmatic(Runtime::options().programmatic_launch && compute_major(device) >= 9),
+          programmatic(Runtime::options().programmatic_launch && path == Path::fused &&
+                       kernels::fused_kernels_wait_programmatically()),
           plan(p.config, p.inputs->train_count(), p.inputs->test_count(), path),
           memory(plan),
           workspace(Runtime::options().cublaslt_workspace_bytes),
@@ -278,7 +274,7 @@ nlohmann::ordered_json CudaBackend::diagnostics() const {
     };
     j["path"] = path_name(im.plan.path());
     j["launches_per_step"] = {{"first_batch", counts(im.steps.front())}, {"last_batch", counts(im.steps.back())}};
-    j["programmatic_dependent_launch"] = im.programmatic && im.plan.path() == Path::fused;
+    j["programmatic_dependent_launch"] = im.programmatic;
     if (im.plan.path() == Path::fused)
         j["fused_weights_in_shared_memory"] = {{"step", static_cast<bool>(im.steps.front().fused_weights_shared.at(0))},
                                                {"predict", static_cast<bool>(im.predict.fused_weights_shared.at(0))}};

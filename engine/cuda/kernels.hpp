@@ -31,6 +31,9 @@ void launch_argmax(std::int64_t rows, float* scores, const float* bias, std::int
 // them. weights_shared: the blocks copy the parameters to shared memory (fused::weights_fit).
 // programmatic: launch with Programmatic Dependent Launch (sm_90+; RuntimeOptions::programmatic_launch).
 std::size_t prepare_fused_kernels();
+// Whether the loaded fused kernels were compiled for sm_90+, so that they wait for a programmatic
+// predecessor: the condition for launching them programmatically.
+bool fused_kernels_wait_programmatically();
 void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, bool programmatic, cudaStream_t stream);
 void launch_fused_grads(const fused::StepArgs& args, bool programmatic, cudaStream_t stream);
 void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared, bool programmatic,

@@ -100,6 +100,10 @@ TEST_CASE("cuda-fused: Programmatic Dependent Launch changes the launches, not t
     // rev88 shapes (a full and a short batch) and depth 3 / batch 37, each run with plain launches
     // and then, on sm_90+, with every fused kernel launched programmatically (captured as
     // programmatic graph edges); replays in both modes must give the same state byte for byte.
+    // Whatever happens here, later cases start from the default options, not with PDL on.
+    struct DefaultOptionsAfter {
+        ~DefaultOptionsAfter() { Runtime::reset_for_tests(); }
+    } restore;
     const auto inputs = validate::synthetic_inputs(1000, 300, 17);
     TaskConfig rev88;
     TaskConfig odd = rev88;
@@ -133,7 +137,6 @@ TEST_CASE("cuda-fused: Programmatic Dependent Launch changes the launches, not t
             CHECK(s.predictions == plain_state.predictions);
         }
     }
-    Runtime::reset_for_tests();
 }
 
 TEST_CASE("cuda: one B x 82 float state is kept from forward to backward") {

@@ -73,7 +73,22 @@ void launch_fused(void (*kernel)(Params...), unsigned int blocks, unsigned int t
     attribute[0].val.programmaticStreamSerializationAllowed = 1;
     config.attrs = attribute;
     config.numAttrs = programmatic ? 1 : 0;
-    cudaCheck(cudaLaunchKernelEx(&config, kernel, args...));
+    const cudaError_t launched = cudaLaunchKernelEx(&config, kernel, args...);
+    if (launched != cudaSuccess) (void)cudaGetLastError();  // else a later launcher's check reports it
+    cudaCheck(launched);
+}
+
+bool fused_kernels_wait_programmatically() {
+    // The griddepcontrol instructions exist only in code compiled for sm_90+: a kernel JIT-compiled
+    // from older PTX (a -Dgpu_arch=80 build on an H200) would be launched early and never wait.
+    for (const void* kernel : {reinterpret_cast<const void*>(fused_rows_kernel),
+                               reinterpret_cast<const void*>(fused_grads_kernel),
+                               reinterpret_cast<const void*>(fused_predict_kernel)}) {
+        cudaFuncAttributes a{};
+        cudaCheck(cudaFuncGetAttributes(&a, kernel));
+        if (a.ptxVersion < 90 || a.binaryVersion < 90) return false;
+    }
+    return true;
 }
 
 std::size_t prepare_fused_kernels() {
