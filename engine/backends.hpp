@@ -16,7 +16,8 @@ std::vector<std::string> backend_names();
 
 // Whether a backend name can be used in this process, and why not: what `revgraph backends`
 // prints, so that a user can see why `auto` chose what it chose. Touches no GPU state beyond
-// counting devices (and, for "cuda", loading cuBLASLt), so GPU options can still be set later.
+// counting devices (and, where the cuBLASLt path would run, loading cuBLASLt), so GPU options
+// can still be set later.
 struct BackendAvailability {
     std::string requested;  // the name asked for: "cpu", "cuda-fused", ...
     bool usable = false;

@@ -17,7 +17,8 @@
 namespace revgraph::cuda {
 namespace {
 
-// The first touch of the GPU: fixes the process-wide options (device, workspace) from here on.
+// The first touch of the GPU: fixes the process-wide options (device, workspace, programmatic
+// launch) from here on.
 int initialise_device() {
     // Marked only once the device is set: a bad --device leaves the process free to configure again.
     const RuntimeOptions options = Runtime::options();
