@@ -2,7 +2,7 @@
 """Writes tools/gpu-check's one report, OUT/report.json, from what its steps left behind.
 
   tools/gpu_check_report.py --out OUT --scratch SCRATCH [--artifacts DIR] [--git-commit C]
-                            [--partial AFTER_STEP]
+                            [--gpu-arch A] [--partial AFTER_STEP]
 
 SCRATCH/steps.tsv (name, exit status, seconds per step), the meson test logs, the runs' JSON and
 predictions in SCRATCH, and the tools' JSON files in ARTIFACTS (default OUT: GPU validation,
@@ -23,6 +23,7 @@ ap.add_argument("--out", required=True, help="gpu-check's output folder (its too
 ap.add_argument("--scratch", required=True, help="gpu-check's scratch folder (steps.tsv, test logs, runs)")
 ap.add_argument("--artifacts", help="the tools' JSON files (default: --out)")
 ap.add_argument("--git-commit", default="unknown")
+ap.add_argument("--gpu-arch", help="the gpu_arch the build was configured with (e.g. 90)")
 ap.add_argument("--partial", metavar="AFTER_STEP", help="written on the way, after this step")
 args = ap.parse_args()
 scratch = args.scratch
@@ -41,7 +42,8 @@ for line in open(os.path.join(scratch, "steps.tsv")):
     steps[name] = {"exit": int(rc) if rc.lstrip("-").isdigit() else rc, "seconds": float(seconds)}
 ok = lambda name: steps.get(name, {}).get("exit") == 0
 
-report = {"git_commit": args.git_commit, "device": None, "passed": False, "complete": not args.partial}
+report = {"git_commit": args.git_commit, "device": None, "gpu_arch": args.gpu_arch, "passed": False,
+          "complete": not args.partial}
 if args.partial:
     report["written_after"] = args.partial
 try:

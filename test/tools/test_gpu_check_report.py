@@ -85,7 +85,7 @@ class Run:
                     json.dump(content, f)
                 np.save(os.path.join(scratch, content["predictions_file"]), labels)
             p = subprocess.run([sys.executable, SCRIPT, "--out", out, "--artifacts", art, "--scratch", scratch,
-                                "--git-commit", "abc123"] + (["--partial", partial] if partial else []),
+                                "--git-commit", "abc123", "--gpu-arch", "90"] + (["--partial", partial] if partial else []),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             if p.returncode != 0:
                 raise AssertionError(f"report script exit {p.returncode}: {p.stderr}")
@@ -101,6 +101,7 @@ class GpuCheckReport(unittest.TestCase):
         self.assertTrue(r["passed"], r["failures"])
         self.assertIs(r["complete"], True)
         self.assertEqual(r["git_commit"], "abc123")
+        self.assertEqual(r["gpu_arch"], "90")
         t = r["timing"]
         self.assertEqual(t["cuda-fused"]["task_ms"]["median"], 2.0)
         self.assertEqual(t["cuda-graphs"]["task_ms"]["runs"], 100)
