@@ -2,7 +2,7 @@
 """Which GPU code a built binary carries, read from its embedded fat binaries, against what the
 build asked for (meson's gpu_arch): machine code (ELF) for every listed architecture and PTX for
 the highest, so that one build runs on each listed GPU and newer ones compile the PTX at load time.
-Needs no GPU and no cuobjdump (CUDA 13's Debian-less toolkits may lack it).
+Needs no GPU and no cuobjdump (the CI machines' CUDA toolkit has none).
 
   check_fatbin.py BINARY --sm 80,90 --ptx 90
 
