@@ -3,10 +3,11 @@
 // epilogue and no bias-pointer alignment rule is involved), the softmax/cross-entropy gradient
 // (model::softmax_xent_grad_row) of every row, the head-bias gradient as column sums of it, and relu
 // of the left half of the retained state for the first reconstructing block: one single-block
-// launch. A single block makes the bias gradient a plain fixed-order reduction with no atomics: warp j owns class j, lane l sums rows l, l+32, ...
-// in order, then a fixed shuffle tree (16, 8, 4, 2, 1) combines the lanes — the same order on
-// every run. The relu is recomputed from the state rather than kept from the forward, so the state
-// stays the only activation that crosses from forward to backward.
+// launch. A single block makes the bias gradient a plain fixed-order reduction with no atomics:
+// warp j owns class j, lane l sums rows l, l+32, ... in order, then a fixed shuffle tree (16, 8,
+// 4, 2, 1) combines the lanes — the same order on every run. The relu is recomputed from the
+// state rather than kept from the forward, so the state stays the only activation that crosses
+// from forward to backward.
 #include "engine/cuda/kernels/common.cuh"
 
 namespace revgraph::cuda::kernels {
