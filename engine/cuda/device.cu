@@ -1,6 +1,7 @@
 #include "engine/cuda/device.hpp"
 
 #include <cuda_runtime.h>
+#include <dlfcn.h>
 
 namespace revgraph::cuda {
 
@@ -16,11 +17,22 @@ int device_count() {
     return count;
 }
 
+bool driver_present() {
+    // The runtime reports a machine with no driver at all as "driver version is insufficient";
+    // the driver's library (libcuda.so.1, which the runtime loads) tells the two cases apart.
+    void* h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_NOLOAD);
+    if (h == nullptr) h = dlopen("libcuda.so.1", RTLD_NOW | RTLD_LOCAL);
+    if (h == nullptr) return false;
+    dlclose(h);
+    return true;
+}
+
 std::string describe_device(int ordinal) {
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
         (void)cudaGetLastError();
+        if (!driver_present()) return "no NVIDIA driver (libcuda.so.1 not found)";
         return std::string("no usable CUDA device: ") + cudaGetErrorString(e);
     }
     if (ordinal < 0 || ordinal >= count) return "no CUDA device " + std::to_string(ordinal);
