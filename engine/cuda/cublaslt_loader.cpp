@@ -4,8 +4,13 @@
 #include <cuda_runtime.h>
 #include <dlfcn.h>
 
+#include <link.h>
+
+#include <algorithm>
+#include <cstdlib>
 #include <filesystem>
 #include <mutex>
+#include <system_error>
 
 #include "engine/error.hpp"
 
@@ -14,27 +19,49 @@ namespace {
 
 struct Library {
     void* handle = nullptr;
-    std::string problem;
+    std::string path;     // the file that was loaded
+    std::string problem;  // why none was, naming every place tried
 };
 
 // Where the runtime came from is where the toolkit's cuBLASLt lives, when the loader's own search
 // (LD_LIBRARY_PATH, the ld.so cache) does not know it.
-std::string beside_cudart(const std::string& file) {
+std::string cudart_directory() {
     Dl_info info{};
     if (dladdr(reinterpret_cast<void*>(&cudaGetDeviceCount), &info) == 0 || info.dli_fname == nullptr) return {};
-    return (std::filesystem::path(info.dli_fname).parent_path() / file).string();
+    return std::filesystem::path(info.dli_fname).parent_path().string();
+}
+
+std::string env(const char* name) {
+    const char* v = std::getenv(name);
+    return v ? v : "";
+}
+
+// The path of the file behind a dlopen handle.
+std::string loaded_path(void* handle, const std::string& fallback) {
+    struct link_map* map = nullptr;
+    if (dlinfo(handle, RTLD_DI_LINKMAP, &map) == 0 && map != nullptr && map->l_name != nullptr && *map->l_name)
+        return map->l_name;
+    return fallback;
 }
 
 const Library& library() {
     static const Library lib = [] {
         Library l;
         const std::string file = "libcublasLt.so." + std::to_string(CUBLAS_VER_MAJOR);
-        for (const std::string& candidate : {file, beside_cudart(file), "/usr/local/cuda/lib64/" + file}) {
-            if (candidate.empty()) continue;
-            if ((l.handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) return l;
+        const std::vector<std::string> home = {env("VIRTUAL_ENV"), "/opt/torch/.venv", "/usr/local", "/usr",
+                                               env("HOME").empty() ? "" : env("HOME") + "/.local"};
+        std::string tried;
+        for (const std::string& candidate :
+             cublaslt_candidates(file, env("REVGRAPH_CUBLASLT"), cudart_directory(), home)) {
+            if ((l.handle = dlopen(candidate.c_str(), RTLD_NOW | RTLD_LOCAL)) != nullptr) {
+                l.path = loaded_path(l.handle, candidate);
+                return l;
+            }
             const char* why = dlerror();
             if (l.problem.empty()) l.problem = "cannot load " + file + ": " + (why ? why : "unknown reason");
+            tried += (tried.empty() ? "" : ", ") + candidate;
         }
+        l.problem += " (tried " + tried + ")";
         return l;
     }();
     return lib;
@@ -49,6 +76,40 @@ void* symbol(const char* name) {
 }
 
 }  // namespace
+
+std::vector<std::string> cublaslt_candidates(const std::string& file, const std::string& explicit_path,
+                                             const std::string& cudart_dir, const std::vector<std::string>& homes) {
+    namespace fs = std::filesystem;
+    std::vector<std::string> out;
+    if (!explicit_path.empty()) return {explicit_path};  // asked for: that file or nothing
+    out.push_back(file);                                  // the loader's own search
+    if (!cudart_dir.empty()) out.push_back((fs::path(cudart_dir) / file).string());
+    for (const char* dir : {"/usr/local/cuda/lib64/", "/usr/local/cuda/targets/x86_64-linux/lib/"})
+        out.push_back(dir + file);
+    // PyTorch's wheels bring cuBLASLt as a Python package (nvidia-cublas): lib/pythonX.Y/
+    // {site,dist}-packages/nvidia/{cublas,cu13}/lib/ under a venv or prefix. Sorted, so the
+    // order (and so the file chosen) does not depend on the directory listing's.
+    for (const std::string& home : homes) {
+        if (home.empty()) continue;
+        std::error_code ec;
+        std::vector<fs::path> pythons;
+        for (const auto& entry : fs::directory_iterator(fs::path(home) / "lib", ec))
+            if (entry.path().filename().string().rfind("python3", 0) == 0) pythons.push_back(entry.path());
+        std::sort(pythons.begin(), pythons.end());
+        for (const fs::path& py : pythons)
+            for (const char* packages : {"site-packages", "dist-packages"})
+                for (const std::string& sub : {std::string("cublas"), "cu" + std::to_string(CUBLAS_VER_MAJOR)}) {
+                    const fs::path f = py / packages / "nvidia" / sub / "lib" / file;
+                    if (fs::exists(f, ec)) out.push_back(f.string());
+                }
+    }
+    return out;
+}
+
+std::string cublaslt_library_path() {
+    const Library& lib = library();
+    return lib.handle ? lib.path : "";
+}
 
 const std::vector<std::string>& cublaslt_entry_points() {
     static const std::vector<std::string> names = {

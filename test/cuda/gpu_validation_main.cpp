@@ -7,6 +7,7 @@
 #include <iostream>
 #include <string>
 
+#include "engine/cuda/cublaslt_loader.hpp"
 #include "engine/cuda/device.hpp"
 #include "engine/runtime_options.hpp"
 #include "engine/validate/gpu_replay.hpp"
@@ -33,7 +34,10 @@ int main(int argc, char** argv) {
         return 77;
     }
     try {
-        const auto report = revgraph::validate::gpu_validation(replays, backend);
+        auto report = revgraph::validate::gpu_validation(replays, backend);
+        // Which cuBLASLt file the products ran on (the toolkit's, or PyTorch's copy): only the
+        // cuBLASLt path loads it.
+        if (backend == "cuda") report["cublaslt_library"] = revgraph::cuda::cublaslt_library_path();
         const std::string text = report.dump(2) + "\n";
         if (output.empty()) std::cout << text;
         else std::ofstream(output) << text;
