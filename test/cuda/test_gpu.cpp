@@ -21,47 +21,16 @@
 #include "engine/runtime_options.hpp"
 #include "engine/task.hpp"
 #include "engine/validate/gpu_replay.hpp"
+#include "test/cuda/gpu_cases.hpp"
 
 using namespace revgraph;
+using gpu_cases::predictions_agree;
+using gpu_cases::reference_run;
+using gpu_cases::within_tolerance;
 
 namespace {
 
 const char* const kBackends[] = {"cuda", "cuda-fused"};
-
-// The reference trainer (float64 by default) through the whole task a prepared GPU task describes.
-template <typename T = double>
-cpu::Trainer<T> reference_run(const PreparedTask& task) {
-    cpu::Trainer<T> ref(task.prepared());
-    ref.reset();
-    ref.normalize();
-    for (int e = 0; e < task.prepared().config.epochs; ++e) ref.epoch(e);
-    ref.predict();
-    return ref;
-}
-
-// Every value within SPEC §8's GPU tolerance of the float64 one.
-bool within_tolerance(const std::vector<float>& got, const std::vector<double>& want) {
-    for (std::size_t i = 0; i < got.size(); ++i)
-        if (!(std::fabs(got[i] - want[i]) <= validate::kGpuAtol + validate::kGpuRtol * std::fabs(want[i]))) return false;
-    return got.size() == want.size();
-}
-
-// Predictions equal the float64 reference's, except where its scores for the two classes in
-// question are within the GPU tolerance of each other: a near-tie float32 may resolve either way.
-template <typename Ref>
-bool predictions_agree(const std::vector<std::int64_t>& got, const Ref& ref) {
-    const auto& want = ref.predictions();
-    const auto& scores = ref.scores();
-    if (got.size() != want.size()) return false;
-    for (std::size_t i = 0; i < got.size(); ++i) {
-        if (got[i] == want[i]) continue;
-        if (got[i] < 0 || got[i] >= model::kClasses) return false;
-        const double a = scores[i * model::kClasses + static_cast<std::size_t>(got[i])];
-        const double b = scores[i * model::kClasses + static_cast<std::size_t>(want[i])];
-        if (!(std::fabs(a - b) <= 2 * (validate::kGpuAtol + validate::kGpuRtol * std::fabs(b)))) return false;
-    }
-    return true;
-}
 
 PreparedTask small_task(int depth, int n, int q, int batch, const std::string& backend = "cuda") {
     TaskConfig c = validate::gpu_replay_config(depth);
@@ -228,10 +197,9 @@ TEST_CASE("cuda-fused: parameters in shared memory where they fit, in global mem
         CHECK(d["fused_weights_in_shared_memory"]["predict"].get<bool>());
     }
     // depth 40: 80 branches x 1681 floats = 538 KB of parameters, more than any block's shared
-    // memory, so the blocks read them from global memory; batch 1024: 256 rows blocks, 16 chunks.
-    TaskConfig big = rev88;
-    big.depth = 40;
-    big.batch_size = 1024;
+    // memory, so the blocks read them from global memory; batch 1024: 256-row blocks, staged 128
+    // rows at a time (1024 / 128 = 8 chunks).
+    const TaskConfig big = gpu_cases::deep_wide_config();
     PreparedTask task(inputs, big, make_backend("cuda-fused"));
     const auto d = dynamic_cast<cuda::CudaBackend&>(task.backend()).diagnostics();
     CHECK_FALSE(d["fused_weights_in_shared_memory"]["step"].get<bool>());
@@ -245,11 +213,6 @@ TEST_CASE("cuda-fused: parameters in shared memory where they fit, in global mem
 TEST_CASE("cuda: both backends follow the committed PyTorch traces step by step (SPEC §8, against PyTorch)") {
     // test/vectors/TORCH_VECTORS.md: the same-spec PyTorch learner on the 19/7 task, every
     // gradient, parameter and momentum value after each of the 6 steps, then scores/predictions.
-    struct Trace {
-        const char* file;
-        int depth;
-        std::uint64_t seed;
-    };
     const char* root = std::getenv("REVGRAPH_SOURCE_ROOT");
     const std::string dir = std::string(root ? root : ".") + "/test/vectors/";
     const TaskInputs inputs = io::read_task_inputs(dir + "synthetic_19x7.npz");
@@ -259,8 +222,7 @@ TEST_CASE("cuda: both backends follow the committed PyTorch traces step by step 
         return std::vector<double>(f.begin(), f.end());
     };
     for (const std::string backend : kBackends)
-        for (const Trace& t : {Trace{"torch_trace_d1_s781_f64.npz", 1, 781}, Trace{"torch_trace_d2_s781_f64.npz", 2, 781},
-                               Trace{"torch_trace_d2_s11_f32.npz", 2, 11}}) {
+        for (const gpu_cases::Trace& t : gpu_cases::kTorchTraces) {
             CAPTURE(backend);
             CAPTURE(t.file);
             const io::NpzArchive trace = io::read_npz(dir + t.file);
@@ -340,23 +302,13 @@ TEST_CASE("cuda: misuse is refused with a clear error") {
 }
 
 TEST_CASE("cuda: odd shapes and settings match the float64 reference after a full graph run") {
-    struct Case {
-        int depth, n, q, batch, epochs;
-        double weight_decay, momentum;
-    };
-    for (const Case& k : {Case{3, 5, 3, 8, 1, 0.0, 0.9}, Case{1, 9, 4, 8, 2, 1e-3, 0.9}, Case{2, 19, 7, 8, 0, 0.0, 0.9},
-                          Case{2, 40, 11, 16, 3, 0.0, 0.0}, Case{2, 1, 1, 1, 2, 0.0, 0.9}})
+    for (const gpu_cases::OddCase& k : gpu_cases::kOddCases)
         for (const std::string backend : kBackends) {
             CAPTURE(backend);
             CAPTURE(k.depth);
             CAPTURE(k.n);
             CAPTURE(k.epochs);
-            TaskConfig c = validate::gpu_replay_config(k.depth);
-            c.batch_size = k.batch;
-            c.epochs = k.epochs;
-            c.weight_decay = k.weight_decay;
-            c.momentum = k.momentum;
-            PreparedTask task(validate::synthetic_inputs(k.n, k.q, 99), c, make_backend(backend));
+            PreparedTask task(validate::synthetic_inputs(k.n, k.q, 99), gpu_cases::odd_config(k), make_backend(backend));
             task.run();
             const TaskState s = task.backend().read_state();
             const auto ref = reference_run(task);

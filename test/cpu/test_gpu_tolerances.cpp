@@ -1,0 +1,127 @@
+// The GPU suite's tolerances, held against float32 itself: every check test/cuda/test_gpu.cpp
+// makes of a GPU backend against the float64 reference (SPEC §8's replay case, the PyTorch traces
+// step by step, odd shapes, parameters past shared memory) is made here of the float32 CPU
+// backends, with a 4x margin (each value within a quarter of the tolerance). float32 summed in the
+// reference's order (cpu-reference) and in 16 partial sums (cpu, as a GPU reorders sums) passing
+// with room to spare means that a GPU failing the same checks has a bug, not float32 rounding.
+#include <doctest/doctest.h>
+
+#include <algorithm>
+#include <cstdlib>
+#include <string>
+#include <vector>
+
+#include "engine/backends.hpp"
+#include "engine/io/npz.hpp"
+#include "engine/io/task_files.hpp"
+#include "engine/task.hpp"
+#include "engine/validate/gpu_replay.hpp"
+#include "test/cuda/gpu_cases.hpp"
+
+using namespace revgraph;
+using gpu_cases::tolerance_ratio;
+
+namespace {
+
+constexpr double kMargin = 0.25;  // of the GPU tolerance
+const char* const kCpuBackends[] = {"cpu-reference", "cpu"};
+
+// The worst tolerance ratio seen, per backend, reported at the end of each case.
+struct Worst {
+    double ratio = 0;
+    void see(double r) { ratio = std::max(ratio, r); }
+};
+
+}  // namespace
+
+TEST_CASE("GPU tolerances: float32 CPU backends pass SPEC §8's replay case within a quarter of the tolerance") {
+    for (const std::string backend : kCpuBackends)
+        for (int depth : {1, 2}) {
+            CAPTURE(backend);
+            CAPTURE(depth);
+            const auto j = validate::gpu_replay_case(depth, backend, kMargin);
+            INFO(j.dump(2));
+            CHECK(j["passed"].get<bool>());
+            CHECK(j["steps_compared"] == 6);
+            CHECK(j["failed_checks"] == 0);
+            CHECK(j["predictions_match_independent_eager"].get<bool>());
+            CHECK(j["maximum_tolerance_excess"].get<double>() <= 0);
+        }
+}
+
+TEST_CASE("GPU tolerances: float32 CPU backends follow the PyTorch traces within a quarter of the tolerance") {
+    const char* root = std::getenv("REVGRAPH_SOURCE_ROOT");
+    const std::string dir = std::string(root ? root : ".") + "/test/vectors/";
+    const TaskInputs inputs = io::read_task_inputs(dir + "synthetic_19x7.npz");
+    const auto as_double = [](const io::Array& a) {
+        if (a.dtype == "<f8") return a.as<double>();
+        const auto f = a.as<float>();
+        return std::vector<double>(f.begin(), f.end());
+    };
+    for (const std::string backend : kCpuBackends) {
+        Worst worst;
+        for (const gpu_cases::Trace& t : gpu_cases::kTorchTraces) {
+            CAPTURE(backend);
+            CAPTURE(t.file);
+            const io::NpzArchive trace = io::read_npz(dir + t.file);
+            TaskConfig c;
+            c.depth = t.depth;
+            c.seed = t.seed;
+            c.batch_size = 8;
+            PreparedTask task(inputs, c, make_backend(backend));
+            Backend& b = task.backend();
+            b.reset();
+            b.normalize();
+            int step = 0;
+            for (int e = 0; e < c.epochs; ++e)
+                for (int batch = 0; batch < 3; ++batch, ++step) {
+                    CAPTURE(step);
+                    b.step(e, batch);
+                    const TaskState s = b.read_state();
+                    const std::string k = "step" + std::to_string(step);
+                    for (const auto& [got, name] : {std::pair{&s.gradients, ".grad"}, std::pair{&s.parameters, ".param"},
+                                                    std::pair{&s.velocity, ".velocity"}}) {
+                        const double r = tolerance_ratio(*got, as_double(trace.at(k + name)));
+                        worst.see(r);
+                        CHECK(r <= kMargin);
+                    }
+                }
+            b.predict();
+            const TaskState s = b.read_state();
+            const double r = tolerance_ratio(s.scores, as_double(trace.at("scores")));
+            worst.see(r);
+            CHECK(r <= kMargin);
+            CHECK(s.predictions == trace.at("predictions").as<std::int64_t>());
+        }
+        MESSAGE(backend << ": worst |error| / GPU tolerance against the PyTorch traces: " << worst.ratio);
+    }
+}
+
+TEST_CASE("GPU tolerances: float32 CPU backends match the float64 reference on the odd shapes and past shared memory") {
+    for (const std::string backend : kCpuBackends) {
+        Worst worst;
+        const auto check = [&](PreparedTask& task) {
+            task.run();
+            const TaskState s = task.backend().read_state();
+            const auto ref = gpu_cases::reference_run(task);
+            for (const auto& [got, want] : {std::pair{&s.parameters, &ref.parameters()},
+                                            std::pair{&s.velocity, &ref.velocity()}, std::pair{&s.scores, &ref.scores()}}) {
+                const double r = tolerance_ratio(*got, *want);
+                worst.see(r);
+                CHECK(r <= kMargin);
+            }
+            CHECK(gpu_cases::predictions_agree(s.predictions, ref));
+        };
+        for (const gpu_cases::OddCase& k : gpu_cases::kOddCases) {
+            CAPTURE(backend);
+            CAPTURE(k.depth);
+            CAPTURE(k.n);
+            CAPTURE(k.epochs);
+            PreparedTask task(validate::synthetic_inputs(k.n, k.q, 99), gpu_cases::odd_config(k), make_backend(backend));
+            check(task);
+        }
+        PreparedTask deep(validate::synthetic_inputs(1000, 100, 3), gpu_cases::deep_wide_config(), make_backend(backend));
+        check(deep);
+        MESSAGE(backend << ": worst |error| / GPU tolerance on the odd shapes and depth 40: " << worst.ratio);
+    }
+}

@@ -1,0 +1,99 @@
+#pragma once
+// What the GPU suite holds a GPU backend to, in one place: the tolerance checks against the
+// float64 reference and the task shapes they are made on. test_gpu.cpp runs them on a GPU;
+// test/cpu/test_gpu_tolerances.cpp runs the very same checks on the float32 CPU backends with a
+// margin, in every CI run, so that a GPU failing them points at a GPU bug, not at float32.
+#include <cmath>
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "engine/config.hpp"
+#include "engine/cpu/trainer.hpp"
+#include "engine/model/layout.hpp"
+#include "engine/task.hpp"
+#include "engine/validate/gpu_replay.hpp"
+
+namespace revgraph::gpu_cases {
+
+// The reference trainer (float64 by default) through the whole task a prepared task describes.
+template <typename T = double>
+cpu::Trainer<T> reference_run(const PreparedTask& task) {
+    cpu::Trainer<T> ref(task.prepared());
+    ref.reset();
+    ref.normalize();
+    for (int e = 0; e < task.prepared().config.epochs; ++e) ref.epoch(e);
+    ref.predict();
+    return ref;
+}
+
+// The largest |got - want| / (atol + rtol |want|) under the GPU tolerance: <= 1 passes; a NaN,
+// an infinity or a size mismatch gives infinity.
+inline double tolerance_ratio(const std::vector<float>& got, const std::vector<double>& want) {
+    if (got.size() != want.size()) return INFINITY;
+    double worst = 0;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        const double r = std::fabs(got[i] - want[i]) / (validate::kGpuAtol + validate::kGpuRtol * std::fabs(want[i]));
+        if (!(r <= worst)) worst = std::isnan(r) ? INFINITY : r;
+    }
+    return worst;
+}
+
+// Every value within `scale` times the GPU tolerance of the float64 one.
+inline bool within_tolerance(const std::vector<float>& got, const std::vector<double>& want, double scale = 1) {
+    return tolerance_ratio(got, want) <= scale;
+}
+
+// Predictions equal the float64 reference's, except where its scores for the two classes in
+// question are within the GPU tolerance of each other: a near-tie float32 may resolve either way.
+template <typename Ref>
+bool predictions_agree(const std::vector<std::int64_t>& got, const Ref& ref) {
+    const auto& want = ref.predictions();
+    const auto& scores = ref.scores();
+    if (got.size() != want.size()) return false;
+    for (std::size_t i = 0; i < got.size(); ++i) {
+        if (got[i] == want[i]) continue;
+        if (got[i] < 0 || got[i] >= model::kClasses) return false;
+        const double a = scores[i * model::kClasses + static_cast<std::size_t>(got[i])];
+        const double b = scores[i * model::kClasses + static_cast<std::size_t>(want[i])];
+        if (!(std::fabs(a - b) <= 2 * (validate::kGpuAtol + validate::kGpuRtol * std::fabs(b)))) return false;
+    }
+    return true;
+}
+
+// The committed PyTorch traces (test/vectors/TORCH_VECTORS.md) on the 19/7 task, batch 8.
+struct Trace {
+    const char* file;
+    int depth;
+    std::uint64_t seed;
+};
+inline const std::vector<Trace> kTorchTraces = {
+    {"torch_trace_d1_s781_f64.npz", 1, 781}, {"torch_trace_d2_s781_f64.npz", 2, 781}, {"torch_trace_d2_s11_f32.npz", 2, 11}};
+
+// Odd shapes and settings, each run whole and compared after the run (synthetic inputs, seed 99).
+struct OddCase {
+    int depth, n, q, batch, epochs;
+    double weight_decay, momentum;
+};
+inline const std::vector<OddCase> kOddCases = {{3, 5, 3, 8, 1, 0.0, 0.9},   {1, 9, 4, 8, 2, 1e-3, 0.9},
+                                               {2, 19, 7, 8, 0, 0.0, 0.9},  {2, 40, 11, 16, 3, 0.0, 0.0},
+                                               {2, 1, 1, 1, 2, 0.0, 0.9}};
+inline TaskConfig odd_config(const OddCase& k) {
+    TaskConfig c = validate::gpu_replay_config(k.depth);
+    c.batch_size = k.batch;
+    c.epochs = k.epochs;
+    c.weight_decay = k.weight_decay;
+    c.momentum = k.momentum;
+    return c;
+}
+
+// Parameters past any block's shared memory: depth 40 (80 branches x 1681 floats = 538 KB), batch
+// 1024 (256-row blocks staged 128 rows at a time), on 1000 / 100 synthetic images (seed 3).
+inline TaskConfig deep_wide_config() {
+    TaskConfig c;
+    c.depth = 40;
+    c.batch_size = 1024;
+    return c;
+}
+
+}  // namespace revgraph::gpu_cases
