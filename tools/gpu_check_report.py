@@ -1,238 +1,354 @@
 #!/usr/bin/env python3
-"""Writes tools/gpu-check's one report, OUT/report.json, from what its steps left behind.
+"""gpu-check's report, OUT/report.json, from what its steps left behind; a module that
+tools/gpu_check.py calls after every required step, and a command for scratch folders by hand:
 
   tools/gpu_check_report.py --out OUT --scratch SCRATCH [--artifacts DIR] [--git-commit C]
                             [--gpu-arch A] [--partial AFTER_STEP]
 
-SCRATCH/steps.tsv (name, exit status, seconds per step), the meson test logs, the runs' JSON and
-predictions in SCRATCH, and the tools' JSON files in ARTIFACTS (default OUT: GPU validation,
-validate, PyTorch baselines, energy, bench, ncu). `--partial` marks a report written on the way
-(`complete: false`), so that a run killed before its end still leaves one. `passed` is true only when every required step exited 0, the GPU
-test suite ran to OK, both GPU validations passed, two fresh processes per GPU backend gave the
-same hashes and no sanitizer found an error; `failures` says what failed. Exit status 0 once the
-report is written, whatever it says. test/tools/test_gpu_check_report.py checks it on made-up
-step results, so a broken report never costs a GPU run.
+SCRATCH holds steps.tsv (name, exit status, seconds per step), plan.tsv (the steps gpu_check.py
+meant to run: name, limit, group, required), the test logs, the runs' JSON and predictions; the
+tools' files (GPU validation, validate, PyTorch baselines, energy, bench, ncu, sanitizer logs)
+are in ARTIFACTS. A report written on the way (`complete: false`, `written_after`) judges only the
+steps that have run, and never passes. `passed` is true only when every required step exited 0,
+the GPU test suite ran to OK, both GPU validations passed, two fresh processes per GPU backend
+gave the same hashes and compute-sanitizer found no hazard and no API error outside cuBLASLt (an
+API error inside cuBLASLt, a tool that cannot run on the machine and a sanitizer that ran out of
+time are recorded, not failures); `failures` says what failed. test/tools/test_gpu_check_report.py
+checks it on made-up runs, so a broken report never costs a GPU run.
 """
 import argparse
+import datetime
 import json
 import os
 import subprocess
-
-ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-ap.add_argument("--out", required=True, help="gpu-check's output folder (its tools' JSON files; report.json goes here)")
-ap.add_argument("--scratch", required=True, help="gpu-check's scratch folder (steps.tsv, test logs, runs)")
-ap.add_argument("--artifacts", help="the tools' JSON files (default: --out)")
-ap.add_argument("--git-commit", default="unknown")
-ap.add_argument("--gpu-arch", help="the gpu_arch the build was configured with (e.g. 90)")
-ap.add_argument("--partial", metavar="AFTER_STEP", help="written on the way, after this step")
-args = ap.parse_args()
-scratch = args.scratch
-out = args.artifacts or args.out  # where the tools' files are
+import sys
 
 def load(path):
     try:
         with open(path) as f:
             return json.load(f)
-    except Exception as e:
+    except Exception:
         return None
 
-steps = {}
-for line in open(os.path.join(scratch, "steps.tsv")):
-    name, rc, seconds = line.rstrip("\n").split("\t")
-    steps[name] = {"exit": int(rc) if rc.lstrip("-").isdigit() else rc, "seconds": float(seconds)}
-ok = lambda name: steps.get(name, {}).get("exit") == 0
 
-report = {"git_commit": args.git_commit, "device": None, "gpu_arch": args.gpu_arch, "passed": False,
-          "complete": not args.partial}
-if args.partial:
-    report["written_after"] = args.partial
-try:
-    report["device"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
-                                      capture_output=True, text=True, timeout=20).stdout.strip() or None
-except Exception:
-    pass
-report["steps"] = steps
+# Required where no plan.tsv says otherwise (reports of scratch folders made by hand).
+DEFAULT_REQUIRED = ("binaries", "gpu-suite", "gpu-validation", "gpu-validation-fused", "revgraph-validate",
+                    "run-cuda-1", "run-cuda-2", "run-fused-1", "run-fused-2")
 
-# meson tests: every test's result; on a GPU machine a skipped GPU suite is a failure.
-tests = []
-for log in ("testlog-gpu.json", "testlog-rest.json"):
+
+def read_plan(scratch):
+    """gpu_check.py's plan.tsv: [(name, limit, group, required)] in order, or None."""
     try:
-        for line in open(os.path.join(scratch, log)):
-            t = json.loads(line)
-            tests.append({"name": t.get("name"), "result": t.get("result"), "seconds": round(t.get("duration", 0), 2)})
+        rows = [line.rstrip("\n").split("\t") for line in open(os.path.join(scratch, "plan.tsv")) if line.strip()]
+        return [(n, int(limit), group, req == "1") for n, limit, group, req in rows]
+    except (OSError, ValueError):
+        return None
+
+
+def classify_sanitizer_log(text):
+    """What compute-sanitizer reported, block by block: hazards (memory, race, initialisation), API
+    errors inside cuBLASLt (its own probing, recorded) and API errors elsewhere, and any line about
+    a limit (recorded). Each report starts at a '========= ' line that is not indented further."""
+    blocks, current = [], None
+    for line in text.splitlines():
+        if not line.startswith("========="):
+            continue
+        body = line[len("========="):]
+        if body.startswith(" ") and not body.startswith("  "):
+            current = [body.strip()]
+            blocks.append(current)
+        elif current is not None:
+            current.append(body.strip())
+    out = {"hazards": 0, "api_errors_in_cublaslt": 0, "api_errors_elsewhere": 0, "limit_lines": [], "examples": []}
+    for b in blocks:
+        head = b[0]
+        if "limit" in head.lower():
+            out["limit_lines"].append(head)
+            continue
+        if head.startswith(("COMPUTE-SANITIZER", "ERROR SUMMARY", "RACECHECK SUMMARY", "LEAK SUMMARY", "Target application")):
+            continue
+        if head.startswith("Program hit"):
+            key = "api_errors_in_cublaslt" if any("libcublasLt" in x for x in b) else "api_errors_elsewhere"
+        elif head.startswith(("Invalid", "Misaligned", "Out of range", "Error", "Race", "Uninitialized", "Warning",
+                              "Barrier", "Hazard", "Malloc", "Free", "Address", "Cuda", "CUDA", "Device")):
+            key = "hazards"
+        else:
+            continue
+        out[key] += 1
+        if len(out["examples"]) < 5:
+            out["examples"].append(head)
+    return out
+
+
+def sanitizer_verdicts(steps, artifacts):
+    """Per sanitize-* step: its exit, what its log holds, and whether it fails the report."""
+    verdicts = {}
+    for name, st in steps.items():
+        if not name.startswith("sanitize-"):
+            continue
+        v = dict(st)
+        try:
+            with open(os.path.join(artifacts, name + ".log"), errors="replace") as f:
+                v.update(classify_sanitizer_log(f.read()))
+            has_log = True
+        except OSError:
+            has_log = False
+        rc = st.get("exit")
+        # --error-exitcode 3 marks a finding; any other failing exit is the tool or the program not
+        # running under it (e.g. "Device not supported" on some lent machines): recorded only.
+        if rc in ("not-found", "skipped", 127):
+            v["verdict"] = "not run"
+        elif rc in (124, 137):
+            v["verdict"] = "ran out of time (recorded)"
+        elif rc == 3 or (rc == 0 and has_log and (v["hazards"] or v["api_errors_elsewhere"])):
+            if has_log and not v["hazards"] and not v["api_errors_elsewhere"] and v["api_errors_in_cublaslt"]:
+                v["verdict"] = "API errors inside cuBLASLt only (recorded)"
+            else:
+                v["verdict"] = "found errors"  # what the log says, or the exit status at its word
+        elif rc == 0:
+            v["verdict"] = "clean" + (" (API errors inside cuBLASLt recorded)" if has_log and v["api_errors_in_cublaslt"]
+                                      else "")
+        else:
+            v["verdict"] = f"not run (exit {rc}: the tool could not run here)"
+        verdicts[name] = v
+    return verdicts
+
+
+def write_report(out, scratch, artifacts=None, git_commit="unknown", commit_source=None, gpu_arch=None, partial=None,
+                 binaries=None, kind="main", name="report.json"):
+    """(Re)writes OUT/NAME from what the steps left; returns the report."""
+    return _write(out, scratch, artifacts or out, git_commit, commit_source, gpu_arch, partial, binaries, kind, name)
+
+
+def _write(out_dir, scratch, out, git_commit, commit_source, gpu_arch, partial, binaries, kind, report_name):
+
+    steps = {}
+    for line in open(os.path.join(scratch, "steps.tsv")):
+        name, rc, seconds = line.rstrip("\n").split("\t")
+        steps[name] = {"exit": int(rc) if rc.lstrip("-").isdigit() else rc, "seconds": float(seconds)}
+    ok = lambda name: steps.get(name, {}).get("exit") == 0
+
+    report = {"git_commit": git_commit, "device": None, "gpu_arch": gpu_arch, "passed": False,
+              "complete": not partial, "written_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    if partial:
+        report["written_after"] = partial
+    try:
+        report["device"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total", "--format=csv,noheader"],
+                                          capture_output=True, text=True, timeout=20).stdout.strip() or None
     except Exception:
         pass
-counts = {}
-for t in tests:
-    counts[t["result"]] = counts.get(t["result"], 0) + 1
-# The GPU suite is what `meson test --suite gpu` ran (testlog-gpu.json), not every name holding
-# "gpu": the CPU suites have gpu-check-report, which may SKIP where python3 lacks numpy.
-gpu_tests = []
-try:
-    for line in open(os.path.join(scratch, "testlog-gpu.json")):
-        gpu_tests.append(json.loads(line).get("result"))
-except Exception:
-    pass
-report["meson_test"] = {"counts": counts, "tests": tests,
-                        "gpu_suite_ran": bool(gpu_tests) and all(r == "OK" for r in gpu_tests)}
+    report["steps"] = steps
 
-gv = load(os.path.join(out, "gpu-validation.json"))
-report["numerical_validation"] = gv
-gvf = load(os.path.join(out, "gpu-validation-fused.json"))
-report["numerical_validation_fused"] = gvf
-cli = load(os.path.join(out, "validate.json"))
-report["revgraph_validate"] = None if cli is None else {
-    "passed": cli.get("passed"), "exit": steps.get("revgraph-validate", {}).get("exit"),
-    "numerical_validation_passed": (cli.get("numerical_validation") or {}).get("passed"),
-    "api_cli_smoke_passed": (cli.get("api_cli_smoke") or {}).get("passed"),
-    "cpu_numerical_validation_passed": (cli.get("cpu_numerical_validation") or {}).get("passed")}
+    # meson tests: every test's result; on a GPU machine a skipped GPU suite is a failure.
+    tests = []
+    for log in ("testlog-gpu.json", "testlog-rest.json"):
+        try:
+            for line in open(os.path.join(scratch, log)):
+                t = json.loads(line)
+                tests.append({"name": t.get("name"), "result": t.get("result"), "seconds": round(t.get("duration", 0), 2)})
+        except Exception:
+            pass
+    counts = {}
+    for t in tests:
+        counts[t["result"]] = counts.get(t["result"], 0) + 1
+    # The GPU suite is what `meson test --suite gpu` ran (testlog-gpu.json), not every name holding
+    # "gpu": the CPU suites have gpu-check-report, which may SKIP where python3 lacks numpy.
+    gpu_tests = []
+    try:
+        for line in open(os.path.join(scratch, "testlog-gpu.json")):
+            gpu_tests.append(json.loads(line).get("result"))
+    except Exception:
+        pass
+    report["meson_test"] = {"counts": counts, "tests": tests,
+                            "gpu_suite_ran": bool(gpu_tests) and all(r == "OK" for r in gpu_tests)}
 
-# Two processes, one task: every hash equal.
-keys = ("state_vector_sha256", "final_parameter_sha256", "final_velocity_sha256", "predictions_sha256", "scores_sha256")
-def two_processes(first, second):
-    r1, r2 = load(os.path.join(scratch, first)), load(os.path.join(scratch, second))
-    if not (r1 and r2):
-        return {"identical": False, "missing": [f for f, r in ((first, r1), (second, r2)) if not r]}
-    return {"identical": all(r1.get(k) == r2.get(k) for k in keys),
-            "state_vector_sha256": r1.get("state_vector_sha256"), "predictions_sha256": r1.get("predictions_sha256"),
-            "scores_sha256": r1.get("scores_sha256"), "input_hashes": r1.get("input_hashes"),
-            "backend": r1.get("backend"), "device": r1.get("device"),
-            "training_prediction_seconds": [r1.get("training_prediction_seconds"), r2.get("training_prediction_seconds")],
-            "preparation_seconds": [r1.get("preparation_seconds"), r2.get("preparation_seconds")],
-            "core_saved_bytes_per_example": r1.get("core_saved_bytes_per_example")}
-r1 = load(os.path.join(scratch, "run1.json"))
-cross = two_processes("run1.json", "run2.json")
-cross_fused = two_processes("fused1.json", "fused2.json")
-report["two_process_repeatability"] = cross
-report["two_process_repeatability_fused"] = cross_fused
-# cuda-fused is built to give the float32 reference's very bits (recorded; the GPU suite tests it).
-fused1, reference = load(os.path.join(scratch, "fused1.json")), load(os.path.join(scratch, "run_cpu_reference.json"))
-report["cuda_fused_bit_equal_to_cpu_reference"] = (
-    None if not (fused1 and reference) else
-    all(fused1.get(k) == reference.get(k) for k in ("state_vector_sha256", "final_velocity_sha256", "scores_sha256",
-                                                     "predictions_sha256")))
+    gv = load(os.path.join(out, "gpu-validation.json"))
+    report["numerical_validation"] = gv
+    gvf = load(os.path.join(out, "gpu-validation-fused.json"))
+    report["numerical_validation_fused"] = gvf
+    cli = load(os.path.join(out, "validate.json"))
+    report["revgraph_validate"] = None if cli is None else {
+        "passed": cli.get("passed"), "exit": steps.get("revgraph-validate", {}).get("exit"),
+        "numerical_validation_passed": (cli.get("numerical_validation") or {}).get("passed"),
+        "api_cli_smoke_passed": (cli.get("api_cli_smoke") or {}).get("passed"),
+        "cpu_numerical_validation_passed": (cli.get("cpu_numerical_validation") or {}).get("passed")}
 
-# Prediction agreement with the CPU backend and PyTorch on the same task, and accuracies.
-agreement = {}
-try:
-    import numpy as np
-    labels = np.load(os.path.join(scratch, "rev88_labels.npy"))
-    def preds(result):
-        return np.load(os.path.join(scratch, result["predictions_file"])) if result and "predictions_file" in result else None
-    cuda_p = preds(r1)
-    others = {"cpu": preds(load(os.path.join(scratch, "run_cpu.json"))),
-              "cuda-fused": preds(load(os.path.join(scratch, "fused1.json")))}
-    tp = os.path.join(scratch, "torch_predictions.npy")
-    if os.path.exists(tp):
-        others["torch-cuda-graph"] = np.load(tp)
-    if cuda_p is not None:
-        agreement["cuda_accuracy_on_synthetic_labels"] = float((cuda_p == labels).mean())
-        for name, p in others.items():
-            if p is not None:
-                agreement["cuda_vs_" + name] = float((cuda_p == p).mean())
-except Exception as e:
-    agreement["error"] = str(e)
-emb = load(os.path.join(scratch, "embedded.json"))
-if emb:
-    agreement["embedded_digits_accuracy"] = emb.get("accuracy")
-report["prediction_agreement"] = agreement
+    # Two processes, one task: every hash equal.
+    keys = ("state_vector_sha256", "final_parameter_sha256", "final_velocity_sha256", "predictions_sha256", "scores_sha256")
+    def two_processes(first, second):
+        r1, r2 = load(os.path.join(scratch, first)), load(os.path.join(scratch, second))
+        if not (r1 and r2):
+            return {"identical": False, "missing": [f for f, r in ((first, r1), (second, r2)) if not r]}
+        return {"identical": all(r1.get(k) == r2.get(k) for k in keys),
+                "state_vector_sha256": r1.get("state_vector_sha256"), "predictions_sha256": r1.get("predictions_sha256"),
+                "scores_sha256": r1.get("scores_sha256"), "input_hashes": r1.get("input_hashes"),
+                "backend": r1.get("backend"), "device": r1.get("device"),
+                "training_prediction_seconds": [r1.get("training_prediction_seconds"), r2.get("training_prediction_seconds")],
+                "preparation_seconds": [r1.get("preparation_seconds"), r2.get("preparation_seconds")],
+                "core_saved_bytes_per_example": r1.get("core_saved_bytes_per_example")}
+    r1 = load(os.path.join(scratch, "run1.json"))
+    cross = two_processes("run1.json", "run2.json")
+    cross_fused = two_processes("fused1.json", "fused2.json")
+    report["two_process_repeatability"] = cross
+    report["two_process_repeatability_fused"] = cross_fused
+    # cuda-fused is built to give the float32 reference's very bits (recorded; the GPU suite tests it).
+    fused1, reference = load(os.path.join(scratch, "fused1.json")), load(os.path.join(scratch, "run_cpu_reference.json"))
+    report["cuda_fused_bit_equal_to_cpu_reference"] = (
+        None if not (fused1 and reference) else
+        all(fused1.get(k) == reference.get(k) for k in ("state_vector_sha256", "final_velocity_sha256", "scores_sha256",
+                                                         "predictions_sha256")))
 
-# Timing: device time of one complete task (reset, normalisation, permutation copies, training, predict).
-timing = {}
-if gv and isinstance(gv.get("replay_repeatability"), dict) and "task_ms" in gv["replay_repeatability"]:
-    timing["cuda-graphs"] = {"task_ms": gv["replay_repeatability"]["task_ms"], "source": "gpu_validation replays, rev88 10k/10k",
-                             "launches_per_step": (gv["replay_repeatability"].get("diagnostics") or {}).get("launches_per_step"),
-                             "graph_nodes": (gv["replay_repeatability"].get("diagnostics") or {}).get("graph_nodes")}
-if gvf and isinstance(gvf.get("replay_repeatability"), dict) and "task_ms" in gvf["replay_repeatability"]:
-    timing["cuda-fused"] = {"task_ms": gvf["replay_repeatability"]["task_ms"], "source": "gpu_validation replays, rev88 10k/10k",
-                            "launches_per_step": (gvf["replay_repeatability"].get("diagnostics") or {}).get("launches_per_step"),
-                            "fused_weights_in_shared_memory": (gvf["replay_repeatability"].get("diagnostics") or {}).get("fused_weights_in_shared_memory"),
-                            "graph_nodes": (gvf["replay_repeatability"].get("diagnostics") or {}).get("graph_nodes")}
-for name, file in (("torch-cuda-graph", "torch-cuda-graph.json"), ("torch-eager", "torch-cuda-eager.json")):
-    tj = load(os.path.join(out, file))
-    if tj and "task_ms" in tj:
-        runs = tj["task_ms"].get("runs")
-        timing[name] = {"task_ms": {"median": tj["task_ms"]["median"], "min": tj["task_ms"]["min"],
-                                    "max": tj["task_ms"]["max"], "runs": len(runs) if isinstance(runs, list) else runs},
-                        "device": "cuda", "repeat_runs_byte_identical": tj.get("repeat_runs_byte_identical"),
-                        "accuracy": tj.get("accuracy")}
-# cuda-fused with Programmatic Dependent Launch (an experiment, recorded only): validated and timed
-# like cuda-fused, and its bytes against the plain launches'.
-gvp = load(os.path.join(out, "gpu-validation-fused-pdl.json"))
-fused_pdl = load(os.path.join(scratch, "fused-pdl.json"))
-report["programmatic_launch"] = {
-    "validation_passed": None if gvp is None else gvp.get("passed"),
-    "same_bytes_as_plain_launches": None if not (fused1 and fused_pdl) else all(
-        fused1.get(k) == fused_pdl.get(k) for k in keys),
-    "in_use": None if gvp is None else ((gvp.get("replay_repeatability") or {}).get("diagnostics") or {}).get(
-        "programmatic_dependent_launch")}
-if gvp and isinstance(gvp.get("replay_repeatability"), dict) and "task_ms" in gvp["replay_repeatability"]:
-    timing["cuda-fused-pdl"] = {"task_ms": gvp["replay_repeatability"]["task_ms"],
-                                "source": "gpu_validation --pdl replays, rev88 10k/10k"}
-# Side by side, from this one run: torch median / revgraph median.
-for ours in ("cuda-fused", "cuda-graphs", "cuda-fused-pdl"):
-    for base in ("torch-cuda-graph", "torch-eager"):
-        if ours in timing and base in timing:
-            try:
-                timing[ours].setdefault("speedup_vs", {})[base] = round(
-                    timing[base]["task_ms"]["median"] / timing[ours]["task_ms"]["median"], 2)
-            except Exception:
-                pass
-energy = {}
-for name, file in (("cuda-fused", "energy-cuda-fused.json"), ("cuda-graphs", "energy-cuda.json"),
-                   ("torch-cuda-graph", "energy-torch-cuda-graph.json"),
-                   ("cuda-fused-16-at-once", "energy-cuda-fused-x16.json")):
-    ej = load(os.path.join(out, file))
-    if ej:
-        energy[name] = ej.get("energy", ej)
-report["energy"] = energy or "not measured"
-report["ncu_csv"] = [f for f in ("ncu-cuda-fused.csv", "ncu-cuda.csv") if os.path.exists(os.path.join(out, f))]
-report["timing"] = timing
-bj = load(os.path.join(out, "bench.json"))
-if bj:
-    report["bench"] = [{k: b.get(k) for k in ("name", "real_time", "cpu_time", "time_unit", "iterations")}
-                       for b in bj.get("benchmarks", [])]
-# K tasks at once, each on its own stream (bench throughput/<backend>/tasks:K): recorded only.
-tj = load(os.path.join(out, "bench-throughput.json"))
-if tj:
-    report["throughput"] = [{"name": b.get("name", "").removesuffix("/manual_time"),
-                             **{k: b.get(k) for k in ("tasks", "median_ms", "ms_per_task", "tasks_per_second")}}
-                            for b in tj.get("benchmarks", []) if not b.get("error_occurred")]
+    # Prediction agreement with the CPU backend and PyTorch on the same task, and accuracies.
+    agreement = {}
+    try:
+        import numpy as np
+        labels = np.load(os.path.join(scratch, "rev88_labels.npy"))
+        def preds(result):
+            return np.load(os.path.join(scratch, result["predictions_file"])) if result and "predictions_file" in result else None
+        cuda_p = preds(r1)
+        others = {"cpu": preds(load(os.path.join(scratch, "run_cpu.json"))),
+                  "cuda-fused": preds(load(os.path.join(scratch, "fused1.json")))}
+        tp = os.path.join(scratch, "torch_predictions.npy")
+        if os.path.exists(tp):
+            others["torch-cuda-graph"] = np.load(tp)
+        if cuda_p is not None:
+            agreement["cuda_accuracy_on_synthetic_labels"] = float((cuda_p == labels).mean())
+            for name, p in others.items():
+                if p is not None:
+                    agreement["cuda_vs_" + name] = float((cuda_p == p).mean())
+    except Exception as e:
+        agreement["error"] = str(e)
+    emb = load(os.path.join(scratch, "embedded.json"))
+    if emb:
+        agreement["embedded_digits_accuracy"] = emb.get("accuracy")
+    report["prediction_agreement"] = agreement
 
-reasons = []
-# Required: the GPU evidence. meson-test-rest (CPU suites, which CI runs on every commit), the
-# timings, energy, sanitizers that could not run and ncu are recorded, not required.
-for name in ("configure", "build", "meson-test-gpu", "gpu-validation", "gpu-validation-fused",
-             "revgraph-validate", "run-cuda-1", "run-cuda-2", "run-fused-1", "run-fused-2"):
-    if not ok(name):
-        reasons.append(f"step {name}: {steps.get(name, {}).get('exit', 'not run')}")
-if not report["meson_test"]["gpu_suite_ran"]:
-    reasons.append("the GPU test suite did not run to OK")
-if not (gv and gv.get("passed") is True):
-    reasons.append("gpu_validation did not pass")
-if not (gvf and gvf.get("passed") is True):
-    reasons.append("gpu_validation of cuda-fused did not pass")
-for what, c in (("two processes", cross), ("two cuda-fused processes", cross_fused)):
-    if c.get("missing"):
-        reasons.append(f"{what}: runs missing ({', '.join(c['missing'])})")
-    elif not c.get("identical"):
-        reasons.append(f"{what} gave different hashes")
-sanitizers = {name: st for name, st in steps.items() if name.startswith("sanitize-")}
-report["compute_sanitizer"] = sanitizers or "not run"
-for name, st in sanitizers.items():
-    if st.get("exit") == 3:
-        reasons.append(f"{name} found errors (see gpu-check.log)")
-report["failures"] = reasons
-report["passed"] = not reasons and not args.partial  # only a whole run can pass
-# Whole or not at all: a kill while writing must not leave half a report over the last one.
-tmp = os.path.join(args.out, ".report.json.tmp")
-with open(tmp, "w") as f:
-    json.dump(report, f, indent=2)
-    f.write("\n")
-    f.flush()
-    os.fsync(f.fileno())
-os.replace(tmp, os.path.join(args.out, "report.json"))
-if args.partial:
-    print(f"gpu-check: report so far (after {args.partial}): {len(reasons)} open points")
-else:
-    print("gpu-check:", "PASSED" if report["passed"] else "FAILED: " + "; ".join(reasons))
+    # Timing: device time of one complete task (reset, normalisation, permutation copies, training, predict).
+    timing = {}
+    if gv and isinstance(gv.get("replay_repeatability"), dict) and "task_ms" in gv["replay_repeatability"]:
+        timing["cuda-graphs"] = {"task_ms": gv["replay_repeatability"]["task_ms"], "source": "gpu_validation replays, rev88 10k/10k",
+                                 "launches_per_step": (gv["replay_repeatability"].get("diagnostics") or {}).get("launches_per_step"),
+                                 "graph_nodes": (gv["replay_repeatability"].get("diagnostics") or {}).get("graph_nodes")}
+    if gvf and isinstance(gvf.get("replay_repeatability"), dict) and "task_ms" in gvf["replay_repeatability"]:
+        timing["cuda-fused"] = {"task_ms": gvf["replay_repeatability"]["task_ms"], "source": "gpu_validation replays, rev88 10k/10k",
+                                "launches_per_step": (gvf["replay_repeatability"].get("diagnostics") or {}).get("launches_per_step"),
+                                "fused_weights_in_shared_memory": (gvf["replay_repeatability"].get("diagnostics") or {}).get("fused_weights_in_shared_memory"),
+                                "graph_nodes": (gvf["replay_repeatability"].get("diagnostics") or {}).get("graph_nodes")}
+    for name, file in (("torch-cuda-graph", "torch-cuda-graph.json"), ("torch-eager", "torch-cuda-eager.json")):
+        tj = load(os.path.join(out, file))
+        if tj and "task_ms" in tj:
+            runs = tj["task_ms"].get("runs")
+            timing[name] = {"task_ms": {"median": tj["task_ms"]["median"], "min": tj["task_ms"]["min"],
+                                        "max": tj["task_ms"]["max"], "runs": len(runs) if isinstance(runs, list) else runs},
+                            "device": "cuda", "repeat_runs_byte_identical": tj.get("repeat_runs_byte_identical"),
+                            "accuracy": tj.get("accuracy")}
+    # cuda-fused with Programmatic Dependent Launch (an experiment, recorded only): validated and timed
+    # like cuda-fused, and its bytes against the plain launches'.
+    gvp = load(os.path.join(out, "gpu-validation-fused-pdl.json"))
+    fused_pdl = load(os.path.join(scratch, "fused-pdl.json"))
+    report["programmatic_launch"] = {
+        "validation_passed": None if gvp is None else gvp.get("passed"),
+        "same_bytes_as_plain_launches": None if not (fused1 and fused_pdl) else all(
+            fused1.get(k) == fused_pdl.get(k) for k in keys),
+        "in_use": None if gvp is None else ((gvp.get("replay_repeatability") or {}).get("diagnostics") or {}).get(
+            "programmatic_dependent_launch")}
+    if gvp and isinstance(gvp.get("replay_repeatability"), dict) and "task_ms" in gvp["replay_repeatability"]:
+        timing["cuda-fused-pdl"] = {"task_ms": gvp["replay_repeatability"]["task_ms"],
+                                    "source": "gpu_validation --pdl replays, rev88 10k/10k"}
+    # Side by side, from this one run: torch median / revgraph median.
+    for ours in ("cuda-fused", "cuda-graphs", "cuda-fused-pdl"):
+        for base in ("torch-cuda-graph", "torch-eager"):
+            if ours in timing and base in timing:
+                try:
+                    timing[ours].setdefault("speedup_vs", {})[base] = round(
+                        timing[base]["task_ms"]["median"] / timing[ours]["task_ms"]["median"], 2)
+                except Exception:
+                    pass
+    energy = {}
+    for name, file in (("cuda-fused", "energy-cuda-fused.json"), ("cuda-graphs", "energy-cuda.json"),
+                       ("torch-cuda-graph", "energy-torch-cuda-graph.json"),
+                       ("cuda-fused-16-at-once", "energy-cuda-fused-x16.json")):
+        ej = load(os.path.join(out, file))
+        if ej:
+            energy[name] = ej.get("energy", ej)
+    report["energy"] = energy or "not measured"
+    report["ncu_csv"] = [f for f in ("ncu-cuda-fused.csv", "ncu-cuda.csv") if os.path.exists(os.path.join(out, f))]
+    report["timing"] = timing
+    bj = load(os.path.join(out, "bench.json"))
+    if bj:
+        report["bench"] = [{k: b.get(k) for k in ("name", "real_time", "cpu_time", "time_unit", "iterations")}
+                           for b in bj.get("benchmarks", [])]
+    # K tasks at once, each on its own stream (bench throughput/<backend>/tasks:K): recorded only.
+    tj = load(os.path.join(out, "bench-throughput.json"))
+    if tj:
+        report["throughput"] = [{"name": b.get("name", "").removesuffix("/manual_time"),
+                                 **{k: b.get(k) for k in ("tasks", "median_ms", "ms_per_task", "tasks_per_second")}}
+                                for b in tj.get("benchmarks", []) if not b.get("error_occurred")]
+
+    # What fails the report: a required step (plan.tsv's) that did not exit 0, and each piece of
+    # evidence that is not what it must be. A report on the way judges only the steps that have run.
+    plan = read_plan(scratch)
+    report["plan"] = None if plan is None else [
+        {"name": n, "limit_seconds": limit, "group": g, "required": req} for n, limit, g, req in plan]
+    required = [n for n, _, _, req in plan if req] if plan is not None else list(DEFAULT_REQUIRED)
+    due = lambda step: not partial or step in steps
+    reasons = []
+    for name in required:
+        if due(name) and not ok(name):
+            reasons.append(f"step {name}: {steps.get(name, {}).get('exit', 'not run')}")
+    if due("gpu-suite") and not report["meson_test"]["gpu_suite_ran"]:
+        reasons.append("the GPU test suite did not run to OK")
+    if due("gpu-validation") and not (gv and gv.get("passed") is True):
+        reasons.append("gpu_validation did not pass")
+    if due("gpu-validation-fused") and not (gvf and gvf.get("passed") is True):
+        reasons.append("gpu_validation of cuda-fused did not pass")
+    for what, c, last in (("two processes", cross, "run-cuda-2"), ("two cuda-fused processes", cross_fused, "run-fused-2")):
+        if not due(last):
+            continue
+        if c.get("missing"):
+            reasons.append(f"{what}: runs missing ({', '.join(c['missing'])})")
+        elif not c.get("identical"):
+            reasons.append(f"{what} gave different hashes")
+    report["cublaslt_library"] = (gv or {}).get("cublaslt_library")
+    sanitizers = sanitizer_verdicts(steps, out)
+    report["compute_sanitizer"] = sanitizers or "not run"
+    for name, v in sanitizers.items():
+        if v["verdict"] == "found errors":
+            reasons.append(f"{name} found errors: {'; '.join(v.get('examples') or []) or 'see gpu-check.log'}")
+    report["kind"] = kind
+    report["commit_source"] = commit_source
+    report["binaries"] = binaries
+    if kind == "follow-up":  # recorded only: the verdict is the main run's
+        reasons = []
+    report["failures"] = reasons
+    report["passed"] = None if kind == "follow-up" else (not reasons and not partial)  # only a whole run can pass
+    # Whole or not at all: a kill while writing must not leave half a report over the last one.
+    tmp = os.path.join(out_dir, "." + report_name + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump(report, f, indent=2)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, os.path.join(out_dir, report_name))
+    if partial:
+        print(f"gpu-check: report so far (after {partial}): {len(reasons)} open points", file=sys.stderr)
+    return report
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, help="where report.json goes")
+    ap.add_argument("--scratch", required=True, help="gpu-check's scratch folder (steps.tsv, plan.tsv, test logs, runs)")
+    ap.add_argument("--artifacts", help="the tools' files (default: --out)")
+    ap.add_argument("--git-commit", default="unknown")
+    ap.add_argument("--gpu-arch", help="the gpu_arch the binaries were built for (e.g. 90)")
+    ap.add_argument("--partial", metavar="AFTER_STEP", help="written on the way, after this step")
+    a = ap.parse_args(argv)
+    r = write_report(a.out, a.scratch, a.artifacts, a.git_commit, None, a.gpu_arch, a.partial)
+    if not a.partial:
+        print("gpu-check:", "PASSED" if r["passed"] else "FAILED: " + "; ".join(r["failures"]))
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

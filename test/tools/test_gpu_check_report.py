@@ -23,8 +23,8 @@ except ImportError:
 ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 SCRIPT = os.path.join(ROOT, "tools", "gpu_check_report.py")
 
-REQUIRED = ("configure", "build", "meson-test-gpu", "gpu-validation", "gpu-validation-fused", "revgraph-validate",
-            "run-cuda-1", "run-cuda-2", "run-fused-1", "run-fused-2")
+REQUIRED = ("binaries", "gpu-suite", "gpu-validation", "gpu-validation-fused", "run-cuda-1", "run-cuda-2",
+            "run-fused-1", "run-fused-2", "revgraph-validate")
 HASHES = {"state_vector_sha256": "aa", "final_parameter_sha256": "bb", "final_velocity_sha256": "cc",
           "predictions_sha256": "dd", "scores_sha256": "ee"}
 
@@ -41,7 +41,9 @@ class Run:
 
     def __init__(self):
         self.steps = {name: 0 for name in REQUIRED}
-        self.steps.update({"meson-test-rest": 0, "sanitize-racecheck-cuda-fused": 0, "torch-cuda-graph": 0})
+        self.steps.update({"cpu-suites": 0, "sanitize-racecheck-cuda-fused": 0, "torch-cuda-graph": 0})
+        self.plan = None  # [(name, required)]: gpu_check.py's plan.tsv, where the run had one
+        self.logs = {}  # artifacts' text files: compute-sanitizer logs
         self.tests = [("cuda-gpu", "OK")]  # meson test --suite gpu
         self.rest_tests = [("cpu", "OK"), ("gpu-check-report", "SKIP")]  # every other suite
         self.out_files = {"gpu-validation.json": validation(10.0), "gpu-validation-fused.json": validation(2.0),
@@ -71,6 +73,13 @@ class Run:
             with open(os.path.join(scratch, "steps.tsv"), "w") as f:
                 for name, rc in self.steps.items():
                     f.write(f"{name}\t{rc}\t1.00\n")
+            if self.plan is not None:
+                with open(os.path.join(scratch, "plan.tsv"), "w") as f:
+                    for name, required in self.plan:
+                        f.write(f"{name}\t10\tgroup\t{int(required)}\n")
+            for name, text in self.logs.items():
+                with open(os.path.join(art, name), "w") as f:
+                    f.write(text)
             for log, tests in (("testlog-gpu.json", self.tests), ("testlog-rest.json", self.rest_tests)):
                 with open(os.path.join(scratch, log), "w") as f:
                     for name, result in tests:
@@ -165,6 +174,100 @@ class GpuCheckReport(unittest.TestCase):
         self.assertEqual(r["programmatic_launch"]["validation_passed"], False)
         self.assertIs(r["cuda_fused_bit_equal_to_cpu_reference"], False)
         self.assertNotIn("torch-cuda-graph", r["timing"]["cuda-fused"].get("speedup_vs", {}))
+
+
+API_ERROR_IN_CUBLASLT = """========= COMPUTE-SANITIZER
+========= Program hit cudaErrorInvalidValue (error 1) due to "invalid argument" on CUDA API call to cudaFuncGetAttributes.
+=========     Saved host backtrace up to driver entry point at error
+=========         Host Frame: [0x1234] in libcublasLt.so.13
+=========         Host Frame: cublasLtMatmulAlgoGetHeuristic [0x99] in libcublasLt.so.13
+=========
+========= ERROR SUMMARY: 1 error
+"""
+OUT_OF_BOUNDS = """========= COMPUTE-SANITIZER
+========= Invalid __global__ read of size 4 bytes
+=========     at fused_rows_kernel+0x1a0
+=========     by thread (3,0,0) in block (1,0,0)
+=========     Address 0x7f00 is out of bounds
+=========
+========= ERROR SUMMARY: 1 error
+"""
+RACE = """========= COMPUTE-SANITIZER
+========= Error: Race reported between Write access at fused_grads_kernel+0x220
+=========     and Read access at fused_grads_kernel+0x300 [1024 hazards]
+=========
+========= RACECHECK SUMMARY: 1 hazard displayed (1 error, 0 warnings)
+"""
+
+
+class Sanitizers(unittest.TestCase):
+    def report_with(self, rc, log, name="sanitize-memcheck-cuda"):
+        run = Run()
+        run.steps[name] = rc
+        if log is not None:
+            run.logs[name + ".log"] = log
+        return run.report()
+
+    def test_api_errors_inside_cublaslt_are_recorded_not_failures(self):
+        r = self.report_with(3, API_ERROR_IN_CUBLASLT)
+        self.assertTrue(r["passed"], r["failures"])
+        v = r["compute_sanitizer"]["sanitize-memcheck-cuda"]
+        self.assertEqual(v["verdict"], "API errors inside cuBLASLt only (recorded)")
+        self.assertEqual((v["api_errors_in_cublaslt"], v["api_errors_elsewhere"], v["hazards"]), (1, 0, 0))
+
+    def test_an_api_error_elsewhere_fails(self):
+        r = self.report_with(3, API_ERROR_IN_CUBLASLT.replace("libcublasLt.so.13", "revgraph"))
+        self.assertFalse(r["passed"])
+        self.assertTrue(any("sanitize-memcheck-cuda found errors" in f for f in r["failures"]), r["failures"])
+
+    def test_hazards_fail_with_what_was_found(self):
+        for name, log in (("sanitize-memcheck-cuda-fused", OUT_OF_BOUNDS), ("sanitize-racecheck-cuda-fused", RACE)):
+            r = self.report_with(3, log, name)
+            self.assertFalse(r["passed"], name)
+            self.assertEqual(r["compute_sanitizer"][name]["hazards"], 1)
+            self.assertTrue(any(name in f and ("Invalid __global__ read" in f or "Race reported" in f)
+                                for f in r["failures"]), r["failures"])
+
+    def test_a_racecheck_out_of_time_or_a_tool_that_cannot_run_is_recorded(self):
+        for rc, words in ((124, "ran out of time"), (137, "ran out of time"), ("not-found", "not run"),
+                          (1, "not run (exit 1")):
+            r = self.report_with(rc, "========= Error: Device not supported\n" if rc == 1 else None,
+                                 "sanitize-racecheck-cuda-fused")
+            v = r["compute_sanitizer"]["sanitize-racecheck-cuda-fused"]
+            self.assertTrue(v["verdict"].startswith(words), v)
+            self.assertTrue(r["passed"], r["failures"])
+
+    def test_a_limit_line_is_recorded(self):
+        r = self.report_with(0, "========= COMPUTE-SANITIZER\n========= Reached the limit of 1000 hazards reported\n"
+                                "========= RACECHECK SUMMARY: 0 hazards displayed (0 errors, 0 warnings)\n",
+                             "sanitize-racecheck-cuda-fused")
+        self.assertTrue(r["passed"], r["failures"])
+        self.assertEqual(r["compute_sanitizer"]["sanitize-racecheck-cuda-fused"]["limit_lines"],
+                         ["Reached the limit of 1000 hazards reported"])
+
+
+class Plan(unittest.TestCase):
+    def test_required_steps_come_from_the_plan(self):
+        run = Run()
+        run.plan = [(n, True) for n in REQUIRED] + [("must-run", True), ("torch-cuda-graph", False)]
+        r = run.report()
+        self.assertIn("step must-run: not run", r["failures"])
+        run.steps["must-run"] = 0
+        self.assertTrue(run.report()["passed"])
+
+    def test_a_report_on_the_way_judges_only_the_steps_that_ran(self):
+        run = Run()
+        run.plan = [(n, True) for n in REQUIRED]
+        for name in REQUIRED[2:]:
+            del run.steps[name]
+        run.runs.clear()
+        run.out_files.clear()
+        r = run.report(partial="gpu-suite")
+        self.assertEqual(r["failures"], [])
+        self.assertFalse(r["passed"])
+        run.steps["gpu-validation"] = 1
+        self.assertEqual(run.report(partial="gpu-validation")["failures"],
+                         ["step gpu-validation: 1", "gpu_validation did not pass"])
 
 
 if __name__ == "__main__":
