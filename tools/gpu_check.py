@@ -26,7 +26,6 @@ Needs Python 3.8+ and nothing else but what the steps run (numpy, torch for the 
 """
 import argparse
 import dataclasses
-import datetime
 import glob
 import hashlib
 import json
