@@ -200,8 +200,10 @@ def tracked_files_match(root):
     listing = os.path.join(root, ".gpudeps", "sources.sha256")
     if not os.path.exists(listing):
         return False, "no .gpudeps/sources.sha256"
-    for line in open(listing, encoding="utf-8"):
-        digest, _, rel = line.rstrip("\n").partition("  ")
+    with open(listing, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for line in lines:
+        digest, _, rel = line.partition("  ")
         try:
             with open(os.path.join(root, rel), "rb") as f:
                 if hashlib.sha256(f.read()).hexdigest() != digest:
@@ -225,7 +227,8 @@ def detect_commit(root, env):
         return env["GIT_COMMIT"], "GIT_COMMIT"
     packed = os.path.join(root, ".gpudeps", "COMMIT")
     if os.path.exists(packed):
-        commit = open(packed).read().strip()
+        with open(packed) as f:
+            commit = f.read().strip()
         same, why = tracked_files_match(root)
         if same:
             return commit, ".gpudeps/COMMIT (every tracked file as packed)"
@@ -394,7 +397,8 @@ def use_prebuilt(ctx, env):
 
 def packed_arch(pre):
     try:
-        return open(os.path.join(pre, "ARCH")).read().strip()
+        with open(os.path.join(pre, "ARCH")) as f:
+            return f.read().strip()
     except OSError:
         return None
 
@@ -450,21 +454,21 @@ def environment_log(runner, ctx):
 
 
 def main(argv=None):
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["run-tests"]:  # internal: the test steps
+        rt = argparse.ArgumentParser(prog="gpu_check.py run-tests", description=run_tests.__doc__)
+        rt.add_argument("--manifest", required=True)
+        rt.add_argument("--bin", required=True)
+        rt.add_argument("--python", required=True)
+        rt.add_argument("--testlog", required=True)
+        rt.add_argument("--suite", action="append", default=[])
+        rt.add_argument("--exclude-suite", action="append", default=[])
+        return run_tests(rt.parse_args(argv[1:]))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    sub = ap.add_subparsers(dest="command")
-    rt = sub.add_parser("run-tests", help="run a test manifest (internal)")
-    rt.add_argument("--manifest", required=True)
-    rt.add_argument("--bin", required=True)
-    rt.add_argument("--python", required=True)
-    rt.add_argument("--testlog", required=True)
-    rt.add_argument("--suite", action="append", default=[])
-    rt.add_argument("--exclude-suite", action="append", default=[])
     ap.add_argument("--follow-up", action="store_true", help="the steps that did not fit the main run")
     ap.add_argument("--plan", action="store_true", help="print the steps and limits, run nothing")
     ap.add_argument("out", nargs="?", help="output folder (default: gpu-check-out)")
     args = ap.parse_args(argv)
-    if args.command == "run-tests":
-        return run_tests(args)
 
     env = os.environ
     budget = int(env.get("GPU_CHECK_BUDGET", FOLLOW_UP_SECONDS if args.follow_up else CALL_SECONDS - RESERVE_SECONDS))

@@ -1,0 +1,233 @@
+#!/usr/bin/env python3
+"""tools/gpu_check.py without a GPU: the order and limits of its steps, the reports it leaves after
+every required step (a run stopped anywhere brings back what it had), the commit it finds in a tree
+without .git, and the portable test list it runs prebuilt tests from. One short device call is all
+a GPU run gets, so all of this is checked here, on made-up step results.
+
+  test_gpu_check_plan.py SOURCE_ROOT
+"""
+import contextlib
+import hashlib
+import io
+import json
+import os
+import shutil
+import sys
+import tempfile
+import unittest
+
+ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "tools"))
+import gpu_check  # noqa: E402
+import gpu_check_report  # noqa: E402
+
+# What the report needs most comes first: the issue's order.
+ORDER = ["binaries", "gpu-suite", "gpu-validation", "two-process", "validate", "timing", "energy", "sanitizer"]
+
+
+def plan():
+    c = gpu_check.Context("OUT", "SCRATCH", 100, "python3")
+    c.bindir, c.manifest = "BIN", "MANIFEST"
+    return gpu_check.main_plan(c)
+
+
+class Order(unittest.TestCase):
+    def test_the_steps_come_in_the_order_of_what_the_report_needs(self):
+        groups = ["binaries"] + [s.group for s in plan()]
+        seen = [g for i, g in enumerate(groups) if i == 0 or groups[i - 1] != g]
+        self.assertEqual(seen, ORDER)  # each group once, in order: nothing evidence-worthy comes late
+        names = [s.name for s in plan()]
+        self.assertLess(names.index("gpu-validation-fused"), names.index("run-cuda-1"))
+        self.assertLess(names.index("run-fused-2"), names.index("revgraph-validate"))
+        self.assertLess(names.index("revgraph-validate"), names.index("torch-cuda-graph"))
+
+    def test_every_required_step_comes_before_what_is_only_recorded(self):
+        steps = plan()
+        last_required = max(i for i, s in enumerate(steps) if s.required)
+        first_recorded = min(i for i, s in enumerate(steps) if not s.required)
+        self.assertLess(last_required, first_recorded)
+        self.assertEqual({s.name for s in steps if s.required},
+                         {"gpu-suite", "gpu-validation", "gpu-validation-fused", "make-task", "run-cuda-1", "run-cuda-2",
+                          "run-fused-1", "run-fused-2", "revgraph-validate"})
+
+    def test_each_limit_fits_the_budget_in_order(self):
+        budget = gpu_check.CALL_SECONDS - gpu_check.RESERVE_SECONDS
+        elapsed = 20  # the prebuilt binaries' check
+        for s in plan():
+            elapsed += s.limit
+            self.assertLessEqual(elapsed, budget, f"{s.name} would start past the budget")
+        self.assertLessEqual(gpu_check.CALL_SECONDS, 540)
+
+    def test_the_follow_up_holds_what_did_not_fit(self):
+        c = gpu_check.Context("OUT", "SCRATCH", 100, "python3")
+        c.bindir = "BIN"
+        names = [s.name for s in gpu_check.follow_up_plan(c)]
+        for wanted in ("kernel-lab", "bench-throughput", "ncu-cuda-fused", "ncu-cuda", "cpu-suites"):
+            self.assertIn(wanted, names)
+        self.assertFalse(any(s.required for s in gpu_check.follow_up_plan(c)))
+
+
+class FakeRun:
+    """gpu_check.main() with made-up step results: Runner.run records each step, never starts it."""
+
+    def __init__(self, stop_at=None, fail=()):
+        self.stop_at, self.fail, self.ran, self.reports = stop_at, set(fail), [], []
+
+    def __enter__(self):
+        self.tmp = tempfile.mkdtemp()
+        self.saved = (gpu_check.Runner.run, gpu_check.use_prebuilt, gpu_check.environment_log,
+                      gpu_check_report.write_report)
+        fake = self
+
+        def run(runner, step):
+            if step.name == fake.stop_at:
+                raise KeyboardInterrupt  # the device call's time limit: the process is killed here
+            rc = 1 if step.name in fake.fail else 0
+            fake.ran.append(step.name)
+            runner.record(step.name, rc, 0.5)
+            return rc
+
+        def prebuilt(ctx, env):
+            ctx.bindir, ctx.manifest = os.path.join(fake.tmp, "bin"), os.path.join(fake.tmp, "tests.json")
+            return True, "prebuilt binaries (made up)"
+
+        real_write = gpu_check_report.write_report
+
+        def write(**kw):
+            r = real_write(**kw)
+            with open(os.path.join(kw["out"], kw["name"])) as f:
+                fake.reports.append(json.load(f))  # what a run stopped right now would bring back
+            return r
+
+        gpu_check.Runner.run, gpu_check.use_prebuilt = run, prebuilt
+        gpu_check.environment_log = lambda runner, ctx: None
+        gpu_check_report.write_report = write
+        return self
+
+    def __exit__(self, *exc):
+        (gpu_check.Runner.run, gpu_check.use_prebuilt, gpu_check.environment_log,
+         gpu_check_report.write_report) = self.saved
+        shutil.rmtree(self.tmp, ignore_errors=True)
+        return False
+
+    def main(self, *args):
+        out = os.path.join(self.tmp, "out")
+        with contextlib.redirect_stdout(io.StringIO()), contextlib.redirect_stderr(io.StringIO()):
+            try:
+                rc = gpu_check.main([*args, out])
+            except KeyboardInterrupt:
+                rc = None
+        return rc, out
+
+
+class Reports(unittest.TestCase):
+    def test_a_report_after_the_binaries_and_after_every_required_step(self):
+        with FakeRun() as run:
+            run.main()
+            after = [r.get("written_after") for r in run.reports]
+            required = [s.name for s in plan() if s.required]
+            self.assertEqual(after, ["binaries"] + required + [None])
+            self.assertTrue(all(r["complete"] is False for r in run.reports[:-1]))
+            self.assertIs(run.reports[-1]["complete"], True)
+            commit, _ = gpu_check.detect_commit(gpu_check.ROOT, os.environ)
+            self.assertTrue(all(r["git_commit"] == commit for r in run.reports))
+            self.assertEqual(run.ran[0], "binaries")
+            self.assertEqual([p["name"] for p in run.reports[-1]["plan"]], ["binaries"] + [s.name for s in plan()])
+
+    def test_a_run_stopped_anywhere_leaves_the_report_of_its_last_required_step(self):
+        required = [s.name for s in plan() if s.required]
+        for stop in ("gpu-validation", "run-fused-1", "torch-cuda-graph", "sanitize-racecheck-cuda-fused"):
+            with FakeRun(stop_at=stop) as run:
+                rc, out = run.main()
+                self.assertIsNone(rc)
+                with open(os.path.join(out, "report.json")) as f:
+                    left = json.load(f)
+                names = [s.name for s in plan()]
+                done = [n for n in required if names.index(n) < names.index(stop)]
+                self.assertEqual(left["written_after"], done[-1] if done else "binaries", stop)
+                self.assertIs(left["complete"], False)
+                self.assertFalse(left["passed"])
+                self.assertTrue(os.path.exists(os.path.join(out, "artifacts.tar.gz")))
+                self.assertEqual(sorted(os.listdir(out)), ["artifacts.tar.gz", "gpu-check.log", "report.json"])
+
+    def test_a_failing_required_step_is_in_the_next_report(self):
+        with FakeRun(fail=["gpu-validation"]) as run:
+            rc, _ = run.main()
+            self.assertEqual(rc, 1)
+            r = next(r for r in run.reports if r.get("written_after") == "gpu-validation")
+            self.assertIn("step gpu-validation: 1", r["failures"])
+
+
+class Commit(unittest.TestCase):
+    def tree(self, files):
+        root = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, root)
+        os.makedirs(os.path.join(root, ".gpudeps"))
+        with open(os.path.join(root, ".gpudeps", "sources.sha256"), "w") as listing:
+            for rel, text in files.items():
+                path = os.path.join(root, rel)
+                os.makedirs(os.path.dirname(path), exist_ok=True)
+                with open(path, "w") as f:
+                    f.write(text)
+                listing.write(f"{hashlib.sha256(text.encode()).hexdigest()}  {rel}\n")
+        with open(os.path.join(root, ".gpudeps", "COMMIT"), "w") as f:
+            f.write("0123abcd\n")
+        return root
+
+    def test_a_tree_without_git_takes_the_packed_commit_only_while_it_is_that_commit(self):
+        root = self.tree({"README.md": "x", "engine/a.cpp": "int a;"})
+        commit, how = gpu_check.detect_commit(root, {})
+        self.assertEqual(commit, "0123abcd")
+        self.assertIn(".gpudeps/COMMIT", how)
+        self.assertEqual(gpu_check.detect_commit(root, {"GIT_COMMIT": "feed"})[0], "feed")
+        with open(os.path.join(root, "engine/a.cpp"), "w") as f:
+            f.write("int b;")
+        commit, how = gpu_check.detect_commit(root, {})
+        self.assertEqual(commit, "unknown")
+        self.assertIn("engine/a.cpp differs", how)
+        os.remove(os.path.join(root, "engine/a.cpp"))
+        self.assertIn("engine/a.cpp is missing", gpu_check.detect_commit(root, {})[1])
+
+    def test_no_commit_anywhere_is_unknown(self):
+        root = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, root)
+        self.assertEqual(gpu_check.detect_commit(root, {})[0], "unknown")
+
+
+class Tests(unittest.TestCase):
+    def test_meson_tests_become_portable_and_run_from_a_copy(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            b, s = os.path.join(tmp, "b"), os.path.join(tmp, "s")
+            os.makedirs(b)
+            os.makedirs(s)
+            tests = [{"name": "ok", "suite": ["revgraph:gpu"],
+                      "cmd": ["/usr/bin/python3", b + "/../s/t.py", b + "/tools/x", "plain"],
+                      "env": {"REVGRAPH_SOURCE_ROOT": s}, "timeout": 30}]
+            m = gpu_check.portable_manifest(tests, b, s)
+        self.assertEqual(m[0]["cmd"], ["@PYTHON@", "@SOURCE@/t.py", "@BUILD@/tools/x", "plain"])
+        self.assertEqual(m[0]["env"], {"REVGRAPH_SOURCE_ROOT": "@SOURCE@"})
+        self.assertEqual(m[0]["suite"], ["gpu"])
+        self.assertEqual(gpu_check.resolve("@BUILD@/tools/x", "/pre", "py"), "/pre/tools/x")
+
+    def test_run_tests_writes_mesons_test_log(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            manifest = [{"name": n, "suite": [suite], "cmd": ["@PYTHON@", "-c", f"import sys; sys.exit({rc})"],
+                         "env": {}, "timeout": 30}
+                        for n, suite, rc in (("good", "gpu", 0), ("skipped", "gpu", 77), ("bad", "gpu", 1),
+                                             ("cpu", "cpu", 0))]
+            with open(os.path.join(tmp, "m.json"), "w") as f:
+                json.dump(manifest, f)
+            log = os.path.join(tmp, "log.json")
+            argv = ["run-tests", "--manifest", os.path.join(tmp, "m.json"), "--bin", tmp, "--python", sys.executable,
+                    "--testlog", log, "--suite", "gpu"]
+            with contextlib.redirect_stdout(io.StringIO()):
+                rc = gpu_check.main(argv)
+            self.assertEqual(rc, 1)
+            with open(log) as f:
+                results = [json.loads(line) for line in f]
+            self.assertEqual([(r["name"], r["result"]) for r in results], [("good", "OK"), ("skipped", "SKIP"),
+                                                                           ("bad", "FAIL")])
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
