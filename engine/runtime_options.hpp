@@ -10,10 +10,11 @@ namespace revgraph {
 struct RuntimeOptions {
     int device = 0;
     std::size_t cublaslt_workspace_bytes = std::size_t(32) << 20;
-    // cuda-fused: launch each kernel with Programmatic Dependent Launch (Hopper and later), so the
-    // next kernel is scheduled while this one drains; every kernel still waits for its
-    // predecessor's completion before it reads anything, so the bytes are the same. Off by
-    // default until a GPU run has measured it (bench/NOTES.md).
+    // cuda-fused: launch each kernel with Programmatic Dependent Launch (Hopper and later). Each
+    // kernel's first instructions are griddepcontrol.wait then launch_dependents, so the next
+    // kernel may be scheduled as soon as this one has started, and it waits for this one's
+    // completion before it reads anything: the bytes are the same. Off by default until a GPU run
+    // has measured it (bench/NOTES.md).
     bool programmatic_launch = false;
     bool operator==(const RuntimeOptions&) const = default;
 };
