@@ -451,6 +451,13 @@ def environment_log(runner, ctx):
     runner.log_file.write(f"== python {sys.executable} {sys.version.split()[0]}\n")
     for tool in ("compute-sanitizer", "ncu", "nsys", "meson", "ninja"):
         runner.log_file.write(f"== {tool}: {shutil.which(tool) or 'not on the PATH'}\n")
+    # Where cuBLASLt could come from (the loader's order: engine/cuda/cublaslt_loader.hpp); the file
+    # the `cuda` products ran on is gpu_validation's cublaslt_library, in the report.
+    found = sorted(set(glob.glob("/usr/local/cuda*/lib*/libcublasLt.so.*") +
+                       glob.glob("/usr/local/cuda*/targets/*/lib/libcublasLt.so.*") +
+                       glob.glob(os.path.join(sys.prefix, "lib", "python3*", "*-packages", "nvidia", "*", "lib",
+                                              "libcublasLt.so.*"))))
+    runner.log_file.write("== libcublasLt candidates: " + (", ".join(found) or "none found") + "\n")
 
 
 def main(argv=None):
