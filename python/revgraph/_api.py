@@ -58,7 +58,8 @@ class Result:
 
     @property
     def metadata(self):
-        if self._metadata is None:
+        """RESULT.json's keys and values; None for a run(metadata=False)."""
+        if self._metadata is None and self._out.has_metadata:
             metadata = json.loads(self._out.metadata_json())
             # The CLI's RESULT.json names where the inputs came from; here they came from the caller.
             metadata["input"] = "numpy arrays (train_images, train_labels, test_images)"
@@ -91,9 +92,13 @@ class Task:
     def __init__(self, train_images, train_labels, test_images, *, backend="auto", **config):
         self._task = _core.Task(train_images, train_labels, test_images, backend, _config_kwargs(config))
 
-    def run(self):
-        """Reset from the seed, train every epoch, predict: a Result. The GIL is released meanwhile."""
-        return Result(self._task.run())
+    def run(self, *, metadata=True):
+        """Reset from the seed, train every epoch, predict: a Result. The GIL is released meanwhile.
+
+        metadata=False skips SPEC §7's hashes (Result.metadata is then None): for callers that
+        run a task many times and only want the predictions, scores or state.
+        """
+        return Result(self._task.run(metadata))
 
     @property
     def preparation_seconds(self):
@@ -123,14 +128,14 @@ def fit_predict(train_images, train_labels, test_images, *, backend="auto", **co
     return Task(train_images, train_labels, test_images, backend=backend, **config).run()
 
 
-def run_together(tasks, *, threads=0):
+def run_together(tasks, *, threads=0, metadata=True):
     """Run every task at once (GPU tasks each on its own stream, CPU tasks on up to `threads`
     worker threads, 0: one per hardware thread); each Result is the bytes of that task's run()."""
     tasks = list(tasks)
     for t in tasks:
         if not isinstance(t, Task):
             raise TypeError(f"run_together: expected revgraph.Task items, got {type(t).__name__}")
-    return [Result(out) for out in _core.run_together([t._task for t in tasks], threads)]
+    return [Result(out) for out in _core.run_together([t._task for t in tasks], threads, metadata)]
 
 
 def backends():

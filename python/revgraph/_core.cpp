@@ -164,6 +164,7 @@ public:
         }
         return d;
     }
+    bool has_metadata() const { return !out_.metadata.is_null(); }
     std::string metadata_json() const { return out_.metadata.dump(); }
     py::bytes predictions_npy() const {
         const auto bytes = io::serialize_npy(io::predictions_array(out_.state.predictions));
@@ -201,18 +202,19 @@ public:
         }
     }
 
-    std::unique_ptr<RunOutput> run() {
+    std::unique_ptr<RunOutput> run(bool metadata) {
         py::gil_scoped_release nogil;
         std::lock_guard<std::mutex> lock(mutex_);
         try {
             task_->run();
-            return collect();
+            return collect(metadata);
         } catch (const Error& e) {
             throw std::runtime_error(e.what());
         }
     }
 
-    static std::vector<std::unique_ptr<RunOutput>> run_together(const std::vector<Task*>& tasks, unsigned threads) {
+    static std::vector<std::unique_ptr<RunOutput>> run_together(const std::vector<Task*>& tasks, unsigned threads,
+                                                                bool metadata) {
         for (const Task* t : tasks)
             if (t == nullptr) throw py::type_error("run_together: every item must be a revgraph.Task");
         std::vector<Task*> order(tasks);
@@ -228,7 +230,7 @@ public:
         std::vector<std::unique_ptr<RunOutput>> results;
         try {
             PreparedTask::run_together(prepared, threads);
-            for (Task* t : tasks) results.push_back(t->collect());
+            for (Task* t : tasks) results.push_back(t->collect(metadata));
         } catch (const Error& e) {
             throw std::runtime_error(e.what());
         }
@@ -243,10 +245,11 @@ public:
     py::object config() const { return json_to_python(task_->config().to_json()); }
 
 private:
-    // Under the lock, right after the run it describes.
-    std::unique_ptr<RunOutput> collect() {
+    // Under the lock, right after the run it describes. Without metadata only the state is
+    // copied back: SPEC §7's hashes cost more than the binding itself (bench/python_overhead.py).
+    std::unique_ptr<RunOutput> collect(bool metadata) {
         const auto start = Clock::now();
-        TaskOutputs out = task_->outputs();
+        TaskOutputs out = metadata ? task_->outputs() : TaskOutputs{task_->backend().read_state(), nullptr};
         const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
         return std::make_unique<RunOutput>(std::move(out), task_->layout(), task_->last_run_seconds(), seconds);
     }
@@ -340,6 +343,7 @@ PYBIND11_MODULE(_core, m) {
         .def("scores", [](py::object self) { return self.cast<const RunOutput&>().scores(self); })
         .def("state", &RunOutput::state)
         .def("metadata_json", &RunOutput::metadata_json)
+        .def_property_readonly("has_metadata", &RunOutput::has_metadata)
         .def("predictions_npy", &RunOutput::predictions_npy)
         .def_property_readonly("run_seconds", &RunOutput::run_seconds)
         .def_property_readonly("outputs_seconds", &RunOutput::outputs_seconds);
@@ -348,7 +352,7 @@ PYBIND11_MODULE(_core, m) {
         .def(py::init<const py::object&, const py::object&, const py::object&, const std::string&, const py::dict&>(),
              py::arg("train_images"), py::arg("train_labels"), py::arg("test_images"), py::arg("backend"),
              py::arg("config"))
-        .def("run", &Task::run)
+        .def("run", &Task::run, py::arg("metadata") = true)
         .def_property_readonly("preparation_seconds", &Task::preparation_seconds)
         .def_property_readonly("backend", &Task::backend_name)
         .def_property_readonly("device", &Task::device)
@@ -356,7 +360,7 @@ PYBIND11_MODULE(_core, m) {
         .def_property_readonly("test_count", &Task::test_count)
         .def_property_readonly("config", &Task::config);
 
-    m.def("run_together", &Task::run_together, py::arg("tasks"), py::arg("threads") = 0u);
+    m.def("run_together", &Task::run_together, py::arg("tasks"), py::arg("threads") = 0u, py::arg("metadata") = true);
     m.def("backends", &backends);
     m.def("config_from", &config_from, py::arg("path"), py::arg("sets"));
     m.def("write_files_atomic", &write_files_atomic, py::arg("files"));

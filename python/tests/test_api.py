@@ -185,3 +185,17 @@ def test_result_arrays_outlive_the_task(task_arrays):
     expected = predictions.copy(), scores.copy()
     del task, result
     assert np.array_equal(predictions, expected[0]) and np.array_equal(scores, expected[1])
+
+
+def test_run_without_metadata_gives_the_same_arrays(task_arrays):
+    train, labels, test, _ = task_arrays
+    task = revgraph.Task(train, labels, test, backend="cpu", **CONFIG)
+    full = task.run()
+    bare = task.run(metadata=False)
+    assert bare.metadata is None
+    assert bare.predictions.tobytes() == full.predictions.tobytes()
+    assert bare.scores.tobytes() == full.scores.tobytes()
+    for name in full.state:
+        assert bare.state[name].tobytes() == full.state[name].tobytes(), name
+    together = revgraph.run_together([task], metadata=False)[0]
+    assert together.metadata is None and together.predictions.tobytes() == full.predictions.tobytes()
