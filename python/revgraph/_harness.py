@@ -37,6 +37,7 @@ class _Parser(argparse.ArgumentParser):
 
 def _parser():
     p = _Parser(prog="python -m revgraph", description="revgraph for the MNIST-medium harness.")
+    p.add_argument("--version", action="version", version=f"revgraph {_core.version()} ({_core.git_commit()})")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     learn = sub.add_parser("learn", help="train on the archive's train set and predict its test images")
     learn.add_argument("--data", required=True, help="the harness's medium.npz")

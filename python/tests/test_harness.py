@@ -231,3 +231,9 @@ def test_learn_then_score(tmp_path, medium):
     assert f"({correct}/120 correct)" in p.stdout
     # The made-up classes are easy: training learnt them (far better than chance, 12 of 120).
     assert correct > 60, correct
+
+
+def test_version_is_the_commands():
+    p = harness("--version")
+    assert p.returncode == 0
+    assert p.stdout == run_cli("version").stdout
