@@ -10,8 +10,9 @@ PreparedTask::run, or the device time on a GPU) and for collecting the results
 (PreparedTask::outputs(): the copy back and SPEC §7's hashes, which `revgraph run` pays too).
 What is left is the binding: the call, GIL release and reacquire, the task's lock, the Result
 object and its numpy views. Freeing the previous Result (the engine's buffers it owns) is timed
-apart. run(metadata=False) skips the hashes (outputs() is then only the copy back of the state). Medians over the runs, in microseconds, for a tiny task and for
-rev88's shape (5,000 train / 5,000 query).
+apart. run(metadata=False) skips the hashes (outputs() is then only the copy back of the state).
+Medians over the runs, in microseconds, for a tiny task and for rev88's shape (5,000 train /
+5,000 query).
 """
 import argparse
 import statistics
@@ -56,9 +57,9 @@ def main():
     args = p.parse_args()
     print(f"revgraph {revgraph.__version__} ({revgraph.backends()['git_commit']}), python {sys.version.split()[0]}, "
           f"backend {args.backend}, {args.runs} runs; medians in microseconds")
-    for name, (train, test, epochs, runs) in {"tiny (128 train / 16 query, 1 epoch)": (128, 16, 1, args.runs),
-                                              "rev88 shape (5,000 / 5,000, 2 epochs)": (5000, 5000, 2,
-                                                                                       max(20, args.runs // 10))}.items():
+    shapes = {"tiny (128 train / 16 query, 1 epoch)": (128, 16, 1, args.runs),
+              "rev88 shape (5,000 / 5,000, 2 epochs)": (5000, 5000, 2, max(20, args.runs // 10))}
+    for name, (train, test, epochs, runs) in shapes.items():
         task = revgraph.Task(*task_inputs(train, test), backend=args.backend, epochs=epochs)
         for metadata in (True, False):
             m = measure(task, runs, metadata)

@@ -54,7 +54,8 @@ py::array checked_array(const py::object& obj, const char* name, const char* dty
             py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
     auto a = py::reinterpret_borrow<py::array>(obj);
     if (dtype_str(a) != dtype)
-        bad(std::string("input: ") + name + " must be " + what + ", got " + dtype_str(a) + " (never cast: convert it yourself)");
+        bad(std::string("input: ") + name + " must be " + what + ", got " + dtype_str(a) +
+            " (never cast: convert it yourself)");
     if (!(a.flags() & py::array::c_style))
         bad(std::string("input: ") + name + " must be C-contiguous (np.ascontiguousarray makes a copy that is)");
     return a;

@@ -31,7 +31,8 @@ def write_medium(path, seed, train=600, test=150):
     """The harness's archive: the three inputs, test_labels and the index arrays."""
     tr, tl, te, ql = make_task(seed, train, test)
     np.savez(path, train_images=tr, train_labels=tl, test_images=te, test_labels=ql,
-             train_indices=np.arange(train, dtype=np.int64), test_indices=np.arange(train, train + test, dtype=np.int64))
+             train_indices=np.arange(train, dtype=np.int64),
+             test_indices=np.arange(train, train + test, dtype=np.int64))
     return tr, tl, te, ql
 
 

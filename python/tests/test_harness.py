@@ -16,6 +16,10 @@ from revgraph import _harness
 from conftest import make_task, run_cli, write_medium
 
 
+def score(data, predictions, *extra):
+    return harness("score", "--data", str(data), "--predictions", str(predictions), *extra)
+
+
 def harness(*args, cwd=None):
     return subprocess.run([sys.executable, "-m", "revgraph", *args], capture_output=True, text=True, cwd=cwd)
 
@@ -176,11 +180,11 @@ def test_score_at_the_band_edge(tmp_path):
     labels = np.arange(200, dtype=np.int64) % 10
     np.savez(tmp_path / "m.npz", test_labels=labels)
     # 12% of 200: at least ceil(200 * 88 / 100) = 176 correct.
-    p = harness("score", "--data", str(tmp_path / "m.npz"), "--predictions", str(write_predictions(tmp_path, labels, 24)))
+    p = score(tmp_path / "m.npz", write_predictions(tmp_path, labels, 24))
     assert p.returncode == 0, p.stderr
     assert p.stdout == ("accuracy 88.00% (176/200 correct), error 12.00%\n"
                         "band: error at most 12% needs 176/200 correct: within the band\n")
-    p = harness("score", "--data", str(tmp_path / "m.npz"), "--predictions", str(write_predictions(tmp_path, labels, 25)))
+    p = score(tmp_path / "m.npz", write_predictions(tmp_path, labels, 25))
     assert p.returncode == 3
     assert p.stdout == ("accuracy 87.50% (175/200 correct), error 12.50%\n"
                         "band: error at most 12% needs 176/200 correct: outside the band (1 short)\n")
@@ -190,16 +194,14 @@ def test_score_is_exact_where_floats_are_not(tmp_path):
     # 7 labels, target 12.5%: 7 * 87.5 / 100 = 6.125, so all 7 must be right.
     labels = np.arange(7, dtype=np.int64)
     np.savez(tmp_path / "m.npz", test_labels=labels)
-    p = harness("score", "--data", str(tmp_path / "m.npz"), "--predictions", str(write_predictions(tmp_path, labels, 1)),
-                "--error-target", "12.5")
+    p = score(tmp_path / "m.npz", write_predictions(tmp_path, labels, 1), "--error-target", "12.5")
     assert p.returncode == 3
     assert p.stdout.splitlines() == ["accuracy 85.71% (6/7 correct), error 14.29%",
                                      "band: error at most 12.5% needs 7/7 correct: outside the band (1 short)"]
     # 0.7 * 100 is 70.00000000000001 in floats; in integers 100 labels at 30% need exactly 70 correct.
     labels = np.arange(100, dtype=np.int64) % 10
     np.savez(tmp_path / "m.npz", test_labels=labels)
-    p = harness("score", "--data", str(tmp_path / "m.npz"), "--predictions", str(write_predictions(tmp_path, labels, 30)),
-                "--error-target", "30")
+    p = score(tmp_path / "m.npz", write_predictions(tmp_path, labels, 30), "--error-target", "30")
     assert p.returncode == 0
     assert "needs 70/100 correct: within the band" in p.stdout
 
