@@ -1,0 +1,14 @@
+"""revgraph: train SPEC's reversible MLP on 9x9 digits and predict, from Python.
+
+    import revgraph
+    result = revgraph.fit_predict(train_images, train_labels, test_images, epochs=2)
+    result.predictions  # int64 (Q,)
+
+The same engine as the `revgraph` command, with the same bytes for the same inputs and config.
+`python -m revgraph learn|score` is the MNIST-medium harness's way in.
+"""
+from . import _core
+from ._api import Result, Task, backends, fit_predict, run_together
+
+__version__ = _core.version()
+__all__ = ["Result", "Task", "backends", "fit_predict", "run_together", "__version__"]

@@ -1,0 +1,144 @@
+"""The Python API over the engine: Task (prepare once, run many times), Result, fit_predict,
+run_together, backends. The engine does all the work in revgraph._core; this layer only names
+things and turns the engine's results into numpy arrays and dicts."""
+import json
+import numbers
+
+import numpy as np
+
+from . import _core
+
+
+def _config_kwargs(config):
+    # numpy scalars (np.int64(3), np.float32(0.5)) mean their value; Python ints and floats and
+    # anything else go to the engine's config reader as they are, which refuses what is wrong.
+    out = {}
+    for key, value in config.items():
+        if isinstance(value, np.generic) and not isinstance(value, np.bool_):
+            if isinstance(value, numbers.Integral):
+                value = int(value)
+            elif isinstance(value, numbers.Real):
+                value = float(value)
+        out[key] = value
+    return out
+
+
+class Result:
+    """One run's results, byte for byte what `revgraph run` writes for the same inputs and config.
+
+    predictions: int64 (Q,); scores: float32 (Q, 10); state: every parameter by name and
+    velocity.<name> (float32), as --state writes them; metadata: RESULT.json's keys and values
+    (SPEC §7: config, hashes, counts, times, device, backend); run_seconds: the engine's own time
+    for the run (device time on a GPU, wall time on the CPU).
+    """
+
+    __slots__ = ("_out", "_predictions", "_scores", "_state", "_metadata")
+
+    def __init__(self, out):
+        self._out = out
+        # Views onto the engine's buffers, which `out` owns: no copy.
+        self._predictions = out.predictions()
+        self._scores = out.scores()
+        self._state = None
+        self._metadata = None
+
+    @property
+    def predictions(self):
+        return self._predictions
+
+    @property
+    def scores(self):
+        return self._scores
+
+    @property
+    def state(self):
+        if self._state is None:  # built on first use: most callers only want predictions
+            self._state = self._out.state()
+        return self._state
+
+    @property
+    def metadata(self):
+        """RESULT.json's keys and values; None for a run(metadata=False)."""
+        if self._metadata is None and self._out.has_metadata:
+            metadata = json.loads(self._out.metadata_json())
+            # The CLI's RESULT.json names where the inputs came from; here they came from the caller.
+            metadata["input"] = "numpy arrays (train_images, train_labels, test_images)"
+            self._metadata = metadata
+        return self._metadata
+
+    @property
+    def run_seconds(self):
+        return self._out.run_seconds
+
+    def predictions_npy(self):
+        """The predictions as the bytes of an .npy file (what `revgraph run` writes)."""
+        return self._out.predictions_npy()
+
+    def __repr__(self):
+        return (f"<revgraph.Result: {self._predictions.shape[0]} predictions, "
+                f"run {self.run_seconds * 1e3:.1f} ms>")
+
+
+class Task:
+    """A task prepared once: inputs checked and hashed, initial parameters and every epoch's
+    permutation drawn, everything handed to the backend (uploaded and captured on a GPU).
+    run() trains from the seed and predicts; every call gives the same bytes.
+
+    Inputs: train_images float32 (N,1,9,9), train_labels int64 (N,), test_images float32
+    (Q,1,9,9), all C-contiguous numpy arrays (anything else raises ValueError, never a cast).
+    Config keys: depth alpha seed epochs learning_rate batch_size momentum weight_decay.
+    """
+
+    def __init__(self, train_images, train_labels, test_images, *, backend="auto", **config):
+        self._task = _core.Task(train_images, train_labels, test_images, backend, _config_kwargs(config))
+
+    def run(self, *, metadata=True):
+        """Reset from the seed, train every epoch, predict: a Result. The GIL is released meanwhile.
+
+        metadata=False skips SPEC §7's hashes (Result.metadata is then None): for callers that
+        run a task many times and only want the predictions, scores or state.
+        """
+        return Result(self._task.run(metadata))
+
+    @property
+    def preparation_seconds(self):
+        return self._task.preparation_seconds
+
+    @property
+    def backend(self):
+        """The backend that runs it (e.g. "cpu-fast", "cuda-graphs")."""
+        return self._task.backend
+
+    @property
+    def device(self):
+        return self._task.device
+
+    @property
+    def config(self):
+        """The eight config keys and their values, defaults included."""
+        return self._task.config
+
+    def __repr__(self):
+        return (f"<revgraph.Task: {self._task.train_count} train / {self._task.test_count} query "
+                f"on {self.backend} ({self.device})>")
+
+
+def fit_predict(train_images, train_labels, test_images, *, backend="auto", **config):
+    """Prepare and run one task: Task(...).run()."""
+    return Task(train_images, train_labels, test_images, backend=backend, **config).run()
+
+
+def run_together(tasks, *, threads=0, metadata=True):
+    """Run every task at once (GPU tasks each on its own stream, CPU tasks on up to `threads`
+    worker threads, 0: one per hardware thread); each Result is the bytes of that task's run()."""
+    tasks = list(tasks)
+    for t in tasks:
+        if not isinstance(t, Task):
+            raise TypeError(f"run_together: expected revgraph.Task items, got {type(t).__name__}")
+    return [Result(out) for out in _core.run_together([t._task for t in tasks], threads, metadata)]
+
+
+def backends():
+    """What `revgraph backends --json` prints: version, git_commit, and for each backend name
+    whether it is usable here (and on what), or why not."""
+    return _core.backends()

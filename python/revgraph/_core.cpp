@@ -1,0 +1,370 @@
+// revgraph._core: the engine's PreparedTask for Python. The Python package (__init__.py) wraps
+// these few entry points; everything that computes lives in the engine, so Python gets the
+// CLI's bytes. Error mapping: what the caller got wrong (inputs, config, an unknown backend
+// name) is ValueError with the engine's message; anything that fails once the inputs and config
+// are known good (a backend that cannot be built, the device) is RuntimeError.
+#include <pybind11/numpy.h>
+#include <pybind11/pybind11.h>
+#include <pybind11/stl.h>
+
+#include <algorithm>
+#include <chrono>
+#include <cstring>
+#include <filesystem>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/backends.hpp"
+#include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
+#include "engine/io/npy.hpp"
+#include "engine/io/task_files.hpp"
+#include "engine/task.hpp"
+#include "engine/version.hpp"
+
+namespace py = pybind11;
+
+namespace revgraph::python {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+// The caller's mistake: Python's ValueError, message as the CLI prints it after "revgraph: error: ".
+[[noreturn]] void bad(const std::string& message) { throw py::value_error(message); }
+
+std::string dtype_str(const py::array& a) { return py::str(a.dtype().attr("str")).cast<std::string>(); }
+
+std::string shape_str(const py::array& a) {
+    std::vector<std::int64_t> shape(a.shape(), a.shape() + a.ndim());
+    return io::Array::shape_string(shape);
+}
+
+// The CLI's rules for an input array (io::task_inputs_from_archive): exactly this dtype, and here
+// also C order, since a strided view would need a gather the caller did not ask for.
+py::array checked_array(const py::object& obj, const char* name, const char* dtype, const char* what) {
+    if (!py::isinstance<py::array>(obj))
+        bad(std::string("input: ") + name + " must be a numpy array of " + what + ", got " +
+            py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
+    auto a = py::reinterpret_borrow<py::array>(obj);
+    if (dtype_str(a) != dtype)
+        bad(std::string("input: ") + name + " must be " + what + ", got " + dtype_str(a) +
+            " (never cast: convert it yourself)");
+    if (!(a.flags() & py::array::c_style))
+        bad(std::string("input: ") + name + " must be C-contiguous (np.ascontiguousarray makes a copy that is)");
+    return a;
+}
+
+void expect_images(const py::array& a, const char* name) {
+    if (a.ndim() != 4 || a.shape(1) != 1 || a.shape(2) != 9 || a.shape(3) != 9)
+        bad(std::string("input: ") + name + " must have shape (N, 1, 9, 9), got " + shape_str(a));
+}
+
+template <typename T>
+std::vector<T> copy_of(const py::array& a) {
+    // TaskInputs owns std::vectors, so the engine keeps one copy of each input for the task's
+    // life (its hashes, the CPU backends' reads, the GPU upload all come from it). One memcpy
+    // at preparation, never per run, and never a conversion.
+    std::vector<T> v(static_cast<std::size_t>(a.size()));
+    if (!v.empty()) std::memcpy(v.data(), a.data(), v.size() * sizeof(T));
+    return v;
+}
+
+TaskInputs task_inputs(const py::object& train_images, const py::object& train_labels, const py::object& test_images) {
+    const py::array train = checked_array(train_images, "train_images", "<f4", "float32 (<f4)");
+    const py::array labels = checked_array(train_labels, "train_labels", "<i8", "int64 (<i8)");
+    const py::array test = checked_array(test_images, "test_images", "<f4", "float32 (<f4)");
+    expect_images(train, "train_images");
+    expect_images(test, "test_images");
+    if (labels.ndim() != 1) bad("input: train_labels must have shape (N,), got " + shape_str(labels));
+    if (labels.shape(0) != train.shape(0))
+        bad("input: " + std::to_string(train.shape(0)) + " train images but " + std::to_string(labels.shape(0)) +
+            " train labels");
+    return TaskInputs{copy_of<float>(train), copy_of<std::int64_t>(labels), copy_of<float>(test)};
+}
+
+// A Python int as a JSON integer, as a config file would hold it.
+nlohmann::json json_integer(const std::string& key, const py::handle& value) {
+    int overflow = 0;
+    const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
+    if (overflow == 0) return v;
+    if (overflow > 0) {
+        const unsigned long long u = PyLong_AsUnsignedLongLong(value.ptr());
+        if (!PyErr_Occurred()) return u;
+        PyErr_Clear();
+    }
+    bad("config: " + key + " is out of range: " + py::str(value).cast<std::string>());
+}
+
+// Keyword arguments to a TaskConfig through the engine's JSON reader, so the rules and messages
+// are those of --config (an unknown key, a float for depth, a bool anywhere: ValueError).
+TaskConfig task_config(const py::dict& config) {
+    nlohmann::json j = nlohmann::json::object();
+    for (const auto& [k, v] : config) {
+        const std::string key = py::str(k).cast<std::string>();
+        if (PyBool_Check(v.ptr())) j[key] = v.cast<bool>();
+        else if (PyLong_Check(v.ptr())) j[key] = json_integer(key, v);
+        else if (PyFloat_Check(v.ptr())) j[key] = v.cast<double>();
+        else if (py::isinstance<py::str>(v)) j[key] = v.cast<std::string>();
+        else j[key] = nullptr;  // the reader says what type the key needs
+    }
+    TaskConfig c;
+    try {
+        c.update_from_json(j);
+        c.validate();
+    } catch (const Error& e) {
+        bad(e.what());
+    }
+    return c;
+}
+
+// Unknown names are the caller's mistake; a known backend this machine cannot run is not.
+std::unique_ptr<Backend> backend_named(const std::string& name) {
+    const auto names = backend_names();
+    try {
+        return make_backend(name);
+    } catch (const Error& e) {
+        if (std::find(names.begin(), names.end(), name) == names.end()) bad(e.what());
+        throw std::runtime_error(e.what());
+    }
+}
+
+py::object json_to_python(const nlohmann::ordered_json& j) {
+    return py::module_::import("json").attr("loads")(j.dump());
+}
+
+// One run's results, owned here so that numpy arrays view them without a copy.
+class RunOutput {
+public:
+    RunOutput(TaskOutputs outputs, model::Layout layout, double run_seconds, double outputs_seconds)
+        : out_(std::move(outputs)), layout_(std::move(layout)), run_seconds_(run_seconds),
+          outputs_seconds_(outputs_seconds) {}
+
+    py::array predictions(py::object self) const {
+        const auto& p = out_.state.predictions;
+        return py::array_t<std::int64_t>({static_cast<py::ssize_t>(p.size())}, p.data(), self);
+    }
+    py::array scores(py::object self) const {
+        const auto& s = out_.state.scores;
+        return py::array_t<float>({static_cast<py::ssize_t>(s.size() / 10), py::ssize_t(10)}, s.data(), self);
+    }
+    // Every parameter by name, then velocity.<name>, as `--state` writes them.
+    py::dict state() const {
+        py::dict d;
+        const io::NpzArchive archive = io::state_archive(layout_, out_.state);
+        for (const auto& [name, array] : archive.entries()) {
+            py::array_t<float> a(std::vector<py::ssize_t>(array.shape.begin(), array.shape.end()));
+            std::memcpy(a.mutable_data(), array.data.data(), array.data.size());
+            d[py::str(name)] = a;
+        }
+        return d;
+    }
+    bool has_metadata() const { return !out_.metadata.is_null(); }
+    std::string metadata_json() const { return out_.metadata.dump(); }
+    py::bytes predictions_npy() const {
+        const auto bytes = io::serialize_npy(io::predictions_array(out_.state.predictions));
+        return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
+    }
+    double run_seconds() const { return run_seconds_; }
+    double outputs_seconds() const { return outputs_seconds_; }
+
+private:
+    TaskOutputs out_;
+    model::Layout layout_;
+    double run_seconds_;
+    double outputs_seconds_;
+};
+
+// A PreparedTask plus a lock: two Python threads calling run() on one task take turns (the
+// backend's buffers are one per task), while different tasks run in parallel without the GIL.
+class Task {
+public:
+    Task(const py::object& train_images, const py::object& train_labels, const py::object& test_images,
+         const std::string& backend, const py::dict& config) {
+        TaskInputs inputs = task_inputs(train_images, train_labels, test_images);
+        const TaskConfig c = task_config(config);
+        py::gil_scoped_release nogil;
+        try {
+            inputs.validate();  // here, so that bad values are ValueError and not a device failure
+        } catch (const Error& e) {
+            throw py::value_error(e.what());
+        }
+        auto b = backend_named(backend);
+        try {
+            task_ = std::make_unique<PreparedTask>(std::move(inputs), c, std::move(b));
+        } catch (const Error& e) {
+            throw std::runtime_error(e.what());
+        }
+    }
+
+    std::unique_ptr<RunOutput> run(bool metadata) {
+        py::gil_scoped_release nogil;
+        std::lock_guard<std::mutex> lock(mutex_);
+        try {
+            task_->run();
+            return collect(metadata);
+        } catch (const Error& e) {
+            throw std::runtime_error(e.what());
+        }
+    }
+
+    static std::vector<std::unique_ptr<RunOutput>> run_together(const std::vector<Task*>& tasks, unsigned threads,
+                                                                bool metadata) {
+        for (const Task* t : tasks)
+            if (t == nullptr) throw py::type_error("run_together: every item must be a revgraph.Task");
+        std::vector<Task*> order(tasks);
+        std::sort(order.begin(), order.end());
+        if (std::adjacent_find(order.begin(), order.end()) != order.end())
+            throw py::value_error("task: run_together() of a task listed twice (it would race with itself)");
+        py::gil_scoped_release nogil;
+        // Locked in address order, so two run_together calls sharing tasks cannot deadlock.
+        std::vector<std::unique_lock<std::mutex>> locks;
+        for (Task* t : order) locks.emplace_back(t->mutex_);
+        std::vector<PreparedTask*> prepared;
+        for (Task* t : tasks) prepared.push_back(t->task_.get());
+        std::vector<std::unique_ptr<RunOutput>> results;
+        try {
+            PreparedTask::run_together(prepared, threads);
+            for (Task* t : tasks) results.push_back(t->collect(metadata));
+        } catch (const Error& e) {
+            throw std::runtime_error(e.what());
+        }
+        return results;
+    }
+
+    double preparation_seconds() const { return task_->preparation_seconds(); }
+    std::string backend_name() const { return task_->backend().name(); }
+    std::string device() const { return task_->backend().device(); }
+    std::int64_t train_count() const { return task_->inputs().train_count(); }
+    std::int64_t test_count() const { return task_->inputs().test_count(); }
+    py::object config() const { return json_to_python(task_->config().to_json()); }
+
+private:
+    // Under the lock, right after the run it describes. Without metadata only the state is
+    // copied back: SPEC §7's hashes cost more than the binding itself (bench/python_overhead.py).
+    std::unique_ptr<RunOutput> collect(bool metadata) {
+        const auto start = Clock::now();
+        TaskOutputs out = metadata ? task_->outputs() : TaskOutputs{task_->backend().read_state(), nullptr};
+        const double seconds = std::chrono::duration<double>(Clock::now() - start).count();
+        return std::make_unique<RunOutput>(std::move(out), task_->layout(), task_->last_run_seconds(), seconds);
+    }
+
+    std::unique_ptr<PreparedTask> task_;
+    std::mutex mutex_;
+};
+
+// `revgraph backends --json`'s object.
+py::object backends() {
+    nlohmann::ordered_json j;
+    j["version"] = version();
+    j["git_commit"] = git_commit();
+    j["backends"] = nlohmann::ordered_json::array();
+    std::vector<BackendAvailability> all;
+    {
+        py::gil_scoped_release nogil;
+        all = backend_availability();
+    }
+    for (const auto& a : all) {
+        nlohmann::ordered_json b;
+        b["requested"] = a.requested;
+        b["usable"] = a.usable;
+        if (a.usable) b["backend"] = a.backend, b["device"] = a.device;
+        else b["reason"] = a.reason;
+        j["backends"].push_back(std::move(b));
+    }
+    return json_to_python(j);
+}
+
+// The CLI's config: defaults, then the file, then each --set in order, validated at the end
+// with the source of the bad value in the message (as tools/revgraph/common.cpp config_from).
+py::object config_from(const std::optional<std::string>& path, const std::vector<std::string>& sets) {
+    TaskConfig config;
+    std::map<std::string, std::string> origin;
+    try {
+        if (path) {
+            const auto bytes = io::read_file(*path);
+            nlohmann::json j;
+            try {
+                j = nlohmann::json::parse(bytes.begin(), bytes.end());
+            } catch (const nlohmann::json::exception&) {
+                throw Error(*path + ": not valid JSON");
+            }
+            try {
+                config.update_from_json(j);
+            } catch (const Error& e) {
+                throw Error(*path + ": " + e.what());
+            }
+            for (const auto& item : j.items()) origin[item.key()] = *path + ": ";
+        }
+        for (const auto& kv : sets) {
+            const auto eq = kv.find('=');
+            if (eq == std::string::npos || eq == 0) throw Error("--set needs key=value, got '" + kv + "'");
+            const std::string key = kv.substr(0, eq);
+            config.set(key, kv.substr(eq + 1));
+            origin[key] = "--set " + kv + ": ";
+        }
+        for (const auto& key : TaskConfig::keys())
+            if (const auto problem = config.problem(key); !problem.empty()) throw Error(origin[key] + problem);
+    } catch (const Error& e) {
+        bad(e.what());
+    }
+    return json_to_python(config.to_json());
+}
+
+// All files or none (io::write_files_atomic): the harness never sees half a result.
+void write_files_atomic(const std::vector<std::pair<std::string, py::bytes>>& files) {
+    std::vector<std::pair<std::filesystem::path, std::vector<std::uint8_t>>> staged;
+    for (const auto& [path, bytes] : files) {
+        const std::string_view view = bytes;
+        staged.push_back({path, std::vector<std::uint8_t>(view.begin(), view.end())});
+    }
+    py::gil_scoped_release nogil;
+    try {
+        io::write_files_atomic(staged);
+    } catch (const Error& e) {
+        throw std::runtime_error(e.what());
+    }
+}
+
+}  // namespace
+}  // namespace revgraph::python
+
+PYBIND11_MODULE(_core, m) {
+    using namespace revgraph::python;
+    m.doc() = "revgraph's engine: prepared tasks, runs and their results (use the revgraph package).";
+
+    py::class_<RunOutput>(m, "RunOutput")
+        .def("predictions", [](py::object self) { return self.cast<const RunOutput&>().predictions(self); })
+        .def("scores", [](py::object self) { return self.cast<const RunOutput&>().scores(self); })
+        .def("state", &RunOutput::state)
+        .def("metadata_json", &RunOutput::metadata_json)
+        .def_property_readonly("has_metadata", &RunOutput::has_metadata)
+        .def("predictions_npy", &RunOutput::predictions_npy)
+        .def_property_readonly("run_seconds", &RunOutput::run_seconds)
+        .def_property_readonly("outputs_seconds", &RunOutput::outputs_seconds);
+
+    py::class_<Task>(m, "Task")
+        .def(py::init<const py::object&, const py::object&, const py::object&, const std::string&, const py::dict&>(),
+             py::arg("train_images"), py::arg("train_labels"), py::arg("test_images"), py::arg("backend"),
+             py::arg("config"))
+        .def("run", &Task::run, py::arg("metadata") = true)
+        .def_property_readonly("preparation_seconds", &Task::preparation_seconds)
+        .def_property_readonly("backend", &Task::backend_name)
+        .def_property_readonly("device", &Task::device)
+        .def_property_readonly("train_count", &Task::train_count)
+        .def_property_readonly("test_count", &Task::test_count)
+        .def_property_readonly("config", &Task::config);
+
+    m.def("run_together", &Task::run_together, py::arg("tasks"), py::arg("threads") = 0u, py::arg("metadata") = true);
+    m.def("backends", &backends);
+    m.def("config_from", &config_from, py::arg("path"), py::arg("sets"));
+    m.def("write_files_atomic", &write_files_atomic, py::arg("files"));
+    m.def("version", [] { return std::string(revgraph::version()); });
+    m.def("git_commit", [] { return std::string(revgraph::git_commit()); });
+}

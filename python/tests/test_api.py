@@ -1,0 +1,201 @@
+"""revgraph's Python API against the `revgraph` command and against itself: the CLI's bytes for
+the same inputs and config, byte-identical repeats, run_together equal to solo runs, and two
+Python threads running tasks at once."""
+import hashlib
+import json
+import threading
+import time
+
+import numpy as np
+import pytest
+
+import revgraph
+from conftest import TIME_KEYS, make_task, run_cli
+
+CONFIG = {"depth": 3, "alpha": 0.25, "seed": 5, "epochs": 3, "learning_rate": 0.05, "batch_size": 64,
+          "momentum": 0.8, "weight_decay": 0.0001}
+
+
+def sha256(a):
+    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
+
+
+def assert_same_run(a, b):
+    assert a.predictions.tobytes() == b.predictions.tobytes()
+    assert a.scores.tobytes() == b.scores.tobytes()
+    assert list(a.state) == list(b.state)
+    for name in a.state:
+        assert a.state[name].tobytes() == b.state[name].tobytes(), name
+    for key in a.metadata:
+        if key not in TIME_KEYS | {"run_count"}:
+            assert a.metadata[key] == b.metadata[key], key
+
+
+@pytest.mark.parametrize("backend", ["cpu", "cpu-reference"])
+def test_fit_predict_gives_the_cli_bytes(tmp_path, task_arrays, backend):
+    train, labels, test, _ = task_arrays
+    np.savez(tmp_path / "draw.npz", train_images=train, train_labels=labels, test_images=test)
+    (tmp_path / "config.json").write_text(json.dumps(CONFIG))
+    run_cli("run", "--input", str(tmp_path / "draw.npz"), "--config", str(tmp_path / "config.json"),
+            "--backend", backend, "--output", str(tmp_path / "r.json"), "--state", str(tmp_path / "s.npz"), "--quiet")
+    cli_meta = json.loads((tmp_path / "r.json").read_text())
+    cli_predictions = (tmp_path / "r.predictions.npy").read_bytes()
+
+    result = revgraph.fit_predict(train, labels, test, backend=backend, **CONFIG)
+
+    # Predictions: the same .npy bytes, and the same values as numpy reads them.
+    assert result.predictions_npy() == cli_predictions
+    assert result.predictions.dtype == np.int64 and result.predictions.shape == (test.shape[0],)
+    assert np.array_equal(result.predictions, np.load(tmp_path / "r.predictions.npy"))
+    assert result.scores.dtype == np.float32 and result.scores.shape == (test.shape[0], 10)
+    # Every hash: recomputed here from the arrays Python got, and equal to the CLI's.
+    assert sha256(result.predictions) == cli_meta["predictions_sha256"]
+    assert sha256(result.scores) == cli_meta["scores_sha256"]
+    assert cli_meta["input_hashes"] == {"train_images": sha256(train), "train_labels": sha256(labels),
+                                        "test_images": sha256(test)}
+    # The state: the archive --state wrote, array by array, in order.
+    with np.load(tmp_path / "s.npz") as state:
+        assert list(state.files) == list(result.state)
+        for name in state.files:
+            assert state[name].dtype == result.state[name].dtype == np.float32
+            assert state[name].shape == result.state[name].shape, name
+            assert state[name].tobytes() == result.state[name].tobytes(), name
+    for name, a in result.state.items():
+        key = "final_velocity_sha256" if name.startswith("velocity.") else "final_parameter_sha256"
+        assert sha256(a) == cli_meta[key][name.removeprefix("velocity.")], name
+    # Metadata: RESULT.json's keys (less the file name --output adds) and values, times aside.
+    meta = result.metadata
+    assert set(meta) == set(cli_meta) - {"predictions_file"}
+    for key in cli_meta:
+        if key not in TIME_KEYS | {"input", "predictions_file"}:
+            assert meta[key] == cli_meta[key], key
+    assert meta["config"] == CONFIG
+    assert meta["training_prediction_seconds"] == result.run_seconds > 0
+
+
+def test_defaults_are_the_clis(tmp_path, task_arrays):
+    train, labels, test, _ = task_arrays
+    np.savez(tmp_path / "draw.npz", train_images=train, train_labels=labels, test_images=test)
+    cli_meta = json.loads(run_cli("run", "--input", str(tmp_path / "draw.npz"), "--backend", "cpu", "--quiet").stdout)
+    result = revgraph.fit_predict(train, labels, test, backend="cpu")
+    assert result.metadata["config"] == cli_meta["config"]
+    assert result.metadata["final_parameter_sha256"] == cli_meta["final_parameter_sha256"]
+    assert result.metadata["predictions_sha256"] == cli_meta["predictions_sha256"]
+
+
+def test_task_run_repeats_byte_identical(task_arrays):
+    train, labels, test, _ = task_arrays
+    task = revgraph.Task(train, labels, test, backend="cpu", **CONFIG)
+    assert task.preparation_seconds > 0
+    assert task.config == CONFIG
+    first = task.run()
+    second = task.run()
+    third = task.run()
+    assert_same_run(first, second)
+    assert_same_run(first, third)
+    assert [r.metadata["run_count"] for r in (first, second, third)] == [1, 2, 3]
+    # A run's arrays are its own: the next run does not change them under the caller.
+    assert first.predictions.base is not second.predictions.base
+    # And training did something: the final parameters differ from the initial ones.
+    assert first.metadata["final_parameter_sha256"] != first.metadata["initial_parameter_sha256"]
+
+
+def test_numpy_scalars_in_config(task_arrays):
+    train, labels, test, _ = task_arrays
+    a = revgraph.fit_predict(train, labels, test, backend="cpu", depth=np.int64(2), alpha=np.float32(0.5), epochs=1)
+    b = revgraph.fit_predict(train, labels, test, backend="cpu", depth=2, alpha=0.5, epochs=1)
+    assert_same_run(a, b)
+
+
+def test_run_together_equals_solo_runs():
+    tasks, solo = [], []
+    for k, backend in enumerate(["cpu", "cpu-reference", "cpu", "cpu"]):
+        train, labels, test, _ = make_task(100 + k, train=300 + 50 * k, test=40 + k)
+        config = dict(seed=k, epochs=2, depth=1 + k % 3, batch_size=32)
+        tasks.append(revgraph.Task(train, labels, test, backend=backend, **config))
+        solo.append(revgraph.fit_predict(train, labels, test, backend=backend, **config))
+    together = revgraph.run_together(tasks, threads=2)
+    assert len(together) == len(tasks)
+    for a, b in zip(together, solo):
+        assert_same_run(a, b)
+    # Different tasks, different answers: the comparison above is not between equal runs.
+    assert together[0].metadata["predictions_sha256"] != together[2].metadata["predictions_sha256"]
+    # Then each task's own run() still gives the same bytes.
+    for t, b in zip(tasks, solo):
+        assert_same_run(t.run(), b)
+
+
+def test_run_together_refuses_a_task_twice_and_non_tasks(task_arrays):
+    train, labels, test, _ = task_arrays
+    task = revgraph.Task(train, labels, test, backend="cpu", epochs=1)
+    with pytest.raises(ValueError, match="listed twice"):
+        revgraph.run_together([task, task])
+    with pytest.raises(TypeError):
+        revgraph.run_together([task, "not a task"])
+    assert revgraph.run_together([]) == []
+
+
+def test_two_threads_run_tasks_at_once():
+    """The GIL is released while a task runs: two threads each run their own task, this one
+    keeps executing Python meanwhile, and both results are those of a run on its own."""
+    inputs = [make_task(7, train=4000, test=500), make_task(8, train=4000, test=500)]
+    configs = [dict(seed=1, epochs=12, depth=4), dict(seed=2, epochs=12, depth=3)]
+    tasks = [revgraph.Task(tr, tl, te, backend="cpu", **c) for (tr, tl, te, _), c in zip(inputs, configs)]
+    expected = [revgraph.fit_predict(tr, tl, te, backend="cpu", **c) for (tr, tl, te, _), c in zip(inputs, configs)]
+    results = [None, None]
+    ticks = [0]  # counted by this thread while the workers run
+    ticks_during_run = [None, None]  # each worker: how many ticks happened while it was inside run()
+    barrier = threading.Barrier(2)
+
+    def work(k):
+        barrier.wait()
+        before = ticks[0]
+        results[k] = tasks[k].run()
+        ticks_during_run[k] = ticks[0] - before
+
+    threads = [threading.Thread(target=work, args=(k,)) for k in range(2)]
+    for t in threads:
+        t.start()
+    while any(t.is_alive() for t in threads):
+        ticks[0] += 1
+        time.sleep(0.0005)
+    for t in threads:
+        t.join()
+    for got, want in zip(results, expected):
+        assert got is not None
+        assert_same_run(got, want)
+    # Had run() kept the GIL, this thread could not have ticked while a worker was inside it
+    # (at most once, between reading `before` and entering the engine). A run takes tens of ms.
+    assert min(ticks_during_run) > 5, ticks_during_run
+
+
+def test_backends_matches_the_cli():
+    cli = json.loads(run_cli("backends", "--json").stdout)
+    assert revgraph.backends() == cli
+    assert revgraph.__version__ == cli["version"]
+    usable = {b["requested"] for b in cli["backends"] if b["usable"]}
+    assert {"cpu", "cpu-reference", "auto"} <= usable
+
+
+def test_result_arrays_outlive_the_task(task_arrays):
+    train, labels, test, _ = task_arrays
+    task = revgraph.Task(train, labels, test, backend="cpu", epochs=1)
+    result = task.run()
+    predictions, scores = result.predictions, result.scores
+    expected = predictions.copy(), scores.copy()
+    del task, result
+    assert np.array_equal(predictions, expected[0]) and np.array_equal(scores, expected[1])
+
+
+def test_run_without_metadata_gives_the_same_arrays(task_arrays):
+    train, labels, test, _ = task_arrays
+    task = revgraph.Task(train, labels, test, backend="cpu", **CONFIG)
+    full = task.run()
+    bare = task.run(metadata=False)
+    assert bare.metadata is None
+    assert bare.predictions.tobytes() == full.predictions.tobytes()
+    assert bare.scores.tobytes() == full.scores.tobytes()
+    for name in full.state:
+        assert bare.state[name].tobytes() == full.state[name].tobytes(), name
+    together = revgraph.run_together([task], metadata=False)[0]
+    assert together.metadata is None and together.predictions.tobytes() == full.predictions.tobytes()

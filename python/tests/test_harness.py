@@ -1,0 +1,241 @@
+"""python -m revgraph learn|score on a made-up medium.npz: learn reads only the three inputs (a
+corrupt test_labels member does not stop it), writes the CLI's predictions, never replaces an
+input and writes nothing when it fails; score's verdict is exact at the band's edge."""
+import json
+import os
+import struct
+import subprocess
+import sys
+import zipfile
+
+import numpy as np
+import pytest
+
+import revgraph
+from revgraph import _harness
+from conftest import make_task, run_cli, write_medium
+
+
+def score(data, predictions, *extra):
+    return harness("score", "--data", str(data), "--predictions", str(predictions), *extra)
+
+
+def harness(*args, cwd=None):
+    return subprocess.run([sys.executable, "-m", "revgraph", *args], capture_output=True, text=True, cwd=cwd)
+
+
+def corrupt_member(path, name):
+    """Overwrites the first bytes of a stored member's data: reading it fails (bad magic, bad CRC)."""
+    with zipfile.ZipFile(path) as z:
+        info = z.getinfo(name + ".npy")
+        assert info.compress_type == zipfile.ZIP_STORED
+    with open(path, "r+b") as f:
+        f.seek(info.header_offset + 26)
+        name_len, extra_len = struct.unpack("<HH", f.read(4))
+        f.seek(info.header_offset + 30 + name_len + extra_len)
+        f.write(b"\xffcorrupt member\xff")
+
+
+@pytest.fixture
+def medium(tmp_path):
+    path = tmp_path / "medium.npz"
+    arrays = write_medium(path, seed=42, train=500, test=120)
+    return path, arrays
+
+
+def test_learn_writes_the_api_and_cli_predictions(tmp_path, medium):
+    path, (train, labels, test, _) = medium
+    out = tmp_path / "predictions.npy"
+    meta = tmp_path / "meta.json"
+    (tmp_path / "c.json").write_text(json.dumps({"depth": 3, "epochs": 4, "seed": 9}))
+    p = harness("learn", "--data", str(path), "--predictions", str(out), "--config", str(tmp_path / "c.json"),
+                "--set", "epochs=3", "--set", "batch_size=50", "--backend", "cpu", "--metadata", str(meta))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == ""
+    predictions = np.load(out)
+    assert predictions.dtype == np.int64 and predictions.shape == (120,)
+    # The same as the API with the same config (the file's, then --set in order) ...
+    expected = revgraph.fit_predict(train, labels, test, backend="cpu", depth=3, epochs=3, seed=9, batch_size=50)
+    assert out.read_bytes() == expected.predictions_npy()
+    # ... and as the command on an archive of the three inputs.
+    np.savez(tmp_path / "draw.npz", train_images=train, train_labels=labels, test_images=test)
+    run_cli("run", "--input", str(tmp_path / "draw.npz"), "--config", str(tmp_path / "c.json"), "--set", "epochs=3",
+            "--set", "batch_size=50", "--backend", "cpu", "--output", str(tmp_path / "r.json"), "--quiet")
+    assert out.read_bytes() == (tmp_path / "r.predictions.npy").read_bytes()
+    m = json.loads(meta.read_text())
+    cli = json.loads((tmp_path / "r.json").read_text())
+    assert set(m) == set(cli)
+    assert m["input"] == str(path) and m["predictions_file"] == "predictions.npy"
+    for key in ("config", "input_hashes", "final_parameter_sha256", "predictions_sha256", "scores_sha256"):
+        assert m[key] == cli[key], key
+
+
+def test_learn_never_reads_test_labels_or_indices(tmp_path, medium):
+    path, (train, labels, test, _) = medium
+    for name in ("test_labels", "train_indices", "test_indices"):
+        corrupt_member(path, name)
+        with np.load(path) as z, pytest.raises(Exception):
+            z[name]  # the member really is unreadable
+    out = tmp_path / "p.npy"
+    p = harness("learn", "--data", str(path), "--predictions", str(out), "--backend", "cpu", "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr == ""
+    assert out.read_bytes() == revgraph.fit_predict(train, labels, test, backend="cpu").predictions_npy()
+
+
+def test_learn_asks_the_archive_for_three_members_only(tmp_path, medium, monkeypatch):
+    path, _ = medium
+    asked = []
+    original = np.lib.npyio.NpzFile.__getitem__
+
+    def recording(self, key):
+        asked.append(key)
+        return original(self, key)
+
+    monkeypatch.setattr(np.lib.npyio.NpzFile, "__getitem__", recording)
+    assert _harness.main(["learn", "--data", str(path), "--predictions", str(tmp_path / "p.npy"), "--backend", "cpu",
+                          "--set", "epochs=1", "--quiet"]) == 0
+    assert asked == ["train_images", "train_labels", "test_images"]
+
+
+def test_learn_refuses_to_replace_an_input(tmp_path, medium):
+    path, _ = medium
+    before = path.read_bytes()
+    (tmp_path / "c.json").write_text("{}")
+    for args in (["--predictions", str(path)],
+                 ["--predictions", str(tmp_path / "." / "medium.npz")],
+                 ["--predictions", str(tmp_path / "p.npy"), "--metadata", str(tmp_path / "c.json"),
+                  "--config", str(tmp_path / "c.json")],
+                 ["--predictions", str(tmp_path / "p.npy"), "--metadata", str(tmp_path / "p.npy")]):
+        p = harness("learn", "--data", str(path), "--backend", "cpu", *args)
+        assert p.returncode == 2, p.stderr
+        assert p.stderr.startswith("revgraph: error: ") and p.stderr.count("\n") == 1, p.stderr
+    os.link(path, tmp_path / "hardlink.npz")
+    p = harness("learn", "--data", str(path), "--predictions", str(tmp_path / "hardlink.npz"), "--backend", "cpu")
+    assert p.returncode == 2 and "never replaces an input" in p.stderr
+    assert path.read_bytes() == before
+    assert (tmp_path / "c.json").read_text() == "{}"
+    assert not (tmp_path / "p.npy").exists()
+
+
+def test_learn_failures_write_nothing(tmp_path, medium):
+    path, _ = medium
+    out = tmp_path / "p.npy"
+    out.write_bytes(b"an earlier result")
+    cases = [
+        (["--set", "depth=0"], 1, "revgraph: error: --set depth=0: config: depth must be in 1..1024, got 0\n"),
+        (["--set", "depth"], 2, "revgraph: error: --set needs key=value, got 'depth'\n"),
+        (["--backend", "gpu"], 1, "revgraph: error: backend: unknown backend 'gpu' "
+                                   "(expected auto, cpu, cpu-reference, cuda or cuda-fused)\n"),
+        (["--metadata", str(tmp_path / "missing" / "m.json")], 1, None),
+        (["--config", str(tmp_path / "absent.json")], 1, None),
+        (["--bogus"], 2, None),
+    ]
+    for extra, status, stderr in cases:
+        p = harness("learn", "--data", str(path), "--predictions", str(out), *extra)
+        assert p.returncode == status, (extra, p.stderr)
+        assert p.stderr.startswith("revgraph: error: ") and p.stderr.count("\n") == 1, p.stderr
+        if stderr:
+            assert p.stderr == stderr
+        assert out.read_bytes() == b"an earlier result"
+    # The command says the same about a bad --set.
+    cli = run_cli("run", "--set", "depth=0", check=False)
+    assert cli.stderr == cases[0][2]
+
+
+def test_learn_bad_archives(tmp_path):
+    tr, tl, te, _ = make_task(3, train=100, test=20)
+    out = tmp_path / "p.npy"
+    np.savez(tmp_path / "no_test.npz", train_images=tr, train_labels=tl)
+    bad_pixels = tr.copy()
+    bad_pixels[0, 0, 0, 0] = np.nan
+    np.savez(tmp_path / "nan.npz", train_images=bad_pixels, train_labels=tl, test_images=te)
+    np.savez(tmp_path / "f64.npz", train_images=tr.astype(np.float64), train_labels=tl, test_images=te)
+    np.save(tmp_path / "single.npy", tr)
+    (tmp_path / "text.npz").write_text("not an archive")
+    cases = {
+        "no_test.npz": "no_test.npz: missing array 'test_images'",
+        "nan.npz": "nan.npz: input: train_images has a NaN pixel at flat index 0",
+        "f64.npz": "train_images must be float32 (<f4), got <f8",
+        "single.npy": "not an .npz archive",
+        "text.npz": "not an .npz archive",
+        "absent.npz": "cannot read",
+    }
+    for name, fragment in cases.items():
+        p = harness("learn", "--data", str(tmp_path / name), "--predictions", str(out), "--backend", "cpu")
+        assert p.returncode == 1, (name, p.stderr)
+        assert p.stderr.startswith("revgraph: error: ") and p.stderr.count("\n") == 1, p.stderr
+        assert fragment in p.stderr, p.stderr
+        assert not out.exists()
+
+
+def write_predictions(tmp_path, labels, wrong):
+    predictions = labels.copy()
+    predictions[:wrong] = (predictions[:wrong] + 1) % 10
+    np.save(tmp_path / "p.npy", predictions)
+    return tmp_path / "p.npy"
+
+
+def test_score_at_the_band_edge(tmp_path):
+    labels = np.arange(200, dtype=np.int64) % 10
+    np.savez(tmp_path / "m.npz", test_labels=labels)
+    # 12% of 200: at least ceil(200 * 88 / 100) = 176 correct.
+    p = score(tmp_path / "m.npz", write_predictions(tmp_path, labels, 24))
+    assert p.returncode == 0, p.stderr
+    assert p.stdout == ("accuracy 88.00% (176/200 correct), error 12.00%\n"
+                        "band: error at most 12% needs 176/200 correct: within the band\n")
+    p = score(tmp_path / "m.npz", write_predictions(tmp_path, labels, 25))
+    assert p.returncode == 3
+    assert p.stdout == ("accuracy 87.50% (175/200 correct), error 12.50%\n"
+                        "band: error at most 12% needs 176/200 correct: outside the band (1 short)\n")
+
+
+def test_score_is_exact_where_floats_are_not(tmp_path):
+    # 7 labels, target 12.5%: 7 * 87.5 / 100 = 6.125, so all 7 must be right.
+    labels = np.arange(7, dtype=np.int64)
+    np.savez(tmp_path / "m.npz", test_labels=labels)
+    p = score(tmp_path / "m.npz", write_predictions(tmp_path, labels, 1), "--error-target", "12.5")
+    assert p.returncode == 3
+    assert p.stdout.splitlines() == ["accuracy 85.71% (6/7 correct), error 14.29%",
+                                     "band: error at most 12.5% needs 7/7 correct: outside the band (1 short)"]
+    # 0.7 * 100 is 70.00000000000001 in floats; in integers 100 labels at 30% need exactly 70 correct.
+    labels = np.arange(100, dtype=np.int64) % 10
+    np.savez(tmp_path / "m.npz", test_labels=labels)
+    p = score(tmp_path / "m.npz", write_predictions(tmp_path, labels, 30), "--error-target", "30")
+    assert p.returncode == 0
+    assert "needs 70/100 correct: within the band" in p.stdout
+
+
+def test_score_refuses_bad_predictions(tmp_path):
+    labels = np.arange(50, dtype=np.int64) % 10
+    np.savez(tmp_path / "m.npz", test_labels=labels)
+    cases = {"short.npy": labels[:-1], "float.npy": labels.astype(np.float32), "range.npy": labels + 1,
+             "2d.npy": labels.reshape(5, 10)}
+    for name, array in cases.items():
+        np.save(tmp_path / name, array)
+        p = harness("score", "--data", str(tmp_path / "m.npz"), "--predictions", str(tmp_path / name))
+        assert p.returncode == 1, (name, p.stderr)
+        assert p.stderr.startswith("revgraph: error: ") and p.stderr.count("\n") == 1
+    for target in ("-1", "101", "twelve"):
+        p = harness("score", "--data", str(tmp_path / "m.npz"), "--predictions", str(tmp_path / "short.npy"),
+                    "--error-target", target)
+        assert p.returncode == 2 and "--error-target" in p.stderr
+
+
+def test_learn_then_score(tmp_path, medium):
+    path, (train, labels, test, test_labels) = medium
+    out = tmp_path / "p.npy"
+    assert harness("learn", "--data", str(path), "--predictions", str(out), "--set", "epochs=8", "--backend", "cpu",
+                   "--quiet").returncode == 0
+    p = harness("score", "--data", str(path), "--predictions", str(out), "--error-target", "100")
+    assert p.returncode == 0
+    correct = int(np.count_nonzero(np.load(out) == test_labels))
+    assert f"({correct}/120 correct)" in p.stdout
+    # The made-up classes are easy: training learnt them (far better than chance, 12 of 120).
+    assert correct > 60, correct
+
+
+def test_version_is_the_commands():
+    p = harness("--version")
+    assert p.returncode == 0
+    assert p.stdout == run_cli("version").stdout

@@ -1,0 +1,138 @@
+"""What revgraph refuses: inputs that are not exactly the CLI's arrays (never cast), bad values
+and bad config as ValueError with the CLI's message, a backend this build cannot run as
+RuntimeError. The caller's arrays are never written to."""
+import numpy as np
+import pytest
+
+import revgraph
+from conftest import make_task, run_cli
+
+
+@pytest.fixture(scope="module")
+def good():
+    train, labels, test, _ = make_task(5, train=200, test=30)
+    return train, labels, test
+
+
+def refuse(train, labels, test, match, **kwargs):
+    with pytest.raises(ValueError, match=match):
+        revgraph.Task(train, labels, test, backend="cpu", **kwargs)
+    with pytest.raises(ValueError, match=match):
+        revgraph.fit_predict(train, labels, test, backend="cpu", **kwargs)
+
+
+def test_float64_images_raise_never_cast(good):
+    train, labels, test = good
+    refuse(train.astype(np.float64), labels, test, r"train_images must be float32 \(<f4\), got <f8")
+    refuse(train, labels, test.astype(np.float64), r"test_images must be float32 \(<f4\), got <f8")
+    refuse(train.astype(np.float16), labels, test, r"got <f2")
+
+
+def test_other_dtypes_raise(good):
+    train, labels, test = good
+    refuse(train, labels.astype(np.int32), test, r"train_labels must be int64 \(<i8\), got <i4")
+    refuse(train, labels.astype(np.uint8), test, r"train_labels must be int64 \(<i8\), got \|u1")
+    refuse(train, labels.astype(np.float32), test, r"train_labels must be int64")
+    refuse(train.astype(">f4"), labels, test, r"train_images must be float32 \(<f4\), got >f4")
+    refuse(train, labels.astype(">i8"), test, r"got >i8")
+
+
+def test_non_arrays_raise(good):
+    train, labels, test = good
+    refuse(train.tolist(), labels, test, "train_images must be a numpy array.*got list")
+    refuse(train, list(labels), test, "train_labels must be a numpy array")
+    refuse(train, labels, None, "test_images must be a numpy array.*got NoneType")
+
+
+def test_non_contiguous_raise(good):
+    train, labels, test = good
+    refuse(np.asfortranarray(train), labels, test, "train_images must be C-contiguous")
+    refuse(train, np.repeat(labels, 2)[::2], test, "train_labels must be C-contiguous")
+    wide = np.zeros((test.shape[0], 2, 9, 9), np.float32)
+    refuse(train, labels, wide[:, :1], "test_images must be C-contiguous")
+
+
+def test_shapes_raise(good):
+    train, labels, test = good
+    refuse(train.reshape(-1, 81), labels, test, r"train_images must have shape \(N, 1, 9, 9\), got \(200, 81\)")
+    refuse(train, labels, test.reshape(-1, 9, 9), r"test_images must have shape \(N, 1, 9, 9\), got \(30, 9, 9\)")
+    refuse(train, labels.reshape(-1, 1), test, r"train_labels must have shape \(N,\), got \(200, 1\)")
+    refuse(train, labels[:-1].copy(), test, "input: 200 train images but 199 train labels")
+
+
+def test_values_raise_with_the_clis_message(tmp_path, good):
+    train, labels, test = good
+    cases = []
+    t = train.copy()
+    t[3, 0, 4, 5] = np.nan
+    cases.append((t, labels, test, "NaN pixel"))
+    t = test.copy()
+    t[0, 0, 0, 1] = 1.5
+    cases.append((train, labels, t, "outside"))
+    bad_labels = labels.copy()
+    bad_labels[7] = 10
+    cases.append((train, bad_labels, test, "train label 10 at index 7 is outside 0..9"))
+    cases.append((train[:0].copy(), labels[:0].copy(), test, "train set is empty"))
+    for k, (tr, tl, te, fragment) in enumerate(cases):
+        with pytest.raises(ValueError) as raised:
+            revgraph.fit_predict(tr, tl, te, backend="cpu")
+        message = str(raised.value)
+        assert fragment in message
+        # The CLI, on the same arrays, prints "revgraph: error: <archive>: <the same message>".
+        path = tmp_path / f"bad{k}.npz"
+        np.savez(path, train_images=tr, train_labels=tl, test_images=te)
+        p = run_cli("run", "--input", str(path), "--backend", "cpu", "--quiet", check=False)
+        assert p.returncode == 1
+        assert p.stderr == f"revgraph: error: {path}: {message}\n"
+
+
+@pytest.mark.parametrize("key,value,cli_value", [
+    ("depth", 0, "0"), ("epochs", -1, "-1"), ("momentum", 1.0, "1"), ("batch_size", 0, "0"),
+    ("learning_rate", float("nan"), "nan"), ("alpha", float("inf"), "inf"), ("weight_decay", -0.5, "-0.5")])
+def test_bad_config_values_give_the_clis_message(good, key, value, cli_value):
+    train, labels, test = good
+    with pytest.raises(ValueError) as raised:
+        revgraph.fit_predict(train, labels, test, backend="cpu", **{key: value})
+    p = run_cli("run", "--set", f"{key}={cli_value}", "--quiet", check=False)
+    assert p.returncode == 1
+    assert p.stderr == f"revgraph: error: --set {key}={cli_value}: {raised.value}\n"
+
+
+def test_bad_config_types_raise(good):
+    train, labels, test = good
+    refuse(train, labels, test, "config: unknown key 'dept'", dept=2)
+    refuse(train, labels, test, "config: depth must be an integer", depth=2.0)
+    refuse(train, labels, test, "config: depth must be an integer", depth=True)
+    refuse(train, labels, test, "config: depth must be an integer", depth="2")
+    refuse(train, labels, test, "config: alpha must be a number", alpha=None)
+    refuse(train, labels, test, "config: seed must be a non-negative integer", seed=-1)
+    refuse(train, labels, test, "config: seed is out of range", seed=2**64)
+    refuse(train, labels, test, "config: depth is out of range", depth=2**40)
+    # The largest seed is fine.
+    revgraph.Task(train, labels, test, backend="cpu", seed=2**64 - 1, epochs=0)
+
+
+def test_backends_unknown_is_valueerror_unavailable_is_runtimeerror(good):
+    train, labels, test = good
+    with pytest.raises(ValueError, match="backend: unknown backend 'gpu'"):
+        revgraph.Task(train, labels, test, backend="gpu")
+    for b in revgraph.backends()["backends"]:
+        if not b["usable"]:
+            with pytest.raises(RuntimeError) as raised:
+                revgraph.Task(train, labels, test, backend=b["requested"])
+            if b["reason"].startswith("backend:"):  # the factory's own refusal, word for word
+                assert str(raised.value) == b["reason"]
+
+
+def test_inputs_are_not_written_to(good):
+    train, labels, test = good
+    copies = [a.copy() for a in good]
+    for a in good:
+        a.flags.writeable = False  # read-only arrays are accepted: revgraph only reads them
+    try:
+        revgraph.fit_predict(train, labels, test, backend="cpu", epochs=1)
+    finally:
+        for a in good:
+            a.flags.writeable = True
+    for a, b in zip(good, copies):
+        assert a.tobytes() == b.tobytes()
