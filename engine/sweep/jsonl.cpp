@@ -26,10 +26,11 @@ const char kTimesField[] = ",\"run_seconds\":";
 
 }  // namespace
 
-std::string inputs_digest(const TaskInputs& inputs, const std::vector<std::int64_t>& test_labels) {
-    std::string text = "train_images=" + io::sha256_hex(inputs.train_images) +
-                       ",train_labels=" + io::sha256_hex(inputs.train_labels) +
-                       ",test_images=" + io::sha256_hex(inputs.test_images);
+std::string inputs_digest(const HashedInputs& inputs, const std::vector<std::int64_t>& test_labels) {
+    const auto& h = inputs.hashes();
+    std::string text = "train_images=" + h.at("train_images").get<std::string>() +
+                       ",train_labels=" + h.at("train_labels").get<std::string>() +
+                       ",test_images=" + h.at("test_images").get<std::string>();
     if (!test_labels.empty()) text += ",test_labels=" + io::sha256_hex(test_labels);
     return io::sha256_hex(text.data(), text.size());
 }

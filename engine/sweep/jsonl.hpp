@@ -26,7 +26,7 @@ namespace revgraph::sweep {
 
 // sha256 of "train_images=H,train_labels=H,test_images=H[,test_labels=H]", H each array's
 // sha256 as in RESULT.json's input_hashes; test labels only where known.
-std::string inputs_digest(const TaskInputs& inputs, const std::vector<std::int64_t>& test_labels);
+std::string inputs_digest(const HashedInputs& inputs, const std::vector<std::int64_t>& test_labels);
 
 // The head of point `index`'s line: the JSON text up to (not including) the comma before "correct".
 std::string line_head(std::size_t index, std::size_t points, const TaskConfig& config, const std::string& backend,

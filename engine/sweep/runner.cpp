@@ -63,7 +63,7 @@ unsigned usable_cpus() {
 SweepSummary run_sweep(const SweepJob& job) {
     using Clock = std::chrono::steady_clock;
     if (!job.inputs) throw Error("sweep: no inputs");
-    job.inputs->validate();
+    const HashedInputs inputs(*job.inputs);  // checked and hashed once for every point
     if (!job.test_labels.empty() && static_cast<std::int64_t>(job.test_labels.size()) != job.inputs->test_count())
         throw Error("sweep: " + std::to_string(job.test_labels.size()) + " test labels for " +
                     std::to_string(job.inputs->test_count()) + " query images");
@@ -77,7 +77,7 @@ SweepSummary run_sweep(const SweepJob& job) {
         s.backend = probe->name();
         asynchronous = probe->asynchronous();
     }
-    const std::string digest = inputs_digest(*job.inputs, job.test_labels);
+    const std::string digest = inputs_digest(inputs, job.test_labels);
     const auto head = [&](std::size_t k) {
         return line_head(points[k], job.grid.size(), job.grid.point(points[k]), s.backend, digest);
     };
@@ -125,11 +125,11 @@ SweepSummary run_sweep(const SweepJob& job) {
         const std::size_t count = std::min<std::size_t>(s.jobs, points.size() - first);
         std::vector<std::unique_ptr<PreparedTask>> tasks(count);
         const auto prepare = [&](std::size_t k) {
-            tasks[k] = std::make_unique<PreparedTask>(*job.inputs, job.grid.point(points[first + k]),
+            tasks[k] = std::make_unique<PreparedTask>(inputs, job.grid.point(points[first + k]),
                                                       make_backend(job.backend));
         };
-        // CPU tasks are prepared on the worker threads too (hashing and drawing the initial
-        // parameters take about as long as a run); GPU tasks on this thread, which owns the device.
+        // CPU tasks are prepared on the worker threads too (copying the inputs and drawing the
+        // initial parameters take about as long as a small run); GPU tasks on this thread.
         if (asynchronous) {
             for (std::size_t k = 0; k < count; ++k) prepare(k);
         } else {

@@ -13,6 +13,7 @@
 #include "engine/backends.hpp"
 #include "engine/data/synthetic.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/sha256.hpp"
 #include "engine/sweep/jsonl.hpp"
 #include "engine/sweep/line_file.hpp"
 #include "engine/sweep/progress.hpp"
@@ -214,4 +215,27 @@ TEST_CASE("progress: bar, line, durations") {
     const Progress some{6, 12, 3, 1.5};  // 2 points/s, 6 left
     CHECK(progress_line(some) == "sweep: 6/12 points, 2.0 points/s, ETA 3s");
     CHECK(progress_bar(some, 10) == "[#####.....] 6/12 points  2.0 points/s  ETA 3s");
+}
+
+TEST_CASE("hashed inputs: a task built from them reports what it would have computed itself") {
+    Small s;
+    const HashedInputs hashed(s.inputs);
+    TaskConfig c;
+    c.batch_size = 5;
+    PreparedTask plain(s.inputs, c, make_backend("cpu"));
+    PreparedTask reused(hashed, c, make_backend("cpu"));
+    plain.run();
+    reused.run();
+    auto a = plain.outputs().metadata;
+    auto b = reused.outputs().metadata;
+    CHECK(b["input_hashes"] == a["input_hashes"]);
+    CHECK(b["input_hashes"]["train_images"] == io::sha256_hex(s.inputs.train_images));
+    for (const char* timing : {"preparation_seconds", "training_prediction_seconds", "device"}) {
+        a.erase(timing);
+        b.erase(timing);
+    }
+    CHECK(a == b);
+    TaskInputs broken = s.inputs;
+    broken.train_labels[0] = 10;
+    CHECK_THROWS_AS(HashedInputs{broken}, Error);
 }
