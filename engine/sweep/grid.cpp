@@ -3,9 +3,8 @@
 #include <algorithm>
 #include <charconv>
 #include <limits>
-#include <set>
-
 #include <nlohmann/json.hpp>
+#include <set>
 
 namespace revgraph::sweep {
 namespace {
@@ -41,8 +40,7 @@ void expand_range(const std::string& spec, const std::string& item, std::size_t 
 
 Axis parse_axis(const std::string& spec) {
     const auto eq = spec.find('=');
-    if (eq == std::string::npos || eq == 0)
-        throw UsageProblem("--grid needs KEY=V1,V2,..., got '" + spec + "'");
+    if (eq == std::string::npos || eq == 0) throw UsageProblem("--grid needs KEY=V1,V2,..., got '" + spec + "'");
     Axis axis;
     axis.key = spec.substr(0, eq);
     const auto& keys = TaskConfig::keys();
@@ -62,7 +60,8 @@ Axis parse_axis(const std::string& spec) {
         if (dots == std::string::npos) {
             axis.values.push_back(item);
         } else if (!integer_key(axis.key)) {
-            throw UsageProblem("--grid " + spec + ": ranges A..B are for integer keys only, " + axis.key + " is not one");
+            throw UsageProblem("--grid " + spec + ": ranges A..B are for integer keys only, " + axis.key +
+                               " is not one");
         } else if (axis.key == "seed") {
             expand_range<std::uint64_t>(spec, item, dots, axis.values);
         } else {

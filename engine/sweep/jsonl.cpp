@@ -1,7 +1,6 @@
 #include "engine/sweep/jsonl.hpp"
 
 #include <map>
-
 #include <nlohmann/json.hpp>
 
 #include "engine/error.hpp"
@@ -107,7 +106,8 @@ std::string merge_shards(const std::vector<std::pair<std::string, std::string>>&
                 backend = j["backend"].get<std::string>();
                 inputs = j["inputs_sha256"].get<std::string>();
                 first_file = name;
-                if (points == 0 || points > kMaxPoints) throw Error(where + ": a grid of " + std::to_string(n) + " points");
+                if (points == 0 || points > kMaxPoints)
+                    throw Error(where + ": a grid of " + std::to_string(n) + " points");
             } else if (n != points || j["backend"] != backend || j["inputs_sha256"] != inputs) {
                 throw Error(where + " is from another sweep than " + first_file +
                             " (its grid size, backend or inputs differ)");
@@ -124,7 +124,8 @@ std::string merge_shards(const std::vector<std::pair<std::string, std::string>>&
         std::size_t missing = 0;
         while (by_index.count(missing)) ++missing;
         throw Error("sweep merge: " + std::to_string(points - by_index.size()) + " of " + std::to_string(points) +
-                    " points are missing (the first is point " + std::to_string(missing) + "): a shard is missing or unfinished");
+                    " points are missing (the first is point " + std::to_string(missing) +
+                    "): a shard is missing or unfinished");
     }
     std::string text;
     for (const auto& [index, line] : by_index) text += line + "\n";

@@ -16,7 +16,8 @@ std::string rate_and_eta(const Progress& p, const char* unit) {
         return buf;
     }
     const double rate = double(p.ran) / p.seconds;
-    std::snprintf(buf, sizeof buf, "%.1f %s  ETA %s", rate, unit, human_duration(double(p.total - p.done) / rate).c_str());
+    std::snprintf(buf, sizeof buf, "%.1f %s  ETA %s", rate, unit,
+                  human_duration(double(p.total - p.done) / rate).c_str());
     return buf;
 }
 
@@ -26,9 +27,12 @@ std::string human_duration(double seconds) {
     char buf[32];
     if (!std::isfinite(seconds) || seconds < 0) return "?";
     const long s = std::lround(seconds);
-    if (s < 60) std::snprintf(buf, sizeof buf, "%lds", s);
-    else if (s < 3600) std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
-    else std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s % 3600) / 60);
+    if (s < 60)
+        std::snprintf(buf, sizeof buf, "%lds", s);
+    else if (s < 3600)
+        std::snprintf(buf, sizeof buf, "%ldm%02lds", s / 60, s % 60);
+    else
+        std::snprintf(buf, sizeof buf, "%ldh%02ldm", s / 3600, (s % 3600) / 60);
     return buf;
 }
 

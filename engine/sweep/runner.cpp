@@ -7,10 +7,9 @@
 #include <chrono>
 #include <exception>
 #include <memory>
+#include <nlohmann/json.hpp>
 #include <system_error>
 #include <thread>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/backends.hpp"
 #include "engine/error.hpp"
@@ -125,8 +124,8 @@ SweepSummary run_sweep(const SweepJob& job) {
         const std::size_t count = std::min<std::size_t>(s.jobs, points.size() - first);
         std::vector<std::unique_ptr<PreparedTask>> tasks(count);
         const auto prepare = [&](std::size_t k) {
-            tasks[k] = std::make_unique<PreparedTask>(inputs, job.grid.point(points[first + k]),
-                                                      make_backend(job.backend));
+            tasks[k] =
+                std::make_unique<PreparedTask>(inputs, job.grid.point(points[first + k]), make_backend(job.backend));
         };
         // CPU tasks are prepared on the worker threads too (copying the inputs and drawing the
         // initial parameters take about as long as a small run); GPU tasks on this thread.

@@ -16,10 +16,10 @@
 namespace revgraph::sweep {
 
 struct Progress {
-    std::size_t done = 0;     // points of the shard in the output, skipped ones included
-    std::size_t total = 0;    // points of the shard
-    std::size_t ran = 0;      // points run by this call
-    double seconds = 0;       // since this call started running points
+    std::size_t done = 0;   // points of the shard in the output, skipped ones included
+    std::size_t total = 0;  // points of the shard
+    std::size_t ran = 0;    // points run by this call
+    double seconds = 0;     // since this call started running points
 };
 
 struct SweepJob {
@@ -37,9 +37,9 @@ struct SweepSummary {
     std::size_t points = 0;   // of the shard
     std::size_t skipped = 0;  // already in the output
     std::size_t ran = 0;
-    double seconds = 0;       // wall time of the points run
-    unsigned jobs = 0;        // as resolved
-    std::string backend;      // Backend::name() of what ran
+    double seconds = 0;   // wall time of the points run
+    unsigned jobs = 0;    // as resolved
+    std::string backend;  // Backend::name() of what ran
 };
 
 SweepSummary run_sweep(const SweepJob& job);

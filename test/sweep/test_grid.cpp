@@ -2,11 +2,10 @@
 // the test builds itself with plain nested loops.
 #include <doctest/doctest.h>
 
+#include <nlohmann/json.hpp>
 #include <set>
 #include <string>
 #include <vector>
-
-#include <nlohmann/json.hpp>
 
 #include "engine/sweep/grid.hpp"
 

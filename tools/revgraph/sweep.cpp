@@ -55,8 +55,10 @@ public:
         if (!last && printed_ && since < (tty_ ? 0.1 : 10.0)) return;
         last_ = now;
         printed_ = true;
-        if (tty_) std::cerr << "\r" << sweep::progress_bar(p) << "\x1b[K" << (last ? "\n" : "") << std::flush;
-        else std::cerr << "revgraph: " << sweep::progress_line(p) << "\n" << std::flush;
+        if (tty_)
+            std::cerr << "\r" << sweep::progress_bar(p) << "\x1b[K" << (last ? "\n" : "") << std::flush;
+        else
+            std::cerr << "revgraph: " << sweep::progress_line(p) << "\n" << std::flush;
     }
 
 private:
@@ -103,8 +105,8 @@ int sweep(const SweepOptions& o) {
     };
     const auto s = sweep::run_sweep(job);
     if (!o.quiet) {
-        std::cerr << "revgraph: sweep ran " << s.ran << " points on " << s.backend << " (" << s.jobs << " at a time) in "
-                  << sweep::human_duration(s.seconds);
+        std::cerr << "revgraph: sweep ran " << s.ran << " points on " << s.backend << " (" << s.jobs
+                  << " at a time) in " << sweep::human_duration(s.seconds);
         if (s.ran) std::cerr << " (" << s.seconds / double(s.ran) * 1e3 << " ms per point)";
         std::cerr << "; " << o.output << " holds " << s.skipped + s.ran << "/" << s.points << " points\n";
     }

@@ -16,9 +16,9 @@ struct SweepOptions {
     std::vector<std::string> grid;           // each "KEY=V1,V2,..." (ranges A..B for integer keys)
     unsigned jobs = 0;                       // 0: one per usable CPU
     std::string backend = "auto";
-    std::optional<std::string> shard;        // "I/N"
-    std::string output;                      // SWEEP.jsonl (required)
-    bool quiet = false;                      // no progress on stderr
+    std::optional<std::string> shard;  // "I/N"
+    std::string output;                // SWEEP.jsonl (required)
+    bool quiet = false;                // no progress on stderr
 };
 int sweep(const SweepOptions& options);
 
