@@ -135,6 +135,23 @@ class SweepTest(unittest.TestCase):
             self.assertEqual(line["correct"], solo["correct"])
             self.assertEqual(line["predictions_sha256"], solo["predictions_sha256"])
 
+    def test_without_labels_no_accuracy(self):
+        out = self.path("nolabels.jsonl")
+        p = rg("sweep", "--input", self.draw, "--set", "batch_size=8", "--backend", "cpu", "--grid", "seed=5",
+               "--grid", "depth=1", "--grid", "learning_rate=0.05", "--output", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        (line,) = [json.loads(x) for x in read(out).decode().splitlines()]
+        for key in ("correct", "total", "accuracy"):
+            self.assertNotIn(key, line)
+        for key in HASH_KEYS:
+            self.assertEqual(line[key], self.solo[0][key])
+        # Other inputs (no labels): another sweep, so the labelled sweep's file is refused.
+        before = read(self.full)
+        p = rg("sweep", "--input", self.draw, "--set", "batch_size=8", "--backend", "cpu", *self.grid,
+               "--output", self.full)
+        self.assert_error(p, 1, "input")
+        self.assertEqual(read(self.full), before)
+
     def test_resume_after_a_cut_anywhere(self):
         whole = read(self.full)
         first_nl = whole.index(b"\n")
@@ -218,6 +235,12 @@ class SweepTest(unittest.TestCase):
             p = rg("sweep", *self.data, "--grid", "seed=1", "--output", alias)
             self.assert_error(p, 2, "input" if victim == self.draw else "labels")
             self.assertEqual(read(victim), before)
+        config = self.path("config.json")
+        with open(config, "w") as f:
+            f.write('{"epochs": 1}\n')
+        p = rg("sweep", *self.data, "--config", config, "--grid", "seed=1", "--output", config)
+        self.assert_error(p, 2, "--config")
+        self.assertEqual(read(config), b'{"epochs": 1}\n')
         # Another sweep's file, or something else entirely: refused, left as it was.
         for name, content in (("other.txt", b"my notes\nline two\n"), ("noline", b"no newline at all")):
             path = self.path(name)

@@ -12,6 +12,9 @@ set -uo pipefail
 (($# == 2)) || { echo "usage: run_slurm_test.sh REVGRAPH SOURCE_ROOT" >&2; exit 2; }
 REVGRAPH=$(readlink -f "$1")
 ROOT=$(readlink -f "$2")
+# Everything, the install included, within 170 s: each wait below gets what is left.
+budget=170
+left() { echo $((budget - SECONDS)); }
 say() { echo "slurm-test: $* ($((SECONDS))s)"; }
 skip() { say "SKIP: $*"; exit 77; }
 
@@ -23,8 +26,10 @@ done
 if ((${#missing[@]})); then
   say "installing ${missing[*]}"
   export DEBIAN_FRONTEND=noninteractive
-  { timeout 120 apt-get update -qq && timeout 240 apt-get install -y -qq --no-install-recommends "${missing[@]}"; } \
-    >/dev/null 2>&1 || skip "cannot install ${missing[*]} (no package mirror reachable?)"
+  # Leave 60 s for the cluster and the sweep.
+  { timeout $(($(left) - 60)) apt-get update -qq &&
+    timeout $(($(left) - 60)) apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >/dev/null 2>&1 ||
+    skip "cannot install ${missing[*]} within the time (no package mirror reachable?)"
 fi
 for tool in munged munge slurmctld slurmd sbatch squeue sinfo scancel; do
   command -v "$tool" >/dev/null || skip "$tool is missing after installing slurm-wlm and munge"
@@ -120,7 +125,8 @@ slurmd -D -f "$SLURM_CONF" >"$work/slurmd.out" 2>&1 &
 pids+=($!)
 say "slurmctld (port $ctld_port) and slurmd (port $slurmd_port) started on $host, $cpus CPUs"
 state=
-for _ in $(seq 60); do
+up_deadline=$((SECONDS + 30))
+while ((SECONDS < up_deadline)); do
   for pid in "${pids[@]}"; do
     kill -0 "$pid" 2>/dev/null || skip "a Slurm daemon exited at start: $(tail -n 2 "$work"/slurmctld.out "$work"/slurmd.out "$work"/slurm*.log 2>/dev/null | grep -i error | tail -n 1)"
   done
@@ -138,11 +144,12 @@ say "local unsharded sweep done"
 submitted=$(cd "$work/out" && REVGRAPH=$REVGRAPH "$ROOT/tools/slurm/submit-sweep" 4 "$work/out/part" \
   "$work/merged.jsonl" --time=5 -- "${sweep_opts[@]}" 2>&1) || fail "submit-sweep failed: $submitted"
 say "$submitted"
-for _ in $(seq 240); do
+jobs_deadline=$((budget - 5))
+while ((SECONDS < jobs_deadline)); do
   [[ -z $(timeout 5 squeue -h -o %i 2>/dev/null) ]] && break
   sleep 0.5
 done
-[[ -z $(timeout 5 squeue -h -o %i 2>/dev/null) ]] || fail "jobs still queued or running after 120 s: $(squeue -h 2>&1)"
+[[ -z $(timeout 5 squeue -h -o %i 2>/dev/null) ]] || fail "jobs still queued or running at ${SECONDS} s: $(squeue -h 2>&1)"
 say "all jobs left the queue"
 
 shards=("$work"/out/part.shard-*-of-4.jsonl)

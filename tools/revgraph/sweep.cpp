@@ -73,6 +73,7 @@ int sweep(const SweepOptions& o) {
     if (o.test_labels && !o.input) throw UsageError{"sweep: --test-labels needs --input"};
     if (o.input) refuse_output_over_input(o.output, "the --input", *o.input);
     if (o.test_labels) refuse_output_over_input(o.output, "the --test-labels", *o.test_labels);
+    if (o.config_file) refuse_output_over_input(o.output, "the --config", *o.config_file);
     require_distinct_writable_outputs({{"--output", o.output}});
     const sweep::Grid grid = usage_checked([&] { return sweep::Grid::parse(o.base, o.grid); });
     const sweep::Shard shard = o.shard ? usage_checked([&] { return sweep::parse_shard(*o.shard); }) : sweep::Shard{};
@@ -150,6 +151,7 @@ int sweep_command(const std::vector<std::string>& argv) {
     o.shard = args.get("shard");
     o.output = args.get("output").value_or("");
     o.quiet = args.flag("quiet");
+    o.config_file = args.get("config");
     if (o.output.empty()) throw UsageError{"sweep: --output SWEEP.jsonl is required"};
     o.base = config_from(args);
     configure_runtime(args);

@@ -13,6 +13,7 @@ struct SweepOptions {
     std::optional<std::string> input;        // DRAW.npz; none: the embedded default task
     std::optional<std::string> test_labels;  // L.npy, with input only
     TaskConfig base;                         // rev88 defaults, then --config, then --set
+    std::optional<std::string> config_file;  // the --config read into base: --output may not replace it
     std::vector<std::string> grid;           // each "KEY=V1,V2,..." (ranges A..B for integer keys)
     unsigned jobs = 0;                       // 0: one per usable CPU
     std::string backend = "auto";
