@@ -128,13 +128,15 @@ state=
 up_deadline=$((SECONDS + 30))
 while ((SECONDS < up_deadline)); do
   for pid in "${pids[@]}"; do
-    kill -0 "$pid" 2>/dev/null || skip "a Slurm daemon exited at start: $(tail -n 2 "$work"/slurmctld.out "$work"/slurmd.out "$work"/slurm*.log 2>/dev/null | grep -i error | tail -n 1)"
+    kill -0 "$pid" 2>/dev/null ||
+      skip "a Slurm daemon exited at start: $(cat "$work"/slurm*.out "$work"/slurm*.log 2>/dev/null | grep -i error | tail -n 1)"
   done
   state=$(timeout 5 sinfo -h -N -o %T 2>/dev/null | head -n 1)
   [[ $state == idle ]] && break
   sleep 0.5
 done
-[[ $state == idle ]] || skip "the node did not come up (state '${state}') within 30 s: $(grep -ih error "$work"/slurm*.log 2>/dev/null | tail -n 1)"
+[[ $state == idle ]] ||
+  skip "the node did not come up (state '${state}') within 30 s: $(grep -ih error "$work"/slurm*.log 2>/dev/null | tail -n 1)"
 say "node $host is idle"
 
 # The sweep: 8 points (4 seeds × 2 depths, one epoch) on the embedded digits.
@@ -149,7 +151,8 @@ while ((SECONDS < jobs_deadline)); do
   [[ -z $(timeout 5 squeue -h -o %i 2>/dev/null) ]] && break
   sleep 0.5
 done
-[[ -z $(timeout 5 squeue -h -o %i 2>/dev/null) ]] || fail "jobs still queued or running at ${SECONDS} s: $(squeue -h 2>&1)"
+[[ -z $(timeout 5 squeue -h -o %i 2>/dev/null) ]] ||
+  fail "jobs still queued or running at ${SECONDS} s: $(squeue -h 2>&1)"
 say "all jobs left the queue"
 
 shards=("$work"/out/part.shard-*-of-4.jsonl)
@@ -158,7 +161,8 @@ shards=("$work"/out/part.shard-*-of-4.jsonl)
 strip() { sed -E 's/,"run_seconds":[^,}]*\}$/}/' "$1"; }
 [[ $(wc -l <"$work/local.jsonl") == 8 ]] || fail "the local sweep has $(wc -l <"$work/local.jsonl") lines, not 8"
 cmp -s <(strip "$work/local.jsonl") <(strip "$work/merged.jsonl") ||
-  fail "the merged file differs from the local unsharded sweep (times aside): $(diff <(strip "$work/local.jsonl") <(strip "$work/merged.jsonl") | head -c 600)"
+  fail "the merged file differs from the local unsharded sweep (times aside):" \
+    "$(diff <(strip "$work/local.jsonl") <(strip "$work/merged.jsonl") | head -c 600)"
 grep -q '"run_seconds":' "$work/merged.jsonl" || fail "the merged file has no run_seconds"
 say "PASS: the 4-shard Slurm array + afterok merge equals the local sweep byte for byte (times aside)"
 exit 0
