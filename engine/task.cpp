@@ -47,14 +47,40 @@ nlohmann::ordered_json parameter_hashes(const model::Layout& layout, const std::
     return j;
 }
 
+namespace {
+
+nlohmann::ordered_json hash_inputs(const TaskInputs& inputs) {
+    nlohmann::ordered_json h;
+    h["train_images"] = io::sha256_hex(inputs.train_images);
+    h["train_labels"] = io::sha256_hex(inputs.train_labels);
+    h["test_images"] = io::sha256_hex(inputs.test_images);
+    return h;
+}
+
+}  // namespace
+
+HashedInputs::HashedInputs(TaskInputs inputs) : inputs_(std::move(inputs)) {
+    inputs_.validate();
+    hashes_ = hash_inputs(inputs_);
+}
+
 PreparedTask::PreparedTask(TaskInputs inputs, const TaskConfig& config, std::unique_ptr<Backend> backend)
+    : PreparedTask(std::move(inputs), nullptr, config, std::move(backend)) {}
+
+PreparedTask::PreparedTask(const HashedInputs& inputs, const TaskConfig& config, std::unique_ptr<Backend> backend)
+    : PreparedTask(inputs.inputs(), &inputs.hashes(), config, std::move(backend)) {}
+
+PreparedTask::PreparedTask(TaskInputs inputs, const nlohmann::ordered_json* known_hashes, const TaskConfig& config,
+                           std::unique_ptr<Backend> backend)
     : inputs_(std::move(inputs)), config_(validated(config)), layout_(config.depth), backend_(std::move(backend)) {
     const auto start = Clock::now();
     if (!backend_) throw Error("task: no backend");
-    inputs_.validate();
-    input_hashes_["train_images"] = io::sha256_hex(inputs_.train_images);
-    input_hashes_["train_labels"] = io::sha256_hex(inputs_.train_labels);
-    input_hashes_["test_images"] = io::sha256_hex(inputs_.test_images);
+    if (known_hashes) {
+        input_hashes_ = *known_hashes;  // HashedInputs validated and hashed these very inputs
+    } else {
+        inputs_.validate();
+        input_hashes_ = hash_inputs(inputs_);
+    }
 
     prepared_ = prepare_inputs(inputs_, config_);
     backend_->prepare(prepared_);

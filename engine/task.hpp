@@ -22,9 +22,25 @@ struct TaskOutputs {
     nlohmann::ordered_json metadata;
 };
 
+// Inputs checked and hashed once for many tasks (a sweep's points): hashing takes longer than a
+// small task's run. The hashes are computed here from the inputs themselves, so a task built from
+// this reports exactly what it would have computed on its own.
+class HashedInputs {
+public:
+    explicit HashedInputs(TaskInputs inputs);  // validates, then hashes
+    const TaskInputs& inputs() const { return inputs_; }
+    const nlohmann::ordered_json& hashes() const { return hashes_; }  // RESULT.json's input_hashes
+
+private:
+    TaskInputs inputs_;
+    nlohmann::ordered_json hashes_;
+};
+
 class PreparedTask {
 public:
     PreparedTask(TaskInputs inputs, const TaskConfig& config, std::unique_ptr<Backend> backend);
+    // The same task from inputs already checked and hashed (copied; the hashes are reused).
+    PreparedTask(const HashedInputs& inputs, const TaskConfig& config, std::unique_ptr<Backend> backend);
 
     // Reset from the seed, normalise, train every epoch, predict. Byte-identical every call.
     void run(const Backend::EpochHook& after_epoch = nullptr);
@@ -52,6 +68,8 @@ public:
     int run_count() const { return run_count_; }
 
 private:
+    PreparedTask(TaskInputs inputs, const nlohmann::ordered_json* known_hashes, const TaskConfig& config,
+                 std::unique_ptr<Backend> backend);
     TaskInputs inputs_;
     TaskConfig config_;
     model::Layout layout_;

@@ -11,6 +11,7 @@
 #include "engine/version.hpp"
 #include "tools/revgraph/args.hpp"
 #include "tools/revgraph/commands.hpp"
+#include "tools/revgraph/sweep.hpp"
 
 namespace {
 
@@ -31,6 +32,10 @@ commands:
   qualify   SPEC's 11-draw protocol on the official MNIST IDX files
             --idx-dir DIR [--band 12] [--first-seed S] [--draws N] [--output Q.json] [task options]
             --together runs every draw at once (each on its own GPU stream, or CPU thread)
+  sweep     a grid of configs, run concurrently, one JSON line per point (resumable)
+            [--input DRAW.npz [--test-labels L.npy]] --grid KEY=V1,V2,... (repeatable; integer
+            keys also take ranges A..B) [--jobs N] [--shard I/N] --output SWEEP.jsonl [task options]
+            sweep merge SHARD.jsonl... --output ALL.jsonl
   validate  write a validation report (CPU numerics, API/CLI smoke, GPU replay where a GPU is usable)
             [--output REPORT.json] [--backend B] [--replays N]
   backends  which backends this build and machine can run (what `auto` picks), or why not
@@ -71,6 +76,7 @@ int main(int argc, char** argv) {
         if (command == "data") return cli::data_command(rest);
         if (command == "qualify") return cli::qualify_command(rest);
         if (command == "backends") return cli::backends_command(rest);
+        if (command == "sweep") return cli::sweep_command(rest);
         if (command == "validate") return cli::validate_command(rest, self_path(argv[0]));
         if (command == "version" || command == "--version") {
             std::cout << "revgraph " << version() << " (" << git_commit() << ")\n";

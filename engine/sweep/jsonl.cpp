@@ -1,0 +1,135 @@
+#include "engine/sweep/jsonl.hpp"
+
+#include <map>
+#include <nlohmann/json.hpp>
+
+#include "engine/error.hpp"
+#include "engine/io/sha256.hpp"
+#include "engine/sweep/grid.hpp"
+
+namespace revgraph::sweep {
+namespace {
+
+nlohmann::ordered_json head_object(std::size_t index, std::size_t points, const TaskConfig& config,
+                                   const std::string& backend, const std::string& inputs_sha256) {
+    nlohmann::ordered_json j;
+    j["index"] = index;
+    j["points"] = points;
+    j["config"] = config.to_json();
+    j["backend"] = backend;
+    j["inputs_sha256"] = inputs_sha256;
+    return j;
+}
+
+const char kTimesField[] = ",\"run_seconds\":";
+
+}  // namespace
+
+std::string inputs_digest(const HashedInputs& inputs, const std::vector<std::int64_t>& test_labels) {
+    const auto& h = inputs.hashes();
+    std::string text = "train_images=" + h.at("train_images").get<std::string>() +
+                       ",train_labels=" + h.at("train_labels").get<std::string>() +
+                       ",test_images=" + h.at("test_images").get<std::string>();
+    if (!test_labels.empty()) text += ",test_labels=" + io::sha256_hex(test_labels);
+    return io::sha256_hex(text.data(), text.size());
+}
+
+std::string line_head(std::size_t index, std::size_t points, const TaskConfig& config, const std::string& backend,
+                      const std::string& inputs_sha256) {
+    std::string text = head_object(index, points, config, backend, inputs_sha256).dump();
+    text.pop_back();  // the closing brace: the results follow
+    return text;
+}
+
+std::string format_line(std::size_t index, std::size_t points, const TaskConfig& config, const std::string& backend,
+                        const std::string& inputs_sha256, const TaskOutputs& out,
+                        const std::vector<std::int64_t>& test_labels, double run_seconds) {
+    auto j = head_object(index, points, config, backend, inputs_sha256);
+    const auto& predictions = out.state.predictions;
+    if (!test_labels.empty()) {
+        if (predictions.size() != test_labels.size()) throw Error("sweep: predictions and labels differ in count");
+        std::int64_t correct = 0;
+        for (std::size_t i = 0; i < predictions.size(); ++i) correct += predictions[i] == test_labels[i];
+        j["correct"] = correct;
+        j["total"] = static_cast<std::int64_t>(test_labels.size());
+        j["accuracy"] = double(correct) / double(test_labels.size());
+    }
+    for (const char* key : {"predictions_sha256", "scores_sha256", "state_vector_sha256", "final_parameter_sha256",
+                            "final_velocity_sha256"})
+        j[key] = out.metadata.at(key);
+    j["run_seconds"] = run_seconds;
+    // dump() escapes every control character inside strings: the text holds no '\n' but the last.
+    return j.dump() + "\n";
+}
+
+std::string without_times(const std::string& line) {
+    const auto at = line.rfind(kTimesField);
+    if (at == std::string::npos) return line;
+    const auto close = line.find('}', at);
+    return close == std::string::npos ? line.substr(0, at) : line.substr(0, at) + line.substr(close);
+}
+
+Lines split_lines(const std::string& text) {
+    Lines lines;
+    std::size_t start = 0;
+    for (std::size_t nl; (nl = text.find('\n', start)) != std::string::npos; start = nl + 1)
+        lines.complete.push_back(text.substr(start, nl - start));
+    lines.partial = text.substr(start);
+    return lines;
+}
+
+std::string merge_shards(const std::vector<std::pair<std::string, std::string>>& files) {
+    std::map<std::size_t, std::string> by_index;
+    std::size_t points = 0;
+    std::string backend, inputs, first_file;
+    for (const auto& [name, content] : files) {
+        const Lines lines = split_lines(content);
+        if (!lines.partial.empty())
+            throw Error(name + ": ends in a partial line (its shard did not finish; rerun it to resume)");
+        for (std::size_t k = 0; k < lines.complete.size(); ++k) {
+            const std::string& line = lines.complete[k];
+            const std::string where = name + ": line " + std::to_string(k + 1);
+            nlohmann::json j;
+            try {
+                j = nlohmann::json::parse(line);
+            } catch (const nlohmann::json::exception&) {
+                throw Error(where + " is not JSON (not a sweep file?)");
+            }
+            if (!j.is_object() || !j.contains("index") || !j["index"].is_number_unsigned() || !j.contains("points") ||
+                !j["points"].is_number_unsigned() || !j.contains("backend") || !j["backend"].is_string() ||
+                !j.contains("inputs_sha256") || !j["inputs_sha256"].is_string())
+                throw Error(where + " is not a sweep line (no index, points, backend or inputs_sha256)");
+            const auto index = j["index"].get<std::size_t>();
+            const auto n = j["points"].get<std::size_t>();
+            if (by_index.empty()) {
+                points = n;
+                backend = j["backend"].get<std::string>();
+                inputs = j["inputs_sha256"].get<std::string>();
+                first_file = name;
+                if (points == 0 || points > kMaxPoints)
+                    throw Error(where + ": a grid of " + std::to_string(n) + " points");
+            } else if (n != points || j["backend"] != backend || j["inputs_sha256"] != inputs) {
+                throw Error(where + " is from another sweep than " + first_file +
+                            " (its grid size, backend or inputs differ)");
+            }
+            if (index >= points) throw Error(where + ": point " + std::to_string(index) + " is outside the grid");
+            const auto [it, inserted] = by_index.emplace(index, line);
+            if (!inserted && without_times(it->second) != without_times(line))
+                throw Error(where + ": point " + std::to_string(index) +
+                            " appears twice with different results (shards of different sweeps?)");
+        }
+    }
+    if (by_index.empty()) throw Error("sweep merge: the shards hold no points");
+    if (by_index.size() != points) {
+        std::size_t missing = 0;
+        while (by_index.count(missing)) ++missing;
+        throw Error("sweep merge: " + std::to_string(points - by_index.size()) + " of " + std::to_string(points) +
+                    " points are missing (the first is point " + std::to_string(missing) +
+                    "): a shard is missing or unfinished");
+    }
+    std::string text;
+    for (const auto& [index, line] : by_index) text += line + "\n";
+    return text;
+}
+
+}  // namespace revgraph::sweep

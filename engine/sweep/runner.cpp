@@ -1,0 +1,159 @@
+#include "engine/sweep/runner.hpp"
+
+#include <sched.h>
+
+#include <algorithm>
+#include <atomic>
+#include <chrono>
+#include <exception>
+#include <memory>
+#include <nlohmann/json.hpp>
+#include <system_error>
+#include <thread>
+
+#include "engine/backends.hpp"
+#include "engine/error.hpp"
+#include "engine/sweep/jsonl.hpp"
+#include "engine/sweep/line_file.hpp"
+#include "engine/task.hpp"
+
+namespace revgraph::sweep {
+namespace {
+
+// fn(0..n-1) on up to `threads` threads (the caller's included); the first error is rethrown
+// once all have stopped.
+template <typename Fn>
+void parallel_for(std::size_t n, unsigned threads, const Fn& fn) {
+    std::atomic<std::size_t> next{0};
+    std::vector<std::exception_ptr> errors(n);
+    const auto work = [&] {
+        for (std::size_t k = next++; k < n; k = next++) {
+            try {
+                fn(k);
+            } catch (...) {
+                errors[k] = std::current_exception();
+            }
+        }
+    };
+    {
+        std::vector<std::jthread> pool;
+        for (std::size_t w = 1; w < std::min<std::size_t>(threads, n); ++w) {
+            try {
+                pool.emplace_back(work);
+            } catch (const std::system_error&) {
+                break;  // fewer threads: the same results, later
+            }
+        }
+        work();
+    }
+    for (const auto& e : errors)
+        if (e) std::rethrow_exception(e);
+}
+
+}  // namespace
+
+unsigned usable_cpus() {
+    cpu_set_t set;
+    CPU_ZERO(&set);
+    if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
+    return std::max(1u, std::thread::hardware_concurrency());
+}
+
+SweepSummary run_sweep(const SweepJob& job) {
+    using Clock = std::chrono::steady_clock;
+    if (!job.inputs) throw Error("sweep: no inputs");
+    const HashedInputs inputs(*job.inputs);  // checked and hashed once for every point
+    if (!job.test_labels.empty() && static_cast<std::int64_t>(job.test_labels.size()) != job.inputs->test_count())
+        throw Error("sweep: " + std::to_string(job.test_labels.size()) + " test labels for " +
+                    std::to_string(job.inputs->test_count()) + " query images");
+    SweepSummary s;
+    s.jobs = job.jobs ? job.jobs : usable_cpus();
+    const std::vector<std::size_t> points = shard_points(job.grid.size(), job.shard);
+    s.points = points.size();
+    bool asynchronous = false;
+    {
+        const auto probe = make_backend(job.backend);  // what "auto" resolves to, named in every line
+        s.backend = probe->name();
+        asynchronous = probe->asynchronous();
+    }
+    const std::string digest = inputs_digest(inputs, job.test_labels);
+    const auto head = [&](std::size_t k) {
+        return line_head(points[k], job.grid.size(), job.grid.point(points[k]), s.backend, digest);
+    };
+
+    // Resume: the lines already there must be this shard's first points, byte for byte up to
+    // their results; a partial last line (the sweep was stopped while writing) must be the start
+    // of the next one, and is dropped. Anything else is another file, left as it is.
+    LineFile file(job.output);
+    const std::string name = job.output.string();
+    const Lines existing = split_lines(file.initial_content());
+    const auto refuse = [&](const std::string& why) {
+        throw Error(name + ": " + why + " (another grid, shard, backend or input?); choose another --output");
+    };
+    if (existing.complete.size() > points.size())
+        refuse("holds " + std::to_string(existing.complete.size()) + " lines, this sweep has " +
+               std::to_string(points.size()) + " points");
+    for (std::size_t k = 0; k < existing.complete.size(); ++k) {
+        const std::string& line = existing.complete[k];
+        if (line.rfind(head(k), 0) != 0 || !nlohmann::json::accept(line))
+            refuse("line " + std::to_string(k + 1) + " is not point " + std::to_string(points[k]) + " of this sweep");
+    }
+    if (!existing.partial.empty()) {
+        const std::size_t k = existing.complete.size();
+        bool ok = k < points.size();
+        if (ok) {
+            const std::string h = head(k);
+            const std::size_t n = std::min(h.size(), existing.partial.size());
+            ok = h.compare(0, n, existing.partial, 0, n) == 0;
+        }
+        if (!ok) refuse("it ends in text that is not the start of this sweep's next line");
+        file.truncate(file.initial_content().size() - existing.partial.size());
+    }
+    s.skipped = existing.complete.size();
+
+    const auto start = Clock::now();
+    auto last_sync = start;
+    const auto report = [&] {
+        if (job.on_progress)
+            job.on_progress(Progress{s.skipped + s.ran, s.points, s.ran,
+                                     std::chrono::duration<double>(Clock::now() - start).count()});
+    };
+    report();
+    // Batches of `jobs` points: memory holds one batch, however large the grid.
+    for (std::size_t first = s.skipped; first < points.size(); first += s.jobs) {
+        const std::size_t count = std::min<std::size_t>(s.jobs, points.size() - first);
+        std::vector<std::unique_ptr<PreparedTask>> tasks(count);
+        const auto prepare = [&](std::size_t k) {
+            tasks[k] =
+                std::make_unique<PreparedTask>(inputs, job.grid.point(points[first + k]), make_backend(job.backend));
+        };
+        // CPU tasks are prepared on the worker threads too (copying the inputs and drawing the
+        // initial parameters take about as long as a small run); GPU tasks on this thread.
+        if (asynchronous) {
+            for (std::size_t k = 0; k < count; ++k) prepare(k);
+        } else {
+            parallel_for(count, s.jobs, prepare);
+        }
+        std::vector<PreparedTask*> batch;
+        for (const auto& t : tasks) batch.push_back(t.get());
+        PreparedTask::run_together(batch, s.jobs);
+        for (std::size_t k = 0; k < count; ++k) {
+            const TaskOutputs out = tasks[k]->outputs();
+            file.append(format_line(points[first + k], job.grid.size(), tasks[k]->config(), tasks[k]->backend().name(),
+                                    digest, out, job.test_labels, tasks[k]->last_run_seconds()));
+            tasks[k].reset();  // its buffers, host and device, go now
+            ++s.ran;
+        }
+        // Durable at least once a second and at the end; more often would cost more than short
+        // tasks (an fdatasync takes milliseconds), and a crash loses only what a resume reruns.
+        if (Clock::now() - last_sync >= std::chrono::seconds(1) || first + count == points.size()) {
+            file.sync();
+            last_sync = Clock::now();
+        }
+        report();
+    }
+    s.seconds = std::chrono::duration<double>(Clock::now() - start).count();
+    return s;
+}
+
+}  // namespace revgraph::sweep

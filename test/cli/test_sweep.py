@@ -1,0 +1,283 @@
+#!/usr/bin/python3
+"""End-to-end tests of `revgraph sweep` and `revgraph sweep merge`.
+
+usage: test_sweep.py REVGRAPH [unittest options]   (exit 77, meson's "skipped", without numpy)
+
+What is checked, each against values this script gets independently:
+- every line of a sweep (--jobs 1 and 2) holds exactly the hashes, correct count and accuracy of
+  a separate `revgraph run --set ...` of its config, in grid order (first key slowest);
+- a sweep file cut mid-line (or anywhere) and rerun equals the uninterrupted sweep, times aside,
+  and keeps the lines it found byte for byte; a complete file reruns as a no-op;
+- shards (--shard I/N, round robin) merged with `sweep merge`, in any order, give the unsharded
+  file, times aside; merge refuses missing or unfinished shards;
+- bad grids, shards and outputs (an output that is an input, another sweep's file) get one
+  error line, exit 2 or 1, and leave every file as it was;
+- progress: a bar on a terminal (a pseudo-terminal here), plain lines otherwise.
+"""
+import json
+import os
+import pty
+import re
+import shutil
+import subprocess
+import sys
+import tempfile
+import unittest
+
+try:
+    import numpy as np
+except ImportError:
+    print("numpy is not available: skipped")
+    sys.exit(77)
+
+REVGRAPH = os.environ.get("REVGRAPH")
+_args = sys.argv[1:]
+if _args and not _args[0].startswith("-"):
+    REVGRAPH = os.path.abspath(_args.pop(0))
+if not REVGRAPH:
+    sys.exit("usage: test_sweep.py REVGRAPH [unittest options]")
+
+HASH_KEYS = ["predictions_sha256", "scores_sha256", "state_vector_sha256", "final_parameter_sha256",
+             "final_velocity_sha256"]
+TIMES = re.compile(r',"run_seconds":[^,}]*\}$')
+
+
+def rg(*args, timeout=300):
+    return subprocess.run([REVGRAPH] + [str(a) for a in args], capture_output=True, text=True, timeout=timeout)
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def strip_times(data):
+    """The file's lines without their run_seconds field: what two runs of one sweep share."""
+    text = data.decode() if isinstance(data, bytes) else data
+    assert text.endswith("\n"), "a sweep file ends with a complete line"
+    return [TIMES.sub("}", line) for line in text[:-1].split("\n")]
+
+
+class SweepTest(unittest.TestCase):
+    maxDiff = 4000
+
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="revgraph-sweep-test-")
+        g = np.random.Generator(np.random.PCG64(77))
+        cls.draw = os.path.join(cls.tmp, "draw.npz")
+        np.savez(cls.draw, train_images=g.random((40, 1, 9, 9), dtype=np.float32),
+                 train_labels=g.integers(0, 10, 40).astype(np.int64),
+                 test_images=g.random((15, 1, 9, 9), dtype=np.float32))
+        cls.labels_array = g.integers(0, 10, 15).astype(np.int64)
+        cls.labels = os.path.join(cls.tmp, "labels.npy")
+        np.save(cls.labels, cls.labels_array)
+        cls.data = ["--input", cls.draw, "--test-labels", cls.labels, "--set", "batch_size=8", "--backend", "cpu"]
+        cls.grid = ["--grid", "seed=5..7", "--grid", "depth=1,2", "--grid", "learning_rate=0.05,0.1"]
+        cls.configs = [(s, d, lr) for s in (5, 6, 7) for d in (1, 2) for lr in (0.05, 0.1)]
+        # Every point on its own, through `revgraph run`.
+        cls.solo = []
+        for s, d, lr in cls.configs:
+            p = rg("run", "--quiet", *cls.data, "--set", f"seed={s}", "--set", f"depth={d}",
+                   "--set", f"learning_rate={lr}")
+            assert p.returncode == 0, p.stderr
+            cls.solo.append(json.loads(p.stdout))
+        cls.full = os.path.join(cls.tmp, "full.jsonl")
+        p = rg("sweep", *cls.data, *cls.grid, "--jobs", "2", "--output", cls.full)
+        assert p.returncode == 0, p.stderr
+        cls.full_stderr = p.stderr
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp, ignore_errors=True)
+
+    def path(self, name):
+        return os.path.join(self.tmp, name)
+
+    def check_against_solo(self, path):
+        lines = read(path).decode().split("\n")
+        self.assertEqual(lines[-1], "", "the file ends with a complete line")
+        lines = lines[:-1]
+        self.assertEqual(len(lines), len(self.configs))
+        for i, (line, solo, (s, d, lr)) in enumerate(zip(lines, self.solo, self.configs)):
+            p = json.loads(line)
+            self.assertEqual(list(p)[:5], ["index", "points", "config", "backend", "inputs_sha256"])
+            self.assertEqual(list(p)[-1], "run_seconds")
+            self.assertEqual(p["index"], i)
+            self.assertEqual(p["points"], 12)
+            self.assertEqual(p["config"], solo["config"])
+            self.assertEqual((p["config"]["seed"], p["config"]["depth"], p["config"]["learning_rate"]), (s, d, lr))
+            self.assertEqual(p["backend"], solo["backend"])
+            for key in HASH_KEYS:
+                self.assertEqual(p[key], solo[key], f"point {i}: {key}")
+            self.assertEqual(p["correct"], solo["correct"])
+            self.assertEqual(p["total"], 15)
+            self.assertEqual(p["accuracy"], solo["accuracy"])
+            self.assertGreater(p["run_seconds"], 0)
+
+    def test_lines_equal_solo_runs_whatever_the_jobs(self):
+        self.check_against_solo(self.full)
+        one = self.path("jobs1.jsonl")
+        p = rg("sweep", *self.data, *self.grid, "--jobs", "1", "--output", one)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.check_against_solo(one)
+        self.assertEqual(strip_times(read(one)), strip_times(read(self.full)))
+
+    def test_embedded_default_reports_accuracy(self):
+        out = self.path("embedded.jsonl")
+        p = rg("sweep", "--grid", "seed=11,12", "--set", "epochs=1", "--backend", "cpu", "--output", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = [json.loads(x) for x in read(out).decode().splitlines()]
+        for seed, line in zip((11, 12), lines):
+            solo = json.loads(rg("run", "--quiet", "--set", "epochs=1", "--set", f"seed={seed}",
+                                 "--backend", "cpu").stdout)
+            self.assertEqual(line["total"], 5000)
+            self.assertEqual(line["correct"], solo["correct"])
+            self.assertEqual(line["predictions_sha256"], solo["predictions_sha256"])
+
+    def test_without_labels_no_accuracy(self):
+        out = self.path("nolabels.jsonl")
+        p = rg("sweep", "--input", self.draw, "--set", "batch_size=8", "--backend", "cpu", "--grid", "seed=5",
+               "--grid", "depth=1", "--grid", "learning_rate=0.05", "--output", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        (line,) = [json.loads(x) for x in read(out).decode().splitlines()]
+        for key in ("correct", "total", "accuracy"):
+            self.assertNotIn(key, line)
+        for key in HASH_KEYS:
+            self.assertEqual(line[key], self.solo[0][key])
+        # Other inputs (no labels): another sweep, so the labelled sweep's file is refused.
+        before = read(self.full)
+        p = rg("sweep", "--input", self.draw, "--set", "batch_size=8", "--backend", "cpu", *self.grid,
+               "--output", self.full)
+        self.assert_error(p, 1, "input")
+        self.assertEqual(read(self.full), before)
+
+    def test_resume_after_a_cut_anywhere(self):
+        whole = read(self.full)
+        first_nl = whole.index(b"\n")
+        third_nl = whole.index(b"\n", whole.index(b"\n", first_nl + 1) + 1)
+        for cut in (0, 7, first_nl + 1, third_nl - 30, third_nl + 1, len(whole) - 1, len(whole)):
+            with self.subTest(cut=cut):
+                part = self.path("part.jsonl")
+                with open(part, "wb") as f:
+                    f.write(whole[:cut])
+                p = rg("sweep", *self.data, *self.grid, "--jobs", "2", "--output", part)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                resumed = read(part)
+                self.assertEqual(strip_times(resumed), strip_times(whole))
+                kept = whole[:whole.rfind(b"\n", 0, cut) + 1]
+                self.assertTrue(resumed.startswith(kept), "the complete lines found are kept as they were")
+                found = kept.count(b"\n")
+                self.assertIn(f"{found} already in", p.stderr)
+        # A complete file: nothing to run, nothing changed.
+        before = read(self.full)
+        p = rg("sweep", *self.data, *self.grid, "--output", self.full)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn("ran 0 points", p.stderr)
+        self.assertEqual(read(self.full), before)
+
+    def test_shards_merge_to_the_unsharded_file(self):
+        names = []
+        for i in range(5):  # 12 points in 5 shards: 3, 3, 2, 2, 2
+            out = self.path(f"shard{i}.jsonl")
+            p = rg("sweep", *self.data, *self.grid, "--shard", f"{i}/5", "--output", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            idx = [json.loads(x)["index"] for x in read(out).decode().splitlines()]
+            self.assertEqual(idx, list(range(i, 12, 5)), "shard I of N holds the points i with i % N == I")
+            names.append(out)
+        merged = self.path("merged.jsonl")
+        p = rg("sweep", "merge", *reversed(names), "--output", merged)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(strip_times(read(merged)), strip_times(read(self.full)))
+        self.check_against_solo(merged)
+        # A missing shard, an unfinished one, an output that is a shard: refused, nothing written.
+        bad = self.path("bad-merge.jsonl")
+        p = rg("sweep", "merge", *names[:4], "--output", bad)
+        self.assert_error(p, 1, "missing")
+        self.assertFalse(os.path.exists(bad))
+        cut = self.path("cut.jsonl")
+        with open(cut, "wb") as f:
+            f.write(read(names[4])[:-10])
+        p = rg("sweep", "merge", *names[:4], cut, "--output", bad)
+        self.assert_error(p, 1, "partial")
+        self.assertFalse(os.path.exists(bad))
+        before = read(names[0])
+        p = rg("sweep", "merge", *names, "--output", names[0])
+        self.assert_error(p, 2, "shard")
+        self.assertEqual(read(names[0]), before)
+
+    def assert_error(self, proc, rc, mention):
+        ctx = f"exit {proc.returncode}\nstdout: {proc.stdout[-300:]!r}\nstderr: {proc.stderr[-1000:]!r}"
+        self.assertEqual(proc.returncode, rc, ctx)
+        self.assertEqual(proc.stdout, "", ctx)
+        lines = proc.stderr.splitlines()
+        self.assertEqual(len(lines), 1, ctx)
+        self.assertTrue(lines[0].startswith("revgraph: error: "), ctx)
+        self.assertIn(mention.lower(), lines[0].lower(), ctx)
+
+    def test_bad_requests_are_refused_and_touch_nothing(self):
+        out = self.path("never.jsonl")
+        for grid, mention in ((["--grid", "bogus=1"], "bogus"), (["--grid", "seed=3..1"], "empty"),
+                              (["--grid", "alpha=0.1..0.5"], "integer"), (["--grid", "depth=0"], "depth"),
+                              (["--grid", "seed=1,1"], "twice"), (["--grid", "seed=1", "--grid", "seed=2"], "twice"),
+                              (["--grid", "seed"], "key=v1"), (["--shard", "4/4"], "shard"),
+                              (["--shard", "x"], "shard"), (["--jobs", "0"], "jobs")):
+            with self.subTest(grid=grid):
+                p = rg("sweep", *self.data, *grid, "--output", out)
+                self.assert_error(p, 2, mention)
+                self.assertFalse(os.path.exists(out))
+        p = rg("sweep", *self.data, "--grid", "seed=1")
+        self.assert_error(p, 2, "--output")
+        # An output that is an input (however spelled) is refused before anything is written.
+        for victim in (self.draw, self.labels):
+            before = read(victim)
+            alias = os.path.join(self.tmp, ".", os.path.basename(victim))
+            p = rg("sweep", *self.data, "--grid", "seed=1", "--output", alias)
+            self.assert_error(p, 2, "input" if victim == self.draw else "labels")
+            self.assertEqual(read(victim), before)
+        config = self.path("config.json")
+        with open(config, "w") as f:
+            f.write('{"epochs": 1}\n')
+        p = rg("sweep", *self.data, "--config", config, "--grid", "seed=1", "--output", config)
+        self.assert_error(p, 2, "--config")
+        self.assertEqual(read(config), b'{"epochs": 1}\n')
+        # Another sweep's file, or something else entirely: refused, left as it was.
+        for name, content in (("other.txt", b"my notes\nline two\n"), ("noline", b"no newline at all")):
+            path = self.path(name)
+            with open(path, "wb") as f:
+                f.write(content)
+            p = rg("sweep", *self.data, *self.grid, "--output", path)
+            self.assert_error(p, 1, name)
+            self.assertEqual(read(path), content)
+        before = read(self.full)
+        p = rg("sweep", *self.data, "--grid", "seed=5..7", "--output", self.full)
+        self.assert_error(p, 1, "another grid")
+        self.assertEqual(read(self.full), before)
+
+    def test_progress_plain_and_on_a_terminal(self):
+        self.assertRegex(self.full_stderr, r"revgraph: sweep: 12/12 points, [0-9.]+ points/s, ETA 0s\n")
+        self.assertNotIn("\r", self.full_stderr)
+        out = self.path("tty.jsonl")
+        pid, fd = pty.fork()
+        if pid == 0:
+            os.execv(REVGRAPH, [REVGRAPH, "sweep", *self.data, "--grid", "seed=1..4", "--jobs", "2", "--output", out])
+        chunks = []
+        while True:
+            try:
+                data = os.read(fd, 4096)
+            except OSError:
+                break
+            if not data:
+                break
+            chunks.append(data)
+        _, status = os.waitpid(pid, 0)
+        text = b"".join(chunks).decode(errors="replace")
+        self.assertEqual(os.waitstatus_to_exitcode(status), 0, text)
+        self.assertRegex(text, r"\r\[#{30}\] 4/4 points  [0-9.]+ points/s  ETA 0s")
+        self.assertEqual(len(read(out).splitlines()), 4)
+        q = rg("sweep", *self.data, "--grid", "seed=1..4", "--quiet", "--output", self.path("quiet.jsonl"))
+        self.assertEqual((q.returncode, q.stderr), (0, ""))
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]] + _args, verbosity=2)

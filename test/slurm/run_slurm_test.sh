@@ -1,0 +1,168 @@
+#!/bin/bash
+# A real Slurm run of tools/slurm: installs Debian's slurm-wlm and munge where missing, starts
+# munged, slurmctld and slurmd on this machine as a one-node cluster (private ports, socket,
+# state and spool under a temporary directory; nothing in /etc touched), submits a four-shard
+# sweep array and its dependent merge through tools/slurm/submit-sweep, waits, and checks the
+# merged file against a local unsharded sweep byte for byte (times aside), then stops the daemons.
+#
+# usage: run_slurm_test.sh REVGRAPH SOURCE_ROOT      (meson test: suite 'slurm')
+# Exit 0 pass, 1 fail, 77 skip (not root, packages unavailable, or the daemons cannot run here;
+# the reason is printed). REVGRAPH_SLURM_KEEP=1 keeps the working directory for a look.
+set -uo pipefail
+(($# == 2)) || { echo "usage: run_slurm_test.sh REVGRAPH SOURCE_ROOT" >&2; exit 2; }
+REVGRAPH=$(readlink -f "$1")
+ROOT=$(readlink -f "$2")
+# Everything, the install included, within 170 s: each wait below gets what is left.
+budget=170
+left() { echo $((budget - SECONDS)); }
+say() { echo "slurm-test: $* ($((SECONDS))s)"; }
+skip() { say "SKIP: $*"; exit 77; }
+
+[[ $(id -u) == 0 ]] || skip "needs root to install slurm-wlm and munge and to run slurmd"
+missing=()
+for p in slurm-wlm munge; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  say "installing ${missing[*]}"
+  export DEBIAN_FRONTEND=noninteractive
+  # Leave 60 s for the cluster and the sweep.
+  { timeout $(($(left) - 60)) apt-get update -qq &&
+    timeout $(($(left) - 60)) apt-get install -y -qq --no-install-recommends "${missing[@]}"; } >/dev/null 2>&1 ||
+    skip "cannot install ${missing[*]} within the time (no package mirror reachable?)"
+fi
+for tool in munged munge slurmctld slurmd sbatch squeue sinfo scancel; do
+  command -v "$tool" >/dev/null || skip "$tool is missing after installing slurm-wlm and munge"
+done
+
+work=$(mktemp -d /tmp/revgraph-slurm.XXXXXX) || exit 1
+chmod 755 "$work"  # munged wants every directory above its socket searchable by all
+mkdir -p "$work/munge" "$work/state" "$work/spool" "$work/out"
+chmod 755 "$work/munge"
+pids=()
+munge_socket=$work/munge/munge.socket
+cleanup() {
+  local rc=$?
+  [[ -n ${SLURM_CONF:-} && -f $SLURM_CONF ]] && timeout 10 scancel --quiet --user=root >/dev/null 2>&1
+  for pid in "${pids[@]}"; do kill -TERM "$pid" 2>/dev/null; done
+  for pid in "${pids[@]}"; do
+    for _ in $(seq 50); do kill -0 "$pid" 2>/dev/null || break; sleep 0.1; done
+    kill -KILL "$pid" 2>/dev/null
+    wait "$pid" 2>/dev/null
+  done
+  [[ -S $munge_socket ]] && munged --stop --socket="$munge_socket" >/dev/null 2>&1
+  if [[ ${REVGRAPH_SLURM_KEEP:-0} == 1 ]]; then echo "slurm-test: kept $work"; else rm -rf "$work"; fi
+  exit "$rc"
+}
+trap cleanup EXIT
+trap 'exit 1' INT TERM
+logs() {
+  for f in "$work"/*.log "$work"/out/*.log; do
+    [[ -f $f ]] && { echo "----- ${f#"$work"/} (last lines)"; tail -n 15 "$f"; }
+  done
+}
+fail() { say "FAIL: $*"; logs; exit 1; }
+
+# munge: a fresh key, our own socket.
+head -c 1024 /dev/urandom >"$work/munge/munge.key" && chmod 400 "$work/munge/munge.key"
+munged --key-file="$work/munge/munge.key" --socket="$munge_socket" --pid-file="$work/munge/munged.pid" \
+  --log-file="$work/munged.log" --seed-file="$work/munge/munged.seed" --force ||
+  skip "munged does not start here: $(tail -n 1 "$work/munged.log" 2>/dev/null)"
+munge -n --socket="$munge_socket" | unmunge --socket="$munge_socket" >/dev/null 2>&1 ||
+  skip "munge cannot encode and decode a credential here"
+
+# Two free TCP ports on the loopback for slurmctld and slurmd.
+read -r ctld_port slurmd_port < <(/usr/bin/python3 -c '
+import socket
+s = [socket.socket() for _ in range(2)]
+for x in s: x.bind(("127.0.0.1", 0))
+print(*(x.getsockname()[1] for x in s))')
+[[ -n ${slurmd_port:-} ]] || fail "no free ports"
+host=$(hostname -s)
+cpus=$(nproc)
+((cpus > 2)) && cpus=2
+export SLURM_CONF=$work/slurm.conf
+cat >"$SLURM_CONF" <<CONF
+# One node, this machine; no cgroups (a container may not have them), no accounting.
+ClusterName=revgraphtest
+SlurmctldHost=${host}(127.0.0.1)
+SlurmctldPort=${ctld_port}
+SlurmdPort=${slurmd_port}
+AuthType=auth/munge
+CredType=cred/munge
+AuthInfo=socket=${munge_socket}
+SlurmUser=root
+SlurmdUser=root
+StateSaveLocation=${work}/state
+SlurmdSpoolDir=${work}/spool
+SlurmctldPidFile=${work}/slurmctld.pid
+SlurmdPidFile=${work}/slurmd.pid
+SlurmctldLogFile=${work}/slurmctld.log
+SlurmdLogFile=${work}/slurmd.log
+ProctrackType=proctrack/linuxproc
+TaskPlugin=task/none
+JobAcctGatherType=jobacct_gather/none
+AccountingStorageType=accounting_storage/none
+JobCompType=jobcomp/none
+SchedulerType=sched/builtin
+SelectType=select/cons_tres
+SelectTypeParameters=CR_CPU
+SlurmdParameters=config_overrides
+ReturnToService=2
+MpiDefault=none
+MailProg=/bin/true
+SlurmctldTimeout=30
+SlurmdTimeout=30
+InactiveLimit=0
+KillWait=5
+NodeName=${host} NodeAddr=127.0.0.1 CPUs=${cpus} State=UNKNOWN
+PartitionName=test Nodes=${host} Default=YES MaxTime=10 State=UP
+CONF
+
+slurmctld -D -c -f "$SLURM_CONF" >"$work/slurmctld.out" 2>&1 &
+pids+=($!)
+slurmd -D -f "$SLURM_CONF" >"$work/slurmd.out" 2>&1 &
+pids+=($!)
+say "slurmctld (port $ctld_port) and slurmd (port $slurmd_port) started on $host, $cpus CPUs"
+state=
+up_deadline=$((SECONDS + 30))
+while ((SECONDS < up_deadline)); do
+  for pid in "${pids[@]}"; do
+    kill -0 "$pid" 2>/dev/null ||
+      skip "a Slurm daemon exited at start: $(cat "$work"/slurm*.out "$work"/slurm*.log 2>/dev/null | grep -i error | tail -n 1)"
+  done
+  state=$(timeout 5 sinfo -h -N -o %T 2>/dev/null | head -n 1)
+  [[ $state == idle ]] && break
+  sleep 0.5
+done
+[[ $state == idle ]] ||
+  skip "the node did not come up (state '${state}') within 30 s: $(grep -ih error "$work"/slurm*.log 2>/dev/null | tail -n 1)"
+say "node $host is idle"
+
+# The sweep: 8 points (4 seeds × 2 depths, one epoch) on the embedded digits.
+sweep_opts=(--grid seed=1..4 --grid depth=1,2 --set epochs=1 --backend cpu --quiet)
+"$REVGRAPH" sweep "${sweep_opts[@]}" --jobs 2 --output "$work/local.jsonl" || fail "the local sweep failed"
+say "local unsharded sweep done"
+submitted=$(cd "$work/out" && REVGRAPH=$REVGRAPH "$ROOT/tools/slurm/submit-sweep" 4 "$work/out/part" \
+  "$work/merged.jsonl" --time=5 -- "${sweep_opts[@]}" 2>&1) || fail "submit-sweep failed: $submitted"
+say "$submitted"
+jobs_deadline=$((budget - 5))
+while ((SECONDS < jobs_deadline)); do
+  [[ -z $(timeout 5 squeue -h -o %i 2>/dev/null) ]] && break
+  sleep 0.5
+done
+[[ -z $(timeout 5 squeue -h -o %i 2>/dev/null) ]] ||
+  fail "jobs still queued or running at ${SECONDS} s: $(squeue -h 2>&1)"
+say "all jobs left the queue"
+
+shards=("$work"/out/part.shard-*-of-4.jsonl)
+((${#shards[@]} == 4)) || fail "expected 4 shard files, found ${#shards[@]}"
+[[ -f $work/merged.jsonl ]] || fail "the merge job wrote no merged.jsonl"
+strip() { sed -E 's/,"run_seconds":[^,}]*\}$/}/' "$1"; }
+[[ $(wc -l <"$work/local.jsonl") == 8 ]] || fail "the local sweep has $(wc -l <"$work/local.jsonl") lines, not 8"
+cmp -s <(strip "$work/local.jsonl") <(strip "$work/merged.jsonl") ||
+  fail "the merged file differs from the local unsharded sweep (times aside):" \
+    "$(diff <(strip "$work/local.jsonl") <(strip "$work/merged.jsonl") | head -c 600)"
+grep -q '"run_seconds":' "$work/merged.jsonl" || fail "the merged file has no run_seconds"
+say "PASS: the 4-shard Slurm array + afterok merge equals the local sweep byte for byte (times aside)"
+exit 0

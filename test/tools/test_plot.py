@@ -1,0 +1,119 @@
+#!/usr/bin/python3
+"""tools/plot: the numbers it charts, against numpy's, and the PNGs it writes.
+
+usage: test_plot.py SOURCE_ROOT   (exit 77, meson's "skipped", without numpy or matplotlib)
+"""
+import importlib.machinery
+import importlib.util
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+try:
+    import numpy as np
+    import matplotlib  # noqa: F401  (tools/plot needs it)
+except ImportError as e:
+    print(f"{e.name} is not available: skipped")
+    sys.exit(77)
+
+ROOT = os.path.abspath(sys.argv.pop(1)) if len(sys.argv) > 1 and not sys.argv[1].startswith("-") else \
+    os.environ.get("REVGRAPH_SOURCE_ROOT", ".")
+PLOT = os.path.join(ROOT, "tools", "plot")
+loader = importlib.machinery.SourceFileLoader("plot", PLOT)
+plot = importlib.util.module_from_spec(importlib.util.spec_from_loader("plot", loader))
+loader.exec_module(plot)
+
+BASE = {"depth": 2, "alpha": 0.5, "seed": 11, "epochs": 2, "learning_rate": 0.1, "batch_size": 128,
+        "momentum": 0.9, "weight_decay": 0.0}
+
+
+def png_size(path):
+    with open(path, "rb") as f:
+        head = f.read(24)
+    assert head[:8] == b"\x89PNG\r\n\x1a\n", "not a PNG"
+    return struct.unpack(">II", head[16:24])
+
+
+class PlotTest(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        # 3 seeds × 3 depths × 2 learning rates, made-up results with a pattern and noise.
+        g = np.random.Generator(np.random.PCG64(5))
+        self.points = []
+        for seed in (1, 2, 3):
+            for depth in (1, 2, 4):
+                for lr in (0.05, 0.2):
+                    c = dict(BASE, seed=seed, depth=depth, learning_rate=lr)
+                    acc = 0.9 - 0.01 * depth * (lr > 0.1) + 0.005 * g.standard_normal()
+                    self.points.append({"index": len(self.points), "points": 18, "config": c, "correct": 0,
+                                        "total": 1, "accuracy": float(acc),
+                                        "run_seconds": float(0.002 * depth + 0.0005 * g.random())})
+        self.sweep = os.path.join(self.tmp.name, "s.jsonl")
+        with open(self.sweep, "w") as f:
+            for p in self.points:
+                f.write(json.dumps(p, separators=(",", ":")) + "\n")
+            f.write('{"index":18,"poi')  # a sweep still running: its partial line is left out
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def test_sweep_numbers_are_numpys(self):
+        panels = plot.sweep_panels(plot.read_sweep(self.sweep))
+        self.assertEqual([p["key"] for p in panels], ["depth", "learning_rate"])
+        self.assertEqual([p["series_key"] for p in panels], ["learning_rate", "depth"])
+        for panel in panels:
+            key, skey = panel["key"], panel["series_key"]
+            self.assertEqual(list(panel["rows"]), ["accuracy", "ms"])
+            for what, scale in (("accuracy", 100), ("ms", 1000)):
+                for sv, line in panel["rows"][what].items():
+                    self.assertEqual(len(line), 3 if key == "depth" else 2)
+                    for x, mean, sd, n in line:
+                        field = "accuracy" if what == "accuracy" else "run_seconds"
+                        v = np.array([p[field] * scale for p in self.points
+                                      if p["config"][key] == x and p["config"][skey] == sv])
+                        self.assertEqual(n, 3)  # the seeds
+                        self.assertAlmostEqual(mean, v.mean(), places=9)
+                        self.assertAlmostEqual(sd, v.std(ddof=1), places=9)
+        # Seeds alone: one panel against seed; without accuracy, time only.
+        only = [dict(p, config=dict(p["config"], depth=2, learning_rate=0.1)) for p in self.points[:3]]
+        for p in only:
+            del p["accuracy"]
+        panels = plot.sweep_panels(only)
+        self.assertEqual([(p["key"], list(p["rows"])) for p in panels], [("seed", ["ms"])])
+
+    def run_plot(self, *args):
+        return subprocess.run([sys.executable, PLOT, *args], capture_output=True, text=True, timeout=120)
+
+    def test_pngs(self):
+        out = os.path.join(self.tmp.name, "s.png")
+        p = self.run_plot("sweep", self.sweep, "--output", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        w, h = png_size(out)
+        self.assertGreater(w, 400)
+        self.assertGreater(h, 300)
+        compare = os.path.join(ROOT, "bench", "results", "cpu-compare-2026-12-02-run1.json")
+        out = os.path.join(self.tmp.name, "c.png")
+        p = self.run_plot("compare", compare, "--output", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        png_size(out)
+
+    def test_bad_input_one_line_no_output(self):
+        bad = os.path.join(self.tmp.name, "bad.jsonl")
+        with open(bad, "w") as f:
+            f.write("not json\n")
+        out = os.path.join(self.tmp.name, "never.png")
+        for args in (("sweep", bad), ("sweep", os.path.join(self.tmp.name, "missing")), ("compare", self.sweep),
+                     ("compare", bad)):
+            p = self.run_plot(*args, "--output", out)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+            self.assertTrue(p.stderr.startswith("plot: error: "), p.stderr)
+            self.assertFalse(os.path.exists(out))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
