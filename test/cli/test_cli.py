@@ -1178,6 +1178,25 @@ class Validate(CliTestCase):
             self.assertIn(k, meta)
         self.assertEqual(report["binary_sha256"], hashlib.sha256(read_bytes(REVGRAPH)).hexdigest())
 
+    def test_validate_says_what_it_did_not_run(self):
+        r = os.path.join(self.fresh_dir("validate-loud"), "R.json")
+        p = rg("validate", "--output", r)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(r) as f:
+            report = json.load(f)
+        lines = p.stderr.splitlines()
+        gpu = [l for l in lines if "GPU replay (" in l]
+        self.assertEqual(len(gpu), 1, p.stderr)
+        if report["numerical_validation"]["run"]:
+            self.assertTrue(gpu[0].endswith("passed" if report["numerical_validation"]["passed"] else "FAILED"))
+            self.assertEqual(lines[-1], "revgraph: validate: passed")
+        else:
+            # Never "passed" for a step that did not run, nor an unqualified "passed" at the end.
+            self.assertIn("NOT RUN (" + report["numerical_validation"]["reason"] + ")", gpu[0])
+            self.assertNotIn("passed", gpu[0])
+            self.assertEqual(lines[-1], "revgraph: validate: passed on the CPU only; the GPU replay was not run")
+        self.assertTrue(any(l.endswith("CPU numerics (float64/float32, depth 1, 2, 8): passed") for l in lines))
+
     def test_validate_errors(self):
         p = rg("validate", "--bogus")
         self.assert_clean_error(p, 2, ["--bogus"])
