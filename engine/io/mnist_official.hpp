@@ -16,7 +16,7 @@ struct IdxFileCheck {
     std::string md5, sha256;  // of the file's bytes as stored (gzip or raw)
     bool compressed = false;  // gzip by content, as read_idx_* decide
     bool official = false;
-    std::string reason;       // why not official; "" when official
+    std::string reason;  // why not official; "" when official
 
     // {"path", "md5", "sha256", "official", "reason" (only when not official)}
     nlohmann::ordered_json to_json() const;
