@@ -1240,6 +1240,8 @@ class CommandLine(CliTestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         for c in ("run", "data", "qualify", "validate", "backends", "version"):
             self.assertIn("\n  " + c, p.stdout)
+        self.assertEqual(rg("help", "data", "mnist").stdout, rg("data", "mnist", "--help").stdout)
+        self.assertEqual(rg("help").stdout, rg("--help").stdout)
         p = rg("run", "--set", "depth=3", "--help")
         self.assertEqual((p.returncode, p.stderr), (0, ""))
         self.assertIn("--repeat", p.stdout)

@@ -170,10 +170,19 @@ int main(int argc, char** argv) {
         }
     }
 
+    // `revgraph help [COMMAND...]` is `revgraph [COMMAND...] --help`.
+    std::vector<char*> args(argv, argv + argc);
+    std::string help_flag = "--help";
+    if (args.size() > 1 && std::string(args[1]) == "help") {
+        args.erase(args.begin() + 1);
+        args.push_back(help_flag.data());
+    }
+    const int n = static_cast<int>(args.size());
+
     try {
         try {
-            refuse_options_as_values(app, argc, argv);
-            app.parse(argc, argv);
+            refuse_options_as_values(app, n, args.data());
+            app.parse(n, args.data());
         } catch (const CLI::CallForHelp&) {
             std::cout << app.help();
             return 0;
