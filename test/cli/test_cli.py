@@ -12,7 +12,12 @@ What is checked:
 - good runs: SPEC §7 metadata whose hashes numpy recomputes from the files, the state archive,
   byte-identical repeats, progress lines, --config/--set order, the published seed-11 hashes,
   the embedded default, and agreement with the engine API (cli_api_run);
-- `data mnist` on fake IDX files against a numpy transcription of SPEC §9; `qualify`; `validate`.
+- `data mnist` on fake IDX files against a numpy transcription of SPEC §9; `qualify` (which must
+  say the fake files are not the official MNIST ones, with hashlib's md5/sha256); `validate`;
+- the command line: --help for every command, the nearest real option for a mistyped one, the
+  valid config keys for an unknown one, 2.0 for an integer key, --device/--pdl refused on CPU;
+- honest outputs: --repeat's summary and run_seconds, provenance keys, sibling file names, and
+  --scores against numpy's float64 forward of the saved state.
 """
 import datetime
 import fractions
