@@ -7,6 +7,7 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/closest_name.hpp"
 #include "engine/error.hpp"
 
 namespace revgraph {
@@ -20,22 +21,34 @@ void require(bool ok, const std::string& message) {
     if (!ok) throw Error(message);
 }
 
+// An integer may carry a zero fraction ("2.0", "2."): a value written by a tool that prints every
+// number as a float is still the integer it names. Exponents and non-zero fractions are refused.
+std::string without_zero_fraction(const std::string& text) {
+    const auto dot = text.find('.');
+    if (dot == std::string::npos || dot == 0) return text;
+    for (std::size_t i = dot + 1; i < text.size(); ++i)
+        if (text[i] != '0') return text;
+    return text.substr(0, dot);
+}
+
 std::int64_t parse_integer(const std::string& key, const std::string& text) {
+    const std::string digits = without_zero_fraction(text);
     std::int64_t value = 0;
-    const char* first = text.data();
-    const char* last = text.data() + text.size();
+    const char* first = digits.data();
+    const char* last = digits.data() + digits.size();
     auto [ptr, ec] = std::from_chars(first, last, value);
-    require(ec == std::errc() && ptr == last && !text.empty(),
+    require(ec == std::errc() && ptr == last && !digits.empty() && digits != "-",
             "config: " + key + " must be an integer, got '" + text + "'");
     return value;
 }
 
 std::uint64_t parse_unsigned(const std::string& key, const std::string& text) {
+    const std::string digits = without_zero_fraction(text);
     std::uint64_t value = 0;
-    const char* first = text.data();
-    const char* last = text.data() + text.size();
+    const char* first = digits.data();
+    const char* last = digits.data() + digits.size();
     auto [ptr, ec] = std::from_chars(first, last, value);
-    require(ec == std::errc() && ptr == last && !text.empty(),
+    require(ec == std::errc() && ptr == last && !digits.empty(),
             "config: " + key + " must be a non-negative integer, got '" + text + "'");
     return value;
 }
@@ -47,6 +60,24 @@ double parse_real(const std::string& key, const std::string& text) {
     require(!text.empty() && end == text.c_str() + text.size(),
             "config: " + key + " must be a number, got '" + text + "'");
     return value;
+}
+
+// "config: unknown key 'dept' (did you mean depth? valid keys: depth, alpha, ...)"
+[[noreturn]] void unknown_key(const std::string& key) {
+    std::string valid;
+    for (const auto& k : TaskConfig::keys()) valid += (valid.empty() ? "" : ", ") + k;
+    const std::string near = closest_name(key, TaskConfig::keys());
+    throw Error("config: unknown key '" + key + "' (" + (near.empty() ? "" : "did you mean " + near + "? ") +
+                "valid keys: " + valid + ")");
+}
+
+// A JSON number that names an integer: an integer, or a float with no fraction (2.0) small enough
+// (|v| <= 2^53) that the float is that integer exactly.
+bool json_integral(const nlohmann::json& value) {
+    if (value.is_number_integer()) return true;
+    if (!value.is_number_float()) return false;
+    const double v = value.get<double>();
+    return std::isfinite(v) && v == std::floor(v) && std::fabs(v) <= 9007199254740992.0;
 }
 
 int narrow_int(const std::string& key, std::int64_t v) {
@@ -84,7 +115,7 @@ std::string TaskConfig::problem(const std::string& key) const {
     if (key == "batch_size") return range(batch_size, 1, kMaxBatch);
     if (key == "momentum") return real(momentum, momentum >= 0.0 && momentum < 1.0, "in [0, 1)");
     if (key == "weight_decay") return real(weight_decay, weight_decay >= 0.0, "finite and >= 0");
-    throw Error("config: unknown key '" + key + "'");
+    unknown_key(key);
 }
 
 void TaskConfig::validate() const {
@@ -101,7 +132,7 @@ void TaskConfig::set(const std::string& key, const std::string& value) {
     else if (key == "batch_size") batch_size = narrow_int(key, parse_integer(key, value));
     else if (key == "momentum") momentum = parse_real(key, value);
     else if (key == "weight_decay") weight_decay = parse_real(key, value);
-    else throw Error("config: unknown key '" + key + "'");
+    else unknown_key(key);
 }
 
 nlohmann::ordered_json TaskConfig::to_json() const {
@@ -123,8 +154,21 @@ void TaskConfig::update_from_json(const nlohmann::json& object) {
         const bool integral_key = key == "depth" || key == "seed" || key == "epochs" || key == "batch_size";
         const bool real_key = key == "alpha" || key == "learning_rate" || key == "momentum" ||
                               key == "weight_decay";
-        if (!integral_key && !real_key) throw Error("config: unknown key '" + key + "'");
-        if (integral_key) {
+        if (!integral_key && !real_key) unknown_key(key);
+        if (integral_key && value.is_number_float()) {
+            // 2.0 is the integer 2 (a tool may write every number as a float); 2.5 is refused.
+            require(json_integral(value), "config: " + key + " must be an integer");
+            const double v = value.get<double>();
+            if (key == "seed") {
+                require(v >= 0, "config: seed must be a non-negative integer");
+                seed = static_cast<std::uint64_t>(v);
+            } else {
+                const auto n = narrow_int(key, static_cast<std::int64_t>(v));
+                if (key == "depth") depth = n;
+                else if (key == "epochs") epochs = n;
+                else batch_size = n;
+            }
+        } else if (integral_key) {
             require(value.is_number_integer(), "config: " + key + " must be an integer");
             if (key == "seed") {
                 require(value.is_number_unsigned() || value.get<std::int64_t>() >= 0,

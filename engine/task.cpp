@@ -12,6 +12,8 @@
 #include "engine/io/sha256.hpp"
 #include "engine/rng/pcg64.hpp"
 #include "engine/rng/torch_init.hpp"
+#include "engine/utc_time.hpp"
+#include "engine/version.hpp"
 
 namespace revgraph {
 namespace {
@@ -185,12 +187,17 @@ TaskOutputs PreparedTask::outputs() {
     m["scores_sha256"] = io::sha256_hex(out.state.scores);
     m["preparation_seconds"] = preparation_seconds_;
     m["training_prediction_seconds"] = last_run_seconds_;
+    m["training_prediction_seconds_statistic"] = run_count_ == 1 ? "single run" : "last run";
     m["run_count"] = run_count_;
     m["retained_core_states"] = backend_->retained_core_states();
     const std::int64_t full_batch = std::min<std::int64_t>(config_.batch_size, inputs_.train_count());
     m["core_saved_bytes_per_example"] = backend_->retained_core_bytes() / static_cast<std::size_t>(full_batch);
     m["device"] = backend_->device();
     m["backend"] = backend_->name();
+    // Which build made these outputs, and when: a result file must say where it came from.
+    m["revgraph_version"] = version();
+    m["git_commit"] = git_commit();
+    m["created_utc"] = utc_timestamp();
     return out;
 }
 

@@ -2,7 +2,8 @@
 // PreparedTask: SPEC's task as an object. prepare (the constructor) checks the inputs, hashes
 // them, draws the epoch permutations and the initial parameters, and hands everything to the
 // backend, which allocates and uploads. run() is the timed part and nothing else. outputs()
-// copies the results back and computes the hashes and metadata of SPEC §7.
+// copies the results back and computes the hashes and metadata of SPEC §7, with the version,
+// commit and time (created_utc) of the build that made them.
 #include <cstdint>
 #include <memory>
 #include <string>

@@ -9,7 +9,13 @@ scores and predictions. Prints a JSON report; exit status 1 when a check fails.
 """
 import argparse
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from python_with import require  # noqa: E402
+
+require("numpy")
 
 import numpy as np
 

@@ -408,14 +408,18 @@ def prebuilt_step(ctx):
     return Step("binaries", 20, "binaries", [ctx.bin("tools/revgraph"), "backends"], True)
 
 
-def build_steps(ctx, env):
+def build_steps(ctx, env, commit):
     build = env.get("GPU_CHECK_BUILD", os.path.join(ROOT, "build-gpucheck"))
     arch = env.get("GPU_CHECK_ARCH") or gpu_arch()
     ctx.bindir, ctx.manifest, ctx.ld_path = build, ctx.s("tests.json"), ""
     shutil.rmtree(build, ignore_errors=True)
+    # Without .git, tools/git-commit takes the commit the build embeds from REVGRAPH_GIT_COMMIT.
+    stamp = {"REVGRAPH_GIT_COMMIT": commit}
     return [Step("configure", 60, "binaries",
-                 ["meson", "setup", build, "-Dcuda=enabled", f"-Dgpu_arch={arch}", "--buildtype=release"], True, False),
-            Step("build", 240, "binaries", ["ninja", "-C", build, "-j", str(os.cpu_count() or 4)], True, False)], arch
+                 ["meson", "setup", build, "-Dcuda=enabled", f"-Dgpu_arch={arch}", "--buildtype=release"], True, False,
+                 stamp),
+            Step("build", 240, "binaries", ["ninja", "-C", build, "-j", str(os.cpu_count() or 4)], True, False,
+                 stamp)], arch
 
 
 def after_build(runner, ctx):
@@ -525,7 +529,7 @@ def main(argv=None):
         if prebuilt:
             why = "the prebuilt binaries do not start here"
             runner.log(why + ": building on the device")
-        build, arch = build_steps(ctx, env)
+        build, arch = build_steps(ctx, env, commit)
         binaries = build  # the check that failed is recorded, not required: the build replaces it
         state.update(binaries=f"built on the device for sm_{arch} ({why})", arch=arch)
         for s in build:

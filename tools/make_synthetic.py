@@ -15,7 +15,13 @@ The task archive holds exactly the three learner inputs; the query labels go to 
 import argparse
 import hashlib
 import json
+import os
 import sys
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from python_with import require  # noqa: E402
+
+require("numpy")
 
 import numpy as np
 

@@ -14,6 +14,11 @@ import math
 import os
 import sys
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from python_with import require  # noqa: E402
+
+require("numpy", "torch")
+
 import numpy as np
 import torch
 

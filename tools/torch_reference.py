@@ -37,6 +37,11 @@ import statistics  # noqa: E402
 import sys  # noqa: E402
 import time  # noqa: E402
 
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from python_with import require  # noqa: E402
+
+require("numpy", "torch")
+
 import numpy as np  # noqa: E402
 import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402

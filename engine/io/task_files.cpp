@@ -91,6 +91,11 @@ Array predictions_array(const std::vector<std::int64_t>& predictions) {
     return Array::from<std::int64_t>({static_cast<std::int64_t>(predictions.size())}, predictions);
 }
 
+Array scores_array(const std::vector<float>& scores) {
+    if (scores.size() % 10 != 0) throw Error("scores: " + std::to_string(scores.size()) + " values are not (Q, 10)");
+    return Array::from<float>({static_cast<std::int64_t>(scores.size() / 10), 10}, scores);
+}
+
 std::filesystem::path predictions_path_for(const std::filesystem::path& result_json) {
     auto p = result_json;
     return p.replace_filename(result_json.stem().string() + ".predictions.npy");

@@ -29,6 +29,9 @@ NpzArchive state_archive(const model::Layout& layout, const TaskState& state);
 // Predictions as int64 (Q,).
 Array predictions_array(const std::vector<std::int64_t>& predictions);
 
+// Query scores as float32 (Q, 10), the bytes scores_sha256 hashes.
+Array scores_array(const std::vector<float>& scores);
+
 // "<stem>.predictions.npy" beside RESULT.json.
 std::filesystem::path predictions_path_for(const std::filesystem::path& result_json);
 

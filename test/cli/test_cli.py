@@ -12,8 +12,14 @@ What is checked:
 - good runs: SPEC §7 metadata whose hashes numpy recomputes from the files, the state archive,
   byte-identical repeats, progress lines, --config/--set order, the published seed-11 hashes,
   the embedded default, and agreement with the engine API (cli_api_run);
-- `data mnist` on fake IDX files against a numpy transcription of SPEC §9; `qualify`; `validate`.
+- `data mnist` on fake IDX files against a numpy transcription of SPEC §9; `qualify` (which must
+  say the fake files are not the official MNIST ones, with hashlib's md5/sha256); `validate`;
+- the command line: --help for every command, the nearest real option for a mistyped one, the
+  valid config keys for an unknown one, 2.0 for an integer key, --device/--pdl refused on CPU;
+- honest outputs: --repeat's summary and run_seconds, provenance keys, sibling file names, and
+  --scores against numpy's float64 forward of the saved state.
 """
+import datetime
 import fractions
 import gzip
 import hashlib
@@ -25,6 +31,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import time
 import unittest
 
 try:
@@ -54,6 +61,8 @@ SPEC_KEYS = ["config", "parameter_count", "train_count", "test_count", "input_ha
              "preparation_seconds", "training_prediction_seconds", "run_count", "retained_core_states",
              "core_saved_bytes_per_example", "device", "backend"]
 TIMING_KEYS = {"preparation_seconds", "training_prediction_seconds"}
+# Keys that differ between two runs of the same task: times, and when the result was made.
+VOLATILE_KEYS = TIMING_KEYS | {"run_seconds", "created_utc"}
 DEFAULT_CONFIG = {"depth": 2, "alpha": 0.5, "seed": 11, "epochs": 2, "learning_rate": 0.1,
                   "batch_size": 128, "momentum": 0.9, "weight_decay": 0.0}
 
@@ -694,8 +703,8 @@ class RunGood(CliTestCase):
             results.append((out, result))
         # The same arrays stored or deflated are the same task.
         (a, ra), (b, rb) = results
-        self.assertEqual({k: v for k, v in ra.items() if k not in TIMING_KEYS | {"input"}},
-                         {k: v for k, v in rb.items() if k not in TIMING_KEYS | {"input"}})
+        self.assertEqual({k: v for k, v in ra.items() if k not in VOLATILE_KEYS | {"input"}},
+                         {k: v for k, v in rb.items() if k not in VOLATILE_KEYS | {"input"}})
         for n in ("r.predictions.npy", "s.npz"):
             self.assertEqual(read_bytes(os.path.join(a, n)), read_bytes(os.path.join(b, n)), n)
 
@@ -734,7 +743,8 @@ class RunGood(CliTestCase):
         for n in ("r.predictions.npy", "s.npz"):
             self.assertEqual(read_bytes(os.path.join(a, n)), read_bytes(os.path.join(b, n)), n)
             self.assertEqual(read_bytes(os.path.join(a, n)), read_bytes(os.path.join(c, n)), n)
-        strip = lambda r: {k: v for k, v in r.items() if k not in TIMING_KEYS | {"run_count"}}
+        strip = lambda r: {k: v for k, v in r.items()
+                           if k not in VOLATILE_KEYS | {"run_count", "training_prediction_seconds_statistic"}}
         self.assertEqual(strip(ra), strip(rb))
         self.assertEqual(strip(ra), strip(rc_))
         # Without --output the same result goes to stdout.
@@ -743,7 +753,9 @@ class RunGood(CliTestCase):
         self.assertEqual(p.stderr, "")
         rs = json.loads(p.stdout)
         self.assertNotIn("predictions_file", rs)
+        self.assertNotIn("state_file", rs)
         ra.pop("predictions_file")
+        ra.pop("state_file")
         self.assertEqual(strip(rs), strip(ra))
         # The archive through a pipe (/dev/stdin) is the same task.
         p = subprocess.run([REVGRAPH, "run", "--input", "/dev/stdin", "--quiet"], input=read_bytes(self.compressed),
@@ -912,7 +924,12 @@ class DataMnist(CliTestCase):
         x, l = os.path.join(out, "X.npz"), os.path.join(out, "L.npy")
         p = rg("data", "mnist", "--idx-dir", idx_dir, "--seed", seed, "--output", x, "--test-labels-output", l)
         self.assertEqual(p.returncode, 0, p.stderr)
-        self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+        # One line per IDX file (md5, sha256, verdict), the warning that these are not the official
+        # files, and the line naming what was written.
+        lines = p.stderr.splitlines()
+        self.assertEqual(len(lines), 4, p.stderr)
+        self.assertIn("NOT the official MNIST", lines[2])
+        self.assertTrue(lines[3].startswith("revgraph: wrote "), p.stderr)
         return x, l
 
     def test_draw_matches_numpy(self):
@@ -1063,6 +1080,52 @@ class DataMnist(CliTestCase):
         self.assertEqual(p.returncode, 0 if report["total_correct"] >= 500 else 3, p.stderr)
         self.assertIs(report["passed"], report["total_correct"] >= 500)
 
+    def test_not_the_official_mnist(self):
+        """Made-up IDX files never read as the official ones: qualify's report says official_mnist
+        false with each file's md5 and sha256 (hashlib's), and stderr says so plainly."""
+        files = {"raw": ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"),
+                 "gz": ("train-images-idx3-ubyte.gz", "train-labels-idx1-ubyte.gz")}
+        for kind, d in (("raw", self.raw), ("gz", self.gz)):
+            with self.subTest(kind=kind):
+                q = os.path.join(self.fresh_dir("official-" + kind), "Q.json")
+                p = rg("qualify", "--idx-dir", d, "--draws", "1", "--set", "epochs=0", "--band", "95", "--output", q)
+                self.assertIn(p.returncode, (0, 3), p.stderr)
+                with open(q) as f:
+                    report = json.load(f)
+                self.assertIs(report["official_mnist"], False)
+                self.assertIs(report["qualified"], False)
+                for key, name in zip(("train_images", "train_labels"), files[kind]):
+                    entry = report["idx_files"][key]
+                    data = read_bytes(os.path.join(d, name))
+                    self.assertEqual(entry["path"], os.path.join(d, name))
+                    self.assertEqual(entry["md5"], hashlib.md5(data).hexdigest())
+                    self.assertEqual(entry["sha256"], hashlib.sha256(data).hexdigest())
+                    self.assertIs(entry["official"], False)
+                    if kind == "raw":
+                        self.assertEqual(entry["reason"], "uncompressed files cannot be checked against the gzip md5s")
+                    else:
+                        official = {"train_images": "f68b3c2dcbeaaa9fbdd348bbdeb94873",
+                                    "train_labels": "d53e105ee54ea40749a09fcbcd1e9432"}[key]
+                        self.assertIn(official, entry["reason"])
+                        self.assertIn(entry["md5"], entry["reason"])
+                lines = p.stderr.splitlines()
+                self.assertTrue(any("NOT the official MNIST" in l for l in lines), p.stderr)
+                self.assertIn("NOT a qualification", lines[-1])
+                # Said under --quiet too: it changes what the report means.
+                p = rg("qualify", "--idx-dir", d, "--draws", "1", "--set", "epochs=0", "--band", "95", "--quiet",
+                       "--output", q)
+                self.assertTrue(any("NOT the official MNIST" in l for l in p.stderr.splitlines()), p.stderr)
+        # data mnist prints the same sums and verdict.
+        out = self.fresh_dir("official-data")
+        p = rg("data", "mnist", "--idx-dir", self.gz, "--seed", "3", "--output", os.path.join(out, "X.npz"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for name in files["gz"]:
+            data = read_bytes(os.path.join(self.gz, name))
+            line = [l for l in p.stderr.splitlines() if name + ":" in l and "md5" in l][0]
+            self.assertIn(hashlib.md5(data).hexdigest(), line)
+            self.assertIn(hashlib.sha256(data).hexdigest(), line)
+            self.assertIn("not the official MNIST file", line)
+
     def test_qualify_bad_arguments(self):
         out = self.fresh_dir("qualify-bad")
         q = os.path.join(out, "Q.json")
@@ -1077,6 +1140,7 @@ class DataMnist(CliTestCase):
             (["--idx-dir", self.raw, "extra"], 2, ["extra"]),
             (["--idx-dir", os.path.join(self.tmp, "nowhere")], 1, ["nowhere"]),
             (["--idx-dir", self.raw, "--backend", "bogus"], 1, ["bogus"]),
+            (["--idx-dir", self.raw, "--backend", "cpu", "--pdl"], 2, ["--pdl", "cuda"]),
         ):
             with self.subTest(args=args):
                 p = rg("qualify", *args, "--output", q, "--quiet")
@@ -1119,6 +1183,25 @@ class Validate(CliTestCase):
             self.assertIn(k, meta)
         self.assertEqual(report["binary_sha256"], hashlib.sha256(read_bytes(REVGRAPH)).hexdigest())
 
+    def test_validate_says_what_it_did_not_run(self):
+        r = os.path.join(self.fresh_dir("validate-loud"), "R.json")
+        p = rg("validate", "--output", r)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(r) as f:
+            report = json.load(f)
+        lines = p.stderr.splitlines()
+        gpu = [l for l in lines if "GPU replay (" in l]
+        self.assertEqual(len(gpu), 1, p.stderr)
+        if report["numerical_validation"]["run"]:
+            self.assertTrue(gpu[0].endswith("passed" if report["numerical_validation"]["passed"] else "FAILED"))
+            self.assertEqual(lines[-1], "revgraph: validate: passed")
+        else:
+            # Never "passed" for a step that did not run, nor an unqualified "passed" at the end.
+            self.assertIn("NOT RUN (" + report["numerical_validation"]["reason"] + ")", gpu[0])
+            self.assertNotIn("passed", gpu[0])
+            self.assertEqual(lines[-1], "revgraph: validate: passed on the CPU only; the GPU replay was not run")
+        self.assertTrue(any(l.endswith("CPU numerics (float64/float32, depth 1, 2, 8): passed") for l in lines))
+
     def test_validate_errors(self):
         p = rg("validate", "--bogus")
         self.assert_clean_error(p, 2, ["--bogus"])
@@ -1130,6 +1213,206 @@ class Validate(CliTestCase):
         self.assert_clean_error(p, 2, ["replays"])
         p = rg("validate", "--quiet", "--backend", "bogus")
         self.assert_clean_error(p, 1, ["bogus"])
+
+
+class CommandLine(CliTestCase):
+    """Help for every command, the nearest real option for a mistyped one, config keys."""
+
+    COMMANDS = {
+        ("run",): ["--input", "--test-labels", "--output", "--state", "--scores", "--repeat", "--config", "--set",
+                   "--backend", "--device", "--workspace-bytes", "--pdl", "--quiet", "batch_size 128"],
+        ("data",): ["mnist", "embedded"],
+        ("data", "mnist"): ["--idx-dir", "--seed", "--output", "--test-labels-output", "--quiet"],
+        ("data", "embedded"): ["--output", "--test-labels-output", "--split-seed", "--quiet"],
+        ("qualify",): ["--idx-dir", "--band", "--first-seed", "--draws", "--output", "--together", "--set",
+                       "--backend", "depth 2"],
+        ("validate",): ["--output", "--replays", "--backend", "--quiet"],
+        ("backends",): ["--device", "--json"],
+    }
+
+    def test_help_for_each_command(self):
+        for command, mentions in self.COMMANDS.items():
+            for flag in ("--help", "-h"):
+                with self.subTest(command=command, flag=flag):
+                    p = rg(*command, flag)
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    self.assertEqual(p.stderr, "")
+                    self.assertIn("revgraph " + " ".join(command), p.stdout)
+                    for m in mentions:
+                        self.assertIn(m, p.stdout)
+        # The overview names every command once; help after other options still wins.
+        p = rg("--help")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for c in ("run", "data", "qualify", "validate", "backends", "version"):
+            self.assertIn("\n  " + c, p.stdout)
+        self.assertEqual(rg("help", "data", "mnist").stdout, rg("data", "mnist", "--help").stdout)
+        self.assertEqual(rg("help").stdout, rg("--help").stdout)
+        p = rg("run", "--set", "depth=3", "--help")
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
+        self.assertIn("--repeat", p.stdout)
+
+    def test_mistyped_option_names_the_nearest(self):
+        d = self.fresh_dir("typo")
+        for args, typo, near in (
+            (["run", "--outptu", os.path.join(d, "r.json")], "--outptu", "--output"),
+            (["run", "--inptu=x.npz"], "--inptu", "--input"),
+            (["run", "--repaet", "2"], "--repaet", "--repeat"),
+            (["data", "mnist", "--idx-dri", d, "--seed", "1", "--output", os.path.join(d, "x.npz")], "--idx-dri",
+             "--idx-dir"),
+            (["data", "embedded", "--outptu", os.path.join(d, "x.npz")], "--outptu", "--output"),
+            (["qualify", "--idx-dir", d, "--drasw", "2"], "--drasw", "--draws"),
+            (["validate", "--replay", "3"], "--replay", "--replays"),
+            (["backends", "--jsno"], "--jsno", "--json"),
+        ):
+            with self.subTest(args=args):
+                line = self.assert_clean_error(rg(*args), 2, [typo, "did you mean %s?" % near])
+                self.assertIn(args[0], line)
+        self.assertEqual(os.listdir(d), [])
+        # Nothing close: no guess, a pointer to the help.
+        line = self.assert_clean_error(rg("run", "--frobnicate"), 2, ["--frobnicate", "revgraph run --help"])
+        self.assertNotIn("did you mean", line)
+        # A mistyped command or kind is named with the nearest too.
+        self.assert_clean_error(rg("rn"), 2, ["'rn'", "did you mean run?"])
+        self.assert_clean_error(rg("data", "mnsit"), 2, ["'mnsit'", "did you mean mnist?"])
+
+    def test_unknown_config_key_lists_the_valid_ones(self):
+        valid = "valid keys: depth, alpha, seed, epochs, learning_rate, batch_size, momentum, weight_decay"
+        self.assert_clean_error(rg("run", "--set", "dropout=0.1", "--quiet"), 1, ["dropout", valid])
+        line = self.assert_clean_error(rg("run", "--set", "batchsize=8", "--quiet"), 1,
+                                       ["batchsize", "did you mean batch_size?", valid])
+        config = os.path.join(self.tmp, "typo-config.json")
+        write_bytes(config, b'{"learning-rate": 0.05}')
+        self.assert_clean_error(rg("run", "--config", config, "--quiet"), 1,
+                                [config, "learning-rate", "did you mean learning_rate?", valid])
+        self.assertIn("--set", line)
+
+    def test_integer_keys_take_a_zero_fraction(self):
+        draw = save_npz(os.path.join(self.tmp, "int-draw.npz"), make_draw(n=19, q=7, seed=77))
+        runs = {}
+        config = os.path.join(self.tmp, "float-config.json")
+        write_bytes(config, b'{"batch_size": 8.0, "seed": 5.0}')
+        for name, args in (("ints", ["--set", "depth=2", "--set", "epochs=1", "--set", "batch_size=8",
+                                     "--set", "seed=5"]),
+                           ("floats", ["--set", "depth=2.0", "--set", "epochs=1.", "--config", config])):
+            p = rg("run", "--input", draw, "--quiet", *args)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            runs[name] = json.loads(p.stdout)
+        self.assertEqual(runs["floats"]["config"], runs["ints"]["config"])
+        self.assertEqual(runs["floats"]["config"]["batch_size"], 8)
+        self.assertIsInstance(runs["floats"]["config"]["depth"], int)
+        self.assertEqual(runs["floats"]["state_vector_sha256"], runs["ints"]["state_vector_sha256"])
+        self.assert_clean_error(rg("run", "--input", draw, "--set", "depth=2.5", "--quiet"), 1, ["depth", "2.5"])
+        write_bytes(config, b'{"batch_size": 8.5}')
+        self.assert_clean_error(rg("run", "--input", draw, "--config", config, "--quiet"), 1, ["batch_size"])
+
+
+class HonestOutputs(CliTestCase):
+    """What a result says about itself: every run's time and the statistic reported, the build and
+    time that made it, its sibling files, and the scores whose hash it records."""
+
+    @classmethod
+    def setUpClass(cls):
+        super().setUpClass()
+        cls.draw = make_draw(n=37, q=11, seed=515)
+        cls.path = save_npz(os.path.join(cls.tmp, "draw.npz"), cls.draw)
+
+    def test_repeat_summary_and_run_times(self):
+        out = self.fresh_dir("repeat")
+        r = os.path.join(out, "r.json")
+        p = rg("run", "--input", self.path, "--set", "batch_size=8", "--repeat", "3", "--output", r)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(r) as f:
+            result = json.load(f)
+        times = result["run_seconds"]
+        self.assertEqual(len(times), 3)
+        self.assertTrue(all(isinstance(t, float) and t >= 0 for t in times), times)
+        self.assertEqual(result["run_count"], 3)
+        self.assertEqual(result["training_prediction_seconds_statistic"], "median")
+        self.assertEqual(result["training_prediction_seconds"], sorted(times)[1])
+        lines = p.stderr.splitlines()
+        per_run = [l for l in lines if l.startswith("revgraph: run ")]
+        self.assertEqual([l.split()[2] for l in per_run], ["1/3:", "2/3:", "3/3:"], p.stderr)
+        for line, t in zip(per_run, times):
+            self.assertAlmostEqual(float(line.split()[3]), t * 1e3, delta=0.051)
+        summary = [l for l in lines if l.startswith("revgraph: 3 runs: ")]
+        self.assertEqual(len(summary), 1, p.stderr)
+        words = summary[0].replace(",", "").split()
+        stats = {words[i]: float(words[i + 1]) for i in range(len(words) - 1) if words[i] in ("median", "min", "max")}
+        self.assertAlmostEqual(stats["median"], sorted(times)[1] * 1e3, delta=0.051)
+        self.assertAlmostEqual(stats["min"], min(times) * 1e3, delta=0.051)
+        self.assertAlmostEqual(stats["max"], max(times) * 1e3, delta=0.051)
+        # The epoch lines are those of the last run, and say so.
+        epochs = [l for l in lines if l.startswith("revgraph: epoch ")]
+        self.assertEqual(len(epochs), 2, p.stderr)
+        self.assertTrue(all("of run 3/3" in l for l in epochs), p.stderr)
+        # One run: its own time, called what it is.
+        p = rg("run", "--input", self.path, "--set", "batch_size=8", "--quiet")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        single = json.loads(p.stdout)
+        self.assertEqual(single["training_prediction_seconds_statistic"], "single run")
+        self.assertEqual(single["run_seconds"], [single["training_prediction_seconds"]])
+
+    def test_provenance_and_sibling_files(self):
+        out = self.fresh_dir("provenance")
+        r, s, sc = (os.path.join(out, n) for n in ("res.json", "st.npz", "sc.npy"))
+        before = time.time()
+        p = rg("run", "--input", self.path, "--set", "batch_size=8", "--quiet", "--output", r, "--state", s,
+               "--scores", sc)
+        after = time.time()
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(sorted(os.listdir(out)), ["res.json", "res.predictions.npy", "sc.npy", "st.npz"])
+        with open(r) as f:
+            result = json.load(f)
+        v = rg("version")
+        self.assertEqual(v.returncode, 0)
+        # "revgraph 0.1.0 (<commit>)"
+        self.assertEqual(v.stdout.strip(), "revgraph %s (%s)" % (result["revgraph_version"], result["git_commit"]))
+        self.assertRegex(result["git_commit"], r"^([0-9a-f]{40}(-dirty)?|unknown|\S+)$")
+        created = datetime.datetime.strptime(result["created_utc"], "%Y-%m-%dT%H:%M:%SZ").replace(
+            tzinfo=datetime.timezone.utc).timestamp()
+        self.assertTrue(int(before) <= created <= after + 1, (before, result["created_utc"], after))
+        self.assertEqual((result["predictions_file"], result["state_file"], result["scores_file"]),
+                         ("res.predictions.npy", "st.npz", "sc.npy"))
+        b = rg("backends", "--json")
+        rows = {x["requested"]: x for x in json.loads(b.stdout)["backends"]}
+        self.assertEqual((result["backend"], result["device"]), (rows["auto"]["backend"], rows["auto"]["device"]))
+        # The scores numpy reads are the ones hashed, float32 (Q, 10), and they predict what was predicted.
+        scores = np.load(sc, allow_pickle=False)
+        self.assertEqual((scores.dtype, scores.shape), (np.dtype("<f4"), (11, 10)))
+        self.assertEqual(sha(scores), result["scores_sha256"])
+        predictions = np.load(os.path.join(out, "res.predictions.npy"))
+        np.testing.assert_array_equal(np.argmax(scores, 1), predictions)
+        # And they are the final parameters' scores, recomputed in float64 by numpy.
+        with np.load(s) as z:
+            state = {k: z[k].astype(np.float64) for k in z.files}
+        q = scores.shape[0]
+        x = np.concatenate([4 * self.draw["test_images"].reshape(q, 81).astype(np.float64) - 0.5, np.zeros((q, 1))], 1)
+        left, right = x[:, :41], x[:, 41:]
+        for k in range(2):
+            left = left + 0.5 * np.maximum(right, 0) @ state["weights.%d" % (2 * k)].T
+            right = right + 0.5 * np.maximum(left, 0) @ state["weights.%d" % (2 * k + 1)].T
+        expect = np.concatenate([left, right], 1) @ state["head.weight"].T + state["head.bias"]
+        np.testing.assert_allclose(scores, expect, rtol=1e-4, atol=1e-4)
+        # The library's metadata carries the provenance keys too (cli_api_run writes it as is).
+        if API_RUN:
+            api = self.fresh_dir("provenance-api")
+            a = subprocess.run([API_RUN, self.path, api, "batch_size=8"], capture_output=True, text=True)
+            self.assertEqual(a.returncode, 0, a.stderr)
+            with open(os.path.join(api, "metadata.json")) as f:
+                meta = json.load(f)
+            for k in ("revgraph_version", "git_commit", "backend", "device"):
+                self.assertEqual(meta[k], result[k], k)
+            self.assertIn("created_utc", meta)
+        # Without --state/--scores the result names no such files; --scores on --output is refused.
+        p = rg("run", "--input", self.path, "--set", "batch_size=8", "--quiet")
+        self.assertFalse({"state_file", "scores_file", "predictions_file"} & set(json.loads(p.stdout)))
+        bad = self.fresh_dir("scores-same")
+        p = rg("run", "--input", self.path, "--quiet", "--output", os.path.join(bad, "r.json"),
+               "--scores", os.path.join(bad, "r.json"))
+        self.assert_clean_error(p, 2, ["same"])
+        p = rg("run", "--input", self.path, "--quiet", "--scores", os.path.join(bad, "nowhere", "s.npy"))
+        self.assert_clean_error(p, 1, ["nowhere"])
+        self.assertEqual(os.listdir(bad), [])
 
 
 class Misc(CliTestCase):
@@ -1178,20 +1461,25 @@ class Misc(CliTestCase):
         self.assert_clean_error(rg("backends", "extra"), 2, ["extra"])
         self.assert_clean_error(rg("backends", "--pdl"), 2, ["--pdl"])  # a task option, not this command's
 
-    def test_pdl_flag_is_a_launch_choice_only(self):
-        # --pdl changes how cuda-fused launches its kernels, never what is computed: with it, a
-        # CPU task has the very bytes of the task without it.
+    def test_gpu_options_refused_on_cpu_backends(self):
+        # --device and --pdl steer the CUDA backends only: on a CPU one they are a usage error,
+        # before any work and before any output, not silently ignored.
         out = self.fresh_dir("pdl")
-        metas = []
-        for extra in ([], ["--pdl"]):
-            r = os.path.join(out, "r%d.json" % len(extra))
-            p = rg("run", "--backend", "cpu", "--set", "epochs=1", "--quiet", "--output", r, *extra)
-            self.assertEqual(p.returncode, 0, p.stderr)
-            with open(r) as f:
-                metas.append(json.load(f))
-        for k in ("state_vector_sha256", "predictions_sha256", "scores_sha256"):
-            self.assertEqual(metas[0][k], metas[1][k], k)
+        r = os.path.join(out, "r.json")
+        for backend in ("cpu", "cpu-reference"):
+            for extra in (["--pdl"], ["--device", "0"]):
+                with self.subTest(backend=backend, option=extra[0]):
+                    p = rg("run", "--backend", backend, "--set", "epochs=1", "--quiet", "--output", r, *extra)
+                    self.assert_clean_error(p, 2, [extra[0], "cuda", backend])
+                    self.assertEqual(os.listdir(out), [])
+        if not os.path.exists("/dev/nvidiactl"):  # auto picks a CPU backend here
+            p = rg("run", "--device", "0", "--set", "epochs=1", "--quiet", "--output", r)
+            self.assert_clean_error(p, 2, ["--device", "auto", "cpu"])
+            self.assertEqual(os.listdir(out), [])
         self.assert_clean_error(rg("backends", "--device", "x"), 2, ["device"])
+        # Without them, the CPU backend runs.
+        p = rg("run", "--backend", "cpu", "--set", "epochs=1", "--quiet", "--output", r)
+        self.assertEqual(p.returncode, 0, p.stderr)
 
 
 if __name__ == "__main__":

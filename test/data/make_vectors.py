@@ -14,6 +14,12 @@ import gzip
 import hashlib
 import json
 import os
+import sys
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from python_with import require  # noqa: E402
+
+require("numpy")
 
 import numpy as np
 

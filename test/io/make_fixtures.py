@@ -10,6 +10,11 @@ no Python; rerun this only when adding fixtures.
 import os
 import sys
 
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "tools"))
+from python_with import require  # noqa: E402
+
+require("numpy")
+
 import numpy as np
 
 

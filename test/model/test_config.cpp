@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 #include <nlohmann/json.hpp>
 
+#include "engine/closest_name.hpp"
 #include "engine/config.hpp"
 #include "engine/error.hpp"
 
@@ -80,4 +81,59 @@ TEST_CASE("config: problem() names the key and the value, validate() throws the 
     CHECK(c.problem("learning_rate") == "config: learning_rate must be finite and >= 0, got nan");
     CHECK_THROWS_AS((void)c.problem("dropout"), revgraph::Error);
     CHECK(TaskConfig::keys().size() == 8);
+}
+
+TEST_CASE("config: an integer key takes 2.0 (a zero fraction) but not 2.5 or 1e3") {
+    TaskConfig c;
+    c.set("depth", "3.0");
+    c.set("epochs", "4.");
+    c.set("batch_size", "16.00");
+    c.set("seed", "7.0");
+    CHECK(c.depth == 3);
+    CHECK(c.epochs == 4);
+    CHECK(c.batch_size == 16);
+    CHECK(c.seed == 7);
+    for (const char* bad : {"2.5", "2.01", "1e3", ".0", "2.0.0", "2,0", "-", "."})
+        CHECK_THROWS_AS(c.set("depth", bad), revgraph::Error);
+    CHECK_THROWS_AS(c.set("seed", "-1.0"), revgraph::Error);
+    TaskConfig j;
+    j.update_from_json(nlohmann::json::parse(R"({"depth": 3.0, "epochs": 1.0, "batch_size": 8.0, "seed": 5.0})"));
+    CHECK(j.depth == 3);
+    CHECK(j.epochs == 1);
+    CHECK(j.batch_size == 8);
+    CHECK(j.seed == 5);
+    CHECK_THROWS_AS(j.update_from_json(nlohmann::json::parse(R"({"depth": 2.5})")), revgraph::Error);
+    CHECK_THROWS_AS(j.update_from_json(nlohmann::json::parse(R"({"seed": -1.0})")), revgraph::Error);
+    CHECK_THROWS_AS(j.update_from_json(nlohmann::json::parse(R"({"seed": 1e300})")), revgraph::Error);
+}
+
+TEST_CASE("config: an unknown key lists the valid ones and names the nearest") {
+    TaskConfig c;
+    const std::string all = "valid keys: depth, alpha, seed, epochs, learning_rate, batch_size, momentum, weight_decay";
+    CHECK_THROWS_WITH_AS(c.set("batchsize", "8"),
+                         ("config: unknown key 'batchsize' (did you mean batch_size? " + all + ")").c_str(),
+                         revgraph::Error);
+    CHECK_THROWS_WITH_AS(c.set("dropout", "0.1"), ("config: unknown key 'dropout' (" + all + ")").c_str(),
+                         revgraph::Error);
+    CHECK_THROWS_WITH_AS(c.update_from_json(nlohmann::json::parse(R"({"learning-rate": 0.1})")),
+                         ("config: unknown key 'learning-rate' (did you mean learning_rate? " + all + ")").c_str(),
+                         revgraph::Error);
+}
+
+TEST_CASE("closest_name: Levenshtein distance and the plausible-typo bound") {
+    using revgraph::closest_name;
+    using revgraph::edit_distance;
+    CHECK(edit_distance("", "") == 0);
+    CHECK(edit_distance("kitten", "sitting") == 3);
+    CHECK(edit_distance("flaw", "lawn") == 2);
+    CHECK(edit_distance("abc", "") == 3);
+    CHECK(edit_distance("--outptu", "--output") == 2);
+    const std::vector<std::string> names = {"--output", "--input", "--state", "--seed"};
+    CHECK(closest_name("--outptu", names) == "--output");
+    CHECK(closest_name("--inptu", names) == "--input");
+    CHECK(closest_name("--sede", names) == "--seed");
+    CHECK(closest_name("--frobnicate", names).empty());
+    CHECK(closest_name("mnsit", {"mnist", "embedded"}) == "mnist");  // two edits are always allowed
+    CHECK(closest_name("rn", {"run", "data"}) == "run");
+    CHECK(closest_name("abc", {"xyz"}).empty());
 }

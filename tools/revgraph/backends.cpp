@@ -1,5 +1,6 @@
 // revgraph backends: which backends this build and machine can run, and why not.
 #include <iomanip>
+#include <memory>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -11,13 +12,18 @@
 
 namespace revgraph::cli {
 
-int backends_command(const std::vector<std::string>& argv) {
-    const Args args(argv, {"device"}, {"json"});
-    if (!args.positional().empty()) throw UsageError{"backends: unexpected argument '" + args.positional()[0] + "'"};
-    configure_runtime(args);
+namespace {
+
+struct BackendsOptions {
+    TaskOptions task;  // only --device is offered here
+    bool json = false;
+};
+
+int backends_command(const BackendsOptions& o) {
+    configure_runtime(o.task);
     const std::vector<BackendAvailability> all = backend_availability();
     std::ostringstream out;
-    if (args.flag("json")) {
+    if (o.json) {
         nlohmann::ordered_json j;
         j["version"] = version();
         j["git_commit"] = git_commit();
@@ -42,6 +48,17 @@ int backends_command(const std::vector<std::string>& argv) {
     }
     write_stdout(out.str());
     return 0;
+}
+
+}  // namespace
+
+Command add_backends_command(CLI::App& app) {
+    auto o = std::make_shared<BackendsOptions>();
+    CLI::App* sub =
+        app.add_subcommand("backends", "which backends this build and machine can run (what `auto` picks), or why not");
+    sub->add_option("--device", o->task.device, "the CUDA device to ask about")->type_name("N")->check(kNonEmpty);
+    sub->add_flag("--json", o->json, "as JSON (version, git_commit, one object per backend)");
+    return {sub, [o] { return backends_command(*o); }};
 }
 
 }  // namespace revgraph::cli

@@ -2,12 +2,16 @@
 
 #include <unistd.h>
 
+#include <charconv>
+#include <cmath>
+#include <cstdlib>
 #include <filesystem>
 #include <iostream>
 #include <map>
 
 #include <nlohmann/json.hpp>
 
+#include "engine/backends.hpp"
 #include "engine/data/draws.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
@@ -15,10 +19,54 @@
 
 namespace revgraph::cli {
 
-TaskConfig config_from(const Args& args) {
+const CLI::Validator kNonEmpty(
+    [](std::string& value) { return value.empty() ? std::string("needs a value, got an empty one") : std::string(); },
+    "", "non-empty");
+
+void add_task_options(CLI::App& app, TaskOptions& o) {
+    app.add_option("--config", o.config, "hyper-parameters from a JSON object (keys below)")
+        ->type_name("CONFIG.json")->check(kNonEmpty);
+    app.add_option("--set", o.set, "one hyper-parameter, after --config; repeatable, the last one wins")
+        ->type_name("KEY=VALUE")->check(kNonEmpty);
+    app.add_option("--backend", o.backend, "auto (cuda where a GPU is usable, else cpu), cpu, cpu-reference, "
+                                           "cuda, cuda-fused; `revgraph backends` says which this machine runs")
+        ->type_name("B")->check(kNonEmpty);
+    app.add_option("--device", o.device, "CUDA device index (CUDA backends only)")->type_name("N")->check(kNonEmpty);
+    app.add_option("--workspace-bytes", o.workspace_bytes, "cuBLASLt workspace (cuda backend)")
+        ->type_name("N")->check(kNonEmpty);
+    app.add_flag("--pdl", o.pdl,
+                 "cuda-fused: Programmatic Dependent Launch between its kernels (the same bytes; CUDA backends only)");
+}
+
+std::string config_keys_help() {
+    std::string text = "config keys (defaults are rev88):";
+    const auto defaults = TaskConfig{}.to_json();  // kept alive: items() only refers to it
+    for (const auto& [key, value] : defaults.items()) text += " " + key + " " + value.dump() + ",";
+    text.pop_back();
+    return text;
+}
+
+std::int64_t parse_int(const std::string& option, const std::string& text, std::int64_t min, std::int64_t max) {
+    std::int64_t v = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || ptr != text.data() + text.size() || text.empty() || v < min || v > max)
+        throw UsageError{"option --" + option + " needs an integer in " + std::to_string(min) + ".." +
+                         std::to_string(max) + ", got '" + text + "'"};
+    return v;
+}
+
+double parse_double(const std::string& option, const std::string& text) {
+    char* end = nullptr;
+    const double v = std::strtod(text.c_str(), &end);
+    if (text.empty() || end != text.c_str() + text.size() || !std::isfinite(v))
+        throw UsageError{"option --" + option + " needs a finite number, got '" + text + "'"};
+    return v;
+}
+
+TaskConfig config_from(const TaskOptions& o) {
     TaskConfig config;
     std::map<std::string, std::string> origin;  // key -> the file or --set that gave its value
-    if (const auto path = args.get("config")) {
+    if (const auto& path = o.config) {
         const auto bytes = io::read_file(*path);
         nlohmann::json j;
         try {
@@ -33,11 +81,15 @@ TaskConfig config_from(const Args& args) {
         }
         for (const auto& item : j.items()) origin[item.key()] = *path + ": ";
     }
-    for (const auto& kv : args.all("set")) {
+    for (const auto& kv : o.set) {
         const auto eq = kv.find('=');
         if (eq == std::string::npos || eq == 0) throw UsageError{"--set needs key=value, got '" + kv + "'"};
         const std::string key = kv.substr(0, eq);
-        config.set(key, kv.substr(eq + 1));
+        try {
+            config.set(key, kv.substr(eq + 1));
+        } catch (const Error& e) {
+            throw Error("--set " + kv + ": " + e.what());
+        }
         origin[key] = "--set " + kv + ": ";
     }
     // Validated once everything is in, so that --set can repair a file's value; the error
@@ -47,13 +99,25 @@ TaskConfig config_from(const Args& args) {
     return config;
 }
 
-void configure_runtime(const Args& args) {
-    RuntimeOptions o = Runtime::options();
-    if (const auto d = args.get("device")) o.device = static_cast<int>(parse_int("device", *d, 0, 1023));
-    if (const auto w = args.get("workspace-bytes"))
-        o.cublaslt_workspace_bytes = static_cast<std::size_t>(parse_int("workspace-bytes", *w, 0, std::int64_t(1) << 32));
-    if (args.flag("pdl")) o.programmatic_launch = true;
-    Runtime::configure(o);
+void configure_runtime(const TaskOptions& o) {
+    RuntimeOptions r = Runtime::options();
+    if (o.device) r.device = static_cast<int>(parse_int("device", *o.device, 0, 1023));
+    if (o.workspace_bytes)
+        r.cublaslt_workspace_bytes =
+            static_cast<std::size_t>(parse_int("workspace-bytes", *o.workspace_bytes, 0, std::int64_t(1) << 32));
+    if (o.pdl) r.programmatic_launch = true;
+    Runtime::configure(r);
+}
+
+void refuse_gpu_options_on_cpu(const TaskOptions& o) {
+    const char* option = o.device ? "--device" : o.pdl ? "--pdl" : nullptr;
+    if (!option) return;
+    // What the name builds, without building it (no GPU state is touched).
+    for (const auto& a : backend_availability()) {
+        if (a.requested != o.backend || !a.usable || a.backend.rfind("cpu", 0) != 0) continue;
+        throw UsageError{std::string(option) + " applies to the CUDA backends only, and --backend " + o.backend +
+                         (o.backend == a.backend ? "" : " chose " + a.backend) + " (drop " + option + ")"};
+    }
 }
 
 LabelledTask embedded_task() {

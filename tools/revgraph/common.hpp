@@ -1,25 +1,52 @@
 #pragma once
-// Pieces several subcommands share: config from --config/--set, GPU runtime options,
-// the embedded default task, accuracy.
+// Pieces several subcommands share: the task options (--config/--set, backend, GPU runtime
+// options) and their parsing, the embedded default task, output checks, accuracy.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
 #include "engine/config.hpp"
 #include "engine/inputs.hpp"
-#include "tools/revgraph/args.hpp"
 
 namespace revgraph::cli {
 
-// Options (with a value) and flags every task-running command accepts.
-inline const std::set<std::string> kTaskOptions = {"config", "set", "backend", "device", "workspace-bytes"};
-inline const std::set<std::string> kTaskFlags = {"pdl"};
+// A mistake on the command line: exit 2, one line.
+struct UsageError {
+    std::string message;
+};
+
+// Options every task-running command accepts. Numbers stay text until parse_int/parse_double,
+// which take decimal only (CLI11's own conversion reads "010" as octal).
+struct TaskOptions {
+    std::optional<std::string> config;
+    std::vector<std::string> set;
+    std::string backend = "auto";
+    std::optional<std::string> device;           // --device N
+    std::optional<std::string> workspace_bytes;  // --workspace-bytes N
+    bool pdl = false;
+};
+void add_task_options(CLI::App& app, TaskOptions& o);
+
+// The config keys with their rev88 defaults, for the help of every task-running command.
+std::string config_keys_help();
+
+// A value that must not be empty ("--output ''" from an unset variable means nothing).
+extern const CLI::Validator kNonEmpty;
+
+std::int64_t parse_int(const std::string& option, const std::string& text, std::int64_t min, std::int64_t max);
+double parse_double(const std::string& option, const std::string& text);
 
 // Defaults (rev88), then --config FILE.json, then each --set key=value in order; validated.
-TaskConfig config_from(const Args& args);
+TaskConfig config_from(const TaskOptions& o);
 // --device / --workspace-bytes / --pdl into the process-wide runtime, before any GPU work.
-void configure_runtime(const Args& args);
+void configure_runtime(const TaskOptions& o);
+// --device and --pdl only steer the CUDA backends: a usage error when --backend names (or `auto`
+// picks) a CPU one and either was given, rather than silently ignoring them. Before any work.
+void refuse_gpu_options_on_cpu(const TaskOptions& o);
 
 struct LabelledTask {
     TaskInputs inputs;

@@ -2,17 +2,25 @@
 // (SPEC §9), or the embedded default task — with the query labels kept in a file of their own.
 #include <filesystem>
 #include <iostream>
+#include <memory>
+#include <optional>
 
 #include "engine/data/draws.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/idx.hpp"
+#include "engine/io/mnist_official.hpp"
 #include "engine/io/npz.hpp"
 #include "engine/io/task_files.hpp"
 #include "tools/revgraph/commands.hpp"
 #include "tools/revgraph/common.hpp"
 
 namespace revgraph::cli {
+
+std::vector<io::IdxFileCheck> check_official_mnist(const std::filesystem::path& dir);
+bool report_official_mnist(const std::vector<io::IdxFileCheck>& checks, bool quiet);
+io::MnistSet read_official_training_set(const std::filesystem::path& dir);
+
 namespace {
 
 std::filesystem::path find_idx(const std::filesystem::path& dir, const std::string& stem) {
@@ -25,26 +33,54 @@ std::filesystem::path find_idx(const std::filesystem::path& dir, const std::stri
     throw Error(dir.string() + ": no " + stem + " (or " + stem + ".gz) in this directory");
 }
 
-// Before any work: --output is given, and the outputs are distinct files in writable directories.
-void check_outputs(const Args& args) {
-    const auto output = args.get("output");
-    if (!output) throw UsageError{"data: --output DRAW.npz is required"};
-    std::vector<std::pair<std::string, std::string>> targets{{"--output", *output}};
-    if (const auto labels = args.get("test-labels-output")) targets.push_back({"--test-labels-output", *labels});
+struct DataOptions {
+    std::optional<std::string> idx_dir, seed, output, test_labels_output, split_seed;
+    bool quiet = false;
+};
+
+// Before any work: the outputs are distinct files in writable directories.
+void check_outputs(const DataOptions& o) {
+    std::vector<std::pair<std::string, std::string>> targets{{"--output", *o.output}};
+    if (o.test_labels_output) targets.push_back({"--test-labels-output", *o.test_labels_output});
     require_distinct_writable_outputs(targets);
 }
 
-void write_draw(const data::TaskData& d, const Args& args) {
-    const auto output = args.get("output");
+void write_draw(const data::TaskData& d, const DataOptions& o) {
     const TaskInputs inputs{d.train_images, d.train_labels, d.test_images};
     std::vector<std::pair<std::filesystem::path, std::vector<std::uint8_t>>> files;
-    files.push_back({*output, io::serialize_npz(io::task_inputs_archive(inputs), {io::Compression::deflate})});
-    if (const auto labels = args.get("test-labels-output"))
-        files.push_back({*labels, io::serialize_npy(io::predictions_array(d.test_labels))});
+    files.push_back({*o.output, io::serialize_npz(io::task_inputs_archive(inputs), {io::Compression::deflate})});
+    if (o.test_labels_output) files.push_back({*o.test_labels_output, io::serialize_npy(io::predictions_array(d.test_labels))});
     io::write_files_atomic(files);
-    if (!args.flag("quiet"))
-        std::cerr << "revgraph: wrote " << *output << " (" << d.train_count() << " train / " << d.test_count()
+    if (!o.quiet)
+        std::cerr << "revgraph: wrote " << *o.output << " (" << d.train_count() << " train / " << d.test_count()
                   << " query)\n";
+}
+
+int data_mnist(const DataOptions& o) {
+    const auto s = static_cast<std::uint64_t>(parse_int("seed", *o.seed, 0, INT64_MAX));
+    check_outputs(o);
+    const auto checks = check_official_mnist(*o.idx_dir);
+    const auto set = read_official_training_set(*o.idx_dir);
+    const auto draw = data::mnist_medium_draw(set.images.pixels, set.labels, s);
+    report_official_mnist(checks, o.quiet);  // once nothing can fail but the write: an error stays one line
+    write_draw(draw, o);
+    return 0;
+}
+
+int data_embedded(const DataOptions& o) {
+    const auto s = o.split_seed ? static_cast<std::uint64_t>(parse_int("split-seed", *o.split_seed, 0, INT64_MAX))
+                                : data::kEmbeddedSplitSeed;
+    check_outputs(o);
+    write_draw(data::embedded_default_task(s), o);
+    return 0;
+}
+
+void add_outputs(CLI::App& sub, DataOptions& o) {
+    sub.add_option("--output", o.output, "the draw: train_images, train_labels, test_images (no query labels)")
+        ->type_name("DRAW.npz")->required()->check(kNonEmpty);
+    sub.add_option("--test-labels-output", o.test_labels_output, "the query labels, in a file of their own")
+        ->type_name("L.npy")->check(kNonEmpty);
+    sub.add_flag("--quiet", o.quiet, "no progress lines on stderr");
 }
 
 }  // namespace
@@ -53,31 +89,43 @@ io::MnistSet read_official_training_set(const std::filesystem::path& dir) {
     return io::read_mnist(find_idx(dir, "train-images-idx3-ubyte"), find_idx(dir, "train-labels-idx1-ubyte"));
 }
 
-int data_command(const std::vector<std::string>& argv) {
-    if (argv.empty()) throw UsageError{"data: expected 'mnist' or 'embedded'"};
-    const std::string kind = argv[0];
-    const std::vector<std::string> rest(argv.begin() + 1, argv.end());
-    const Args args(rest, {"idx-dir", "seed", "output", "test-labels-output", "split-seed"}, {"quiet"});
-    if (!args.positional().empty()) throw UsageError{"data: unexpected argument '" + args.positional()[0] + "'"};
-    if (kind == "mnist") {
-        const auto dir = args.get("idx-dir");
-        const auto seed = args.get("seed");
-        if (!dir || !seed) throw UsageError{"data mnist: --idx-dir DIR and --seed S are required"};
-        const auto s = static_cast<std::uint64_t>(parse_int("seed", *seed, 0, INT64_MAX));
-        check_outputs(args);
-        const auto set = read_official_training_set(*dir);
-        write_draw(data::mnist_medium_draw(set.images.pixels, set.labels, s), args);
-        return 0;
+std::vector<io::IdxFileCheck> check_official_mnist(const std::filesystem::path& dir) {
+    return {io::check_official_mnist(find_idx(dir, "train-images-idx3-ubyte"), io::MnistFile::train_images),
+            io::check_official_mnist(find_idx(dir, "train-labels-idx1-ubyte"), io::MnistFile::train_labels)};
+}
+
+bool report_official_mnist(const std::vector<io::IdxFileCheck>& checks, bool quiet) {
+    bool official = true;
+    std::string why;
+    for (const auto& c : checks) {
+        if (!quiet)
+            std::cerr << "revgraph: " << c.path << ": md5 " << c.md5 << ", sha256 " << c.sha256
+                      << (c.official ? " (the official MNIST file)" : " (not the official MNIST file)") << "\n";
+        if (!c.official) why += (why.empty() ? "" : "; ") + std::filesystem::path(c.path).filename().string() + ": " + c.reason;
+        official = official && c.official;
     }
-    if (kind == "embedded") {
-        const auto s = args.get("split-seed")
-                           ? static_cast<std::uint64_t>(parse_int("split-seed", *args.get("split-seed"), 0, INT64_MAX))
-                           : data::kEmbeddedSplitSeed;
-        check_outputs(args);
-        write_draw(data::embedded_default_task(s), args);
-        return 0;
-    }
-    throw UsageError{"data: unknown kind '" + kind + "' (expected mnist or embedded)"};
+    // Said even under --quiet: it changes what the output means.
+    if (!official) std::cerr << "revgraph: warning: these IDX files are NOT the official MNIST training files (" << why << ")\n";
+    return official;
+}
+
+std::vector<Command> add_data_commands(CLI::App& app) {
+    CLI::App* data = app.add_subcommand("data", "make input archives (with the query labels kept in a file of their own)");
+    auto mnist = std::make_shared<DataOptions>();
+    CLI::App* m = data->add_subcommand(
+        "mnist", "an MNIST-medium draw from the MNIST training IDX files: 10,000 train / 10,000 query, resized to 9x9");
+    m->add_option("--idx-dir", mnist->idx_dir,
+                  "holds train-images-idx3-ubyte and train-labels-idx1-ubyte (or their .gz); their md5 and "
+                  "sha256 are printed and compared with the official files'")
+        ->type_name("DIR")->required()->check(kNonEmpty);
+    m->add_option("--seed", mnist->seed, "the draw's seed")->type_name("S")->required()->check(kNonEmpty);
+    add_outputs(*m, *mnist);
+    auto embedded = std::make_shared<DataOptions>();
+    CLI::App* e = data->add_subcommand("embedded", "the embedded default task (10,000 real digits, split in two)");
+    e->add_option("--split-seed", embedded->split_seed, "another split of the same digits")
+        ->type_name("S")->check(kNonEmpty);
+    add_outputs(*e, *embedded);
+    return {{m, [mnist] { return data_mnist(*mnist); }}, {e, [embedded] { return data_embedded(*embedded); }}};
 }
 
 }  // namespace revgraph::cli

@@ -1,50 +1,26 @@
-// revgraph: the command line over the engine. Parsing and files here; everything else in engine/.
+// revgraph: the command line over the engine. Parsing (CLI11) and files here; everything else in
+// engine/. Each subcommand registers its own options (tools/revgraph/*.cpp), so `--help` of each
+// is generated from the options it really takes: the usage text exists once.
 #include <unistd.h>
 
+#include <algorithm>
 #include <climits>
 #include <exception>
 #include <iostream>
 #include <string>
 #include <vector>
 
+#include <CLI/CLI.hpp>
+
+#include "engine/closest_name.hpp"
 #include "engine/error.hpp"
 #include "engine/version.hpp"
-#include "tools/revgraph/args.hpp"
 #include "tools/revgraph/commands.hpp"
-#include "tools/revgraph/sweep.hpp"
+#include "tools/revgraph/common.hpp"
 
 namespace {
 
-const char* const kUsage = R"(usage: revgraph <command> [options]
-
-commands:
-  run       train a fresh model from its seed and predict the query images
-            [--input DRAW.npz] [--test-labels LABELS.npy] [--config CONFIG.json]
-            [--set key=value]... [--backend auto|cpu|cpu-reference|cuda|cuda-fused]
-            [--output RESULT.json] [--state STATE.npz] [--repeat N] [--device N] [--workspace-bytes N] [--quiet]
-            [--pdl]  (cuda-fused: Programmatic Dependent Launch between its kernels; same bytes)
-            Without --input: the embedded real digits (5,000 train / 5,000 held-out query),
-            and the result reports accuracy.
-            --timings adds run_seconds (every run's time, in order) to the result.
-  data      make input archives
-            data mnist --idx-dir DIR --seed S --output DRAW.npz [--test-labels-output L.npy]
-            data embedded --output DRAW.npz [--test-labels-output L.npy] [--split-seed S]
-  qualify   SPEC's 11-draw protocol on the official MNIST IDX files
-            --idx-dir DIR [--band 12] [--first-seed S] [--draws N] [--output Q.json] [task options]
-            --together runs every draw at once (each on its own GPU stream, or CPU thread)
-  sweep     a grid of configs, run concurrently, one JSON line per point (resumable)
-            [--input DRAW.npz [--test-labels L.npy]] --grid KEY=V1,V2,... (repeatable; integer
-            keys also take ranges A..B) [--jobs N] [--shard I/N] --output SWEEP.jsonl [task options]
-            sweep merge SHARD.jsonl... --output ALL.jsonl
-  validate  write a validation report (CPU numerics, API/CLI smoke, GPU replay where a GPU is usable)
-            [--output REPORT.json] [--backend B] [--replays N]
-  backends  which backends this build and machine can run (what `auto` picks), or why not
-            [--device N] [--json]
-  version   print the version and commit
-
-config keys (defaults are rev88): depth 2, alpha 0.5, seed 11, epochs 2, learning_rate 0.1,
-batch_size 128, momentum 0.9, weight_decay 0
-)";
+using revgraph::cli::UsageError;
 
 // Error messages carry file names, which may hold line breaks; the error stays one line.
 std::string one_line(std::string message) {
@@ -60,30 +36,182 @@ std::string self_path(const char* argv0) {
     return argv0;
 }
 
+// The deepest subcommand the parse reached: the one whose options and leftovers matter.
+CLI::App* selected(CLI::App* app) {
+    for (CLI::App* sub : app->get_subcommands())
+        if (sub->parsed()) return selected(sub);
+    return app;
+}
+
+// "data mnist" for the leaf, "" for the top level.
+std::string path_of(const CLI::App* app) {
+    std::string path;
+    for (const CLI::App* a = app; a->get_parent() != nullptr; a = a->get_parent())
+        path = a->get_name() + (path.empty() ? "" : " " + path);
+    return path;
+}
+
+std::vector<std::string> option_names(const CLI::App* app) {
+    std::vector<std::string> names;
+    for (const CLI::Option* o : app->get_options()) {
+        for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+        for (const auto& s : o->get_snames()) names.push_back("-" + s);
+    }
+    return names;
+}
+
+std::vector<std::string> subcommand_names(const CLI::App* app) {
+    std::vector<std::string> names;
+    for (const CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+    return names;
+}
+
+std::string joined(const std::vector<std::string>& names, const std::string& last_separator) {
+    std::string s;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        s += (i == 0 ? "" : i + 1 == names.size() ? last_separator : ", ") + names[i];
+    return s;
+}
+
+// What was left over at `app` (each subcommand allows extras so that they land here): an unknown
+// option, named with the nearest real one, or an unexpected word. Nothing when nothing was left.
+void refuse_leftovers(CLI::App* app) {
+    const std::vector<std::string> rest = app->remaining();
+    if (rest.empty()) return;
+    const std::string word = rest.front();
+    const std::string where = path_of(app);
+    const std::string prefix = where.empty() ? "" : where + ": ";
+    const std::string help = "revgraph " + (where.empty() ? "" : where + " ") + "--help";
+    if (word.size() > 1 && word[0] == '-') {
+        const std::string name = word.substr(0, word.find('='));
+        // Guess only for long names: one letter after a dash is too little to go on.
+        const std::string near = name.rfind("--", 0) == 0 ? revgraph::closest_name(name, option_names(app)) : "";
+        throw UsageError{prefix + "unknown option " + name +
+                         (near.empty() ? " (see " + help + ")" : " (did you mean " + near + "?)")};
+    }
+    const auto subs = subcommand_names(app);
+    if (!subs.empty()) {
+        const std::string near = revgraph::closest_name(word, subs);
+        throw UsageError{prefix + "unknown " + (where.empty() ? "command" : "kind") + " '" + word + "' (" +
+                         (near.empty() ? "" : "did you mean " + near + "? ") + "expected " + joined(subs, " or ") +
+                         ")"};
+    }
+    throw UsageError{prefix + "unexpected argument '" + word + "' (see " + help + ")"};
+}
+
+// Long options that take a value, in every command (a name means the same wherever it appears).
+void value_options(const CLI::App* app, std::vector<std::string>& names) {
+    for (const CLI::Option* o : app->get_options())
+        if (o->get_items_expected_min() > 0)
+            for (const auto& l : o->get_lnames()) names.push_back("--" + l);
+    for (const CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; })) value_options(sub, names);
+}
+
+// CLI11 takes the next word as an option's value whatever it is; "--input --quiet" is a forgotten
+// value, not a file named "--quiet". A value that really starts with "--" is written --input=--x.
+void refuse_options_as_values(const CLI::App& app, int argc, char** argv) {
+    std::vector<std::string> names;
+    value_options(&app, names);
+    for (int i = 1; i < argc; ++i) {
+        const std::string a = argv[i], next = i + 1 < argc ? argv[i + 1] : "";
+        // CLI11 reads "--repeat=" as "--repeat" and takes the next word: say what it is instead.
+        if (a.size() > 3 && a.back() == '=' && std::find(names.begin(), names.end(), a.substr(0, a.size() - 1)) != names.end())
+            throw UsageError{"option " + a.substr(0, a.size() - 1) + " needs a value, got an empty one"};
+        if (next.rfind("--", 0) == 0 && std::find(names.begin(), names.end(), a) != names.end())
+            throw UsageError{"option " + a + " needs a value (got the option " + next.substr(0, next.find('=')) + ")"};
+        if (a == "--") break;
+    }
+}
+
+// CLI11's message, in the words of the rest of revgraph and prefixed by the subcommand.
+std::string usage_message(const CLI::ParseError& e, const CLI::App* at) {
+    std::string m = e.what();
+    const std::string where = path_of(at);
+    // "--input: 1 required TEXT missing": an option given last, or before another option, without its value.
+    if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) && m.find(" missing") != std::string::npos) {
+        const std::string name = m.substr(0, m.find(':'));
+        m = "option " + name + " needs a value";
+    } else if (dynamic_cast<const CLI::ArgumentMismatch*>(&e) && m.find("flag override") != std::string::npos) {
+        const std::string name = m.substr(0, m.find(' '));
+        m = "option " + (name.rfind("-", 0) == 0 ? name : "--" + name) + " takes no value";
+    }
+    return (where.empty() ? "" : where + ": ") + m;
+}
+
 }  // namespace
 
 int main(int argc, char** argv) {
     using namespace revgraph;
-    std::vector<std::string> args(argv + 1, argv + argc);
-    if (args.empty() || args[0] == "--help" || args[0] == "-h" || args[0] == "help") {
-        std::cout << kUsage;
-        return args.empty() ? 2 : 0;
+    CLI::App app("revgraph " + std::string(version()) +
+                     ": trains the reversible 9x9 MNIST-medium MLP from its seed and predicts query images",
+                 "revgraph");
+    app.allow_extras();
+    app.get_formatter()->label("Usage", "usage");  // lower case, as every usage line of ours is
+    app.get_formatter()->column_width(34);
+    app.set_help_flag("-h,--help", "print this help (each command has its own: revgraph COMMAND --help)");
+    app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)->disable_flag_override();
+    app.footer("Exit status: 0 done, 1 bad input or failure, 2 usage error, 3 qualify below the band.");
+    bool show_version = false;
+    app.add_flag("--version", show_version, "print the version and commit");
+
+    std::vector<cli::Command> commands;
+    commands.push_back(cli::add_run_command(app));
+    for (auto& c : cli::add_data_commands(app)) commands.push_back(std::move(c));
+    commands.push_back(cli::add_qualify_command(app));
+    commands.push_back(cli::add_validate_command(app, self_path(argv[0])));
+    commands.push_back(cli::add_backends_command(app));
+    for (auto& c : cli::add_sweep_commands(app)) commands.push_back(std::move(c));
+    CLI::App* version_command = app.add_subcommand("version", "print the version and commit");
+    for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
+        sub->allow_extras();
+        sub->set_help_flag("-h,--help", "print this help");
+        for (CLI::App* leaf : sub->get_subcommands([](CLI::App*) { return true; })) {
+            leaf->allow_extras();
+            leaf->set_help_flag("-h,--help", "print this help");
+        }
     }
-    const std::string command = args[0];
-    const std::vector<std::string> rest(args.begin() + 1, args.end());
+
+    // `revgraph help [COMMAND...]` is `revgraph [COMMAND...] --help`.
+    std::vector<char*> args(argv, argv + argc);
+    std::string help_flag = "--help";
+    if (args.size() > 1 && std::string(args[1]) == "help") {
+        args.erase(args.begin() + 1);
+        args.push_back(help_flag.data());
+    }
+    const int n = static_cast<int>(args.size());
+
     try {
-        if (command == "run") return cli::run_command(rest);
-        if (command == "data") return cli::data_command(rest);
-        if (command == "qualify") return cli::qualify_command(rest);
-        if (command == "backends") return cli::backends_command(rest);
-        if (command == "sweep") return cli::sweep_command(rest);
-        if (command == "validate") return cli::validate_command(rest, self_path(argv[0]));
-        if (command == "version" || command == "--version") {
+        try {
+            refuse_options_as_values(app, n, args.data());
+            app.parse(n, args.data());
+        } catch (const CLI::CallForHelp&) {
+            std::cout << app.help();
+            return 0;
+        } catch (const CLI::CallForAllHelp&) {
+            std::cout << app.help("", CLI::AppFormatMode::All);
+            return 0;
+        } catch (const CLI::ParseError& e) {
+            CLI::App* at = selected(&app);
+            refuse_leftovers(at);  // an unknown option explains a missing value or required option better
+            throw UsageError{usage_message(e, at)};
+        }
+        CLI::App* at = selected(&app);
+        refuse_leftovers(at);
+        if (app.get_subcommands().size() > 1) throw UsageError{"one command at a time (see revgraph --help)"};
+        if (show_version || version_command->parsed()) {
             std::cout << "revgraph " << version() << " (" << git_commit() << ")\n";
             return 0;
         }
-        throw cli::UsageError{"unknown command '" + command + "' (try revgraph --help)"};
-    } catch (const cli::UsageError& e) {
+        for (const auto& c : commands)
+            if (c.app->parsed()) return c.run();
+        if (at == &app) {
+            std::cout << app.help();  // no command: the overview, and a usage error's status
+            return 2;
+        }
+        const auto kinds = subcommand_names(at);
+        throw UsageError{path_of(at) + ": expected " + joined(kinds, " or ") + " (see revgraph " + path_of(at) +
+                         " --help)"};
+    } catch (const UsageError& e) {
         std::cerr << "revgraph: error: " << one_line(e.message) << "\n";
         return 2;
     } catch (const Error& e) {

@@ -7,6 +7,7 @@
 #include <chrono>
 #include <filesystem>
 #include <iostream>
+#include <memory>
 
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
@@ -15,7 +16,7 @@
 #include "engine/sweep/jsonl.hpp"
 #include "engine/sweep/progress.hpp"
 #include "engine/sweep/runner.hpp"
-#include "tools/revgraph/args.hpp"
+#include "tools/revgraph/commands.hpp"
 #include "tools/revgraph/common.hpp"
 
 namespace revgraph::cli {
@@ -128,34 +129,47 @@ int sweep_merge(const MergeOptions& o) {
     return 0;
 }
 
-int sweep_command(const std::vector<std::string>& argv) {
-    if (!argv.empty() && argv[0] == "merge") {
-        const Args args(std::vector<std::string>(argv.begin() + 1, argv.end()), {"output"}, {});
-        MergeOptions o;
-        o.shards = args.positional();
-        o.output = args.get("output").value_or("");
-        return sweep_merge(o);
-    }
-    auto options = kTaskOptions;
-    options.insert({"input", "test-labels", "grid", "jobs", "shard", "output"});
-    auto flags = kTaskFlags;
-    flags.insert("quiet");
-    const Args args(argv, options, flags);
-    if (!args.positional().empty()) throw UsageError{"sweep: unexpected argument '" + args.positional()[0] + "'"};
-    SweepOptions o;
-    o.input = args.get("input");
-    o.test_labels = args.get("test-labels");
-    o.grid = args.all("grid");
-    if (const auto j = args.get("jobs")) o.jobs = static_cast<unsigned>(parse_int("jobs", *j, 1, 4096));
-    o.backend = args.get("backend").value_or("auto");
-    o.shard = args.get("shard");
-    o.output = args.get("output").value_or("");
-    o.quiet = args.flag("quiet");
-    o.config_file = args.get("config");
-    if (o.output.empty()) throw UsageError{"sweep: --output SWEEP.jsonl is required"};
-    o.base = config_from(args);
-    configure_runtime(args);
-    return sweep(o);
+std::vector<Command> add_sweep_commands(CLI::App& app) {
+    struct Parsed {
+        SweepOptions sweep;
+        TaskOptions task;
+        std::optional<std::string> jobs;
+    };
+    auto o = std::make_shared<Parsed>();
+    CLI::App* sub = app.add_subcommand("sweep", "a grid of configs run concurrently, one JSON line per point (resumable)");
+    sub->add_option("--input", o->sweep.input, "the task (see `data`); without it, the embedded real digits")
+        ->type_name("DRAW.npz")->check(kNonEmpty);
+    sub->add_option("--test-labels", o->sweep.test_labels, "query labels, for each point's accuracy (needs --input)")
+        ->type_name("L.npy")->check(kNonEmpty);
+    sub->add_option("--grid", o->sweep.grid,
+                    "a swept key and its values, KEY=V1,V2,... (integer keys also A..B); repeatable, the first "
+                    "key varies slowest")
+        ->type_name("KEY=VALUES")->check(kNonEmpty)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    sub->add_option("--jobs", o->jobs, "points at a time (default: one per usable CPU)")->type_name("N")->check(kNonEmpty);
+    sub->add_option("--shard", o->sweep.shard, "run only the points with index % N == I")->type_name("I/N")->check(kNonEmpty);
+    sub->add_option("--output", o->sweep.output, "one JSON line per point; rerun to resume")
+        ->type_name("SWEEP.jsonl")->check(kNonEmpty);
+    add_task_options(*sub, o->task);
+    sub->add_flag("--quiet", o->sweep.quiet, "no progress on stderr");
+    sub->footer(config_keys_help());
+
+    auto m = std::make_shared<MergeOptions>();
+    CLI::App* merge = sub->add_subcommand("merge", "shards of one sweep back into the file an unsharded sweep writes");
+    merge->add_option("shards", m->shards, "the shards' files, in any order")->type_name("SHARD.jsonl")->check(kNonEmpty);
+    merge->add_option("--output", m->output, "the merged sweep")->type_name("ALL.jsonl")->check(kNonEmpty);
+
+    // merge first: `sweep merge` parses both, and the deeper one is meant.
+    return {{merge, [m] { return sweep_merge(*m); }},
+            {sub, [o] {
+                 SweepOptions s = o->sweep;
+                 if (s.output.empty()) throw UsageError{"sweep: --output SWEEP.jsonl is required"};
+                 if (o->jobs) s.jobs = static_cast<unsigned>(parse_int("--jobs", *o->jobs, 1, 4096));
+                 s.backend = o->task.backend;
+                 s.config_file = o->task.config;
+                 s.base = config_from(o->task);
+                 configure_runtime(o->task);
+                 return sweep(s);
+             }}};
 }
 
 }  // namespace revgraph::cli

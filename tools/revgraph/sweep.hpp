@@ -29,7 +29,5 @@ struct MergeOptions {
 };
 int sweep_merge(const MergeOptions& options);
 
-// argv after "sweep": `merge SHARD... --output ALL` or the sweep's own options.
-int sweep_command(const std::vector<std::string>& argv);
 
 }  // namespace revgraph::cli
