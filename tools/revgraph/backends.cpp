@@ -28,6 +28,7 @@ int backends_command(const std::vector<std::string>& argv) {
             b["usable"] = a.usable;
             if (a.usable) b["backend"] = a.backend, b["device"] = a.device;
             else b["reason"] = a.reason;
+            b["needs"] = a.needs;
             j["backends"].push_back(std::move(b));
         }
         out << j.dump(2) << "\n";
@@ -35,9 +36,10 @@ int backends_command(const std::vector<std::string>& argv) {
         for (const auto& a : all) {
             out << std::left << std::setw(15) << a.requested;
             if (a.usable)
-                out << "yes  " << a.backend << " (" << a.device << ")\n";
+                out << "yes  " << a.backend << " (" << a.device << ")";
             else
-                out << "no   " << a.reason << "\n";
+                out << "no   " << a.reason;
+            out << " [needs " << a.needs << "]\n";
         }
     }
     write_stdout(out.str());
