@@ -11,6 +11,7 @@
 #include "engine/io/task_files.hpp"
 #include "tools/revgraph/commands.hpp"
 #include "tools/revgraph/common.hpp"
+#include "tools/revgraph/official_set.hpp"
 
 namespace revgraph::cli {
 namespace {

@@ -13,10 +13,9 @@
 #include "engine/task.hpp"
 #include "tools/revgraph/commands.hpp"
 #include "tools/revgraph/common.hpp"
+#include "tools/revgraph/official_set.hpp"
 
 namespace revgraph::cli {
-
-io::MnistSet read_official_training_set(const std::filesystem::path& dir);
 
 int qualify_command(const std::vector<std::string>& argv) {
     auto options = kTaskOptions;
