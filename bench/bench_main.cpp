@@ -46,8 +46,9 @@ void add_context(const std::vector<BackendInfo>& backends) {
     benchmark::AddCustomContext("train_images_sha256", io::sha256_hex(in.train_images));
     benchmark::AddCustomContext("train_labels_sha256", io::sha256_hex(in.train_labels));
     benchmark::AddCustomContext("test_images_sha256", io::sha256_hex(in.test_images));
-    benchmark::AddCustomContext("timing", "manual: backend device time (CUDA events) where available, else wall "
-                                          "time of run() incl. synchronize; preparation and warm-up untimed");
+    benchmark::AddCustomContext("timing",
+                                "manual: backend device time (CUDA events) where available, else wall "
+                                "time of run() incl. synchronize; preparation and warm-up untimed");
     benchmark::AddCustomContext("flush_l2", options().flush_l2 ? flush_l2_description() : "off");
     benchmark::AddCustomContext("nvtx", cuda::kNvtxCompiledIn ? "ranges per task and phase" : "not compiled in");
     benchmark::AddCustomContext("programmatic_launch",
