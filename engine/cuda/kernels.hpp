@@ -20,9 +20,13 @@ std::size_t prepare_fused_kernels();
 // Whether the loaded fused kernels were compiled for sm_90+, so that they wait for a programmatic
 // predecessor: the condition for launching them programmatically.
 bool fused_kernels_wait_programmatically();
-void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, bool programmatic, cudaStream_t stream);
-void launch_fused_grads(const fused::StepArgs& args, bool programmatic, cudaStream_t stream);
+// threads: threads per block, 0 for the kernel's own constant (fused::kRowsThreads, kGradsThreads,
+// kPredictThreads, which are also the kernels' launch bounds); other values are for the kernel lab
+// (bench/kernel_lab.cpp), since the items of each phase are shared out among whatever threads run.
+void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, bool programmatic, cudaStream_t stream,
+                       unsigned int threads = 0);
+void launch_fused_grads(const fused::StepArgs& args, bool programmatic, cudaStream_t stream, unsigned int threads = 0);
 void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared, bool programmatic,
-                          cudaStream_t stream);
+                          cudaStream_t stream, unsigned int threads = 0);
 
 }  // namespace revgraph::cuda::kernels
