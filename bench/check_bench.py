@@ -104,7 +104,28 @@ def check_benchmarks(binary):
             fail("--pdl not reflected in the context")
         if not doc2["benchmarks"]:
             fail("--benchmark_filter=^task/ ran nothing")
+    check_bad_options(binary)
     print(f"check_bench: ok: {len(by_name)} benchmarks for {', '.join(backends)}")
+
+
+def check_bad_options(binary):
+    """revgraph_bench's own options: an unknown or malformed one is one clear error line and exit 2,
+    before any benchmark runs; Google Benchmark's own flags still pass through."""
+    for args, word in ((["--bogus-option"], "--bogus-option"), (["--train=0"], "--train"),
+                       (["--warmup=x"], "--warmup"), (["--benchmark_list_tests=true", "--query=-1"], "--query")):
+        p = subprocess.run([binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 2 or len(lines) != 1 or not lines[0].startswith("revgraph_bench: error: ") \
+                or word not in lines[0] or p.stdout:
+            fail(f"{args}: expected one 'revgraph_bench: error: ...{word}...' line and exit 2, got "
+                 f"{p.returncode}: {p.stderr!r} {p.stdout[:200]!r}")
+    p = subprocess.run([binary, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    if p.returncode != 0 or "--benchmark_filter" not in p.stdout or "--energy" not in p.stdout:
+        fail("--help: the usage should name our options and Google Benchmark's")
+    p = subprocess.run([binary] + TINY + ["--backends=cpu-reference", "--benchmark_list_tests=true"],
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+    if p.returncode != 0 or "task/cpu-reference" not in p.stdout:
+        fail(f"--benchmark_list_tests with our options: {p.returncode} {p.stderr[-500:]!r}")
 
 
 def check_energy(binary):

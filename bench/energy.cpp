@@ -10,6 +10,8 @@
 #include <thread>
 #include <type_traits>
 
+#include "engine/timing.hpp"
+
 namespace revgraph::bench {
 namespace {
 
@@ -17,10 +19,6 @@ namespace {
 using nvmlReturn_t = int;
 using nvmlDevice_t = void*;
 constexpr nvmlReturn_t NVML_SUCCESS = 0;
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point t) { return std::chrono::duration<double>(Clock::now() - t).count(); }
 
 double mean(const std::vector<double>& v) {
     return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());

@@ -1,6 +1,6 @@
 #pragma once
 // Small GPU helpers of the benchmark binary, compiled from gpu_hooks.cu where CUDA is on and
-// from gpu_hooks_none.cpp otherwise, so bench_main.cpp needs no CUDA headers.
+// from gpu_hooks_none.cpp otherwise, so the benchmarks need no CUDA headers.
 #include <string>
 
 namespace revgraph::bench {

@@ -3,6 +3,7 @@
 #include "engine/cpu/fast_backend.hpp"
 #include "engine/cpu/reference_backend.hpp"
 #include "engine/cuda/device.hpp"
+#include "engine/cuda/program.hpp"
 #include "engine/error.hpp"
 #include "engine/runtime_options.hpp"
 #if defined(REVGRAPH_HAVE_CUDA)
@@ -35,11 +36,24 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
     throw Error("backend: unknown backend '" + name + "' (expected auto, cpu, cpu-reference, cuda or cuda-fused)");
 }
 
+std::string backend_needs(const std::string& name) {
+    const auto gpu = [](cuda::Path path) -> std::string {
+        return cuda::path_uses_cublaslt(path) ? "a CUDA build, an NVIDIA GPU and cuBLASLt (libcublasLt, loaded on first use)"
+                                              : "a CUDA build and an NVIDIA GPU (no cuBLASLt)";
+    };
+    if (name == "cpu" || name == "cpu-reference") return "nothing beyond this build";
+    if (name == "cuda") return gpu(cuda::Path::cublaslt);
+    if (name == "cuda-fused") return gpu(cuda::Path::fused);
+    if (name == "auto") return "nothing: cuda where that is usable, else cpu";
+    throw Error("backend: unknown backend '" + name + "'");
+}
+
 std::vector<BackendAvailability> backend_availability() {
     std::vector<BackendAvailability> out;
     for (const std::string& name : backend_names()) {
         BackendAvailability a;
         a.requested = name;
+        a.needs = backend_needs(name);
         try {
             const std::unique_ptr<Backend> backend = make_backend(name);
             a.backend = backend->name();
@@ -52,7 +66,7 @@ std::vector<BackendAvailability> backend_availability() {
                 a.usable = false, a.reason = "backend: " + name + " requested but there is no CUDA device " +
                                              std::to_string(device);
             // Only the cuBLASLt path ("cuda", and "auto" on a GPU) needs the library; a missing one
-            // would otherwise surface at the first prepare().
+            // would otherwise surface at the first prepare(). cuda-fused never loads it.
             if (a.usable && a.backend == "cuda-graphs") {
                 const std::string problem = cuda::cublaslt_load_problem();
                 if (!problem.empty()) a.usable = false, a.reason = "cuBLASLt: " + problem;

@@ -24,7 +24,11 @@ struct BackendAvailability {
     std::string backend;  // Backend::name() of what it builds, e.g. "cuda-graphs"
     std::string device;   // Backend::device() where usable
     std::string reason;   // why not, where not usable
+    std::string needs;    // what the name needs to be usable, usable or not (backend_needs)
 };
+// What a backend name needs from the build and the machine, in words: the GPU names say whether
+// cuBLASLt is among it (cuda::path_uses_cublaslt, so cuda-fused does not). Unknown names throw Error.
+std::string backend_needs(const std::string& name);
 std::vector<BackendAvailability> backend_availability();  // every name of backend_names(), in order
 
 }  // namespace revgraph

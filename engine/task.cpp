@@ -9,6 +9,7 @@
 #include <thread>
 
 #include "engine/error.hpp"
+#include "engine/timing.hpp"
 #include "engine/io/sha256.hpp"
 #include "engine/rng/pcg64.hpp"
 #include "engine/rng/torch_init.hpp"
@@ -17,12 +18,6 @@
 
 namespace revgraph {
 namespace {
-
-using Clock = std::chrono::steady_clock;
-
-double seconds_since(Clock::time_point start) {
-    return std::chrono::duration<double>(Clock::now() - start).count();
-}
 
 const TaskConfig& validated(const TaskConfig& config) {
     config.validate();

@@ -18,15 +18,12 @@
 #include "engine/error.hpp"
 #include "engine/rng/torch_init.hpp"
 #include "engine/task.hpp"
+#include "engine/timing.hpp"
 
 using namespace revgraph;
 
 namespace {
-double thread_cpu_ms() {
-    timespec t{};
-    clock_gettime(CLOCK_THREAD_CPUTIME_ID, &t);
-    return t.tv_sec * 1e3 + t.tv_nsec * 1e-6;
-}
+double thread_cpu_ms() { return thread_cpu_seconds() * 1e3; }
 }  // namespace
 
 int main(int argc, char** argv) {

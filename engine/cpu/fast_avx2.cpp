@@ -8,6 +8,7 @@
 
 #include "engine/cpu/fast_kernels.hpp"
 #include "engine/model/layout.hpp"
+#include "engine/model/math.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -21,6 +22,8 @@
 
 namespace revgraph::cpu::fast {
 namespace {
+
+#include "engine/cpu/cephes_exp.inl"
 
 struct Simd {
     using V = __m256;
@@ -53,18 +56,12 @@ struct Simd {
     // Cephes expf: 2^n · e^r with |r| <= ln2/2, a degree-5 polynomial; ~1 ulp. Arguments are
     // s - max(s) <= 0 here; below -87 the result would be subnormal and is clamped there.
     static V exp(V x) {
+        using namespace model::cephes_expf;
         x = _mm256_min_ps(_mm256_max_ps(x, _mm256_set1_ps(-87.0f)), _mm256_set1_ps(88.0f));
-        const V n = _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(1.44269504088896341f), _mm256_set1_ps(0.5f)));
-        x = _mm256_fnmadd_ps(n, _mm256_set1_ps(0.693359375f), x);
-        x = _mm256_fnmadd_ps(n, _mm256_set1_ps(-2.12194440e-4f), x);
-        V y = _mm256_set1_ps(1.9875691500e-4f);
-        y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.3981999507e-3f));
-        y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(8.3334519073e-3f));
-        y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(4.1665795894e-2f));
-        y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(1.6666665459e-1f));
-        y = _mm256_fmadd_ps(y, x, _mm256_set1_ps(5.0000001201e-1f));
-        y = _mm256_fmadd_ps(y, _mm256_mul_ps(x, x), x);
-        y = _mm256_add_ps(y, _mm256_set1_ps(1.0f));
+        const V n = _mm256_floor_ps(_mm256_fmadd_ps(x, _mm256_set1_ps(kLog2e), _mm256_set1_ps(0.5f)));
+        x = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Hi), x);
+        x = _mm256_fnmadd_ps(n, _mm256_set1_ps(kLn2Lo), x);
+        const V y = cephes_exp_reduced<Simd>(x);
         const __m256i e = _mm256_slli_epi32(_mm256_add_epi32(_mm256_cvtps_epi32(n), _mm256_set1_epi32(127)), 23);
         return _mm256_mul_ps(y, _mm256_castsi256_ps(e));
     }

@@ -8,6 +8,7 @@
 
 #include "engine/cpu/fast_kernels.hpp"
 #include "engine/model/layout.hpp"
+#include "engine/model/math.hpp"
 
 #if defined(__x86_64__) || defined(__i386__)
 #include <immintrin.h>
@@ -25,6 +26,8 @@
 
 namespace revgraph::cpu::fast {
 namespace {
+
+#include "engine/cpu/cephes_exp.inl"
 
 struct Simd {
     using V = __m512;
@@ -54,19 +57,13 @@ struct Simd {
     }
     // Cephes expf, as in the AVX2 kernels.
     static V exp(V x) {
+        using namespace model::cephes_expf;
         x = _mm512_min_ps(_mm512_max_ps(x, _mm512_set1_ps(-87.0f)), _mm512_set1_ps(88.0f));
-        const V n = _mm512_roundscale_ps(_mm512_fmadd_ps(x, _mm512_set1_ps(1.44269504088896341f), _mm512_set1_ps(0.5f)),
+        const V n = _mm512_roundscale_ps(_mm512_fmadd_ps(x, _mm512_set1_ps(kLog2e), _mm512_set1_ps(0.5f)),
                                          _MM_FROUND_TO_NEG_INF | _MM_FROUND_NO_EXC);
-        x = _mm512_fnmadd_ps(n, _mm512_set1_ps(0.693359375f), x);
-        x = _mm512_fnmadd_ps(n, _mm512_set1_ps(-2.12194440e-4f), x);
-        V y = _mm512_set1_ps(1.9875691500e-4f);
-        y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.3981999507e-3f));
-        y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(8.3334519073e-3f));
-        y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(4.1665795894e-2f));
-        y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(1.6666665459e-1f));
-        y = _mm512_fmadd_ps(y, x, _mm512_set1_ps(5.0000001201e-1f));
-        y = _mm512_fmadd_ps(y, _mm512_mul_ps(x, x), x);
-        y = _mm512_add_ps(y, _mm512_set1_ps(1.0f));
+        x = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Hi), x);
+        x = _mm512_fnmadd_ps(n, _mm512_set1_ps(kLn2Lo), x);
+        const V y = cephes_exp_reduced<Simd>(x);
         const __m512i e = _mm512_slli_epi32(_mm512_add_epi32(_mm512_cvtps_epi32(n), _mm512_set1_epi32(127)), 23);
         return _mm512_mul_ps(y, _mm512_castsi512_ps(e));
     }

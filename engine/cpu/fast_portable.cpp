@@ -23,6 +23,17 @@ namespace revgraph::cpu::fast {
 namespace {
 
 #if defined(__GNUC__) || defined(__clang__)
+#include "engine/cpu/cephes_exp.inl"
+
+// One float at a time with fused multiply-adds: the AVX kernels' exponential, lane by lane.
+struct ScalarFma {
+    using V = float;
+    static float set1(float c) { return c; }
+    static float fmadd(float a, float b, float c) { return std::fma(a, b, c); }
+    static float mul(float a, float b) { return a * b; }
+    static float add(float a, float b) { return a + b; }
+};
+
 template <bool Fused>
 struct PortableSimd {
     typedef float V __attribute__((vector_size(16)));
@@ -65,18 +76,12 @@ struct PortableSimd {
     // fma(-n, c, x): the negation is exact). Plain: model::exp_f32, the same polynomial unfused.
     static float exp1(float x) {
         if constexpr (Fused) {
+            using namespace model::cephes_expf;
             x = std::min(std::max(x, -87.0f), 88.0f);
-            const float n = std::floor(std::fma(x, 1.44269504088896341f, 0.5f));
-            x = std::fma(-n, 0.693359375f, x);
-            x = std::fma(-n, -2.12194440e-4f, x);
-            float y = 1.9875691500e-4f;
-            y = std::fma(y, x, 1.3981999507e-3f);
-            y = std::fma(y, x, 8.3334519073e-3f);
-            y = std::fma(y, x, 4.1665795894e-2f);
-            y = std::fma(y, x, 1.6666665459e-1f);
-            y = std::fma(y, x, 5.0000001201e-1f);
-            y = std::fma(y, x * x, x);
-            y = y + 1.0f;
+            const float n = std::floor(std::fma(x, kLog2e, 0.5f));
+            x = std::fma(-n, kLn2Hi, x);
+            x = std::fma(-n, kLn2Lo, x);
+            const float y = cephes_exp_reduced<ScalarFma>(x);
             return y * model::float_from_bits(static_cast<std::uint32_t>(static_cast<int>(n) + 127) << 23);
         } else {
             return model::exp_f32(x);

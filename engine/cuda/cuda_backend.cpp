@@ -3,6 +3,7 @@
 #include <cuda_runtime.h>
 #include <nvtx3/nvToolsExtCudaRt.h>
 
+#include <memory>
 #include <vector>
 
 #include "engine/cuda/check.cuh"
@@ -63,8 +64,10 @@ struct CudaBackend::Impl {
     Event start, stop;
     TaskPlan plan;
     DeviceMemory memory;
-    DeviceBuffer workspace;
-    LtMatmuls matmuls;
+    // The cuBLASLt handle and its workspace exist only on the path with products: cuda-fused never
+    // loads the library nor spends the workspace's device memory.
+    std::unique_ptr<DeviceBuffer> workspace;
+    std::unique_ptr<LtMatmuls> matmuls;
     CompiledProgram reset, normalize, predict;
     std::vector<CompiledProgram> epoch_start, steps;
     graphs::TaskGraphs graphs;
@@ -76,56 +79,35 @@ struct CudaBackend::Impl {
           programmatic(Runtime::options().programmatic_launch && path == Path::fused &&
                        kernels::fused_kernels_wait_programmatically()),
           plan(p.config, p.inputs->train_count(), p.inputs->test_count(), path),
-          memory(plan),
-          workspace(Runtime::options().cublaslt_workspace_bytes),
-          matmuls(workspace.get(), workspace.bytes()) {
+          memory(plan) {
+        if (path_uses_cublaslt(path)) {
+            workspace = std::make_unique<DeviceBuffer>(Runtime::options().cublaslt_workspace_bytes);
+            matmuls = std::make_unique<LtMatmuls>(workspace->get(), workspace->bytes());
+        }
         nvtxNameCudaStreamA(stream.s, "revgraph-cuda");
         upload(p);
-        reset = compile(plan, plan.reset(), memory, matmuls, programmatic);
-        normalize = compile(plan, plan.normalize(), memory, matmuls, programmatic);
+        reset = compile(plan, plan.reset(), memory, matmuls.get(), programmatic);
+        normalize = compile(plan, plan.normalize(), memory, matmuls.get(), programmatic);
         for (int e = 0; e < plan.config().epochs; ++e)
-            epoch_start.push_back(compile(plan, plan.epoch_start(e), memory, matmuls, programmatic));
+            epoch_start.push_back(compile(plan, plan.epoch_start(e), memory, matmuls.get(), programmatic));
         for (std::size_t b = 0; b < plan.batches().size(); ++b)
-            steps.push_back(compile(plan, plan.step(static_cast<int>(b)), memory, matmuls, programmatic));
-        predict = compile(plan, plan.predict(), memory, matmuls, programmatic);
-        warm_up();
-
-        graphs::TaskRecorder recorder;
-        recorder.reset = [this](cudaStream_t s) { reset.launch(s); };
-        recorder.normalize = [this](cudaStream_t s) { normalize.launch(s); };
-        recorder.order = [this](cudaStream_t s, int e) { epoch_start[static_cast<std::size_t>(e)].launch(s); };
-        recorder.epoch = [this](cudaStream_t s) {
-            for (const auto& step : steps) step.launch(s);
-        };
-        recorder.predict = [this](cudaStream_t s) { predict.launch(s); };
-        recorder.epochs = plan.config().epochs;
-        graphs = graphs::TaskGraphs::capture(stream.s, recorder);
-        graphs.upload(stream.s);
-        cudaCheck(cudaStreamSynchronize(stream.s));
+            steps.push_back(compile(plan, plan.step(static_cast<int>(b)), memory, matmuls.get(), programmatic));
+        predict = compile(plan, plan.predict(), memory, matmuls.get(), programmatic);
+        const graphs::LaunchPlan launches{&reset, &normalize, &epoch_start, &steps, &predict};
+        graphs = graphs::TaskGraphs(stream.s, launches, [this](cudaStream_t s) { clear_outputs(s); });
     }
 
     ~Impl() { (void)cudaStreamSynchronize(stream.s); }
 
-    // Every kernel and every pinned product launched once, eagerly, before any capture: CUDA loads
-    // modules lazily, and loading one while the stream is capturing is not something to rely on;
-    // a launch that is refused is also refused here, with a plain error, rather than mid-capture.
-    // Then every buffer the programs write goes back to zeros (inputs are never written).
-    void warm_up() {
-        NVTX_RANGE("warm-up");
-        reset.launch(stream.s);
-        normalize.launch(stream.s);
-        if (!epoch_start.empty()) epoch_start.front().launch(stream.s);  // epochs may be 0
-        steps.front().launch(stream.s);
-        if (steps.size() > 1) steps.back().launch(stream.s);  // the short last batch's shapes
-        predict.launch(stream.s);
-        cudaCheck(cudaStreamSynchronize(stream.s));
+    // After the warm-up: every buffer the programs write back to zeros (inputs are never written),
+    // so the captured graphs start from the state upload() left.
+    void clear_outputs(cudaStream_t s) {
         for (int k = 0; k < kBufCount; ++k) {
             const Buf b = static_cast<Buf>(k);
             const bool input = b == Buf::initial || b == Buf::train_raw || b == Buf::query_raw ||
                                b == Buf::train_labels || b == Buf::permutations;
-            if (!input && memory.bytes(b) > 0) cudaCheck(cudaMemsetAsync(memory.base(b), 0, memory.bytes(b), stream.s));
+            if (!input && memory.bytes(b) > 0) cudaCheck(cudaMemsetAsync(memory.base(b), 0, memory.bytes(b), s));
         }
-        cudaCheck(cudaStreamSynchronize(stream.s));
     }
 
     void upload(const PreparedInputs& p) {
@@ -184,45 +166,38 @@ void CudaBackend::prepare(const PreparedInputs& prepared) {
 
 void CudaBackend::run(int epochs, const EpochHook& after_epoch) {
     Impl& im = impl();
-    if (epochs < 0 || epochs > im.graphs.captured_epochs())
-        throw Error("cuda: run of " + std::to_string(epochs) + " epochs, " +
-                    std::to_string(im.graphs.captured_epochs()) + " were captured");
+    im.graphs.require_epochs(0, epochs);  // before anything is enqueued
     NVTX_RANGE("run");
     im.has_run = false;  // a run that fails halfway must not pair its start with an older stop
     cudaCheck(cudaEventRecord(im.start.e, im.stream.s));
-    im.graphs.replay(im.stream.s, epochs, after_epoch);
+    Backend::run(epochs, after_epoch);  // reset, normalise, each epoch, predict: each a graph launch
     cudaCheck(cudaEventRecord(im.stop.e, im.stream.s));
     im.has_run = true;
 }
 
 void CudaBackend::reset() {
     NVTX_RANGE("reset");
-    impl().graphs.reset.launch(impl().stream.s);
+    impl().graphs.reset(impl().stream.s);
 }
 
 void CudaBackend::normalize() {
     NVTX_RANGE("normalize");
-    impl().graphs.normalize.launch(impl().stream.s);
+    impl().graphs.normalize(impl().stream.s);
 }
 
 void CudaBackend::epoch(int e) {
-    Impl& im = impl();
-    if (e < 0 || e >= im.graphs.captured_epochs()) throw Error("cuda: no epoch " + std::to_string(e));
-    im.graphs.launch_epoch(im.stream.s, e);
+    NVTX_RANGE("epoch");
+    impl().graphs.epoch(impl().stream.s, e);
 }
 
 void CudaBackend::predict() {
     NVTX_RANGE("predict");
-    impl().graphs.predict.launch(impl().stream.s);
+    impl().graphs.predict(impl().stream.s);
 }
 
 void CudaBackend::step(int e, int b) {
-    Impl& im = impl();
-    if (e < 0 || e >= static_cast<int>(im.epoch_start.size())) throw Error("cuda: no epoch " + std::to_string(e));
-    if (b < 0 || b >= static_cast<int>(im.steps.size())) throw Error("cuda: no batch " + std::to_string(b));
     NVTX_RANGE("step");
-    im.epoch_start[static_cast<std::size_t>(e)].launch(im.stream.s);
-    im.steps[static_cast<std::size_t>(b)].launch(im.stream.s);
+    impl().graphs.step(impl().stream.s, e, b);
 }
 
 void CudaBackend::synchronize() { cudaCheck(cudaStreamSynchronize(impl().stream.s)); }
@@ -262,8 +237,9 @@ nlohmann::ordered_json CudaBackend::diagnostics() const {
     nlohmann::ordered_json j;
     j["backend"] = name();
     j["device"] = im.device_name;
-    j["cublaslt_workspace_bytes"] = im.workspace.bytes();
-    j["device_bytes"] = im.memory.total_bytes() + im.workspace.bytes();
+    const std::size_t workspace_bytes = im.workspace ? im.workspace->bytes() : 0;
+    j["cublaslt_workspace_bytes"] = workspace_bytes;
+    j["device_bytes"] = im.memory.total_bytes() + workspace_bytes;
     j["retained_core_bytes"] = im.memory.bytes(Buf::state);
     const auto counts = [](const CompiledProgram& p) {
         nlohmann::ordered_json c;
@@ -279,18 +255,11 @@ nlohmann::ordered_json CudaBackend::diagnostics() const {
     if (im.plan.path() == Path::fused)
         j["fused_weights_in_shared_memory"] = {{"step", static_cast<bool>(im.steps.front().fused_weights_shared.at(0))},
                                                {"predict", static_cast<bool>(im.predict.fused_weights_shared.at(0))}};
-    nlohmann::ordered_json nodes;
-    nodes["reset"] = im.graphs.reset.nodes();
-    nodes["normalize"] = im.graphs.normalize.nodes();
-    nodes["order"] = nlohmann::ordered_json::array();  // one copy node per epoch
-    for (const auto& o : im.graphs.order) nodes["order"].push_back(o.nodes());
-    nodes["epoch"] = im.graphs.epoch.nodes();
-    nodes["predict"] = im.graphs.predict.nodes();
-    j["graph_nodes"] = nodes;
-    j["matmul_shapes"] = im.matmuls.describe();
+    j["graph_nodes"] = im.graphs.nodes();
+    j["matmul_shapes"] = im.matmuls ? im.matmuls->describe() : nlohmann::ordered_json::array();
     // Strided batches the library had no deterministic algorithm for, run product by product
     // (each adds batch-1 launches to the counts above).
-    j["matmul_batches_split"] = im.matmuls.split_batches();
+    j["matmul_batches_split"] = im.matmuls ? im.matmuls->split_batches() : 0;
     return j;
 }
 

@@ -1,6 +1,6 @@
 #pragma once
 // A CPU interpreter of the CUDA backend's programs (engine/cuda/program.hpp): the same buffers, the
-// same operations in the same order, the same per-element bodies (engine/cuda/elementwise.hpp), and
+// same operations in the same order, the same per-element bodies (engine/cuda/ops/), and
 // products computed as column-major BLAS exactly as cuBLASLt is asked for them. It exists so that
 // the launch plan is tested without a GPU: run in float it reproduces the reference trainer bit for
 // bit, which pins down every offset, leading dimension, transpose and the order of the backward.
@@ -41,14 +41,8 @@ private:
     std::vector<std::vector<std::int32_t>> i32_;
     std::vector<std::vector<std::int64_t>> i64_;
 
-    float* f(Ref r) { return f32(r.buf).data() + r.offset; }
-    std::int32_t* i(Ref r) { return i32(r.buf).data() + r.offset; }
-    std::int64_t* l(Ref r) { return i64(r.buf).data() + r.offset; }
     void fused_step(const FusedStepOp& op);
     void fused_predict(const FusedPredictOp& op);
 };
-
-// D = alpha op(A) op(B), column-major, accumulated in index order of k; every product of a batch.
-void host_gemm(const GemmSpec& s, const float* a, const float* b, float* d);
 
 }  // namespace revgraph::cuda

@@ -26,6 +26,7 @@ public:
     float* f32(Ref r) const;
     std::int32_t* i32(Ref r) const;
     std::int64_t* i64(Ref r) const;
+    void* address(Ref r) const { return at(r, buf_elem(r.buf)); }  // any element type
     std::size_t total_bytes() const;
 
     // Synchronous copies for prepare() and read-back.
@@ -49,7 +50,8 @@ struct CompiledProgram {
 // Checks the program against the plan's buffers, binds every product (choosing and pinning its
 // algorithm on first sight of its shape) and every kernel to device pointers. programmatic: the
 // fused kernels are launched with Programmatic Dependent Launch (the caller checks sm_90+).
-CompiledProgram compile(const TaskPlan& plan, const Program& program, const DeviceMemory& memory, LtMatmuls& matmuls,
+// matmuls may be null where the plan's path has no products (path_uses_cublaslt); a product then throws.
+CompiledProgram compile(const TaskPlan& plan, const Program& program, const DeviceMemory& memory, LtMatmuls* matmuls,
                         bool programmatic = false);
 
 }  // namespace revgraph::cuda

@@ -1,12 +1,17 @@
-// Every kernel of the CUDA backend, one operation per .cuh (kernels first, then the launcher), in
-// one translation unit so nvcc runs once for all of them.
+// Every kernel of the CUDA backend in one translation unit, so nvcc runs once for all of them: the
+// operations' kernels and launchers, each in its own file under engine/cuda/ops/ (defined here only,
+// where REVGRAPH_DEFINE_KERNELS is set), and the fused path's (kernels/fused.cuh).
+#define REVGRAPH_DEFINE_KERNELS 1
+
 #include "engine/cuda/kernels.hpp"
 
-#include "engine/cuda/kernels/argmax.cuh"
-#include "engine/cuda/kernels/couple.cuh"
 #include "engine/cuda/kernels/fused.cuh"
-#include "engine/cuda/kernels/gather.cuh"
-#include "engine/cuda/kernels/lift.cuh"
-#include "engine/cuda/kernels/loss.cuh"
-#include "engine/cuda/kernels/mask.cuh"
-#include "engine/cuda/kernels/sgd.cuh"
+#include "engine/cuda/ops/argmax.hpp"
+#include "engine/cuda/ops/copy.hpp"
+#include "engine/cuda/ops/couple.hpp"
+#include "engine/cuda/ops/gather.hpp"
+#include "engine/cuda/ops/lift.hpp"
+#include "engine/cuda/ops/loss.hpp"
+#include "engine/cuda/ops/mask.hpp"
+#include "engine/cuda/ops/sgd.hpp"
+#include "engine/cuda/ops/zero.hpp"

@@ -1,18 +1,27 @@
 #pragma once
-// NVTX ranges (NVTX3, header-only from the CUDA toolkit): NVTX_RANGE("name") opens a range that
-// closes at the end of the enclosing scope. Nsight Systems shows them on the host timeline; they
-// cost a few nanoseconds when no tool is attached.
-#include <nvtx3/nvToolsExt.h>
+// NVTX ranges, the one wrapper of the code base: NVTX_RANGE("name") opens a range that closes at the
+// end of the enclosing scope (nvtx3::scoped_range, header-only NVTX3 from the CUDA toolkit). Nsight
+// tools show them on the host timeline; they cost a few nanoseconds when no tool is attached. In a
+// build without CUDA (or without the header) the ranges compile to nothing, so host code of any
+// build may use them.
+#if defined(__has_include)
+#if (defined(REVGRAPH_HAVE_CUDA) || defined(__CUDACC__)) && __has_include(<nvtx3/nvtx3.hpp>)
+#include <nvtx3/nvtx3.hpp>
+#define REVGRAPH_NVTX 1
+#endif
+#endif
 
 namespace revgraph::cuda {
 
-class NvtxRange {
-public:
-    explicit NvtxRange(const char* name) { nvtxRangePushA(name); }
-    ~NvtxRange() { nvtxRangePop(); }
-    NvtxRange(const NvtxRange&) = delete;
-    NvtxRange& operator=(const NvtxRange&) = delete;
+#if defined(REVGRAPH_NVTX)
+using NvtxRange = nvtx3::scoped_range;
+inline constexpr bool kNvtxCompiledIn = true;
+#else
+struct NvtxRange {
+    explicit NvtxRange(const char*) {}
 };
+inline constexpr bool kNvtxCompiledIn = false;
+#endif
 
 }  // namespace revgraph::cuda
 

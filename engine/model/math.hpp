@@ -52,6 +52,17 @@ RG_HD T branch_dot(const T* w_row, const T* in) {
     return acc;
 }
 
+// Cephes expf's constants, in one place for exp_f32 below and the fast CPU kernels' vector versions
+// (engine/cpu/fast_*.cpp): x = n·ln2 + r with ln2 split in two (kLn2Hi exact in few bits, so n·kLn2Hi
+// is exact; r = x - n·kLn2Hi - n·kLn2Lo), and e^r ≈ 1 + r + r²·(kP0 + kP1 r + ... + kP5 r⁵).
+namespace cephes_expf {
+inline constexpr float kLog2e = 1.44269504088896341f;
+inline constexpr float kLn2Hi = 0.693359375f;
+inline constexpr float kLn2Lo = -2.12194440e-4f;
+inline constexpr float kP0 = 5.0000001201e-1f, kP1 = 1.6666665459e-1f, kP2 = 4.1665795894e-2f, kP3 = 8.3334519073e-3f,
+                       kP4 = 1.3981999507e-3f, kP5 = 1.9875691500e-4f;
+}  // namespace cephes_expf
+
 // e^x in float32 from nothing but IEEE multiplies, adds and exact bit operations, so that host code
 // (-ffp-contract=off) and device code (--fmad=false) get the same bits — the C library's expf and
 // CUDA's differ in the last place, and that alone would keep a GPU backend that sums in the
@@ -66,19 +77,20 @@ RG_HD float float_from_bits(std::uint32_t bits) {
 }
 
 RG_HD float exp_f32(float x) {
+    using namespace cephes_expf;
     if (x != x) return x;
     if (x > 88.72283f) return float_from_bits(0x7f800000u);  // +inf
     if (x < -87.33654f) return 0.0f;
-    const float n = std::floor(x * 1.44269504088896341f + 0.5f);
-    float r = x - n * 0.693359375f;
-    r = r - n * -2.12194440e-4f;
+    const float n = std::floor(x * kLog2e + 0.5f);
+    float r = x - n * kLn2Hi;
+    r = r - n * kLn2Lo;
     const float z = r * r;
-    float y = 1.9875691500e-4f;
-    y = y * r + 1.3981999507e-3f;
-    y = y * r + 8.3334519073e-3f;
-    y = y * r + 4.1665795894e-2f;
-    y = y * r + 1.6666665459e-1f;
-    y = y * r + 5.0000001201e-1f;
+    float y = kP5;
+    y = y * r + kP4;
+    y = y * r + kP3;
+    y = y * r + kP2;
+    y = y * r + kP1;
+    y = y * r + kP0;
     y = y * z + r + 1.0f;
     // 2^n in two exact halves (n is -126 .. 128 here), each a power of two built from its bits.
     const int ni = static_cast<int>(n);

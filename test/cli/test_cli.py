@@ -1436,8 +1436,11 @@ class Misc(CliTestCase):
             self.assertIs(rows[name]["usable"], True, name)
         for b in rows.values():
             # usable rows say what they build and where; the others say why not, and nothing else
-            self.assertEqual(set(b), {"requested", "usable", "backend", "device"} if b["usable"]
-                             else {"requested", "usable", "reason"}, b)
+            self.assertEqual(set(b), {"requested", "usable", "backend", "device", "needs"} if b["usable"]
+                             else {"requested", "usable", "reason", "needs"}, b)
+        # cuda-fused needs no cuBLASLt (it never loads it); the cuBLASLt path says it does.
+        self.assertIn("no cuBLASLt", rows["cuda-fused"]["needs"])
+        self.assertIn("and cuBLASLt", rows["cuda"]["needs"])
         if not os.path.exists("/dev/nvidiactl"):
             for name in ("cuda", "cuda-fused"):
                 self.assertIs(rows[name]["usable"], False, name)
@@ -1458,6 +1461,7 @@ class Misc(CliTestCase):
         self.assertEqual([ln.split()[0] for ln in lines], list(rows))
         for ln in lines:
             self.assertEqual(ln.split()[1], "yes" if rows[ln.split()[0]]["usable"] else "no", ln)
+            self.assertTrue(ln.endswith("[needs " + rows[ln.split()[0]]["needs"] + "]"), ln)
         self.assert_clean_error(rg("backends", "extra"), 2, ["extra"])
         self.assert_clean_error(rg("backends", "--pdl"), 2, ["--pdl"])  # a task option, not this command's
 

@@ -361,6 +361,22 @@ TEST_CASE("fused plan: two kernels a step, one for prediction, and no cuBLASLt s
     }
 }
 
+TEST_CASE("plan: a path needs cuBLASLt exactly when one of its programs has a product") {
+    // The backend creates the cuBLASLt handle and workspace only where path_uses_cublaslt() says so,
+    // and `revgraph backends` states the need from it: hold it to what the programs contain.
+    for (Path path : {Path::cublaslt, Path::fused})
+        for (int depth : {1, 2}) {
+            CAPTURE(path_name(path));
+            TaskConfig c = small_config(depth);
+            const TaskPlan plan(c, 19, 7, path);
+            int gemms = count_ops(plan.reset()).gemms + count_ops(plan.normalize()).gemms +
+                        count_ops(plan.predict()).gemms;
+            for (int e = 0; e < c.epochs; ++e) gemms += count_ops(plan.epoch(e)).gemms;
+            CHECK((gemms > 0) == path_uses_cublaslt(path));
+        }
+    CHECK_FALSE(path_uses_cublaslt(Path::fused));
+}
+
 TEST_CASE("fused plan: the grads blocks own every parameter exactly once") {
     for (int depth : {1, 2, 3, 8}) {
         CAPTURE(depth);

@@ -34,6 +34,7 @@ int backends_command(const BackendsOptions& o) {
             b["usable"] = a.usable;
             if (a.usable) b["backend"] = a.backend, b["device"] = a.device;
             else b["reason"] = a.reason;
+            b["needs"] = a.needs;
             j["backends"].push_back(std::move(b));
         }
         out << j.dump(2) << "\n";
@@ -41,9 +42,10 @@ int backends_command(const BackendsOptions& o) {
         for (const auto& a : all) {
             out << std::left << std::setw(15) << a.requested;
             if (a.usable)
-                out << "yes  " << a.backend << " (" << a.device << ")\n";
+                out << "yes  " << a.backend << " (" << a.device << ")";
             else
-                out << "no   " << a.reason << "\n";
+                out << "no   " << a.reason;
+            out << " [needs " << a.needs << "]\n";
         }
     }
     write_stdout(out.str());

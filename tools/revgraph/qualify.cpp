@@ -19,12 +19,9 @@
 #include "engine/task.hpp"
 #include "tools/revgraph/commands.hpp"
 #include "tools/revgraph/common.hpp"
+#include "tools/revgraph/official_set.hpp"
 
 namespace revgraph::cli {
-
-io::MnistSet read_official_training_set(const std::filesystem::path& dir);
-std::vector<io::IdxFileCheck> check_official_mnist(const std::filesystem::path& dir);
-bool report_official_mnist(const std::vector<io::IdxFileCheck>& checks, bool quiet);
 
 namespace {
 

@@ -1,5 +1,5 @@
 #pragma once
-// What every kernel file shares: the per-element bodies, error checks, NVTX, and the launch shape of
+// What every kernel shares: error checks, NVTX, and the launch shape of
 // an elementwise kernel (256 threads, one element per thread, a grid-stride loop past 8192 blocks).
 #include <cuda_runtime.h>
 
@@ -7,7 +7,7 @@
 #include <cstdint>
 
 #include "engine/cuda/check.cuh"
-#include "engine/cuda/elementwise.hpp"
+#include "engine/model/math.hpp"
 #include "engine/cuda/nvtx.hpp"
 
 namespace revgraph::cuda::kernels {

@@ -101,26 +101,28 @@ std::size_t prepare_fused_kernels() {
     return static_cast<std::size_t>(optin);
 }
 
-void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, bool programmatic, cudaStream_t stream) {
+void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, bool programmatic, cudaStream_t stream,
+                       unsigned int threads) {
     NVTX_RANGE("fused_rows");
     const std::size_t smem = fused::shared_bytes(fused::kRowsStateFloats, args.param_count, weights_shared);
-    launch_fused(fused_rows_kernel, static_cast<unsigned int>(fused::rows_blocks(args.rows)), fused::kRowsThreads, smem,
-                 programmatic, stream, args, weights_shared);
+    launch_fused(fused_rows_kernel, static_cast<unsigned int>(fused::rows_blocks(args.rows)),
+                 threads != 0 ? threads : fused::kRowsThreads, smem, programmatic, stream, args, weights_shared);
 }
 
-void launch_fused_grads(const fused::StepArgs& args, bool programmatic, cudaStream_t stream) {
+void launch_fused_grads(const fused::StepArgs& args, bool programmatic, cudaStream_t stream, unsigned int threads) {
     NVTX_RANGE("fused_grads");
-    launch_fused(fused_grads_kernel, static_cast<unsigned int>(fused::grads_blocks(args.depth)), fused::kGradsThreads,
-                 fused::kGradsFloats * sizeof(float), programmatic, stream, args);
+    launch_fused(fused_grads_kernel, static_cast<unsigned int>(fused::grads_blocks(args.depth)),
+                 threads != 0 ? threads : fused::kGradsThreads, fused::kGradsFloats * sizeof(float), programmatic, stream,
+                 args);
 }
 
 void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared, bool programmatic,
-                          cudaStream_t stream) {
+                          cudaStream_t stream, unsigned int threads) {
     NVTX_RANGE("fused_predict");
     const auto tiles = static_cast<unsigned int>((rows + fused::kPredictTile - 1) / fused::kPredictTile);
     const std::size_t smem = fused::shared_bytes(fused::kPredictStateFloats, args.param_count, weights_shared);
-    launch_fused(fused_predict_kernel, tiles, fused::kPredictThreads, smem, programmatic, stream, args, rows,
-                 weights_shared);
+    launch_fused(fused_predict_kernel, tiles, threads != 0 ? threads : fused::kPredictThreads, smem, programmatic, stream,
+                 args, rows, weights_shared);
 }
 
 }  // namespace revgraph::cuda::kernels

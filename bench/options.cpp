@@ -1,0 +1,128 @@
+#include "bench/options.hpp"
+
+#include <algorithm>
+#include <cstdlib>
+#include <iostream>
+
+#include <CLI/CLI.hpp>
+
+#include "engine/runtime_options.hpp"
+
+namespace revgraph::bench {
+namespace {
+
+const char* const kUsage = R"(usage: revgraph_bench [revgraph options] [--benchmark_* options]
+
+revgraph options (before Google Benchmark sees the command line):
+  --train=N --query=Q     synthetic task size (default 10000 / 10000: data::synthetic_task)
+  --data-seed=S           synthetic draw seed (default 2026)
+  --input=DRAW.npz        run on this task archive instead (e.g. bench/compare's draw)
+  --backends=a,b          backends to measure (default: cpu-reference, cpu, and cuda and
+                          cuda-fused where a GPU is usable); a name that cannot be built here is
+                          reported and skipped
+  --warmup=N              untimed complete runs after preparation (default 1 on CPU, 10 on GPU)
+  --gpu-min-time=S        minimum measured seconds per GPU benchmark (default 2)
+  --flush-l2              before every GPU task or phase, write 2 x L2 of device memory (untimed)
+                          so each starts with a cold L2; env REVGRAPH_BENCH_FLUSH_L2=1 does the same
+  --pdl                   cuda-fused launches its kernels with Programmatic Dependent Launch
+                          (revgraph run --pdl; recorded in the context as programmatic_launch)
+  --energy                instead of benchmarks: joules per task through NVML (see NOTES.md)
+  --energy-backend=B      backend for --energy (default cuda)
+  --energy-tasks=K        K tasks at once per round (run_together, seeds 11, 12, ...; default 1):
+                          joules per task for a seed sweep on one GPU
+  --energy-seconds=S      minimum measured seconds (default 5); --energy-min-tasks=N (default 50)
+  --idle-seconds=S        idle power sampling before and after (default 1)
+  --energy-out=FILE       write the energy report as JSON (also printed as one line)
+  --nvml-library=PATH     NVML library to dlopen (default libnvidia-ml.so.1)
+  --help
+
+Google Benchmark options as usual, e.g. --benchmark_filter=task/ --benchmark_format=json
+--benchmark_out=FILE --benchmark_out_format=json --benchmark_repetitions=5
+--benchmark_report_aggregates_only=true --benchmark_min_time=0.5
+)";
+
+[[noreturn]] void usage_error(const std::string& message) {
+    std::cerr << "revgraph_bench: error: " << message << " (see revgraph_bench --help)\n";
+    std::exit(2);
+}
+
+// A number (integer: a whole one) >= min, said plainly when it is not.
+CLI::Validator at_least(double min, bool integer) {
+    const std::string what =
+        std::string(integer ? "an integer" : "a number") + " >= " + std::to_string(static_cast<long long>(min));
+    return CLI::Validator(
+        [=](std::string& text) -> std::string {
+            char* end = nullptr;
+            const double v =
+                integer ? static_cast<double>(std::strtoll(text.c_str(), &end, 10)) : std::strtod(text.c_str(), &end);
+            if (text.empty() || *end != '\0' || !(v >= min)) return "expected " + what + ", got '" + text + "'";
+            return {};
+        },
+        what);
+}
+
+bool is_benchmark_option(const std::string& arg) {
+    return arg.rfind("--benchmark_", 0) == 0 || arg.rfind("--v=", 0) == 0;
+}
+
+}  // namespace
+
+Options& options() {
+    static Options o;
+    return o;
+}
+
+void parse_options(int* argc, char** argv) {
+    Options& o = options();
+    if (const char* env = std::getenv("REVGRAPH_BENCH_FLUSH_L2"); env && std::string(env) != "0" && *env)
+        o.flush_l2 = true;
+
+    // Google Benchmark's options stay in argv, in order; CLI11 sees only ours.
+    std::vector<std::string> ours;
+    int kept = 1;
+    for (int i = 1; i < *argc; ++i) {
+        if (is_benchmark_option(argv[i]))
+            argv[kept++] = argv[i];
+        else
+            ours.emplace_back(argv[i]);
+    }
+    *argc = kept;
+    argv[kept] = nullptr;
+
+    CLI::App app("revgraph_bench", "revgraph_bench");
+    app.set_help_flag();  // our own --help below prints kUsage, which also covers Google Benchmark's
+    bool help = false, pdl = false;
+    app.add_flag("-h,--help", help);
+    app.add_option("--train", o.train)->check(at_least(1, true));
+    app.add_option("--query", o.query)->check(at_least(1, true));
+    app.add_option("--data-seed", o.data_seed)->check(at_least(0, true));
+    app.add_option("--input", o.input);
+    app.add_option("--backends", o.backends)->delimiter(',');
+    app.add_option("--warmup", o.warmup)->check(at_least(0, true));
+    app.add_option("--gpu-min-time", o.gpu_min_time)->check(at_least(0, false));
+    app.add_flag("--flush-l2", o.flush_l2);
+    app.add_flag("--pdl", pdl);
+    app.add_flag("--energy", o.energy);
+    app.add_option("--energy-backend", o.energy_backend);
+    app.add_option("--energy-tasks", o.energy_tasks)->check(at_least(1, true));
+    app.add_option("--energy-seconds", o.energy_options.min_seconds)->check(at_least(0, false));
+    app.add_option("--energy-min-tasks", o.energy_options.min_tasks)->check(at_least(1, true));
+    app.add_option("--idle-seconds", o.energy_options.idle_seconds)->check(at_least(0, false));
+    app.add_option("--energy-out", o.energy_out);
+    app.add_option("--nvml-library", o.nvml_library);
+    try {
+        std::reverse(ours.begin(), ours.end());  // CLI11 parses a vector from its back
+        app.parse(ours);
+    } catch (const CLI::ParseError& e) { usage_error(e.what()); }
+    if (help) {
+        std::cout << kUsage;
+        std::exit(0);
+    }
+    if (pdl) {
+        RuntimeOptions r = Runtime::options();
+        r.programmatic_launch = true;
+        Runtime::configure(r);  // before any backend exists: nothing has touched the GPU yet
+    }
+}
+
+}  // namespace revgraph::bench

@@ -1,0 +1,77 @@
+// The complete task, at rev88's shape (task/) and swept over depth and batch size (sweep_*/). Every
+// iteration's time is the backend's own device time where it has one (CUDA events), else the wall
+// time of run() including its final synchronize; preparation and warm-up happen before the loop.
+#include <string>
+#include <vector>
+
+#include "bench/counters.hpp"
+#include "bench/families.hpp"
+#include "bench/gpu_hooks.hpp"
+#include "bench/options.hpp"
+#include "engine/cuda/nvtx.hpp"
+#include "engine/timing.hpp"
+
+namespace revgraph::bench {
+namespace {
+
+void bm_task(benchmark::State& state, const BackendInfo& b, int depth, int batch_size) {
+    PreparedTask* task = nullptr;
+    try {
+        task = &prepared_task(b, depth, batch_size);
+    } catch (const std::exception& e) {
+        state.SkipWithError(e.what());
+        return;
+    }
+    const bool flush = options().flush_l2 && b.gpu;
+    const std::string range =
+        "task " + b.name + " depth " + std::to_string(depth) + " batch " + std::to_string(batch_size);
+    std::vector<double> seconds, cpu_seconds;
+    bool device_timed = false;
+    for (auto _ : state) {
+        if (flush) flush_l2();
+        const double cpu0 = thread_cpu_seconds();
+        {
+            cuda::NvtxRange r(range.c_str());
+            task->run();
+        }
+        const double cpu1 = thread_cpu_seconds();
+        device_timed = task->backend().last_run_device_seconds().has_value();
+        const double s = task->last_run_seconds();
+        state.SetIterationTime(s);
+        seconds.push_back(s);
+        if (!b.gpu) cpu_seconds.push_back(cpu1 - cpu0);
+    }
+    const auto& config = task->config();
+    // Examples processed per task: every train image once per epoch, every query image once.
+    const std::int64_t examples = task->inputs().train_count() * config.epochs + task->inputs().test_count();
+    state.SetItemsProcessed(state.iterations() * examples);
+    state.counters["examples_per_task"] = static_cast<double>(examples);
+    state.counters["device_timed"] = device_timed ? 1 : 0;
+    report_shape(state, *task);
+    report_times(state, seconds, cpu_seconds);
+}
+
+}  // namespace
+
+void tune(benchmark::internal::Benchmark* bm, const BackendInfo& b, benchmark::TimeUnit unit) {
+    bm->UseManualTime()->Unit(unit);
+    if (b.gpu) bm->MinTime(options().gpu_min_time);
+}
+
+void register_task_benchmarks(const BackendInfo& b) {
+    using benchmark::RegisterBenchmark;
+    tune(RegisterBenchmark(("task/" + b.name).c_str(), bm_task, b, TaskConfig{}.depth, TaskConfig{}.batch_size), b,
+         benchmark::kMillisecond);
+    auto* depth = RegisterBenchmark(("sweep_depth/" + b.name).c_str(), [b](benchmark::State& s) {
+        bm_task(s, b, static_cast<int>(s.range(0)), TaskConfig{}.batch_size);
+    });
+    depth->ArgName("depth")->Arg(1)->Arg(2)->Arg(4)->Arg(8);
+    tune(depth, b, benchmark::kMillisecond);
+    auto* batch = RegisterBenchmark(("sweep_batch/" + b.name).c_str(), [b](benchmark::State& s) {
+        bm_task(s, b, TaskConfig{}.depth, static_cast<int>(s.range(0)));
+    });
+    batch->ArgName("batch")->RangeMultiplier(2)->Range(8, 1024);
+    tune(batch, b, benchmark::kMillisecond);
+}
+
+}  // namespace revgraph::bench

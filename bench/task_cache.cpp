@@ -1,0 +1,131 @@
+#include "bench/task_cache.hpp"
+
+#include <algorithm>
+#include <memory>
+
+#include "bench/options.hpp"
+#include "engine/backends.hpp"
+#include "engine/cuda/device.hpp"
+#include "engine/cuda/nvtx.hpp"
+#include "engine/data/synthetic.hpp"
+#include "engine/io/task_files.hpp"
+
+namespace revgraph::bench {
+namespace {
+
+int warmup_runs(const BackendInfo& b) { return options().warmup >= 0 ? options().warmup : (b.gpu ? 10 : 1); }
+
+struct TaskSlot {
+    std::string key;
+    std::unique_ptr<PreparedTask> task;
+};
+TaskSlot g_slot;
+
+// The throughput benchmarks' tasks, kept the same way (one backend and count at a time).
+struct ManySlot {
+    std::string key;
+    std::vector<std::unique_ptr<PreparedTask>> tasks;
+    std::vector<PreparedTask*> list;
+};
+ManySlot g_many;
+
+}  // namespace
+
+bool is_gpu_name(const std::string& name) { return name.rfind("cuda", 0) == 0; }
+
+const TaskInputs& task_inputs() {
+    static const TaskInputs inputs = [] {
+        const Options& o = options();
+        if (!o.input.empty()) return io::read_task_inputs(o.input);
+        data::TaskData d = data::synthetic_task(o.train, o.query, o.data_seed);
+        TaskInputs in;
+        in.train_images = std::move(d.train_images);
+        in.train_labels = std::move(d.train_labels);
+        in.test_images = std::move(d.test_images);
+        return in;
+    }();
+    return inputs;
+}
+
+std::string data_description() {
+    const Options& o = options();
+    if (!o.input.empty()) return o.input;
+    // Not byte-equal to tools/make_synthetic.py's draw for the same seed (the labels are drawn
+    // differently); bench/compare passes its own file with --input where that matters.
+    return "data::synthetic_task(" + std::to_string(o.train) + ", " + std::to_string(o.query) + ", " +
+           std::to_string(o.data_seed) + ")";
+}
+
+std::vector<BackendInfo> discover_backends(std::vector<std::string>* notes) {
+    std::vector<std::string> requests = options().backends;
+    if (requests.empty()) requests = {"cpu-reference", "cpu", "cuda", "cuda-fused"};  // "cpu" may be the reference
+    std::vector<BackendInfo> found;
+    for (const auto& request : requests) {
+        if (request.rfind("cuda", 0) == 0 && cuda::device_count() == 0) {
+            notes->push_back(request + ": not measured (" + cuda::describe_device() + ")");
+            continue;
+        }
+        try {
+            auto backend = make_backend(request);
+            BackendInfo info{request, backend->name(), backend->device(), is_gpu_name(backend->name())};
+            const auto same =
+                std::find_if(found.begin(), found.end(), [&](const BackendInfo& f) { return f.name == info.name; });
+            if (same != found.end()) {
+                notes->push_back(request + ": the same backend as " + same->request + " (" + info.name +
+                                 ") in this build; measured once");
+                continue;
+            }
+            found.push_back(info);
+        } catch (const std::exception& e) { notes->push_back(request + ": not measured (" + e.what() + ")"); }
+    }
+    return found;
+}
+
+PreparedTask& prepared_task(const BackendInfo& b, int depth, int batch_size) {
+    const std::string key = b.request + "/" + std::to_string(depth) + "/" + std::to_string(batch_size);
+    if (g_slot.task && g_slot.key == key) return *g_slot.task;
+    g_slot.task.reset();  // free the previous shape's buffers first
+    g_slot.key.clear();
+    g_many = ManySlot{};
+    TaskConfig config;  // rev88
+    config.depth = depth;
+    config.batch_size = batch_size;
+    auto task = std::make_unique<PreparedTask>(task_inputs(), config, make_backend(b.request));
+    {
+        NVTX_RANGE("warm-up");
+        for (int i = 0; i < warmup_runs(b); ++i) task->run();
+    }
+    g_slot.task = std::move(task);
+    g_slot.key = key;
+    return *g_slot.task;
+}
+
+const std::vector<PreparedTask*>& prepared_tasks(const BackendInfo& b, int count) {
+    const std::string key = b.request + "/" + std::to_string(count);
+    if (g_many.key == key) return g_many.list;
+    g_slot.task.reset();
+    g_slot.key.clear();
+    g_many = ManySlot{};
+    ManySlot slot;
+    for (int k = 0; k < count; ++k) {
+        TaskConfig config;  // rev88
+        config.seed += static_cast<std::uint64_t>(k);
+        slot.tasks.push_back(std::make_unique<PreparedTask>(task_inputs(), config, make_backend(b.request)));
+        slot.list.push_back(slot.tasks.back().get());
+    }
+    {
+        NVTX_RANGE("warm-up");
+        for (int i = 0; i < warmup_runs(b); ++i) PreparedTask::run_together(slot.list);
+    }
+    slot.key = key;
+    g_many = std::move(slot);
+    return g_many.list;
+}
+
+void release_tasks() {
+    g_slot.task.reset();
+    g_slot.key.clear();
+    g_many = ManySlot{};
+}
+
+}  // namespace revgraph::bench

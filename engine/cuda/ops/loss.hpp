@@ -1,0 +1,110 @@
+#pragma once
+// The head's bias added to the batch's scores (the reference's acc + b, kept out of the matmul so no
+// epilogue and no bias-pointer alignment rule is involved), the softmax/cross-entropy gradient
+// (model::softmax_xent_grad_row) of every row, the head-bias gradient as column sums of it, and relu
+// of the left half of the retained state for the first reconstructing block: one single-block
+// launch. A single block makes the bias gradient a plain fixed-order reduction with no atomics:
+// warp j owns class j, lane l sums rows l, l+32, ... in order, then a fixed shuffle tree (16, 8,
+// 4, 2, 1) combines the lanes — the same order on every run. The relu is recomputed from the
+// state rather than kept from the forward, so the state stays the only activation that crosses
+// from forward to backward.
+#include "engine/cuda/ops/op.hpp"
+
+namespace revgraph::cuda {
+
+struct LossOp {
+    int rows = 0;
+    Ref scores, bias, labels, dscores, dbias, state, act_left;
+};
+
+namespace ops {
+
+inline std::vector<Access> accesses(const LossOp& l, std::size_t) {
+    const std::size_t s = static_cast<std::size_t>(l.rows) * model::kClasses;
+    return {{l.scores, s, Elem::f32},
+            {l.bias, static_cast<std::size_t>(model::kClasses), Elem::f32},
+            {l.labels, static_cast<std::size_t>(l.rows), Elem::i32},
+            {l.dscores, s, Elem::f32},
+            {l.dbias, static_cast<std::size_t>(model::kClasses), Elem::f32},
+            {l.state, half_extent(l.rows), Elem::f32},
+            {l.act_left, n41(l.rows), Elem::f32}};
+}
+
+inline Info info(const LossOp&) { return {"loss", Kind::kernel}; }
+
+struct LossArgs {
+    int rows;
+    float* scores;
+    const float* bias;
+    const std::int32_t* labels;
+    float* dscores;
+    float* dbias;
+    const float* state;
+    float* act_left;
+};
+template <class Memory>
+LossArgs resolve(const LossOp& l, const Memory& m) {
+    return {l.rows,           m.f32(l.scores), m.f32(l.bias),  m.i32(l.labels),
+            m.f32(l.dscores), m.f32(l.dbias),  m.f32(l.state), m.f32(l.act_left)};
+}
+
+// Row r of the head: scores += bias (the reference's acc + b[j]), then dscores of that row (mean
+// cross-entropy over `rows`).
+RG_HD float loss_row(float* scores, const float* bias, const std::int32_t* labels, int rows, float* dscores, int r) {
+    float* s = scores + r * model::kClasses;
+    for (int j = 0; j < model::kClasses; ++j) s[j] = s[j] + bias[j];
+    return model::softmax_xent_grad_row(s, static_cast<std::int64_t>(labels[r]), rows, dscores + r * model::kClasses);
+}
+
+// Element i of rows x 41: relu of the left half of a rows x 82 state.
+RG_HD void relu_left(const float* state, float* act, int i) {
+    const int r = i / model::kHalf;
+    const int c = i - r * model::kHalf;
+    act[i] = model::relu(state[r * model::kFeatures + c]);
+}
+
+inline void run_host(const LossArgs& a) {
+    for (int r = 0; r < a.rows; ++r) loss_row(a.scores, a.bias, a.labels, a.rows, a.dscores, r);
+    // Column sums in row order, as the reference's head backward forms the bias gradient. The GPU
+    // kernel below sums lane-strided rows and then a shuffle tree: fixed, so deterministic, but not
+    // these bits; the cuBLASLt path is held to the GPU tolerance, not to the reference's bits, as its
+    // products are too.
+    for (int j = 0; j < model::kClasses; ++j) {
+        float acc = 0.0f;
+        for (int r = 0; r < a.rows; ++r) acc += a.dscores[r * model::kClasses + j];
+        a.dbias[j] = acc;
+    }
+    for (int k = 0; k < a.rows * model::kHalf; ++k) relu_left(a.state, a.act_left, k);
+}
+
+void launch(const LossArgs& a, Stream stream);
+
+#if defined(REVGRAPH_DEFINE_KERNELS)
+inline constexpr int kLossThreads = 32 * model::kClasses;  // one warp per class
+
+__global__ void __launch_bounds__(kLossThreads)
+    loss_kernel(int rows, float* __restrict__ scores, const float* __restrict__ bias,
+                const std::int32_t* __restrict__ labels, float* dscores, float* __restrict__ dbias,
+                const float* __restrict__ state, float* __restrict__ act_left) {
+    for (int r = threadIdx.x; r < rows; r += blockDim.x) loss_row(scores, bias, labels, rows, dscores, r);
+    for (int i = threadIdx.x; i < rows * model::kHalf; i += blockDim.x) relu_left(state, act_left, i);
+    __syncthreads();  // every row's dscores written (global memory, same block) before the column sums
+    const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
+    if (warp < model::kClasses) {  // whole warps only: the shuffles below need all 32 lanes
+        float acc = 0.0f;
+        for (int r = lane; r < rows; r += 32) acc += dscores[r * model::kClasses + warp];
+        for (int offset = 16; offset > 0; offset /= 2) acc += __shfl_down_sync(0xffffffffu, acc, offset);
+        if (lane == 0) dbias[warp] = acc;
+    }
+}
+
+void launch(const LossArgs& a, Stream stream) {
+    NVTX_RANGE("loss");
+    loss_kernel<<<1, kLossThreads, 0, stream>>>(a.rows, a.scores, a.bias, a.labels, a.dscores, a.dbias, a.state,
+                                                a.act_left);
+    cudaCheck(cudaGetLastError());
+}
+#endif
+
+}  // namespace ops
+}  // namespace revgraph::cuda

@@ -1,0 +1,262 @@
+// The task plan: its buffers' sizes and the programs of reset, normalise, each epoch, each SGD step
+// and predict, in launch order (engine/cuda/program.hpp). The operations themselves are in
+// engine/cuda/ops/; the checker and the dispatch over operations in program.cpp.
+#include <algorithm>
+#include <set>
+
+#include "engine/cuda/program.hpp"
+#include "engine/error.hpp"
+
+// Operations are written with designated initializers naming the fields that matter; the others
+// keep their declared defaults, which is what GCC's -Wmissing-field-initializers complains about.
+#if defined(__GNUC__)
+#pragma GCC diagnostic ignored "-Wmissing-field-initializers"
+#endif
+
+namespace revgraph::cuda {
+
+using model::kClasses;
+using model::kFeatures;
+using model::kHalf;
+using model::kPixels;
+
+std::vector<Batch> epoch_batches(std::int64_t n, int batch_size) {
+    if (n < 1) throw Error("plan: no training examples");
+    if (batch_size < 1) throw Error("plan: batch_size must be >= 1");
+    std::vector<Batch> out;
+    for (std::int64_t first = 0; first < n; first += batch_size)
+        out.push_back({first, static_cast<int>(std::min<std::int64_t>(batch_size, n - first))});
+    return out;
+}
+
+TaskPlan::TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int64_t test_count, Path path)
+    : config_(config),
+      layout_(config.depth),
+      n_(train_count),
+      q_(test_count),
+      full_batch_(static_cast<int>(std::min<std::int64_t>(config.batch_size, train_count))),
+      batches_(epoch_batches(train_count, config.batch_size)),
+      alpha_(static_cast<float>(config.alpha)),
+      path_(path) {
+    config_.validate();
+    if (q_ < 1) throw Error("plan: no query examples");
+    if (n_ > (std::int64_t(1) << 31) - 1 || q_ * kFeatures > (std::int64_t(1) << 31) - 1)
+        throw Error("plan: too many examples for 32-bit indices");
+}
+
+std::vector<int> TaskPlan::distinct_rows() const {
+    std::set<int> s;
+    for (const auto& b : batches_) s.insert(b.rows);
+    s.insert(static_cast<int>(q_));
+    return {s.begin(), s.end()};
+}
+
+std::size_t TaskPlan::elements(Buf b) const {
+    const std::size_t n = static_cast<std::size_t>(n_), q = static_cast<std::size_t>(q_),
+                      bs = static_cast<std::size_t>(full_batch_);
+    if (path_ == Path::fused) {
+        switch (b) {  // scratch of the cuBLASLt path's products and small kernels
+            case Buf::dstate:
+            case Buf::act_left:
+            case Buf::act_right:
+            case Buf::branch:
+            case Buf::dtmp:
+            case Buf::scores:
+            case Buf::batch_labels:
+            case Buf::query_state:
+            case Buf::query_act_left:
+            case Buf::query_act_right:
+            case Buf::query_branch: return 0;
+            default: break;
+        }
+    }
+    switch (b) {
+        case Buf::params:
+        case Buf::grads:
+        case Buf::velocity:
+        case Buf::initial: return layout_.total();
+        case Buf::train_raw: return n * kPixels;
+        case Buf::query_raw: return q * kPixels;
+        case Buf::train_rows: return n * kFeatures;
+        case Buf::query_rows: return q * kFeatures;
+        case Buf::train_labels: return n;
+        case Buf::permutations: return static_cast<std::size_t>(config_.epochs) * n;
+        case Buf::order: return n;
+        case Buf::state:
+        case Buf::dstate: return bs * kFeatures;
+        case Buf::act_left:
+        case Buf::act_right:
+        case Buf::branch:
+        case Buf::dtmp: return bs * kHalf;
+        case Buf::scores:
+        case Buf::dscores: return bs * kClasses;
+        case Buf::batch_labels: return bs;
+        case Buf::act_stack:
+        case Buf::grad_stack: return static_cast<std::size_t>(layout_.branch_count()) * bs * kHalf;
+        case Buf::query_state: return q * kFeatures;
+        case Buf::query_act_left:
+        case Buf::query_act_right:
+        case Buf::query_branch: return q * kHalf;
+        case Buf::query_scores: return q * kClasses;
+        case Buf::predictions: return q;
+        case Buf::count: break;
+    }
+    throw Error("plan: no such buffer");
+}
+
+Program TaskPlan::reset() const {
+    const std::size_t total = layout_.total();
+    return {CopyOp{{Buf::params}, {Buf::initial}, total}, ZeroOp{{Buf::velocity}, total},
+            ZeroOp{{Buf::grads}, total}};
+}
+
+Program TaskPlan::normalize() const {
+    return {LiftOp{{Buf::train_raw}, {Buf::train_rows}, n_, {Buf::query_raw}, {Buf::query_rows}, q_}};
+}
+
+Program TaskPlan::epoch_start(int e) const {
+    if (e < 0 || e >= config_.epochs) throw Error("plan: no epoch " + std::to_string(e));
+    return {CopyOp{{Buf::order}, {Buf::permutations, static_cast<std::size_t>(e) * static_cast<std::size_t>(n_)},
+                   static_cast<std::size_t>(n_)}};
+}
+
+// SPEC §3 forward on `rows` states: for each block, a product and a coupling kernel per half. Each
+// coupling kernel also materialises relu of the half it just updated, which is exactly the input the
+// next product reads; the first relu (of the right half) comes from the gather.
+void TaskPlan::core_forward(Program& p, int rows, Buf state, Buf act_left, Buf act_right, Buf branch) const {
+    for (int k = 0; k < layout_.depth(); ++k) {
+        // left += α·linear(relu(right), W_2k)
+        p.push_back(GemmOp{couple_gemm(rows), {Buf::params, layout_.branch_offset(2 * k)}, {act_right}, {branch}});
+        p.push_back(CoupleOp{.rows = rows, .half = {state, 0}, .branch = {branch}, .act = {act_left}, .sign = 1.0f,
+                             .alpha = alpha_});
+        // right += α·linear(relu(left), W_2k+1)
+        p.push_back(GemmOp{couple_gemm(rows), {Buf::params, layout_.branch_offset(2 * k + 1)}, {act_left}, {branch}});
+        p.push_back(CoupleOp{.rows = rows, .half = {state, kHalf}, .branch = {branch}, .act = {act_right},
+                             .sign = 1.0f, .alpha = alpha_});
+    }
+}
+
+// One SGD step. Launch order (D = depth), with what is fused where:
+//   gather (+relu of the right half)                                           1 kernel
+//   per block: product, coupling(+relu), product, coupling(+relu)              2 products + 2 kernels
+//   head product                                                               1 product
+//   loss: scores += bias, softmax-CE gradient, head-bias column sum,
+//         relu(left) of the retained state into G_{D-1}'s slot               1 kernel
+//   head-weight gradient, head-input gradient                                  2 products
+//   reconstructing backward, block k = D-1 .. 0 (SPEC §4), F_k = weights.2k, G_k = weights.2k+1:
+//     a  branch = relu(l) G_kᵀ                                                 product
+//     b  r -= α·branch and relu(r) into F_k's slot (rebuild r); before that,
+//        fused: the previous block's dr += dtmp ⊙ [r > 0] on r before the
+//        rebuild; the finished dr copied into G_k's gradient slot              kernel
+//     d  dtmp = α dr G_k                                                       product
+//     e  branch = relu(r) F_kᵀ        (k > 0 only)                             product
+//     f  dl += dtmp ⊙ [l > 0] on l before the rebuild, the finished dl into
+//        F_k's gradient slot, then l -= α·branch and relu(l) into G_{k-1}'s
+//        slot                         (k = 0: the mask and the copy only)      kernel
+//     h  dtmp = α dl F_k              (k > 0 only; masked into dr by the next block's b)  product
+//   every branch's weight gradient, dW_i = α g_iᵀ relu(x_i), as ONE strided-batch product over the
+//   slots (they land at weights.i's place in the gradient buffer)              1 product
+//   SGD with momentum and weight decay on every parameter                      1 kernel
+// So the SPEC order of the rebuilds and of the input gradients is kept exactly; only the weight
+// gradients, which nothing in the backward reads, are deferred and formed together.
+// Block 0 skips e, h and the rebuild of l: they only serve the gradient of the core input and the
+// input itself, which training never reads. Depth 2: 14 products + 11 kernels = 25 launches a step
+// (10·D + 5). Why kernels at all: a mask-multiply cannot go into a matmul epilogue (cuBLASLt's DRELU
+// would mask the accumulated sum, not only the new product), relu(input) cannot be a matmul
+// prologue, and the coupling's add in the reference's rounding needs the product on its own; each
+// lives in the one small elementwise kernel that runs at that point anyway.
+Program TaskPlan::step(int b) const {
+    const Batch batch = batches_.at(static_cast<std::size_t>(b));
+    const int rows = batch.rows;
+    if (path_ == Path::fused) {
+        FusedStepOp op{.rows = rows, .first = batch.first, .slot = full_batch_, .depth = config_.depth,
+                       .alpha = alpha_, .lr = static_cast<float>(config_.learning_rate),
+                       .momentum = static_cast<float>(config_.momentum),
+                       .weight_decay = static_cast<float>(config_.weight_decay), .order = {Buf::order},
+                       .train_rows = {Buf::train_rows}, .train_labels = {Buf::train_labels}, .params = {Buf::params},
+                       .velocity = {Buf::velocity}, .grads = {Buf::grads}, .final_state = {Buf::state},
+                       .dscores = {Buf::dscores}, .act_stack = {Buf::act_stack}, .grad_stack = {Buf::grad_stack}};
+        FusedStepOp grads = op;
+        grads.part = FusedStepOp::Part::grads;
+        return {op, grads};
+    }
+    Program p;
+    p.push_back(GatherOp{.rows = rows, .identity = false, .order = {Buf::order}, .first = batch.first,
+                         .src_rows = {Buf::train_rows}, .src_labels = {Buf::train_labels}, .state = {Buf::state},
+                         .act_right = {Buf::act_right}, .labels = {Buf::batch_labels}, .with_labels = true});
+    core_forward(p, rows, Buf::state, Buf::act_left, Buf::act_right, Buf::branch);
+
+    // Slot i of the stacks belongs to branch i (weights.i): relu of its input and its output gradient.
+    const std::size_t slot = static_cast<std::size_t>(full_batch_) * kHalf;
+    const auto act_slot = [&](int i) { return Ref{Buf::act_stack, static_cast<std::size_t>(i) * slot}; };
+    const auto grad_slot = [&](int i) { return Ref{Buf::grad_stack, static_cast<std::size_t>(i) * slot}; };
+    const int top = layout_.branch_count() - 1;  // G_{D-1}
+
+    const std::size_t hw = layout_.head_weight_offset(), hb = layout_.head_bias_offset();
+    p.push_back(GemmOp{head_forward_gemm(rows), {Buf::params, hw}, {Buf::state}, {Buf::scores}});
+    p.push_back(LossOp{.rows = rows, .scores = {Buf::scores}, .bias = {Buf::params, hb}, .labels = {Buf::batch_labels},
+                       .dscores = {Buf::dscores}, .dbias = {Buf::grads, hb}, .state = {Buf::state},
+                       .act_left = act_slot(top)});
+    p.push_back(GemmOp{head_weight_grad_gemm(rows), {Buf::state}, {Buf::dscores}, {Buf::grads, hw}});
+    p.push_back(GemmOp{head_input_grad_gemm(rows), {Buf::params, hw}, {Buf::dscores}, {Buf::dstate}});
+
+    const Ref l{Buf::state, 0}, r{Buf::state, static_cast<std::size_t>(kHalf)};
+    const Ref dl{Buf::dstate, 0}, dr{Buf::dstate, static_cast<std::size_t>(kHalf)};
+    bool pending_dr_mask = false;  // an h product whose mask-multiply into dr is still to come
+    for (int k = layout_.depth() - 1; k >= 0; --k) {
+        const int f = 2 * k, g = 2 * k + 1;
+        const Ref wf{Buf::params, layout_.branch_offset(f)}, wg{Buf::params, layout_.branch_offset(g)};
+        // G branch: rebuild r; its input is l (relu in slot g), its output gradient dr.
+        p.push_back(GemmOp{couple_gemm(rows), wg, act_slot(g), {Buf::branch}});                                   // a
+        p.push_back(CoupleOp{.rows = rows, .half = r, .branch = {Buf::branch}, .act = act_slot(f), .sign = -1.0f,
+                             .alpha = alpha_, .masked = pending_dr_mask, .dhalf = dr, .dtmp = {Buf::dtmp},
+                             .copy_grad = true, .grad_copy = grad_slot(g)});                                       // b
+        p.push_back(GemmOp{input_grad_gemm(rows, alpha_), wg, dr, {Buf::dtmp}});                                  // d
+        // F branch: rebuild l; its input is r (relu in slot f), its output gradient dl.
+        if (k > 0) {
+            p.push_back(GemmOp{couple_gemm(rows), wf, act_slot(f), {Buf::branch}});                               // e
+            p.push_back(CoupleOp{.rows = rows, .half = l, .branch = {Buf::branch}, .act = act_slot(g - 2),
+                                 .sign = -1.0f, .alpha = alpha_, .masked = true, .dhalf = dl, .dtmp = {Buf::dtmp},
+                                 .copy_grad = true, .grad_copy = grad_slot(f)});                                   // f
+            p.push_back(GemmOp{input_grad_gemm(rows, alpha_), wf, dl, {Buf::dtmp}});                              // h
+        } else {
+            p.push_back(MaskOp{.rows = rows, .dhalf = dl, .dtmp = {Buf::dtmp}, .half = l, .copy_grad = true,
+                               .grad_copy = grad_slot(f)});                                                        // f
+        }
+        pending_dr_mask = k > 0;
+    }
+    p.push_back(GemmOp{branch_grads_gemm(rows, alpha_, layout_.branch_count(), static_cast<std::int64_t>(slot)),
+                       act_slot(0), grad_slot(0), {Buf::grads, layout_.branch_offset(0)}});
+    p.push_back(SgdOp{layout_.total(), {Buf::params}, {Buf::velocity}, {Buf::grads},
+                      static_cast<float>(config_.learning_rate), static_cast<float>(config_.momentum),
+                      static_cast<float>(config_.weight_decay)});
+    return p;
+}
+
+Program TaskPlan::epoch(int e) const {
+    Program p = epoch_start(e);
+    for (std::size_t b = 0; b < batches_.size(); ++b) {
+        const Program s = step(static_cast<int>(b));
+        p.insert(p.end(), s.begin(), s.end());
+    }
+    return p;
+}
+
+Program TaskPlan::predict() const {
+    const int rows = static_cast<int>(q_);
+    if (path_ == Path::fused)
+        return {FusedPredictOp{.rows = q_, .depth = config_.depth, .alpha = alpha_, .params = {Buf::params},
+                               .query_rows = {Buf::query_rows}, .scores = {Buf::query_scores},
+                               .predictions = {Buf::predictions}}};
+    Program p;
+    p.push_back(GatherOp{.rows = rows, .identity = true, .src_rows = {Buf::query_rows}, .state = {Buf::query_state},
+                         .act_right = {Buf::query_act_right}});
+    core_forward(p, rows, Buf::query_state, Buf::query_act_left, Buf::query_act_right, Buf::query_branch);
+    p.push_back(GemmOp{head_forward_gemm(rows), {Buf::params, layout_.head_weight_offset()}, {Buf::query_state},
+                       {Buf::query_scores}});
+    p.push_back(ArgmaxOp{.rows = q_, .scores = {Buf::query_scores}, .bias = {Buf::params, layout_.head_bias_offset()},
+                         .predictions = {Buf::predictions}});
+    return p;
+}
+
+}  // namespace revgraph::cuda
