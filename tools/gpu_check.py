@@ -160,8 +160,9 @@ def follow_up_plan(c):
     (its own budget, FOLLOW_UP_SECONDS by default: what does not fit is skipped and said so)."""
     r = str(c.replays)
     steps = [make_task_step(c, 15, "rest", False),
-             # The fused step's launch constants, checked and timed side by side (bench/kernel_lab).
-             Step("kernel-lab", 40, "rest", [c.bin("bench/kernel_lab"), "--output", c.a("kernel-lab.json")]),
+             # The fused step's launch shapes, each checked against the emulator's bits and timed
+             # side by side (bench/kernel_lab.cpp); its table is in the log.
+             Step("kernel-lab", 40, "rest", [c.bin("bench/revgraph_kernel_lab")]),
              Step("bench-throughput", 50, "rest",
                   [c.bin("bench/revgraph_bench"), "--benchmark_filter=^throughput/cuda.*/tasks:(1|4|16)(/|$)",
                    "--gpu-min-time=0.5", "--warmup=2", f"--benchmark_out={c.a('bench-throughput.json')}",

@@ -276,6 +276,7 @@ py::object backends() {
         b["usable"] = a.usable;
         if (a.usable) b["backend"] = a.backend, b["device"] = a.device;
         else b["reason"] = a.reason;
+        b["needs"] = a.needs;
         j["backends"].push_back(std::move(b));
     }
     return json_to_python(j);

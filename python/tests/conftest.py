@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 CLI = os.environ.get("REVGRAPH_CLI")
-TIME_KEYS = {"preparation_seconds", "training_prediction_seconds"}
+TIME_KEYS = {"preparation_seconds", "training_prediction_seconds", "run_seconds", "created_utc"}
 
 
 def make_task(seed, train=600, test=150):

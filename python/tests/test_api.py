@@ -65,9 +65,10 @@ def test_fit_predict_gives_the_cli_bytes(tmp_path, task_arrays, backend):
         assert sha256(a) == cli_meta[key][name.removeprefix("velocity.")], name
     # Metadata: RESULT.json's keys (less the file name --output adds) and values, times aside.
     meta = result.metadata
-    assert set(meta) == set(cli_meta) - {"predictions_file"}
+    sibling_files = {"predictions_file", "state_file", "scores_file"}  # what only the CLI writes
+    assert set(meta) == set(cli_meta) - sibling_files
     for key in cli_meta:
-        if key not in TIME_KEYS | {"input", "predictions_file"}:
+        if key not in TIME_KEYS | {"input"} | sibling_files:
             assert meta[key] == cli_meta[key], key
     assert meta["config"] == CONFIG
     assert meta["training_prediction_seconds"] == result.run_seconds > 0

@@ -101,13 +101,15 @@ def test_bad_config_values_give_the_clis_message(good, key, value, cli_value):
 def test_bad_config_types_raise(good):
     train, labels, test = good
     refuse(train, labels, test, "config: unknown key 'dept'", dept=2)
-    refuse(train, labels, test, "config: depth must be an integer", depth=2.0)
+    refuse(train, labels, test, "config: depth must be an integer", depth=2.5)
     refuse(train, labels, test, "config: depth must be an integer", depth=True)
     refuse(train, labels, test, "config: depth must be an integer", depth="2")
     refuse(train, labels, test, "config: alpha must be a number", alpha=None)
     refuse(train, labels, test, "config: seed must be a non-negative integer", seed=-1)
     refuse(train, labels, test, "config: seed is out of range", seed=2**64)
     refuse(train, labels, test, "config: depth is out of range", depth=2**40)
+    # A whole number written as a float is that integer, as in a --config file (2.0 is 2).
+    assert revgraph.Task(train, labels, test, backend="cpu", depth=2.0, epochs=0).run().metadata["config"]["depth"] == 2
     # The largest seed is fine.
     revgraph.Task(train, labels, test, backend="cpu", seed=2**64 - 1, epochs=0)
 
