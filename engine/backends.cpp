@@ -6,6 +6,7 @@
 #include "engine/cuda/program.hpp"
 #include "engine/error.hpp"
 #include "engine/runtime_options.hpp"
+#include "engine/version.hpp"
 #if defined(REVGRAPH_HAVE_CUDA)
 #include "engine/cuda/cublaslt_loader.hpp"
 #include "engine/cuda/cuda_backend.hpp"
@@ -78,6 +79,23 @@ std::vector<BackendAvailability> backend_availability() {
         out.push_back(std::move(a));
     }
     return out;
+}
+
+nlohmann::ordered_json backend_availability_json(const std::vector<BackendAvailability>& all) {
+    nlohmann::ordered_json j;
+    j["version"] = version();
+    j["git_commit"] = git_commit();
+    j["backends"] = nlohmann::ordered_json::array();
+    for (const auto& a : all) {
+        nlohmann::ordered_json b;
+        b["requested"] = a.requested;
+        b["usable"] = a.usable;
+        if (a.usable) b["backend"] = a.backend, b["device"] = a.device;
+        else b["reason"] = a.reason;
+        b["needs"] = a.needs;
+        j["backends"].push_back(std::move(b));
+    }
+    return j;
 }
 
 }  // namespace revgraph

@@ -4,6 +4,8 @@
 #include <string>
 #include <vector>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/backend.hpp"
 
 namespace revgraph {
@@ -30,5 +32,9 @@ struct BackendAvailability {
 // cuBLASLt is among it (cuda::path_uses_cublaslt, so cuda-fused does not). Unknown names throw Error.
 std::string backend_needs(const std::string& name);
 std::vector<BackendAvailability> backend_availability();  // every name of backend_names(), in order
+
+// `revgraph backends --json` (and Python's revgraph.backends()): version, git_commit, and one object
+// per name (requested, usable, backend and device or reason, needs).
+nlohmann::ordered_json backend_availability_json(const std::vector<BackendAvailability>& all);
 
 }  // namespace revgraph

@@ -261,25 +261,12 @@ private:
 
 // `revgraph backends --json`'s object.
 py::object backends() {
-    nlohmann::ordered_json j;
-    j["version"] = version();
-    j["git_commit"] = git_commit();
-    j["backends"] = nlohmann::ordered_json::array();
     std::vector<BackendAvailability> all;
     {
         py::gil_scoped_release nogil;
         all = backend_availability();
     }
-    for (const auto& a : all) {
-        nlohmann::ordered_json b;
-        b["requested"] = a.requested;
-        b["usable"] = a.usable;
-        if (a.usable) b["backend"] = a.backend, b["device"] = a.device;
-        else b["reason"] = a.reason;
-        b["needs"] = a.needs;
-        j["backends"].push_back(std::move(b));
-    }
-    return json_to_python(j);
+    return json_to_python(backend_availability_json(all));
 }
 
 // The CLI's config: defaults, then the file, then each --set in order, validated at the end

@@ -24,19 +24,7 @@ int backends_command(const BackendsOptions& o) {
     const std::vector<BackendAvailability> all = backend_availability();
     std::ostringstream out;
     if (o.json) {
-        nlohmann::ordered_json j;
-        j["version"] = version();
-        j["git_commit"] = git_commit();
-        j["backends"] = nlohmann::ordered_json::array();
-        for (const auto& a : all) {
-            nlohmann::ordered_json b;
-            b["requested"] = a.requested;
-            b["usable"] = a.usable;
-            if (a.usable) b["backend"] = a.backend, b["device"] = a.device;
-            else b["reason"] = a.reason;
-            b["needs"] = a.needs;
-            j["backends"].push_back(std::move(b));
-        }
+        const nlohmann::ordered_json j = backend_availability_json(all);
         out << j.dump(2) << "\n";
     } else {
         for (const auto& a : all) {
