@@ -31,7 +31,11 @@ void check_outputs(const Args& args) {
     if (!output) throw UsageError{"data: --output DRAW.npz is required"};
     std::vector<std::pair<std::string, std::string>> targets{{"--output", *output}};
     if (const auto labels = args.get("test-labels-output")) targets.push_back({"--test-labels-output", *labels});
-    require_distinct_writable_outputs(targets);
+    std::vector<std::pair<std::string, std::string>> inputs;  // the IDX files `data mnist` may read
+    if (const auto dir = args.get("idx-dir"))
+        for (const std::string stem : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte"})
+            for (const auto& name : {stem, stem + ".gz"}) inputs.push_back({"--idx-dir", (std::filesystem::path(*dir) / name).string()});
+    require_distinct_writable_outputs(targets, inputs);
 }
 
 void write_draw(const data::TaskData& d, const Args& args) {

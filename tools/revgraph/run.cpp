@@ -37,7 +37,10 @@ int run_command(const std::vector<std::string>& argv) {
             targets.push_back({"the predictions file of --output", io::predictions_path_for(*output).string()});
         }
         if (state_path) targets.push_back({"--state", *state_path});
-        require_distinct_writable_outputs(targets);
+        std::vector<std::pair<std::string, std::string>> inputs;
+        for (const char* name : {"input", "test-labels", "config"})
+            if (const auto path = args.get(name)) inputs.push_back({std::string("--") + name, *path});
+        require_distinct_writable_outputs(targets, inputs);
     }
     const TaskConfig config = config_from(args);
     configure_runtime(args);
@@ -88,16 +91,18 @@ int run_command(const std::vector<std::string>& argv) {
         std::cerr << "\n";
     }
 
+    // The result file (--output) is the commit point: written last, after the files it describes.
     std::vector<std::pair<std::filesystem::path, std::vector<std::uint8_t>>> files;
+    if (state_path) files.push_back({*state_path, io::serialize_npz(io::state_archive(prepared.layout(), out.state))});
     if (output) {
         const auto predictions = io::predictions_path_for(*output);
         m["predictions_file"] = predictions.filename().string();
-        const std::string text = m.dump(2) + "\n";
-        files.push_back({*output, std::vector<std::uint8_t>(text.begin(), text.end())});
         files.push_back({predictions, io::serialize_npy(io::predictions_array(out.state.predictions))});
+        const std::string text = m.dump(2) + "\n";
+        io::write_result_set(*output, std::vector<std::uint8_t>(text.begin(), text.end()), files);
+    } else if (!files.empty()) {
+        io::write_files_atomic(files);
     }
-    if (state_path) files.push_back({*state_path, io::serialize_npz(io::state_archive(prepared.layout(), out.state))});
-    if (!files.empty()) io::write_files_atomic(files);
     if (!output) write_stdout(m.dump(2) + "\n");
     return 0;
 }
