@@ -109,11 +109,7 @@ AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)) {
     if (target_.filename().empty())
         throw Error("cannot write " + target_.string() + ": not a file name");
     resolved_ = resolve_output(target_);
-    if (const std::string kind = non_regular_kind(resolved_); kind == "a directory")
-        throw Error("cannot write " + target_.string() + ": it is a directory");
-    else if (!kind.empty())
-        throw Error("cannot write " + target_.string() + ": it is " + kind +
-                    ", not a regular file (outputs replace only regular files; links are written through)");
+    require_regular_or_new(target_);
     remove_stale_temporaries(resolved_);
     // A random suffix keeps concurrent writers of the same target apart; O_EXCL makes sure
     // we never write into someone else's file. The PID lets the next writer tell ours is stale.

@@ -53,9 +53,9 @@ fs::path resolve_output(const fs::path& path) {
     throw Error("cannot write " + path.string() + ": too many levels of symbolic links");
 }
 
-std::string non_regular_kind(const fs::path& resolved) {
+std::string non_regular_kind(const fs::path& path) {
     struct stat st {};
-    if (::stat(resolved.c_str(), &st) != 0) return "";
+    if (::stat(path.c_str(), &st) != 0) return "";
     if (S_ISREG(st.st_mode)) return "";
     if (S_ISDIR(st.st_mode)) return "a directory";
     if (S_ISCHR(st.st_mode)) return "a character device";
@@ -63,6 +63,14 @@ std::string non_regular_kind(const fs::path& resolved) {
     if (S_ISFIFO(st.st_mode)) return "a fifo";
     if (S_ISSOCK(st.st_mode)) return "a socket";
     return "not a regular file";
+}
+
+void require_regular_or_new(const fs::path& path) {
+    const std::string kind = non_regular_kind(path);
+    if (kind == "a directory") throw Error("cannot write " + path.string() + ": it is a directory");
+    if (!kind.empty())
+        throw Error("cannot write " + path.string() + ": it is " + kind +
+                    ", not a regular file (outputs replace only regular files; links are written through)");
 }
 
 void require_distinct_files(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs) {
@@ -79,6 +87,7 @@ void require_distinct_files(const std::vector<NamedPath>& inputs, const std::vec
         return !a.resolved.empty() && a.resolved == b.resolved;
     };
     for (const NamedPath& out : outputs) {
+        require_regular_or_new(out.path);
         const Seen s{&out, resolve_output(out.path), identity_of(out.path)};
         for (const Seen& in : inputs_seen)
             if (same(s, in))

@@ -17,8 +17,13 @@ namespace revgraph::io {
 std::filesystem::path resolve_output(const std::filesystem::path& path);
 
 // "" for a regular file or a path that does not exist yet; otherwise what the file is ("a
-// directory", "a character device", "a fifo", ...), which an output may never replace.
-std::string non_regular_kind(const std::filesystem::path& resolved);
+// directory", "a character device", "a fifo", ...), which an output may never replace. Links
+// are followed by the kernel, so /dev/stdout (a link to /proc/self/fd/1) is what fd 1 is.
+std::string non_regular_kind(const std::filesystem::path& path);
+
+// Throws Error "cannot write PATH: it is a character device, not a regular file (...)" (or "it
+// is a directory") unless `path` is a regular file, a link to one, or does not exist yet.
+void require_regular_or_new(const std::filesystem::path& path);
 
 // A path together with the option that named it ("--output"), for messages.
 struct NamedPath {
@@ -35,6 +40,7 @@ public:
 // Throws SameFileError when an output is the same file as an input or an earlier output: equal
 // device and inode once links are followed (files that exist), or equal resolved paths (files
 // that do not exist yet). Inputs that do not exist are skipped: reading them fails anyway.
+// Each output must also pass require_regular_or_new (an Error, not a SameFileError).
 void require_distinct_files(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs);
 
 }  // namespace revgraph::io
