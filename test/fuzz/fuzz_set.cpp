@@ -5,6 +5,8 @@
 #include <string>
 #include <string_view>
 
+#include <nlohmann/json.hpp>
+
 #include "engine/config.hpp"
 #include "engine/error.hpp"
 
