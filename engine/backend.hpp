@@ -11,16 +11,18 @@
 
 #include "engine/config.hpp"
 #include "engine/inputs.hpp"
+#include "engine/rng/epoch_orders.hpp"
 
 namespace revgraph {
 
 // What prepare() hands a backend: checked inputs, config, the seed's initial parameters and
-// every epoch's permutation, all computed on the host before any timing starts.
+// the epoch permutations, drawn on the host as each epoch needs them (rng::EpochOrders), so
+// that memory does not grow with the epoch count; the GPU backends draw them all at prepare.
 struct PreparedInputs {
     const TaskInputs* inputs = nullptr;
     TaskConfig config;
     std::vector<float> initial_parameters;              // flat, model::Layout order
-    std::vector<std::vector<std::int64_t>> permutations;  // one per epoch
+    rng::EpochOrders permutations;                       // one per epoch
 };
 
 // A snapshot of a backend's state, copied to the host (outside any timed region).

@@ -194,4 +194,19 @@ void TaskConfig::update_from_json(const nlohmann::json& object) {
     }
 }
 
+std::vector<std::string> TaskConfig::update_from_json_text(std::string_view text) {
+    if (const auto nul = text.find('\0'); nul != std::string_view::npos)
+        throw Error("config: not valid JSON (a NUL byte at offset " + std::to_string(nul) + ")");
+    nlohmann::json j;
+    try {
+        j = nlohmann::json::parse(text);
+    } catch (const nlohmann::json::exception&) {
+        throw Error("config: not valid JSON");
+    }
+    update_from_json(j);
+    std::vector<std::string> set;
+    for (const auto& item : j.items()) set.push_back(item.key());
+    return set;
+}
+
 }  // namespace revgraph

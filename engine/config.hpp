@@ -3,6 +3,7 @@
 // defaults, and validation that explains a bad value in one line.
 #include <cstdint>
 #include <string>
+#include <string_view>
 #include <vector>
 
 #include <nlohmann/json_fwd.hpp>
@@ -36,6 +37,11 @@ struct TaskConfig {
     // Reads a JSON object; every key must be known, every value of the right type. Keys not
     // present keep their current value.
     void update_from_json(const nlohmann::json& object);
+    // A config file's whole text: one JSON object, nothing before or after it, no NUL byte
+    // anywhere (the JSON parser would take a NUL for the end of the text and ignore what
+    // follows). Applies it with update_from_json and returns the keys it set, in file order.
+    // Errors are "config: ..." without the file's name, which the caller adds.
+    std::vector<std::string> update_from_json_text(std::string_view text);
 };
 
 }  // namespace revgraph

@@ -1,6 +1,7 @@
 #include "engine/inputs.hpp"
 
 #include <cmath>
+#include <cstdio>
 #include <string>
 
 #include "engine/error.hpp"
@@ -13,11 +14,16 @@ void check_pixels(const std::vector<float>& pixels, const char* name) {
     for (std::size_t i = 0; i < pixels.size(); ++i) {
         const float v = pixels[i];
         if (!std::isfinite(v))
-            throw Error(std::string("input: ") + name + " has a " + (std::isnan(v) ? "NaN" : "infinite") +
+            throw Error(std::string("input: ") + name + (std::isnan(v) ? " has a NaN" : " has an infinite") +
                         " pixel at flat index " + std::to_string(i));
-        if (v < 0.0f || v > 1.0f)
-            throw Error(std::string("input: ") + name + " pixel " + std::to_string(v) + " at flat index " +
-                        std::to_string(i) + " is outside [0, 1]");
+        if (v < 0.0f || v > 1.0f) {
+            // %.9g round-trips a float32: -1e-07 and 1.00000012 show why they were refused,
+            // where a fixed 6 decimals would print -0.000000 and 1.000000.
+            char text[32];
+            std::snprintf(text, sizeof text, "%.9g", static_cast<double>(v));
+            throw Error(std::string("input: ") + name + " pixel " + text + " at flat index " + std::to_string(i) +
+                        " is outside [0, 1]");
+        }
     }
 }
 

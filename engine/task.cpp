@@ -33,7 +33,7 @@ PreparedInputs prepare_inputs(const TaskInputs& inputs, const TaskConfig& config
     const model::Layout layout(config.depth);
     p.initial_parameters.resize(layout.total());
     rng::init_parameters(layout, config.seed, p.initial_parameters.data());
-    p.permutations = rng::epoch_permutations(config.seed, inputs.train_count(), config.epochs);
+    p.permutations = rng::EpochOrders(config.seed, inputs.train_count(), config.epochs);
     return p;
 }
 
@@ -173,7 +173,9 @@ TaskOutputs PreparedTask::outputs() {
     m["test_count"] = inputs_.test_count();
     m["input_hashes"] = input_hashes_;
     m["epoch_permutation_sha256"] = nlohmann::ordered_json::array();
-    for (const auto& p : prepared_.permutations) m["epoch_permutation_sha256"].push_back(io::sha256_hex(p));
+    // Drawn again one at a time (the backend's copy drew them for training): no epoch is kept.
+    rng::EpochOrders orders = prepared_.permutations;
+    for (std::size_t e = 0; e < orders.size(); ++e) m["epoch_permutation_sha256"].push_back(io::sha256_hex(orders[e]));
     m["initial_parameter_sha256"] = parameter_hashes(layout_, prepared_.initial_parameters);
     m["final_parameter_sha256"] = parameter_hashes(layout_, out.state.parameters);
     m["final_velocity_sha256"] = parameter_hashes(layout_, out.state.velocity);

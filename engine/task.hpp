@@ -62,7 +62,7 @@ public:
     // What the backend was handed: inputs, config, initial parameters, permutations. Reference
     // trainers built from it follow exactly the same task.
     const PreparedInputs& prepared() const { return prepared_; }
-    const std::vector<std::vector<std::int64_t>>& permutations() const { return prepared_.permutations; }
+    const rng::EpochOrders& permutations() const { return prepared_.permutations; }
     const std::vector<float>& initial_parameters() const { return prepared_.initial_parameters; }
     double preparation_seconds() const { return preparation_seconds_; }
     double last_run_seconds() const { return last_run_seconds_; }

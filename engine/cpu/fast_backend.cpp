@@ -58,8 +58,8 @@ void FastBackend::prepare(const PreparedInputs& prepared) {
     if (prepared.initial_parameters.size() != layout.total()) throw Error("cpu: initial parameters have the wrong size");
     if (static_cast<int>(prepared.permutations.size()) < c.epochs) throw Error("cpu: too few epoch permutations");
     const std::int64_t n = in->train_count(), q = in->test_count();
-    for (const auto& p : prepared.permutations)
-        if (static_cast<std::int64_t>(p.size()) != n) throw Error("cpu: a permutation has the wrong length");
+    // Each order's length is checked as it is drawn (step/epoch): drawing them all here would
+    // cost the time and memory the lazy orders save.
     if (static_cast<std::int64_t>(in->train_images.size()) != n * model::kPixels)
         throw Error("cpu: train images and labels differ in count");
 
@@ -150,16 +150,22 @@ void FastBackend::step(int e, int b) {
     require_prepared();
     if (e < 0 || e >= static_cast<int>(permutations_.size()) || b < 0 || b >= batches_per_epoch())
         throw Error("cpu: step out of range");
-    const std::int64_t* order = permutations_[static_cast<std::size_t>(e)].data() + static_cast<std::int64_t>(b) * batch_size_;
+    const std::int64_t* order = epoch_order(e) + static_cast<std::int64_t>(b) * batch_size_;
     ops_->step(ws_, order, batch_rows(b));
 }
 
 void FastBackend::epoch(int e) {
     require_prepared();
     if (e < 0 || e >= static_cast<int>(permutations_.size())) throw Error("cpu: epoch out of range");
-    const std::int64_t* order = permutations_[static_cast<std::size_t>(e)].data();
+    const std::int64_t* order = epoch_order(e);
     for (int b = 0, n = batches_per_epoch(); b < n; ++b)
         ops_->step(ws_, order + static_cast<std::int64_t>(b) * batch_size_, batch_rows(b));
+}
+
+const std::int64_t* FastBackend::epoch_order(int e) {
+    const auto& order = permutations_[static_cast<std::size_t>(e)];
+    if (static_cast<std::int64_t>(order.size()) != ws_.train_count) throw Error("cpu: a permutation has the wrong length");
+    return order.data();
 }
 
 void FastBackend::predict() {

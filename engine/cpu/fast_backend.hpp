@@ -58,7 +58,7 @@ private:
     bool prepared_ = false;
     int batch_size_ = 0;
     std::vector<float> initial_;
-    std::vector<std::vector<std::int64_t>> permutations_;
+    rng::EpochOrders permutations_;  // drawn as each epoch needs its order
     fast::Workspace ws_;
     AlignedArray<float> params_, grads_, velocity_, train_rows_;
     AlignedArray<float> state_, dstate_, relu_l_, relu_r_, scores_, dscores_, labels_;
@@ -66,6 +66,7 @@ private:
     AlignedArray<std::int64_t> predictions_;
 
     void require_prepared() const;
+    const std::int64_t* epoch_order(int e);  // epoch e's order, its length checked
 };
 
 }  // namespace revgraph::cpu

@@ -37,7 +37,7 @@ private:
     const TaskInputs* inputs_;
     TaskConfig config_;
     std::vector<float> initial_;
-    std::vector<std::vector<std::int64_t>> permutations_;
+    rng::EpochOrders permutations_;  // drawn as each epoch needs its order
     Reference<T> ref_;
 
     std::vector<T> params_, grads_, velocity_;

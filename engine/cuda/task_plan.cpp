@@ -42,6 +42,15 @@ TaskPlan::TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int6
     if (q_ < 1) throw Error("plan: no query examples");
     if (n_ > (std::int64_t(1) << 31) - 1 || q_ * kFeatures > (std::int64_t(1) << 31) - 1)
         throw Error("plan: too many examples for 32-bit indices");
+    // Every epoch's order stays resident on the device (and is staged once on the host), so
+    // their total is bounded here, before anything is allocated or drawn.
+    const std::uint64_t entries = static_cast<std::uint64_t>(config_.epochs) * static_cast<std::uint64_t>(n_);
+    if (entries * sizeof(std::int32_t) > kMaxResidentPermutationBytes)
+        throw Error("cuda: " + std::to_string(config_.epochs) + " epochs x " + std::to_string(n_) +
+                    " train examples need " + std::to_string(entries * sizeof(std::int32_t) >> 20) +
+                    " MiB of resident epoch permutations, over the GPU backends' limit of " +
+                    std::to_string(kMaxResidentPermutationBytes >> 20) +
+                    " MiB; use fewer epochs or the cpu backend, which draws each epoch's order when it needs it");
 }
 
 std::vector<int> TaskPlan::distinct_rows() const {

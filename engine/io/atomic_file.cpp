@@ -1,6 +1,7 @@
 #include "engine/io/atomic_file.hpp"
 
 #include <fcntl.h>
+#include <signal.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -10,6 +11,7 @@
 #include <set>
 
 #include "engine/error.hpp"
+#include "engine/io/file_identity.hpp"
 
 namespace revgraph::io {
 
@@ -38,7 +40,42 @@ void fsync_directory(const fs::path& dir) {
     ::close(fd);
 }
 
+void (*commit_step_hook)(int) = nullptr;
+
+std::string temp_prefix(const fs::path& resolved) { return "." + resolved.filename().string() + ".tmp-"; }
+
+// Temporaries ".NAME.tmp-PID-RANDOM" whose writer is gone: a kill between staging and rename
+// leaves one behind. Only regular files of processes that no longer exist are removed, so a
+// concurrent writer's temporary (a live PID) is never touched.
+void remove_stale_temporaries(const fs::path& resolved) noexcept {
+    const std::string prefix = temp_prefix(resolved);
+    std::error_code ec;
+    for (fs::directory_iterator it(parent_dir(resolved), ec), end; !ec && it != end; it.increment(ec)) {
+        const std::string name = it->path().filename().string();
+        if (name.rfind(prefix, 0) != 0) continue;
+        const std::size_t dash = name.find('-', prefix.size());
+        if (dash == std::string::npos || dash == prefix.size()) continue;
+        pid_t pid = 0;
+        bool digits = true;
+        for (std::size_t i = prefix.size(); i < dash; ++i) {
+            if (name[i] < '0' || name[i] > '9' || pid > 100000000) digits = false;
+            else pid = pid * 10 + (name[i] - '0');
+        }
+        if (!digits || pid <= 0 || pid == ::getpid()) continue;
+        struct stat st {};
+        if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
+        if (::kill(pid, 0) != 0 && errno == ESRCH) ::unlink(it->path().c_str());
+    }
+}
+
+void step_done(int& step) {
+    ++step;
+    if (commit_step_hook != nullptr) commit_step_hook(step);
+}
+
 }  // namespace
+
+void set_commit_step_hook(void (*hook)(int)) { commit_step_hook = hook; }
 
 std::vector<std::uint8_t> read_file(const fs::path& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -71,15 +108,15 @@ std::vector<std::uint8_t> read_file(const fs::path& path) {
 AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)) {
     if (target_.filename().empty())
         throw Error("cannot write " + target_.string() + ": not a file name");
-    std::error_code ec;
-    if (fs::is_directory(target_, ec))
-        throw Error("cannot write " + target_.string() + ": it is a directory");
+    resolved_ = resolve_output(target_);
+    require_regular_or_new(target_);
+    remove_stale_temporaries(resolved_);
     // A random suffix keeps concurrent writers of the same target apart; O_EXCL makes sure
-    // we never write into someone else's file.
+    // we never write into someone else's file. The PID lets the next writer tell ours is stale.
     std::random_device rd;
     for (int attempt = 0; attempt < 16 && fd_ < 0; ++attempt) {
         const std::string suffix = std::to_string(::getpid()) + "-" + std::to_string(rd());
-        temp_ = parent_dir(target_) / (std::string(".") + target_.filename().string() + ".tmp-" + suffix);
+        temp_ = parent_dir(resolved_) / (temp_prefix(resolved_) + suffix);
         fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd_ < 0 && errno != EEXIST)
             throw Error("cannot write " + target_.string() + ": " + errno_text());
@@ -89,6 +126,7 @@ AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)) {
 
 AtomicFile::AtomicFile(AtomicFile&& other) noexcept
     : target_(std::move(other.target_)),
+      resolved_(std::move(other.resolved_)),
       temp_(std::move(other.temp_)),
       fd_(other.fd_),
       committed_(other.committed_) {
@@ -140,10 +178,10 @@ void AtomicFile::finish() {
 
 void AtomicFile::commit() {
     finish();
-    if (::rename(temp_.c_str(), target_.c_str()) != 0)
+    if (::rename(temp_.c_str(), resolved_.c_str()) != 0)
         throw Error("cannot write " + target_.string() + ": " + errno_text());
     committed_ = true;
-    fsync_directory(parent_dir(target_));
+    fsync_directory(parent_dir(resolved_));
 }
 
 void write_file_atomic(const fs::path& path, std::span<const std::uint8_t> bytes) {
@@ -159,11 +197,9 @@ void write_file_atomic(const fs::path& path, std::string_view text) {
 }
 
 void write_files_atomic(const std::vector<std::pair<fs::path, std::vector<std::uint8_t>>>& files) {
-    std::set<fs::path> seen;
-    for (const auto& [path, bytes] : files) {
-        if (!seen.insert(fs::absolute(path).lexically_normal()).second)
-            throw Error("cannot write " + path.string() + ": named twice in one output set");
-    }
+    std::vector<NamedPath> named;
+    for (const auto& file : files) named.push_back({"output", file.first});
+    require_distinct_files({}, named);
     // Stage everything first; if any of it fails the destructors remove every temporary.
     std::vector<AtomicFile> staged;
     staged.reserve(files.size());
@@ -182,6 +218,51 @@ void write_files_atomic(const std::vector<std::pair<fs::path, std::vector<std::u
         }
         replaced.append(" ").append(file.target().string());
     }
+}
+
+void write_result_set(const fs::path& result, const std::vector<std::uint8_t>& result_bytes,
+                      const std::vector<std::pair<fs::path, std::vector<std::uint8_t>>>& data) {
+    std::vector<NamedPath> named{{"result", result}};
+    for (const auto& file : data) named.push_back({"output", file.first});
+    require_distinct_files({}, named);
+    int step = 0;
+    // 1. Stage everything; a failure here removes every temporary and changes nothing.
+    std::vector<AtomicFile> staged;
+    staged.reserve(data.size());
+    for (const auto& [path, bytes] : data) {
+        staged.emplace_back(path);
+        staged.back().write(bytes);
+        staged.back().finish();
+        step_done(step);
+    }
+    AtomicFile result_file(result);
+    result_file.write(result_bytes);
+    result_file.finish();
+    step_done(step);
+    // 2. No result file from here to the commit: an earlier one would describe data files that
+    // step 3 is about to replace.
+    struct stat st {};
+    if (::lstat(result_file.resolved().c_str(), &st) == 0) {
+        if (::unlink(result_file.resolved().c_str()) != 0)
+            throw Error("cannot write " + result.string() + ": cannot remove the earlier one: " + errno_text());
+        fsync_directory(parent_dir(result_file.resolved()));
+        step_done(step);
+    }
+    // 3. The data files.
+    std::string replaced;
+    for (AtomicFile& file : staged) {
+        try {
+            file.commit();
+        } catch (const Error& e) {
+            throw Error(std::string(e.what()) + " (no result file written; already replaced:" +
+                        (replaced.empty() ? std::string(" nothing") : replaced) + ")");
+        }
+        replaced.append(" ").append(file.target().string());
+        step_done(step);
+    }
+    // 4. The commit point.
+    result_file.commit();
+    step_done(step);
 }
 
 }  // namespace revgraph::io

@@ -18,6 +18,13 @@ std::vector<std::uint8_t> read_file(const std::filesystem::path& path);
 
 // A staged output: write() any number of times, then commit() renames it over the target.
 // Destroying it without commit() removes the temporary file and leaves the target untouched.
+// Only regular files are replaced: a target that is a directory, a device (/dev/null), a fifo
+// or a socket is refused at construction with "cannot write PATH: it is ..., not a regular
+// file". A symlink is written through (resolve_output in file_identity.hpp, the same rule the
+// duplicate-output check uses): the file it points to is replaced and the link stays; a link
+// to something other than a regular file is refused like that thing. Temporaries that a killed
+// writer left beside the target (".NAME.tmp-PID-*" of a process that no longer runs) are
+// removed when the next writer of that target starts.
 class AtomicFile {
 public:
     explicit AtomicFile(std::filesystem::path target);  // creates the temporary file
@@ -34,11 +41,13 @@ public:
     // Renames the temporary file over the target and fsyncs the directory.
     void commit();
 
-    const std::filesystem::path& target() const { return target_; }
+    const std::filesystem::path& target() const { return target_; }      // as the caller named it
+    const std::filesystem::path& resolved() const { return resolved_; }  // where it is written
     const std::filesystem::path& temp_path() const { return temp_; }
 
 private:
     std::filesystem::path target_;
+    std::filesystem::path resolved_;
     std::filesystem::path temp_;
     int fd_ = -1;
     bool committed_ = false;
@@ -55,5 +64,24 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view text)
 // targets were already replaced.
 void write_files_atomic(
     const std::vector<std::pair<std::filesystem::path, std::vector<std::uint8_t>>>& files);
+
+// A result set with one commit point. `data` (predictions, state) are described by `result`
+// (RESULT.json, holding their hashes); the invariant, after a kill at any moment, is: a result
+// file on disk describes the data files beside it. The steps:
+//   1. every file is written and fsynced to its temporary (nothing visible changes);
+//   2. an existing result file is removed (the directory fsynced): from here until step 4
+//      there is no result file, so none can describe a half-replaced set;
+//   3. the data files are renamed over their targets, one by one (each directory fsynced);
+//   4. the result file is renamed into place: the commit point.
+// A kill before step 2 leaves the earlier set untouched; after it, the earlier data files are
+// intact until each is replaced in step 3, but no result file claims them. Temporaries of a
+// killed writer are removed by the next one (see AtomicFile).
+void write_result_set(const std::filesystem::path& result, const std::vector<std::uint8_t>& result_bytes,
+                      const std::vector<std::pair<std::filesystem::path, std::vector<std::uint8_t>>>& data);
+
+// Tests only: called after each step above that changes the disk (a temporary fsynced, a file
+// removed or renamed), with its number from 1; a test kills the process there to check the
+// invariant. Not thread-safe; null (the default) does nothing.
+void set_commit_step_hook(void (*hook)(int step));
 
 }  // namespace revgraph::io

@@ -16,10 +16,15 @@ namespace {
 constexpr std::uint32_t kImagesMagic = 2051;  // 0x00000803: unsigned bytes, 3 dimensions
 constexpr std::uint32_t kLabelsMagic = 2049;  // 0x00000801: unsigned bytes, 1 dimension
 // Far above MNIST's 47 MB: a bound that stops a corrupt or hostile .gz from eating memory.
-constexpr std::uint64_t kMaxGunzipBytes = std::uint64_t{1} << 30;
 
 std::uint32_t be32(const std::uint8_t* p) {
     return (std::uint32_t{p[0]} << 24) | (std::uint32_t{p[1]} << 16) | (std::uint32_t{p[2]} << 8) | p[3];
+}
+
+std::string limit_text(std::uint64_t bytes) {
+    if (bytes % (std::uint64_t{1} << 30) == 0) return std::to_string(bytes >> 30) + " GiB";
+    if (bytes % (std::uint64_t{1} << 20) == 0) return std::to_string(bytes >> 20) + " MiB";
+    return std::to_string(bytes) + " bytes";
 }
 
 bool is_gzip(std::span<const std::uint8_t> b) { return b.size() >= 2 && b[0] == 0x1f && b[1] == 0x8b; }
@@ -37,9 +42,19 @@ std::string magic_name(std::uint32_t magic) {
 
 }  // namespace
 
-std::vector<std::uint8_t> gunzip(std::span<const std::uint8_t> in, std::string_view source) {
+std::vector<std::uint8_t> gunzip(std::span<const std::uint8_t> in, std::string_view source, std::uint64_t max_bytes) {
     const std::string where(source);
+    // The last member's trailer records its size mod 2^32: a hint only (a truncated or hostile
+    // file may lie), so it is used only where deflate could produce that much (at most about
+    // 1032 bytes per input byte) and never past the cap. Growing from there doubles, but never
+    // past the cap either, so the cap bounds the buffer.
     std::vector<std::uint8_t> out;
+    if (in.size() >= 18) {
+        const std::size_t t = in.size() - 4;
+        const std::uint64_t hint = std::uint64_t{in[t]} | std::uint64_t{in[t + 1]} << 8 | std::uint64_t{in[t + 2]} << 16 |
+                                   std::uint64_t{in[t + 3]} << 24;
+        if (hint <= std::uint64_t{in.size()} * 1032) out.reserve(static_cast<std::size_t>(std::min(hint, max_bytes)));
+    }
     z_stream z{};
     if (::inflateInit2(&z, 16 + MAX_WBITS) != Z_OK) throw Error(where + ": cannot initialise zlib");
     std::size_t in_pos = 0;
@@ -55,9 +70,15 @@ std::vector<std::uint8_t> gunzip(std::span<const std::uint8_t> in, std::string_v
         z.avail_out = sizeof buf;
         const int ret = ::inflate(&z, Z_NO_FLUSH);
         in_pos += in_chunk - z.avail_in;
-        out.insert(out.end(), buf, buf + (sizeof buf - z.avail_out));
-        if (out.size() > kMaxGunzipBytes) problem = "decompresses to more than 1 GiB";
-        else if (ret == Z_STREAM_END) {
+        const std::size_t produced = sizeof buf - z.avail_out;
+        if (produced > max_bytes - out.size()) {  // checked before the bytes are kept
+            problem = "decompresses to more than " + limit_text(max_bytes);
+            break;
+        }
+        if (out.size() + produced > out.capacity())
+            out.reserve(static_cast<std::size_t>(std::min<std::uint64_t>(max_bytes, 2 * out.capacity() + produced)));
+        out.insert(out.end(), buf, buf + produced);
+        if (ret == Z_STREAM_END) {
             if (in_pos == in.size()) break;
             if (!is_gzip(in.subspan(in_pos))) problem = "unexpected bytes after the gzip data";
             else ::inflateReset(&z);

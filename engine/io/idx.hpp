@@ -31,7 +31,12 @@ struct MnistSet {
 // Both files of one set; throws Error when their counts differ.
 MnistSet read_mnist(const std::filesystem::path& images, const std::filesystem::path& labels);
 
-// Decompresses a whole gzip file (all members); throws Error "<source>: ..." on corruption.
-std::vector<std::uint8_t> gunzip(std::span<const std::uint8_t> bytes, std::string_view source);
+// Far above MNIST's 47 MB: a bound that stops a corrupt or hostile .gz from eating memory.
+constexpr std::uint64_t kMaxGunzipBytes = std::uint64_t{1} << 30;
+
+// Decompresses a whole gzip file (all members); throws Error "<source>: ..." on corruption or
+// when the result would exceed `max_bytes` (memory stays within the cap, never twice it).
+std::vector<std::uint8_t> gunzip(std::span<const std::uint8_t> bytes, std::string_view source,
+                                 std::uint64_t max_bytes = kMaxGunzipBytes);
 
 }  // namespace revgraph::io

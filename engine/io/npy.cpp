@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <bit>
 #include <limits>
+#include <optional>
 
 #include "engine/io/atomic_file.hpp"
 
@@ -218,21 +219,36 @@ Array::Array(std::string dtype_, std::vector<std::int64_t> shape_, std::vector<s
                     std::to_string(item) + " bytes, got " + std::to_string(data.size()));
 }
 
-Array parse_npy(std::span<const std::uint8_t> bytes, std::string_view source) {
-    const std::string where(source);
+namespace {
+
+struct ParsedHeader {
+    std::string dtype;
+    std::vector<std::int64_t> shape;
+    std::size_t data_start = 0;
+};
+
+// The header of a .npy file of `total` bytes whose first bytes are `head` (all of them, or a
+// prefix). Throws the Error that explains what is wrong, or returns nothing when `head` ends
+// before the header does and `total` leaves room for it (a prefix cannot tell yet).
+std::optional<ParsedHeader> parse_header(std::span<const std::uint8_t> head, std::uint64_t total,
+                                         const std::string& where) {
     auto fail = [&](const std::string& what) -> Error { return Error(where + ": " + what); };
-    if (bytes.size() < 10 || std::memcmp(bytes.data(), kMagic, sizeof kMagic) != 0)
+    const bool whole = head.size() == total;
+    if (head.size() < 10 && !whole && total >= 10) return std::nullopt;
+    if (head.size() < 10 || std::memcmp(head.data(), kMagic, sizeof kMagic) != 0)
         throw fail("not a .npy file (bad magic)");
-    const int major = bytes[6], minor = bytes[7];
+    const int major = head[6], minor = head[7];
     if ((major != 1 && major != 2 && major != 3) || minor != 0)
         throw fail("unsupported .npy format version " + std::to_string(major) + "." + std::to_string(minor));
     // Version 1.0 stores the header length in 2 bytes, 2.0 and 3.0 (UTF-8 header) in 4.
     const std::size_t len_bytes = major == 1 ? 2 : 4;
-    if (bytes.size() < 8 + len_bytes) throw fail("truncated header");
-    const std::size_t header_len = read_le(bytes.data() + 8, static_cast<int>(len_bytes));
+    if (total < 8 + len_bytes) throw fail("truncated header");
+    if (head.size() < 8 + len_bytes) return std::nullopt;
+    const std::size_t header_len = read_le(head.data() + 8, static_cast<int>(len_bytes));
     const std::size_t data_start = 8 + len_bytes + header_len;
-    if (bytes.size() < data_start) throw fail("truncated header");
-    const std::string_view header(reinterpret_cast<const char*>(bytes.data()) + 8 + len_bytes, header_len);
+    if (total < data_start) throw fail("truncated header");
+    if (head.size() < data_start) return std::nullopt;
+    const std::string_view header(reinterpret_cast<const char*>(head.data()) + 8 + len_bytes, header_len);
     for (const char c : header)
         if (static_cast<unsigned char>(c) >= 0x80 || (c < 0x20 && c != '\n' && c != '\t' && c != '\r'))
             throw fail("bad header: non-ASCII or control character");
@@ -253,14 +269,25 @@ Array parse_npy(std::span<const std::uint8_t> bytes, std::string_view source) {
     }
     const std::size_t item = kind_itemsize(dtype[1], std::string_view(dtype).substr(2));
     const std::uint64_t n = static_cast<std::uint64_t>(element_count(h.shape));
-    const std::uint64_t payload = bytes.size() - data_start;
+    const std::uint64_t payload = total - data_start;
     if (n > std::numeric_limits<std::uint64_t>::max() / item || n * item != payload)
         throw fail("payload is " + std::to_string(payload) + " bytes but " + dtype + " " +
                    Array::shape_string(h.shape) + " needs " +
                    (n > std::numeric_limits<std::uint64_t>::max() / item ? std::string("more")
                                                                           : std::to_string(n * item)));
-    return Array(std::move(dtype), std::move(h.shape),
-                 std::vector<std::uint8_t>(bytes.begin() + static_cast<std::ptrdiff_t>(data_start), bytes.end()));
+    return ParsedHeader{std::move(dtype), std::move(h.shape), data_start};
+}
+
+}  // namespace
+
+bool check_npy_head(std::span<const std::uint8_t> head, std::uint64_t total_size, std::string_view source) {
+    return parse_header(head, total_size, std::string(source)).has_value();
+}
+
+Array parse_npy(std::span<const std::uint8_t> bytes, std::string_view source) {
+    ParsedHeader h = *parse_header(bytes, bytes.size(), std::string(source));
+    return Array(std::move(h.dtype), std::move(h.shape),
+                 std::vector<std::uint8_t>(bytes.begin() + static_cast<std::ptrdiff_t>(h.data_start), bytes.end()));
 }
 
 Array read_npy(const std::filesystem::path& path) {

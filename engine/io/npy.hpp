@@ -84,6 +84,12 @@ struct Array {
 Array parse_npy(std::span<const std::uint8_t> bytes, std::string_view source);
 Array read_npy(const std::filesystem::path& path);
 
+// For a reader that holds only the first bytes `head` of a .npy file of `total_size` bytes
+// (an archive member not yet inflated): throws the Error parse_npy would throw for the whole
+// file when the header is malformed or declares a payload other than what `total_size` leaves;
+// returns false when `head` ends before the header does, true when the header checked out.
+bool check_npy_head(std::span<const std::uint8_t> head, std::uint64_t total_size, std::string_view source);
+
 // The bytes numpy 1.24's np.save would write for the same array (version 1.0, or 2.0 when
 // the header does not fit 1.0).
 std::vector<std::uint8_t> serialize_npy(const Array& array);

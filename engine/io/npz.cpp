@@ -38,7 +38,13 @@ std::vector<std::string> NpzArchive::names() const {
 NpzArchive parse_npz(std::span<const std::uint8_t> bytes, std::string_view source) {
     const std::string where(source);
     NpzArchive archive;
-    for (ZipMember& m : parse_zip(bytes, source)) {
+    // Each member's .npy header is checked against the size the archive records before the
+    // rest is inflated, so memory follows what the headers declare (and the data holds).
+    const auto head_check = [&](std::string_view name, std::span<const std::uint8_t> head, std::uint64_t size) {
+        if (name.size() <= kSuffix.size() || !name.ends_with(kSuffix)) return;  // refused below, by name
+        check_npy_head(head, size, where + ":" + std::string(name));
+    };
+    for (ZipMember& m : parse_zip(bytes, source, head_check)) {
         // np.load would hand back other members as raw bytes; nothing in revgraph wants those.
         if (m.name.size() <= kSuffix.size() || !m.name.ends_with(kSuffix))
             throw Error(where + ": member '" + m.name + "' is not a .npy array");

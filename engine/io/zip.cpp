@@ -117,38 +117,62 @@ std::uint32_t crc32_of(std::span<const std::uint8_t> data) {
     return static_cast<std::uint32_t>(::crc32_z(::crc32_z(0, nullptr, 0), data.data(), data.size()));
 }
 
-std::vector<std::uint8_t> inflate_raw(const Reader& r, const std::string& who, std::span<const std::uint8_t> in,
-                                      std::uint64_t usize) {
-    std::vector<std::uint8_t> out(usize);
+// Inflates a member in bounded steps: the output grows (at most doubling, never past the
+// recorded size) only as fast as inflated bytes arrive, so a member that records a size far
+// beyond what its data holds costs memory for what it holds. Until `head_check` has seen the
+// first kZipHeadBytes, the output grows no further than that.
+std::vector<std::uint8_t> inflate_raw(const Reader& r, const std::string& who, std::string_view name,
+                                      std::span<const std::uint8_t> in, std::uint64_t usize,
+                                      const ZipHeadCheck& head_check) {
+    constexpr std::uint64_t kFirstStep = std::uint64_t{1} << 16;
+    std::vector<std::uint8_t> out;
+    std::uint64_t limit = head_check ? std::min<std::uint64_t>(usize, kZipHeadBytes) : usize;
+    bool checked = !head_check;
     z_stream z{};
     if (::inflateInit2(&z, -MAX_WBITS) != Z_OK) r.fail(who + ": cannot initialise zlib");
     std::uint64_t in_pos = 0, out_pos = 0;
     std::uint8_t probe[1];  // offered once `out` is full: any byte landing here is one too many
     int ret = Z_OK;
     std::string problem;
-    for (;;) {
-        const std::uint64_t in_chunk = std::min<std::uint64_t>(in.size() - in_pos, UINT_MAX);
-        const bool full = out_pos == usize;
-        const std::uint64_t out_chunk = full ? 1 : std::min<std::uint64_t>(usize - out_pos, UINT_MAX);
-        z.next_in = const_cast<Bytef*>(in.data() + in_pos);
-        z.avail_in = static_cast<uInt>(in_chunk);
-        z.next_out = full ? probe : out.data() + out_pos;
-        z.avail_out = static_cast<uInt>(out_chunk);
-        ret = ::inflate(&z, Z_NO_FLUSH);
-        in_pos += in_chunk - z.avail_in;
-        if (full && z.avail_out == 0) {
-            problem = "decompressed data is longer than the recorded " + std::to_string(usize) + " bytes";
+    try {
+        for (;;) {
+            if (!checked && (out_pos == limit || ret == Z_STREAM_END)) {
+                head_check(name, std::span<const std::uint8_t>(out.data(), out_pos), usize);
+                checked = true;
+                limit = usize;
+            }
+            if (ret == Z_STREAM_END) break;
+            if (out_pos == out.size() && out.size() < limit)
+                out.resize(std::min<std::uint64_t>(limit, std::max<std::uint64_t>(kFirstStep, 2 * out.size())));
+            const std::uint64_t in_chunk = std::min<std::uint64_t>(in.size() - in_pos, UINT_MAX);
+            const bool full = out_pos == usize;
+            const std::uint64_t out_chunk = full ? 1 : std::min<std::uint64_t>(out.size() - out_pos, UINT_MAX);
+            z.next_in = const_cast<Bytef*>(in.data() + in_pos);
+            z.avail_in = static_cast<uInt>(in_chunk);
+            z.next_out = full ? probe : out.data() + out_pos;
+            z.avail_out = static_cast<uInt>(out_chunk);
+            ret = ::inflate(&z, Z_NO_FLUSH);
+            in_pos += in_chunk - z.avail_in;
+            if (full && z.avail_out == 0) {
+                problem = "decompressed data is longer than the recorded " + std::to_string(usize) + " bytes";
+                break;
+            }
+            if (!full) out_pos += out_chunk - z.avail_out;
+            if (ret == Z_STREAM_END || ret == Z_OK) continue;
+            // Z_BUF_ERROR with room left to write means no input is left to make progress.
+            if (ret == Z_BUF_ERROR && in_pos == in.size()) {
+                problem = "compressed data is truncated";
+            } else if (ret == Z_BUF_ERROR && z.avail_out == 0) {
+                ret = Z_OK;  // the output step was full: grow it and go on
+                continue;
+            } else {
+                problem = std::string("compressed data is corrupt (") + (z.msg ? z.msg : "zlib error") + ")";
+            }
             break;
         }
-        if (!full) out_pos += out_chunk - z.avail_out;
-        if (ret == Z_STREAM_END) break;
-        if (ret == Z_OK) continue;
-        if (ret == Z_BUF_ERROR && in_pos == in.size()) {
-            problem = "compressed data is truncated";
-        } else {
-            problem = std::string("compressed data is corrupt (") + (z.msg ? z.msg : "zlib error") + ")";
-        }
-        break;
+    } catch (...) {
+        ::inflateEnd(&z);
+        throw;
     }
     ::inflateEnd(&z);
     if (!problem.empty()) r.fail(who + ": " + problem);
@@ -160,7 +184,8 @@ std::vector<std::uint8_t> inflate_raw(const Reader& r, const std::string& who, s
 
 }  // namespace
 
-std::vector<ZipMember> parse_zip(std::span<const std::uint8_t> bytes, std::string_view source_view) {
+std::vector<ZipMember> parse_zip(std::span<const std::uint8_t> bytes, std::string_view source_view,
+                                 const ZipHeadCheck& head_check) {
     const std::string source(source_view);
     const Reader r(bytes, source);
 
@@ -289,7 +314,7 @@ std::vector<ZipMember> parse_zip(std::span<const std::uint8_t> bytes, std::strin
         } else {
             if (e.usize > e.csize * kMaxDeflateRatio + 1024)
                 r.fail(who + ": recorded size " + std::to_string(e.usize) + " is impossible for its compressed size");
-            m.data = inflate_raw(r, who, raw, e.usize);
+            m.data = inflate_raw(r, who, e.name, raw, e.usize, head_check);
         }
         const std::uint32_t crc = crc32_of(m.data);
         if (crc != e.crc) r.fail(who + ": CRC-32 mismatch (data is corrupt)");

@@ -4,6 +4,7 @@
 // records. Reading verifies everything it can (structure, sizes, CRC-32, names); writing is
 // deterministic (fixed 1980-01-01 timestamps) so equal inputs give byte-equal archives.
 #include <cstdint>
+#include <functional>
 #include <span>
 #include <string>
 #include <string_view>
@@ -16,8 +17,17 @@ struct ZipMember {
     std::vector<std::uint8_t> data;  // uncompressed
 };
 
+// Called for each deflated member with its first bytes (up to kZipHeadBytes, or all of it when
+// shorter) and the uncompressed size the archive records, before anything more is inflated; it
+// throws Error when the member's own header (a .npy header) declares another size. Together
+// with inflating in bounded steps, this keeps memory proportional to what the data really holds
+// and what its headers declare, not to a size field a hostile archive can set at will.
+using ZipHeadCheck = std::function<void(std::string_view name, std::span<const std::uint8_t> head, std::uint64_t size)>;
+constexpr std::size_t kZipHeadBytes = std::size_t{1} << 16;
+
 // All members in central-directory order; throws Error "<source>: <what is wrong>".
-std::vector<ZipMember> parse_zip(std::span<const std::uint8_t> bytes, std::string_view source);
+std::vector<ZipMember> parse_zip(std::span<const std::uint8_t> bytes, std::string_view source,
+                                 const ZipHeadCheck& head_check = {});
 
 struct ZipInput {
     std::string_view name;

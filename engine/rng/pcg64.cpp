@@ -126,12 +126,17 @@ std::uint64_t Pcg64::interval(std::uint64_t max) {
 std::vector<std::int64_t> permutation(Pcg64& generator, std::int64_t n) {
     if (n < 0) throw Error("permutation: negative size " + std::to_string(n));
     std::vector<std::int64_t> a(static_cast<std::size_t>(n));
+    permutation_into(generator, a);
+    return a;
+}
+
+void permutation_into(Pcg64& generator, std::vector<std::int64_t>& a) {
+    const auto n = static_cast<std::int64_t>(a.size());
     for (std::int64_t i = 0; i < n; ++i) a[static_cast<std::size_t>(i)] = i;
     for (std::int64_t i = n - 1; i >= 1; --i) {
         const auto j = generator.interval(static_cast<std::uint64_t>(i));
         std::swap(a[static_cast<std::size_t>(i)], a[j]);
     }
-    return a;
 }
 
 std::vector<std::vector<std::int64_t>> epoch_permutations(std::uint64_t seed, std::int64_t n, int count) {

@@ -29,6 +29,8 @@ private:
 
 // Generator.permutation(n): the next permutation of 0..n-1 from this generator.
 std::vector<std::int64_t> permutation(Pcg64& generator, std::int64_t n);
+// The same, of 0..a.size()-1 into `a`, which keeps its storage (no allocation).
+void permutation_into(Pcg64& generator, std::vector<std::int64_t>& a);
 
 // The permutations of epochs 0..count-1 of a task: count successive calls on one generator.
 std::vector<std::vector<std::int64_t>> epoch_permutations(std::uint64_t seed, std::int64_t n, int count);

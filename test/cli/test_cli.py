@@ -283,7 +283,7 @@ class RunBadInput(CliTestCase):
 
     def test_non_finite_pixels(self):
         for k in ("train_images", "test_images"):
-            for i, (v, word) in enumerate(((np.nan, "NaN"), (np.inf, "infinite"), (-np.inf, "infinite"))):
+            for i, (v, word) in enumerate(((np.nan, "a NaN"), (np.inf, "an infinite"), (-np.inf, "an infinite"))):
                 a = self.draw[k].copy()
                 a.flat[40 + i] = v
                 self.bad_archive("nonfinite_%s_%d" % (k, i), self.variant(**{k: a}),
@@ -292,11 +292,16 @@ class RunBadInput(CliTestCase):
     def test_pixels_outside_unit_interval(self):
         above = np.nextafter(np.float32(1), np.float32(2))
         below = -np.nextafter(np.float32(0), np.float32(1))  # the smallest negative float32
+        # The refused value is printed exactly enough (9 significant digits round-trip a float32) to
+        # see why: neither "-0.000000" nor "1.000000".
+        values = ((above, "pixel 1.00000012 "), (below, "pixel -1.40129846e-45 "), (np.float32(255), "pixel 255 "),
+                  (np.float32(-0.5), "pixel -0.5 "), (np.float32(-1e-7), "pixel -1.00000001e-07 "),
+                  (np.float32(1.0000001), "pixel 1.00000012 "))
         for k in ("train_images", "test_images"):
-            for i, v in enumerate((above, below, np.float32(255), np.float32(-0.5))):
+            for i, (v, text) in enumerate(values):
                 a = self.draw[k].copy()
                 a.flat[-1] = v
-                self.bad_archive("range_%s_%d" % (k, i), self.variant(**{k: a}), mentions=[k, "outside"])
+                self.bad_archive("range_%s_%d" % (k, i), self.variant(**{k: a}), mentions=[k, "outside", text])
         # -0.0, 0 and 1 are inside [0, 1]
         a = self.draw["train_images"].copy()
         a.flat[:3] = [0.0, -0.0, 1.0]
@@ -468,6 +473,10 @@ class RunBadInput(CliTestCase):
             ("overflow", '{"alpha": 1e999}', []),
             ("binary", b"\xff\xfe\x00\x01", ["json"]),
             ("trailing", '{"depth": 2} x', ["json"]),
+            # The JSON parser takes a NUL for the end of the text: whatever follows must not be ignored.
+            ("nul_then_junk", b'{"depth": 1}\x00 junk {{{', ["json", "NUL"]),
+            ("nul_at_end", b'{"depth": 1}\x00', ["json", "NUL"]),
+            ("nul_inside", b'{"depth":\x00 1}', ["json", "NUL"]),
             ("array", "[1, 2]", ["object"]),
             ("number", "3", ["object"]),
             ("unknown_key", '{"depth": 2, "dropout": 0.1}', ["dropout"]),
@@ -585,6 +594,69 @@ class RunBadInput(CliTestCase):
                "--state", os.path.join(out, ".", "r.json"))
         self.assert_clean_error(p, 2, ["same"])
         self.assertEqual(os.listdir(out), [])
+
+    def test_output_is_an_input(self):
+        """No output may replace an input, however the two are spelled: exit 2, inputs byte-identical,
+        nothing written."""
+        d = self.fresh_dir("out-is-in")
+        inp = os.path.join(d, "in.npz")
+        shutil.copy(self.good, inp)
+        labels = os.path.join(d, "lab.predictions.npy")
+        shutil.copy(self.labels, labels)
+        config = os.path.join(d, "c.json")
+        write_bytes(config, b'{"depth": 1}')
+        os.symlink("in.npz", os.path.join(d, "link.npz"))
+        os.link(inp, os.path.join(d, "hard.npz"))
+        os.symlink(d, os.path.join(self.tmp, "out-is-in-link"))
+        originals = {n: read_bytes(os.path.join(d, n)) for n in ("in.npz", "lab.predictions.npy", "c.json")}
+        cases = [
+            (["--state", inp], "--input"),
+            (["--output", inp], "--input"),
+            (["--state", os.path.join(d, ".", "sub", "..", "in.npz")], "--input"),
+            (["--state", os.path.join(self.tmp, "out-is-in-link", "in.npz")], "--input"),
+            (["--state", os.path.join(d, "link.npz")], "--input"),
+            (["--state", os.path.join(d, "hard.npz")], "--input"),
+            # --output lab.json implies lab.predictions.npy, the query labels
+            (["--test-labels", labels, "--output", os.path.join(d, "lab.json")], "--test-labels"),
+            (["--config", config, "--state", config], "--config"),
+            (["--config", config, "--output", config], "--config"),
+        ]
+        os.makedirs(os.path.join(d, "sub"))
+        for extra, which in cases:
+            with self.subTest(args=extra):
+                p = rg("run", "--input", inp, "--quiet", *extra)
+                self.assert_clean_error(p, 2, ["same file", which])
+                for n, b in originals.items():
+                    self.assertEqual(read_bytes(os.path.join(d, n)), b, n)
+                self.assertEqual(sorted(os.listdir(d)), sorted(list(originals) + ["link.npz", "hard.npz", "sub"]))
+
+    def test_outputs_that_are_not_regular_files(self):
+        """Devices, fifos and links to them are refused before any work; nothing appears beside them."""
+        d = self.fresh_dir("non-regular")
+        fifo = os.path.join(d, "fifo")
+        os.mkfifo(fifo)
+        os.symlink("/dev/null", os.path.join(d, "null-link.json"))
+        before_dev = sorted(os.listdir("/dev"))
+        for opt, path, kind in (("--output", "/dev/null", "character device"), ("--state", "/dev/null", "character device"),
+                                ("--state", fifo, "fifo"), ("--output", os.path.join(d, "null-link.json"), "character device"),
+                                ("--output", "/dev/stdout", "fifo")):
+            with self.subTest(option=opt, path=path):
+                p = rg("run", "--input", self.good, "--quiet", opt, path)  # stdout is a pipe here
+                self.assert_clean_error(p, 1, [path, kind, "not a regular file"])
+        self.assertEqual(sorted(os.listdir("/dev")), before_dev)
+        self.assertTrue(os.path.islink(os.path.join(d, "null-link.json")))
+        self.assertEqual(sorted(os.listdir(d)), ["fifo", "null-link.json"])
+
+    def test_output_through_a_link(self):
+        """A link to a regular file is written through: the file it points to is replaced, the link stays."""
+        d = self.fresh_dir("through-link")
+        os.makedirs(os.path.join(d, "real"))
+        write_bytes(os.path.join(d, "real", "s.npz"), b"old")
+        os.symlink(os.path.join("real", "s.npz"), os.path.join(d, "s.npz"))
+        p = rg("run", "--input", self.good, "--quiet", "--state", os.path.join(d, "s.npz"))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertTrue(os.path.islink(os.path.join(d, "s.npz")))
+        self.assertEqual(sorted(np.load(os.path.join(d, "real", "s.npz")).files)[:1], ["head.bias"])
 
     def test_unwritable_outputs(self):
         missing_dir = os.path.join(self.tmp, "no-such-dir")
@@ -931,6 +1003,24 @@ class DataMnist(CliTestCase):
         self.assertIn("NOT the official MNIST", lines[2])
         self.assertTrue(lines[3].startswith("revgraph: wrote "), p.stderr)
         return x, l
+
+    def test_outputs_that_are_idx_inputs(self):
+        """`data mnist` refuses to write over the IDX files it reads (exit 2, files unchanged)."""
+        for opt in ("--output", "--test-labels-output"):
+            for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"):
+                with self.subTest(option=opt, file=name):
+                    target = os.path.join(self.raw, ".", name)
+                    other = os.path.join(self.tmp, "other.npy" if opt == "--output" else "other.npz")
+                    args = ["--output", target, "--test-labels-output", other] if opt == "--output" else \
+                        ["--output", other, "--test-labels-output", target]
+                    p = rg("data", "mnist", "--idx-dir", self.raw, "--seed", 7, *args)
+                    self.assert_clean_error(p, 2, ["same file", "--idx-dir"])
+                    self.assertFalse(os.path.exists(other))
+        self.assertEqual(read_bytes(os.path.join(self.raw, "train-images-idx3-ubyte")), self.images_bytes)
+        self.assertEqual(read_bytes(os.path.join(self.raw, "train-labels-idx1-ubyte")), self.labels_bytes)
+        p = rg("data", "mnist", "--idx-dir", self.gz, "--seed", 7, "--output",
+               os.path.join(self.gz, "train-labels-idx1-ubyte.gz"))
+        self.assert_clean_error(p, 2, ["same file"])
 
     def test_draw_matches_numpy(self):
         for seed in (2026091400, 7):

@@ -137,3 +137,23 @@ TEST_CASE("closest_name: Levenshtein distance and the plausible-typo bound") {
     CHECK(closest_name("rn", {"run", "data"}) == "run");
     CHECK(closest_name("abc", {"xyz"}).empty());
 }
+
+TEST_CASE("config: a config file's text is one JSON object and nothing else, NUL bytes included") {
+    revgraph::TaskConfig c;
+    const auto keys = c.update_from_json_text(R"({"seed": 781, "depth": 1})");
+    CHECK(c.depth == 1);
+    CHECK(c.seed == 781u);
+    CHECK(keys.size() == 2);
+    // nlohmann's parser stops at a NUL as at the end of the text; each of these must be refused
+    // and leave the config as it was.
+    using namespace std::string_view_literals;
+    for (const auto text : {"{\"depth\": 2}\0 junk {{{"sv, "{\"depth\": 2}\0"sv, "{\"depth\":\0 2}"sv, "\0"sv}) {
+        CAPTURE(text.size());
+        revgraph::TaskConfig d;
+        d.depth = 3;
+        CHECK_THROWS_WITH_AS(d.update_from_json_text(text), doctest::Contains("NUL"), revgraph::Error);
+        CHECK(d.depth == 3);
+    }
+    CHECK_THROWS_AS(c.update_from_json_text("{\"depth\": 2} x"), revgraph::Error);
+    CHECK_THROWS_AS(c.update_from_json_text(""), revgraph::Error);
+}

@@ -15,6 +15,7 @@
 #include "engine/data/draws.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/file_identity.hpp"
 #include "engine/runtime_options.hpp"
 
 namespace revgraph::cli {
@@ -68,18 +69,13 @@ TaskConfig config_from(const TaskOptions& o) {
     std::map<std::string, std::string> origin;  // key -> the file or --set that gave its value
     if (const auto& path = o.config) {
         const auto bytes = io::read_file(*path);
-        nlohmann::json j;
+        std::vector<std::string> keys;
         try {
-            j = nlohmann::json::parse(bytes.begin(), bytes.end());
-        } catch (const nlohmann::json::exception&) {
-            throw Error(*path + ": not valid JSON");
-        }
-        try {
-            config.update_from_json(j);
+            keys = config.update_from_json_text(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
         } catch (const Error& e) {
             throw Error(*path + ": " + e.what());
         }
-        for (const auto& item : j.items()) origin[item.key()] = *path + ": ";
+        for (const auto& key : keys) origin[key] = *path + ": ";
     }
     for (const auto& kv : o.set) {
         const auto eq = kv.find('=');
@@ -140,17 +136,15 @@ void require_writable_directory(const std::string& output_path) {
     if (std::filesystem::is_directory(output_path, ec)) throw Error("cannot write " + output_path + ": it is a directory");
 }
 
-void require_distinct_writable_outputs(const std::vector<std::pair<std::string, std::string>>& outputs) {
-    std::vector<std::filesystem::path> resolved;
-    for (const auto& [what, path] : outputs) {
-        std::error_code ec;
-        auto p = std::filesystem::weakly_canonical(std::filesystem::absolute(path), ec);
-        if (ec) p = std::filesystem::absolute(path).lexically_normal();
-        for (std::size_t i = 0; i < resolved.size(); ++i)
-            if (resolved[i] == p)
-                throw UsageError{outputs[i].first + " " + outputs[i].second + " and " + what + " " + path +
-                                 " are the same file"};
-        resolved.push_back(p);
+void require_distinct_writable_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                                       const std::vector<std::pair<std::string, std::string>>& inputs) {
+    std::vector<io::NamedPath> in, out;
+    for (const auto& [what, path] : inputs) in.push_back({what, path});
+    for (const auto& [what, path] : outputs) out.push_back({what, path});
+    try {
+        io::require_distinct_files(in, out);
+    } catch (const io::SameFileError& e) {
+        throw UsageError{e.what()};
     }
     for (const auto& output : outputs) require_writable_directory(output.second);
 }

@@ -58,10 +58,12 @@ LabelledTask embedded_task();
 // Fails early, before any work, when the directory an output will go to is missing or not writable.
 void require_writable_directory(const std::string& output_path);
 
-// Before any work: a usage error when two outputs are one file however spelled ("r.json",
-// "./r.json", a symlinked directory), then require_writable_directory for each. `outputs`
-// holds (what, path) pairs, `what` naming the option in the message ("--state").
-void require_distinct_writable_outputs(const std::vector<std::pair<std::string, std::string>>& outputs);
+// Before any work: a usage error when two outputs, or an output and an input, are one file
+// however spelled ("r.json", "./r.json", a symlinked directory, a link; io::require_distinct_files),
+// then require_writable_directory for each. `outputs` and `inputs` hold (what, path) pairs,
+// `what` naming the option in the message ("--state").
+void require_distinct_writable_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                                       const std::vector<std::pair<std::string, std::string>>& inputs = {});
 
 // The whole text to standard output, flushed; throws Error when it cannot be written (a full
 // disk, a closed pipe), so that a lost result is never an exit 0.

@@ -35,11 +35,17 @@ struct DataOptions {
     bool quiet = false;
 };
 
-// Before any work: the outputs are distinct files in writable directories.
+// Before any work: the outputs are distinct files in writable directories, and none is one of the
+// IDX files `data mnist` reads.
 void check_outputs(const DataOptions& o) {
     std::vector<std::pair<std::string, std::string>> targets{{"--output", *o.output}};
     if (o.test_labels_output) targets.push_back({"--test-labels-output", *o.test_labels_output});
-    require_distinct_writable_outputs(targets);
+    std::vector<std::pair<std::string, std::string>> inputs;
+    if (o.idx_dir)
+        for (const std::string stem : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte"})
+            for (const auto& name : {stem, stem + ".gz"})
+                inputs.push_back({"--idx-dir", (std::filesystem::path(*o.idx_dir) / name).string()});
+    require_distinct_writable_outputs(targets, inputs);
 }
 
 void write_draw(const data::TaskData& d, const DataOptions& o) {

@@ -51,7 +51,11 @@ int run_command(const RunOptions& o) {
         }
         if (state_path) targets.push_back({"--state", *state_path});
         if (o.scores) targets.push_back({"--scores", *o.scores});
-        require_distinct_writable_outputs(targets);
+        std::vector<std::pair<std::string, std::string>> inputs;  // none of which an output may replace
+        if (o.input) inputs.push_back({"--input", *o.input});
+        if (o.test_labels) inputs.push_back({"--test-labels", *o.test_labels});
+        if (o.task.config) inputs.push_back({"--config", *o.task.config});
+        require_distinct_writable_outputs(targets, inputs);
     }
     const TaskConfig config = config_from(o.task);
     refuse_gpu_options_on_cpu(o.task);
@@ -115,6 +119,7 @@ int run_command(const RunOptions& o) {
         std::cerr << "\n";
     }
 
+    // The result file (--output) is the commit point: written last, after the files it describes.
     std::vector<std::pair<std::filesystem::path, std::vector<std::uint8_t>>> files;
     if (state_path) {
         m["state_file"] = std::filesystem::path(*state_path).filename().string();
@@ -127,11 +132,12 @@ int run_command(const RunOptions& o) {
     if (output) {
         const auto predictions = io::predictions_path_for(*output);
         m["predictions_file"] = predictions.filename().string();
+        files.push_back({predictions, io::serialize_npy(io::predictions_array(out.state.predictions))});
         const std::string text = m.dump(2) + "\n";
-        files.insert(files.begin(), {{*output, std::vector<std::uint8_t>(text.begin(), text.end())},
-                                     {predictions, io::serialize_npy(io::predictions_array(out.state.predictions))}});
+        io::write_result_set(*output, std::vector<std::uint8_t>(text.begin(), text.end()), files);
+    } else if (!files.empty()) {
+        io::write_files_atomic(files);
     }
-    if (!files.empty()) io::write_files_atomic(files);
     if (!output) write_stdout(m.dump(2) + "\n");
     return 0;
 }

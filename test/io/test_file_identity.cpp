@@ -1,0 +1,175 @@
+// Outputs never replace inputs: one file however spelled, links followed; the writer resolves
+// links the same way; RESULT.json is the commit point under a kill at any step.
+#include <doctest/doctest.h>
+#include <signal.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
+#include "engine/io/file_identity.hpp"
+#include "engine/io/sha256.hpp"
+#include "test/io/util.hpp"
+
+namespace fs = std::filesystem;
+using revgraph::Error;
+using revgraph::io::NamedPath;
+using revgraph::io::read_file;
+using revgraph::io::require_distinct_files;
+using revgraph::io::SameFileError;
+using revgraph::io::write_file_atomic;
+using iotest::Bytes;
+using iotest::to_bytes;
+
+TEST_CASE("file identity: an output that is an input, however spelled, is refused") {
+    iotest::ScratchDir dir;
+    write_file_atomic(dir / "in.npz", std::string("input"));
+    fs::create_directory(dir / "sub");
+    fs::create_directory_symlink(dir.path(), dir / "sub" / "up");
+    fs::create_symlink(dir / "in.npz", dir / "link.npz");
+    fs::create_symlink("link.npz", dir / "link2.npz");  // relative, and a chain
+    fs::create_hard_link(dir / "in.npz", dir / "hard.npz");
+    const fs::path cwd = fs::current_path();
+    fs::current_path(dir.path());
+    const std::vector<fs::path> spellings = {"in.npz", "./in.npz", dir / "in.npz", dir / "sub" / ".." / "in.npz",
+                                             dir / "sub" / "up" / "in.npz", "link.npz", "link2.npz", "hard.npz"};
+    for (const auto& out : spellings) {
+        CAPTURE(out);
+        CHECK_THROWS_WITH_AS(require_distinct_files({{"--input", "in.npz"}}, {{"--state", out}}),
+                             doctest::Contains("the same file as the input --input in.npz"), SameFileError);
+    }
+    // Two outputs, one of them not existing yet, named two ways.
+    CHECK_THROWS_AS(require_distinct_files({}, {{"--output", "new.json"}, {"--state", dir / "sub" / "up" / "new.json"}}),
+                    SameFileError);
+    // A dangling link names the file it points to.
+    fs::create_symlink("target.json", dir / "dangling.json");
+    CHECK_THROWS_AS(require_distinct_files({}, {{"--output", "target.json"}, {"--state", "dangling.json"}}), SameFileError);
+    // Distinct files pass; inputs that do not exist are left to the reader.
+    require_distinct_files({{"--input", "in.npz"}, {"--config", "missing.json"}},
+                           {{"--output", "out.json"}, {"--state", "missing.json.npz"}});
+    fs::current_path(cwd);
+}
+
+TEST_CASE("atomic file: only regular files are replaced; links are written through") {
+    iotest::ScratchDir dir;
+    // Devices, fifos and links to them: one clear error, nothing created beside them.
+    CHECK_THROWS_WITH_AS(write_file_atomic("/dev/null", std::string("x")),
+                         doctest::Contains("cannot write /dev/null: it is a character device, not a regular file"), Error);
+    REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
+    CHECK_THROWS_WITH_AS(write_file_atomic(dir / "fifo", std::string("x")), doctest::Contains("it is a fifo"), Error);
+    fs::create_symlink("/dev/null", dir / "null-link");
+    CHECK_THROWS_WITH_AS(write_file_atomic(dir / "null-link", std::string("x")),
+                         doctest::Contains("a character device, not a regular file"), Error);
+    CHECK(fs::is_symlink(dir / "null-link"));
+    CHECK(fs::is_character_file("/dev/null"));
+    // A link to a regular file: the file is replaced, the link stays a link.
+    fs::create_directory(dir / "real");
+    write_file_atomic(dir / "real" / "r.json", std::string("old"));
+    fs::create_symlink(dir / "real" / "r.json", dir / "r.json");
+    write_file_atomic(dir / "r.json", std::string("new"));
+    CHECK(fs::is_symlink(dir / "r.json"));
+    CHECK(read_file(dir / "real" / "r.json") == to_bytes("new"));
+    // A dangling link: the file is created where it points.
+    fs::create_symlink("real/made.json", dir / "made-link.json");
+    write_file_atomic(dir / "made-link.json", std::string("made"));
+    CHECK(fs::is_symlink(dir / "made-link.json"));
+    CHECK(read_file(dir / "real" / "made.json") == to_bytes("made"));
+    // No temporaries anywhere.
+    std::vector<std::string> real_files;
+    for (const auto& e : fs::directory_iterator(dir / "real")) real_files.push_back(e.path().filename().string());
+    CHECK(real_files.size() == 2);
+    CHECK(dir.listing().size() == 5);  // fifo, null-link, real, r.json, made-link.json
+}
+
+TEST_CASE("atomic file: temporaries of a writer that no longer runs are removed by the next") {
+    iotest::ScratchDir dir;
+    write_file_atomic(dir / "r.json", std::string("old"));
+    // A process that has exited: its PID no longer runs.
+    const pid_t gone = ::fork();
+    REQUIRE(gone >= 0);
+    if (gone == 0) ::_exit(0);
+    REQUIRE(::waitpid(gone, nullptr, 0) == gone);
+    const std::string stale = ".r.json.tmp-" + std::to_string(gone) + "-12345";
+    const std::string live = ".r.json.tmp-" + std::to_string(::getppid()) + "-6789";  // a live process's
+    write_file_atomic(dir / stale, std::string("half"));
+    write_file_atomic(dir / live, std::string("busy"));
+    write_file_atomic(dir / "r.json", std::string("new"));
+    CHECK_FALSE(fs::exists(dir / stale));
+    CHECK(fs::exists(dir / live));
+    CHECK(read_file(dir / "r.json") == to_bytes("new"));
+}
+
+namespace {
+
+int kill_at_step = 0;
+void kill_hook(int step) {
+    if (step == kill_at_step) ::raise(SIGKILL);
+}
+
+// What RESULT.json holds here: the sha256 of each data file it describes.
+std::string describe(const Bytes& predictions, const Bytes& state) {
+    return revgraph::io::sha256_hex(predictions.data(), predictions.size()) + " " +
+           revgraph::io::sha256_hex(state.data(), state.size());
+}
+
+}  // namespace
+
+TEST_CASE("result set: after a kill at every step, a RESULT.json on disk describes the files beside it") {
+    const Bytes old_p = to_bytes("old predictions"), old_s = to_bytes("old state");
+    const Bytes new_p = to_bytes("new predictions!"), new_s = to_bytes("new state!");
+    int completed_at = 0;
+    for (int k = 1; k <= 12 && completed_at == 0; ++k) {
+        CAPTURE(k);
+        for (const bool earlier : {true, false}) {
+            CAPTURE(earlier);
+            iotest::ScratchDir dir;
+            if (earlier) {
+                write_file_atomic(dir / "p.npy", old_p);
+                write_file_atomic(dir / "s.npz", old_s);
+                write_file_atomic(dir / "r.json", describe(old_p, old_s));
+            }
+            const pid_t child = ::fork();
+            REQUIRE(child >= 0);
+            if (child == 0) {
+                kill_at_step = k;
+                revgraph::io::set_commit_step_hook(kill_hook);
+                try {
+                    revgraph::io::write_result_set(dir / "r.json", to_bytes(describe(new_p, new_s)),
+                                                   {{dir / "s.npz", new_s}, {dir / "p.npy", new_p}});
+                } catch (...) {
+                    ::_exit(3);
+                }
+                ::_exit(0);
+            }
+            int status = 0;
+            REQUIRE(::waitpid(child, &status, 0) == child);
+            const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
+            REQUIRE((killed || (WIFEXITED(status) && WEXITSTATUS(status) == 0)));
+            if (!killed && earlier) completed_at = k;
+            // The invariant: a result file describes exactly the data files beside it.
+            if (fs::exists(dir / "r.json")) {
+                REQUIRE(fs::exists(dir / "p.npy"));
+                REQUIRE(fs::exists(dir / "s.npz"));
+                CHECK(read_file(dir / "r.json") == to_bytes(describe(read_file(dir / "p.npy"), read_file(dir / "s.npz"))));
+            }
+            // Each data file is the earlier one or the new one, never anything else.
+            if (fs::exists(dir / "p.npy")) CHECK((read_file(dir / "p.npy") == old_p || read_file(dir / "p.npy") == new_p));
+            if (fs::exists(dir / "s.npz")) CHECK((read_file(dir / "s.npz") == old_s || read_file(dir / "s.npz") == new_s));
+            if (killed && earlier && k <= 3) {  // killed while staging: the earlier set untouched
+                CHECK(read_file(dir / "r.json") == to_bytes(describe(old_p, old_s)));
+            }
+            if (!killed) CHECK(read_file(dir / "r.json") == to_bytes(describe(new_p, new_s)));
+            // A kill leaves at most temporaries the next writer removes (their PID is gone).
+            revgraph::io::write_result_set(dir / "r.json", to_bytes(describe(new_p, new_s)),
+                                           {{dir / "s.npz", new_s}, {dir / "p.npy", new_p}});
+            CHECK(dir.listing().size() == 3);
+        }
+    }
+    // 3 temporaries staged, the earlier result removed, 2 renames, the commit: 7 steps.
+    CHECK(completed_at == 8);
+}
