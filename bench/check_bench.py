@@ -16,7 +16,7 @@ TINY = ["--train=1100", "--query=100", "--warmup=0", "--gpu-min-time=0.02"]
 PHASES = ("reset", "normalize", "epoch", "predict")
 DEPTHS = (1, 2, 4, 8)
 BATCHES = (8, 16, 32, 64, 128, 256, 512, 1024)
-SPEC_BYTES_PER_EXAMPLE = 82 * 4  # SPEC §4: one B x 82 float32 state, whatever the depth
+SPEC_BYTES_PER_EXAMPLE = 82 * 4  # docs/spec.md §4: one B x 82 float32 state, whatever the depth
 
 
 def fail(msg):
@@ -66,7 +66,7 @@ def check_benchmarks(binary):
                 if not b["min_ms"] <= b["median_ms"] <= b["max_ms"]:
                     fail(f"{name}: min/median/max out of order")
                 if b["core_bytes_per_example"] != SPEC_BYTES_PER_EXAMPLE:
-                    fail(f"{name}: {b['core_bytes_per_example']} bytes kept per example, SPEC says "
+                    fail(f"{name}: {b['core_bytes_per_example']} bytes kept per example, docs/spec.md §4 says "
                          f"{SPEC_BYTES_PER_EXAMPLE} at every depth")
                 if not name.startswith("phase/") or name.endswith(("epoch", "predict", "normalize")):
                     if not b.get("items_per_second", 0) > 0:

@@ -7,7 +7,7 @@ usage: PYTHONPATH=build/python /usr/bin/python3 bench/python_overhead.py [--back
 For each call of task.run() it takes the wall time around the call (time.perf_counter_ns) and
 subtracts the engine's own time for the run (Result.run_seconds: the C++ wall time of
 PreparedTask::run, or the device time on a GPU) and for collecting the results
-(PreparedTask::outputs(): the copy back and SPEC §7's hashes, which `revgraph run` pays too).
+(PreparedTask::outputs(): the copy back and docs/spec.md §7's hashes, which `revgraph run` pays too).
 What is left is the binding: the call, GIL release and reacquire, the task's lock, the Result
 object and its numpy views. Freeing the previous Result (the engine's buffers it owns) is timed
 apart. run(metadata=False) skips the hashes (outputs() is then only the copy back of the state).

@@ -1,5 +1,5 @@
 #pragma once
-// TaskConfig: the hyper-parameters of SPEC §1 under their published names, with rev88 as the
+// TaskConfig: the hyper-parameters of docs/spec.md §1 under their published names, with rev88 as the
 // defaults, and validation that explains a bad value in one line.
 #include <cstdint>
 #include <string>
@@ -26,13 +26,13 @@ struct TaskConfig {
     // or "" when it is fine; lets a caller say where a bad value came from.
     std::string problem(const std::string& key) const;
 
-    // The eight SPEC keys, in SPEC order.
+    // The eight keys of docs/spec.md §1, in that order.
     static const std::vector<std::string>& keys();
 
     // Set one key from its text form ("depth", "3"); unknown keys and unparsable values throw.
     void set(const std::string& key, const std::string& value);
 
-    // JSON object with exactly the eight SPEC keys, in SPEC order.
+    // JSON object with exactly the eight keys of docs/spec.md §1, in that order.
     nlohmann::ordered_json to_json() const;
     // Reads a JSON object; every key must be known, every value of the right type. Keys not
     // present keep their current value.

@@ -1,5 +1,5 @@
 #pragma once
-// The three inputs of a task (SPEC §2), checked once at the door so no backend has to.
+// The three inputs of a task (docs/spec.md §2), checked once at the door so no backend has to.
 #include <cstdint>
 #include <vector>
 

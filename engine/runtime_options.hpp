@@ -1,5 +1,5 @@
 #pragma once
-// Process-wide GPU settings that must be fixed before the GPU is initialised (SPEC §8's "late
+// Process-wide GPU settings that must be fixed before the GPU is initialised (docs/spec.md §8's "late
 // initialisation rejected"): which device, and the size of the one cuBLASLt workspace every
 // captured matmul uses. Host-only logic, so its rules are tested on machines without a GPU.
 #include <cstddef>

@@ -1,8 +1,8 @@
 #pragma once
-// PreparedTask: SPEC's task as an object. prepare (the constructor) checks the inputs, hashes
+// PreparedTask: the task of docs/spec.md as an object. prepare (the constructor) checks the inputs, hashes
 // them, draws the epoch permutations and the initial parameters, and hands everything to the
 // backend, which allocates and uploads. run() is the timed part and nothing else. outputs()
-// copies the results back and computes the hashes and metadata of SPEC §7, with the version,
+// copies the results back and computes the hashes and metadata of docs/spec.md §7, with the version,
 // commit and time (created_utc) of the build that made them.
 #include <cstdint>
 #include <memory>
@@ -52,7 +52,7 @@ public:
     // (device time, or its thread's wall time). Returns the wall time from the first launch to
     // the last task done. A task may appear once; the first error is rethrown once all stopped.
     static double run_together(const std::vector<PreparedTask*>& tasks, unsigned threads = 0);
-    // Results of the latest run(), with SPEC §7's metadata.
+    // Results of the latest run(), with docs/spec.md §7's metadata.
     TaskOutputs outputs();
 
     Backend& backend() { return *backend_; }

@@ -5,7 +5,7 @@
 //              backend's clear() puts what the programs wrote back to zeros
 //   capture    one graph each, instantiated and uploaded:
 //     reset      parameters from the seed's copy, momentum and gradients zeroed
-//     normalize  raw train and query pixels lifted (timed, as SPEC §8 asks)
+//     normalize  raw train and query pixels lifted (timed, as docs/spec.md §8 asks)
 //     order[e]   the device-to-device copy of epoch e's resident permutation into the order buffer the
 //                step kernels read (one node)
 //     epoch      every SGD step of an epoch, the short last batch included, reading that buffer: ONE

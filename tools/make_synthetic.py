@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Write a small synthetic MNIST-medium-shaped task (SPEC §2) from a seed, with numpy only.
+"""Write a small synthetic MNIST-medium-shaped task (docs/spec.md §2) from a seed, with numpy only.
 
 One numpy Generator(PCG64(seed)) draws, in this order:
   train_images (N,1,9,9) float32 uniform [0,1)   rng.random(shape, dtype=np.float32)
@@ -7,7 +7,7 @@ One numpy Generator(PCG64(seed)) draws, in this order:
   test_images  (Q,1,9,9) float32 uniform [0,1)
   test_labels  (Q,)      int64 in 0..9
 The task archive holds exactly the three learner inputs; the query labels go to a separate .npy
-(an archive with any extra array is rejected by the learner, SPEC §2).
+(an archive with any extra array is rejected by the learner, docs/spec.md §2).
 
   /usr/bin/python3 tools/make_synthetic.py --train 19 --query 7 --seed 1907 \
       --output test/vectors/synthetic_19x7.npz --labels-output test/vectors/synthetic_19x7_test_labels.npy

@@ -1,10 +1,10 @@
 #!/usr/bin/python3
 """Generates the rng test vectors under test/vectors/ from numpy and torch themselves.
 
-Run with Debian's interpreter, which has numpy 1.24 and torch 1.13 (the versions SPEC §6 names):
+Run with Debian's interpreter, which has numpy 1.24 and torch 1.13 (the versions docs/spec.md §6 names):
     /usr/bin/python3 tools/make_vectors.py
 Writes test/vectors/rng_numpy.json and test/vectors/rng_torch.json. float32 values are stored as
-their uint32 bit patterns and hashes are sha256 of raw little-endian bytes (SPEC §7), so the C++
+their uint32 bit patterns and hashes are sha256 of raw little-endian bytes (docs/spec.md §7), so the C++
 tests compare bit for bit. The script refuses to write anything if torch's normal_ would not take
 its AVX2 path here, since the published hashes come from that path.
 """
@@ -96,7 +96,7 @@ def permutations():
     out = []
     cases = [(s, n, 3) for s in SEEDS_NP for n in (0, 1, 2, 3, 19, 100, 1000)]
     cases += [(s, 10000, 2) for s in (0, 11, 781, 2**32 + 11, 2**64 - 1)]
-    # SPEC §9: the MNIST-medium draws, Generator(PCG64(s)).permutation(60000).
+    # docs/spec.md §9: the MNIST-medium draws, Generator(PCG64(s)).permutation(60000).
     cases += [(s, 60000, 1) for s in range(2026091400, 2026091411)]
     for s, n, count in cases:
         g = np.random.Generator(np.random.PCG64(s))
@@ -208,16 +208,14 @@ def init_hashes():
     return out
 
 
-def check_shared(torch_vectors):
-    """The published vectors beside SPEC must agree with what this machine's torch gives."""
-    path = os.path.join(ROOT, "..", "shared", "vectors", "torch_init.json")
-    if not os.path.exists(path):
-        return
+def check_published(torch_vectors):
+    """The published torch_init.json (test/vectors/) must agree with what this machine's torch gives."""
+    path = os.path.join(ROOT, "test", "vectors", "torch_init.json")
     ours = {(e["depth"], e["seed"]): e["sha256"] for e in torch_vectors["init"]}
     for e in json.load(open(path)):
         key = (e["depth"], e["seed"])
         if key in ours and ours[key] != e["sha256"]:
-            sys.exit(f"torch here disagrees with shared/vectors/torch_init.json at {key}")
+            sys.exit(f"torch here disagrees with test/vectors/torch_init.json at {key}")
 
 
 def main():
@@ -230,7 +228,7 @@ def main():
                      "interval64": interval64(), "permutation": permutations()}
     torch_vectors = {"meta": meta, "mt19937": mt19937(), "normal": normals(), "normal_large": normal_large(),
                      "normal_sequence": normal_sequences(), "uniform": uniforms(), "init": init_hashes()}
-    check_shared(torch_vectors)
+    check_published(torch_vectors)
     os.makedirs(OUT, exist_ok=True)
     for name, data in (("rng_numpy.json", numpy_vectors), ("rng_torch.json", torch_vectors)):
         with open(os.path.join(OUT, name), "w") as f:

@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""Same-spec PyTorch learner for revgraph, written from SPEC.md (§2-§8).
+"""Same-spec PyTorch learner for revgraph, written from docs/spec.md (§2-§8).
 
 One task = reset the model from its seed, normalise the raw train and query pixels, train
 `epochs` epochs of SGD on PCG64-shuffled batches, predict the query images. This script is
@@ -14,7 +14,7 @@ One task = reset the model from its seed, normalise the raw train and query pixe
       [--trace t.npz] [--check-gradients]
 
 Backward: `reconstruct` (default, as the published learner) is a custom autograd.Function that
-keeps only the final core state and rebuilds earlier states by the inverse (SPEC §4);
+keeps only the final core state and rebuilds earlier states by the inverse (docs/spec.md §4);
 `autograd` is plain PyTorch autograd through the core, storing every intermediate (the
 independent reference). The head and the loss always use ordinary autograd.
 Graph mode (CUDA only) captures reset (+ normalisation), one epoch (reading a static permutation
@@ -47,7 +47,7 @@ import torch  # noqa: E402
 import torch.nn.functional as F  # noqa: E402
 
 PIXELS, FEATURES, HALF, CLASSES = 81, 82, 41, 10
-CONFIG_TYPES = {  # SPEC names, SPEC order, rev88 defaults
+CONFIG_TYPES = {  # docs/spec.md §1 names and order, rev88 defaults
     "depth": (int, 2), "alpha": (float, 0.5), "seed": (int, 11), "epochs": (int, 2),
     "learning_rate": (float, 0.1), "batch_size": (int, 128), "momentum": (float, 0.9),
     "weight_decay": (float, 0.0),
@@ -133,7 +133,7 @@ def load_test_labels(path, q):
     return lab.astype(np.int64)
 
 
-# ----------------------------------------------------------------------------- seeds (SPEC §6)
+# ----------------------------------------------------------------------------- seeds (docs/spec.md §6)
 def initial_parameters(seed, depth):
     """float32 CPU tensors in name order: torch.manual_seed, normal_ per branch, default Linear."""
     torch.manual_seed(seed)
@@ -148,7 +148,7 @@ def epoch_permutations(seed, n, epochs):
     return np.stack([rng.permutation(n).astype(np.int64) for _ in range(epochs)])
 
 
-# ----------------------------------------------------------------------------- model (SPEC §3, §4)
+# ----------------------------------------------------------------------------- model (docs/spec.md §3, §4)
 def core_forward(left, right, ws, alpha):
     """left += a*linear(relu(right), W2k); right += a*linear(relu(left), W2k+1), k = 0..D-1.
     addmm(C, A, Wᵀ, alpha=a) = C + a·(A Wᵀ): one BLAS call per branch, out of place."""
@@ -166,7 +166,7 @@ def core_inverse(left, right, ws, alpha):
 
 
 class ReversibleCore(torch.autograd.Function):
-    """Core whose backward rebuilds earlier states by the inverse (SPEC §4): it saves one
+    """Core whose backward rebuilds earlier states by the inverse (docs/spec.md §4): it saves one
     B x 82 state (its output) plus references to the 2D branch weights, whatever the depth."""
 
     @staticmethod
@@ -217,7 +217,7 @@ def scores_of(x, params, alpha, backward):
 # ----------------------------------------------------------------------------- the task
 class Task:
     """Everything that allocates happens here; run() only resets, copies and computes on static
-    buffers (so that the same methods can be captured as CUDA graphs, SPEC §8)."""
+    buffers (so that the same methods can be captured as CUDA graphs, docs/spec.md §8)."""
 
     def __init__(self, cfg, inputs, device, dtype, backward):
         tri, trl, tei = inputs
@@ -255,7 +255,7 @@ class Task:
     # -- the timed pieces ------------------------------------------------------------------
     @torch.no_grad()
     def reset(self):
-        """Fresh parameters and momentum from the seed; normalise raw pixels (SPEC §2)."""
+        """Fresh parameters and momentum from the seed; normalise raw pixels (docs/spec.md §2)."""
         self.p.copy_(self.init_flat)
         self.v.zero_()
         for raw, x in ((self.raw_train, self.x_train), (self.raw_test, self.x_test)):
@@ -488,7 +488,7 @@ def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--input", required=True, help="npz with exactly train_images, train_labels, test_images")
     ap.add_argument("--test-labels", help="query labels (.npy) for accuracy")
-    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config (SPEC names)")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="config (docs/spec.md §1 names)")
     ap.add_argument("--device", choices=("cpu", "cuda"), default="cpu")
     ap.add_argument("--mode", choices=("eager", "graph"), default="eager")
     ap.add_argument("--dtype", choices=("float32", "float64"), default="float32")
@@ -610,7 +610,7 @@ def run_main(a):
         "backend": {("cpu", "eager"): "torch-cpu-eager", ("cuda", "eager"): "torch-cuda-eager",
                     ("cuda", "graph"): "torch-cuda-graph"}[(a.device, a.mode)]
         + ("-emulated-graph" if a.emulate_graph else ""),
-        "backward": a.backward + (" (custom autograd.Function, SPEC §4)" if a.backward == "reconstruct"
+        "backward": a.backward + (" (custom autograd.Function, docs/spec.md §4)" if a.backward == "reconstruct"
                                   else " (plain autograd through the core, storing)"),
         "dtype": a.dtype,
         "hash_dtype": f"parameters, momentum and scores hashed as {a.dtype}",

@@ -288,7 +288,7 @@ void relu_rows(const float* src, std::ptrdiff_t lds, float* dst, std::ptrdiff_t 
     }
 }
 
-// dscores = (softmax(scores) - onehot(label)) * inv_rows, column by column (SPEC §3).
+// dscores = (softmax(scores) - onehot(label)) * inv_rows, column by column (docs/spec.md §3).
 void softmax_grad(const float* scores, float* dscores, const float* labels, std::ptrdiff_t ld, int cols,
                   float inv_rows) {
     const int full = cols / W, tail = cols % W;
@@ -388,7 +388,7 @@ void head_forward(const Workspace& w, const float* state, std::ptrdiff_t ld, flo
 // ---------------------------------------------------------------------------------------------
 // The three operations of the backend.
 
-// SPEC §2's lift of W consecutive pixels: 4x (exact), then - 0.5, rounded once, as the reference.
+// docs/spec.md §2's lift of W consecutive pixels: 4x (exact), then - 0.5, rounded once, as the reference.
 inline V lift(V x) { return Simd::sub(Simd::mul(x, Simd::set1(4.0f)), Simd::set1(0.5f)); }
 
 void normalize(Workspace& w) {
@@ -482,7 +482,7 @@ void step(Workspace& w, const std::int64_t* order, int rows) {
                 0, nullptr};
     k1<kStore>(hb, kF, rows);
 
-    // Core backward by reconstruction (SPEC §4), blocks in reverse. relu_l/relu_r are rebuilt
+    // Core backward by reconstruction (docs/spec.md §4), blocks in reverse. relu_l/relu_r are rebuilt
     // from the state itself, then kept current by the coupling steps' epilogues.
     relu_rows(left, ld, w.relu_l, ld, kH, rows);
     const float a = w.alpha;

@@ -1,5 +1,5 @@
 #pragma once
-// The reference engine: SPEC §3-§5 written as plainly as possible, in float or double. It is the
+// The reference engine: docs/spec.md §3-§5 written as plainly as possible, in float or double. It is the
 // executable specification every other backend is checked against, so it favours clarity over
 // speed: row-major matrices, index-order loops, no fused multiply-adds.
 #include <cstdint>
@@ -28,7 +28,7 @@ public:
     void head_backward(const T* params, const T* state, const T* dscores, int rows, T* grads,
                        T* dstate) const;
 
-    // SPEC §4, the point of the engine: `state` holds the final core state, the only thing kept
+    // docs/spec.md §4, the point of the engine: `state` holds the final core state, the only thing kept
     // from the forward pass; it is rebuilt in place back to the core input while the branch
     // gradients are added into `grads`. `dstate` enters as the gradient of the final state and
     // leaves as the gradient of the core input.
@@ -50,7 +50,7 @@ private:
     void branch_backward(const T* w, const T* x, const T* g_out, int rows, T* dw, T* dx) const;
 };
 
-// Loss and gradients of one batch, for the numerical validation of SPEC §8.
+// Loss and gradients of one batch, for the numerical validation of docs/spec.md §8.
 template <typename T>
 struct BatchGradients {
     T loss = 0;                  // mean cross-entropy

@@ -1,5 +1,5 @@
 #pragma once
-// The reference engine's training loop (SPEC §5) over Reference<T>: shuffled batches from the
+// The reference engine's training loop (docs/spec.md §5) over Reference<T>: shuffled batches from the
 // epoch permutation, the short last batch, the reconstructing backward, SGD with momentum.
 #include <cstdint>
 #include <vector>

@@ -6,7 +6,7 @@
 // the time of the cuBLASLt path is mostly the latency of its dependent launches. Here
 //   1. the rows kernel: each block takes kRowsPerBlock rows of the batch and runs everything that
 //      is per row — gather, forward, scores, loss gradient, the head's input gradient, and the
-//      reconstructing backward (SPEC §4) with the branch input gradients — in shared memory. On the
+//      reconstructing backward (docs/spec.md §4) with the branch input gradients — in shared memory. On the
 //      way back it leaves, for every branch, relu of the branch's input and α·(its output gradient)
 //      in two stacks, and it leaves the final state and the score gradients;
 //   2. the grads kernel: each block takes a group of parameters, sums their gradients over the
@@ -123,7 +123,7 @@ RG_HD void couple(Exec& ex, const float* w, float* state, int ld, int rows, int 
     });
 }
 
-// SPEC §3: left += α·linear(relu(right), W_2k); right += α·linear(relu(left), W_2k+1).
+// docs/spec.md §3: left += α·linear(relu(right), W_2k); right += α·linear(relu(left), W_2k+1).
 template <class Exec>
 RG_HD void core_forward(Exec& ex, const float* weights, int depth, float alpha, float* state, int ld, int rows) {
     for (int k = 0; k < depth; ++k) {
@@ -256,7 +256,7 @@ RG_HD void step_rows(Exec& ex, const StepArgs& a, int block, const RowsScratch& 
         });
     }
 
-    // SPEC §4, block k = D-1 .. 0: rebuild r, G's rows; rebuild l, F's rows. Block 0 skips the
+    // docs/spec.md §4, block k = D-1 .. 0: rebuild r, G's rows; rebuild l, F's rows. Block 0 skips the
     // rebuild of l and F's input gradient: they serve only the gradient of the core input.
     const auto act_slot = [&](int b) { return a.act_stack + (static_cast<std::size_t>(b) * a.slot + r0) * kHalf; };
     const auto grad_slot = [&](int b) { return a.grad_stack + (static_cast<std::size_t>(b) * a.slot + r0) * kHalf; };

@@ -48,7 +48,7 @@ struct Batch {
     bool operator==(const Batch&) const = default;
 };
 
-// Consecutive slices of batch_size, the last one short when n % batch_size != 0 (SPEC §5).
+// Consecutive slices of batch_size, the last one short when n % batch_size != 0 (docs/spec.md §5).
 std::vector<Batch> epoch_batches(std::int64_t n, int batch_size);
 
 // ---- operations --------------------------------------------------------------------------------

@@ -129,7 +129,7 @@ Program TaskPlan::epoch_start(int e) const {
                    static_cast<std::size_t>(n_)}};
 }
 
-// SPEC §3 forward on `rows` states: for each block, a product and a coupling kernel per half. Each
+// docs/spec.md §3 forward on `rows` states: for each block, a product and a coupling kernel per half. Each
 // coupling kernel also materialises relu of the half it just updated, which is exactly the input the
 // next product reads; the first relu (of the right half) comes from the gather.
 void TaskPlan::core_forward(Program& p, int rows, Buf state, Buf act_left, Buf act_right, Buf branch) const {
@@ -152,7 +152,7 @@ void TaskPlan::core_forward(Program& p, int rows, Buf state, Buf act_left, Buf a
 //   loss: scores += bias, softmax-CE gradient, head-bias column sum,
 //         relu(left) of the retained state into G_{D-1}'s slot               1 kernel
 //   head-weight gradient, head-input gradient                                  2 products
-//   reconstructing backward, block k = D-1 .. 0 (SPEC §4), F_k = weights.2k, G_k = weights.2k+1:
+//   reconstructing backward, block k = D-1 .. 0 (docs/spec.md §4), F_k = weights.2k, G_k = weights.2k+1:
 //     a  branch = relu(l) G_kᵀ                                                 product
 //     b  r -= α·branch and relu(r) into F_k's slot (rebuild r); before that,
 //        fused: the previous block's dr += dtmp ⊙ [r > 0] on r before the
@@ -166,7 +166,7 @@ void TaskPlan::core_forward(Program& p, int rows, Buf state, Buf act_left, Buf a
 //   every branch's weight gradient, dW_i = α g_iᵀ relu(x_i), as ONE strided-batch product over the
 //   slots (they land at weights.i's place in the gradient buffer)              1 product
 //   SGD with momentum and weight decay on every parameter                      1 kernel
-// So the SPEC order of the rebuilds and of the input gradients is kept exactly; only the weight
+// So docs/spec.md §4's order of the rebuilds and of the input gradients is kept exactly; only the weight
 // gradients, which nothing in the backward reads, are deferred and formed together.
 // Block 0 skips e, h and the rebuild of l: they only serve the gradient of the core input and the
 // input itself, which training never reads. Depth 2: 14 products + 11 kernels = 25 launches a step

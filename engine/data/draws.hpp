@@ -1,12 +1,12 @@
 #pragma once
-// Labelled draws for a task (SPEC §9): which images train the learner and which are queried.
+// Labelled draws for a task (docs/spec.md §9): which images train the learner and which are queried.
 #include <cstdint>
 #include <span>
 #include <vector>
 
 namespace revgraph::data {
 
-// A task's inputs in the shapes of SPEC §2, plus the query labels and the source indices.
+// A task's inputs in the shapes of docs/spec.md §2, plus the query labels and the source indices.
 // test_labels are for reporting accuracy only; they must never reach the learner.
 struct TaskData {
     std::vector<float> train_images;          // (train_count, 1, 9, 9) row-major, in [0, 1]
@@ -27,7 +27,7 @@ struct TaskData {
 TaskData split_draw(std::span<const std::uint8_t> images28, std::span<const std::uint8_t> labels,
                     std::uint64_t seed, std::int64_t train_count, std::int64_t test_count);
 
-// SPEC §9 MNIST-medium draw for dataset seed s: 10,000 train and the next 10,000 test images
+// docs/spec.md §9 MNIST-medium draw for dataset seed s: 10,000 train and the next 10,000 test images
 // of the permutation of the official 60,000 training images (any n >= 20,000 is accepted; the
 // published draws use n = 60,000, seeds 2026091400 ... 2026091410).
 inline constexpr std::int64_t kMediumTrain = 10000;

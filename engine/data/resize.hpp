@@ -1,5 +1,5 @@
 #pragma once
-// SPEC §9 pixels: 28x28 bytes -> 9x9 float32 in [0,1] by box-area resize with exact overlap
+// docs/spec.md §9 pixels: 28x28 bytes -> 9x9 float32 in [0,1] by box-area resize with exact overlap
 // weights.
 //
 // Exact arithmetic, so that every build gives the same bits:

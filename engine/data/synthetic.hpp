@@ -1,5 +1,5 @@
 #pragma once
-// Small synthetic tasks for validation and tests (SPEC §8 uses 19 train / 7 query images):
+// Small synthetic tasks for validation and tests (docs/spec.md §8 uses 19 train / 7 query images):
 // from one PCG64(seed) stream, train pixels, then train labels, then query pixels, then query
 // labels. Pixels are numpy's float32 draw ((next32 >> 8) · 2⁻²⁴, what
 // Generator.random(dtype=float32) gives); labels use the masked-rejection interval draw.

@@ -1,5 +1,5 @@
 #pragma once
-// MNIST IDX files (SPEC §9): images (magic 2051, N x 28 x 28 unsigned bytes) and labels
+// MNIST IDX files (docs/spec.md §9): images (magic 2051, N x 28 x 28 unsigned bytes) and labels
 // (magic 2049, N bytes in 0..9), big-endian headers, optionally gzip-compressed (.gz as
 // distributed; detected by content, not by name).
 #include <cstdint>

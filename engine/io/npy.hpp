@@ -1,6 +1,6 @@
 #pragma once
 // .npy arrays as numpy writes them (format versions 1.0, 2.0, 3.0): little-endian, C order,
-// plain numeric dtypes. An Array keeps the raw bytes, so hashing (SPEC §7) and writing never
+// plain numeric dtypes. An Array keeps the raw bytes, so hashing (docs/spec.md §7) and writing never
 // reinterpret the values; typed access goes through from<T>() / as<T>(), which check the dtype.
 #include <cstdint>
 #include <cstring>

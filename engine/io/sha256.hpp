@@ -1,5 +1,5 @@
 #pragma once
-// SHA-256 (FIPS 180-4) for the hashes of SPEC §7: raw little-endian bytes of C-order arrays.
+// SHA-256 (FIPS 180-4) for the hashes of docs/spec.md §7: raw little-endian bytes of C-order arrays.
 #include <array>
 #include <cstddef>
 #include <cstdint>

@@ -1,5 +1,5 @@
 #pragma once
-// Parameter layout of SPEC §3: every parameter lives in one flat buffer, in name order
+// Parameter layout of docs/spec.md §3: every parameter lives in one flat buffer, in name order
 // (weights.0 … weights.{2D-1}, head.weight, head.bias). Backends keep parameters, gradients
 // and momentum each as one buffer with this layout, so one offset table serves all three.
 #include <cstddef>

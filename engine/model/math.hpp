@@ -1,5 +1,5 @@
 #pragma once
-// The per-row math of SPEC §2-§5, written once for every backend: host code calls it directly,
+// The per-row math of docs/spec.md §2-§5, written once for every backend: host code calls it directly,
 // CUDA kernels call the same functions (RG_HD marks them __host__ __device__ under nvcc).
 // Dot products run in index order and nothing here fuses multiply-adds on the host
 // (the build uses -ffp-contract=off), so the CPU reference is reproducible anywhere.
@@ -28,7 +28,7 @@ RG_HD T relu_mask(T x) {
     return x > T(0) ? T(1) : T(0);
 }
 
-// SPEC §2 for one pixel: v = 4x - 0.5 (multiply, then subtract) in the engine's precision T — for
+// docs/spec.md §2 for one pixel: v = 4x - 0.5 (multiply, then subtract) in the engine's precision T — for
 // float32 exactly the published rounding. x*4 is exact, so a compiler that fuses the two into one
 // fma (nvcc does in device code) gives the same bits.
 template <typename T>
@@ -37,7 +37,7 @@ RG_HD T lift_pixel(float x) {
     return scaled - T(0.5);
 }
 
-// SPEC §2: every pixel lifted, then the appended zero.
+// docs/spec.md §2: every pixel lifted, then the appended zero.
 template <typename T>
 RG_HD void lift_row(const float* pixels, T* row) {
     for (int i = 0; i < kPixels; ++i) row[i] = lift_pixel<T>(pixels[i]);

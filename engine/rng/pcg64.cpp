@@ -1,4 +1,4 @@
-// numpy's SeedSequence → PCG64 → Generator.permutation, following SPEC §6a.
+// numpy's SeedSequence → PCG64 → Generator.permutation, following docs/spec.md §6a.
 #include "engine/rng/pcg64.hpp"
 
 #include <string>

@@ -1,7 +1,7 @@
 #pragma once
 // numpy's Generator(PCG64(seed)) as far as revgraph uses it: SeedSequence seeding, the PCG64
 // XSL-RR generator with numpy's buffered 32-bit draws, and Generator.permutation (Fisher-Yates
-// with masked rejection sampling). Reproduces numpy's integers bit for bit (SPEC §6a).
+// with masked rejection sampling). Reproduces numpy's integers bit for bit (docs/spec.md §6a).
 #include <array>
 #include <cstdint>
 #include <vector>

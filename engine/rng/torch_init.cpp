@@ -1,4 +1,4 @@
-// PyTorch's CPU random streams, reproduced bit for bit (SPEC §6, §6a).
+// PyTorch's CPU random streams, reproduced bit for bit (docs/spec.md §6, §6a).
 #include "engine/rng/torch_init.hpp"
 
 #include <bit>
@@ -197,7 +197,7 @@ void torch_uniform(Mt19937& gen, float* data, std::size_t n, double from, double
     if (!std::isfinite(range)) throw Error("uniform_: range too large for float32");
     for (std::size_t i = 0; i < n; ++i) {
         // u*range + from rounded once (torch's AVX2 build fuses it); u*range is exact in float's
-        // 24x24 bits, so this equals SPEC's double formula wherever that rounds only once.
+        // 24x24 bits, so this equals the double formula of docs/spec.md §6a wherever that rounds only once.
         data[i] = std::fma(torch_uniform01(gen), range, from_f);
     }
 }

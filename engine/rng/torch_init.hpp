@@ -1,5 +1,5 @@
 #pragma once
-// PyTorch's CPU random streams as the published learner used them (SPEC §6): mt19937 seeded by
+// PyTorch's CPU random streams as the published learner used them (docs/spec.md §6): mt19937 seeded by
 // torch.manual_seed, float32 uniform_ and the AVX2 normal_ path (Box-Muller in blocks of 16 with
 // the Cephes log/sincos approximations), and nn.Linear's default init.
 #include <cstddef>

@@ -1,5 +1,5 @@
 #pragma once
-// SPEC §8's CPU numerical validation: the reconstructing backward against the storing one on
+// docs/spec.md §8's CPU numerical validation: the reconstructing backward against the storing one on
 // identical weights, plus the inverse, for one dtype and depth. `revgraph validate` reports these
 // and the tests assert them.
 #include <cstddef>

@@ -1,5 +1,5 @@
 #pragma once
-// SPEC §8's GPU block, for any GPU backend behind the Backend interface (default "cuda"):
+// docs/spec.md §8's GPU block, for any GPU backend behind the Backend interface (default "cuda"):
 //  - gpu_replay_case: depth 1 or 2, seed 781, 19 train / 7 query synthetic images, 2 epochs,
 //    batch 8. After every eager step, every gradient, parameter and momentum value against the
 //    float64 reference trainer (atol 2e-5 / rtol 3e-3), one check per named tensor and quantity;
@@ -27,7 +27,7 @@ inline constexpr double kGpuRtol = 3e-3;
 // data::synthetic_task's images and train labels (its query labels dropped: a learner never sees them).
 TaskInputs synthetic_inputs(std::int64_t train_count, std::int64_t test_count, std::uint64_t seed);
 
-// SPEC §8's small replay configuration at `depth`: seed 781, 2 epochs, batch 8, rev88 otherwise.
+// docs/spec.md §8's small replay configuration at `depth`: seed 781, 2 epochs, batch 8, rev88 otherwise.
 TaskConfig gpu_replay_config(int depth);
 
 // `tolerance_scale` < 1 holds the backend to that fraction of the tolerance (the CPU suite runs the

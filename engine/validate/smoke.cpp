@@ -77,7 +77,7 @@ json cpu_numerical_validation() {
 }
 
 json api_cli_smoke(const std::string& self, const std::string& backend) {
-    TaskConfig config;  // rev88 with SPEC §8's smoke sizes
+    TaskConfig config;  // rev88 with docs/spec.md §8's smoke sizes
     config.batch_size = 8;
     const auto synthetic = data::synthetic_task(19, 7, 20260914);
     const TaskInputs inputs{synthetic.train_images, synthetic.train_labels, synthetic.test_images};

@@ -1,4 +1,4 @@
-"""revgraph: train SPEC's reversible MLP on 9x9 digits and predict, from Python.
+"""revgraph: train the reversible MLP of docs/spec.md on 9x9 digits and predict, from Python.
 
     import revgraph
     result = revgraph.fit_predict(train_images, train_labels, test_images, epochs=2)

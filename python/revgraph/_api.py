@@ -28,7 +28,7 @@ class Result:
 
     predictions: int64 (Q,); scores: float32 (Q, 10); state: every parameter by name and
     velocity.<name> (float32), as --state writes them; metadata: RESULT.json's keys and values
-    (SPEC §7: config, hashes, counts, times, device, backend); run_seconds: the engine's own time
+    (docs/spec.md §7: config, hashes, counts, times, device, backend); run_seconds: the engine's own time
     for the run (device time on a GPU, wall time on the CPU).
     """
 
@@ -98,7 +98,7 @@ class Task:
     def run(self, *, metadata=True):
         """Reset from the seed, train every epoch, predict: a Result. The GIL is released meanwhile.
 
-        metadata=False skips SPEC §7's hashes (Result.metadata is then None): for callers that
+        metadata=False skips docs/spec.md §7's hashes (Result.metadata is then None): for callers that
         run a task many times and only want the predictions, scores or state.
         """
         return Result(self._task.run(metadata))

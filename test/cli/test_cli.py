@@ -9,10 +9,10 @@ What is checked:
   --set values, usage mistakes): exit 1 (bad data/config) or 2 (usage), exactly one stderr line
   `revgraph: error: ...` naming the problem, nothing on stdout, and no output file created or,
   where one existed from an earlier good run, left byte-identical;
-- good runs: SPEC §7 metadata whose hashes numpy recomputes from the files, the state archive,
+- good runs: docs/spec.md §7 metadata whose hashes numpy recomputes from the files, the state archive,
   byte-identical repeats, progress lines, --config/--set order, the published seed-11 hashes,
   the embedded default, and agreement with the engine API (cli_api_run);
-- `data mnist` on fake IDX files against a numpy transcription of SPEC §9; `qualify` (which must
+- `data mnist` on fake IDX files against a numpy transcription of docs/spec.md §9; `qualify` (which must
   say the fake files are not the official MNIST ones, with hashlib's md5/sha256); `validate`;
 - the command line: --help for every command, the nearest real option for a mistyped one, the
   valid config keys for an unknown one, 2.0 for an integer key, --device/--pdl refused on CPU;
@@ -865,7 +865,7 @@ class RunGood(CliTestCase):
 
     def test_published_seed_11_hashes(self):
         """Permutations and initial parameters depend only on seed and N: any 19-example task
-        with seed 11 has the published learner's hashes (SPEC §8 smoke, seed report)."""
+        with seed 11 has the published learner's hashes (docs/spec.md §8 smoke, seed report)."""
         with open(os.path.join(VECTORS, "validation-report.json")) as f:
             published = json.load(f)["api_cli_smoke"]["metadata"]
         _, result, _ = self.run_to("seed11", "--input", self.stored, "--set", "batch_size=8")

@@ -50,7 +50,7 @@ TEST_CASE("fast: every step matches the double-precision reference trainer, on e
     // Batches: full and short last batches, tails that are not a whole SIMD vector, batch > N.
     const Case cases[] = {
         {19, 7, 8, 1, 1e-3},   // 8, 8, 3
-        {19, 7, 8, 2, 0.0},    // SPEC's smoke shape
+        {19, 7, 8, 2, 0.0},    // docs/spec.md §8's smoke shape
         {19, 7, 8, 3, 0.0},
         {19, 7, 32, 2, 0.0},   // batch_size > N: one batch of 19
         {45, 9, 13, 2, 0.0},   // 13, 13, 13, 6

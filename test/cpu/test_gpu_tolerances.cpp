@@ -1,5 +1,5 @@
 // The GPU suite's tolerances, held against float32 itself: every check test/cuda/test_gpu.cpp
-// makes of a GPU backend against the float64 reference (SPEC §8's replay case, the PyTorch traces
+// makes of a GPU backend against the float64 reference (docs/spec.md §8's replay case, the PyTorch traces
 // step by step, odd shapes, parameters past shared memory) is made here of the float32 CPU
 // backends, with a 4x margin (each value within a quarter of the tolerance). float32 summed in the
 // reference's order (cpu-reference) and in 16 partial sums (cpu, as a GPU reorders sums) passing
@@ -34,7 +34,7 @@ struct Worst {
 
 }  // namespace
 
-TEST_CASE("GPU tolerances: float32 CPU backends pass SPEC §8's replay case within a quarter of the tolerance") {
+TEST_CASE("GPU tolerances: float32 CPU backends pass docs/spec.md §8's replay case within a quarter of the tolerance") {
     for (const std::string backend : kCpuBackends)
         for (int depth : {1, 2}) {
             CAPTURE(backend);

@@ -1,4 +1,4 @@
-// SPEC §8's CPU block: reconstructing vs storing backward, inverse, kept activation memory.
+// docs/spec.md §8's CPU block: reconstructing vs storing backward, inverse, kept activation memory.
 #include <doctest/doctest.h>
 
 #include <cmath>

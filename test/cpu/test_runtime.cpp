@@ -1,5 +1,5 @@
 // The process-wide GPU options (engine/runtime_options.hpp): free to change until the GPU is
-// initialised, fixed afterwards (SPEC §8's "late initialisation rejected"). Host-only rules, so
+// initialised, fixed afterwards (docs/spec.md §8's "late initialisation rejected"). Host-only rules, so
 // they are tested here; test/cuda/test_gpu.cpp checks that a real first GPU task fixes them.
 #include <doctest/doctest.h>
 

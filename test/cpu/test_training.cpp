@@ -1,5 +1,5 @@
-// A full training run of the reference engine (SPEC §5) against a straightforward
-// double-precision loop written here from the SPEC formulas, step by step.
+// A full training run of the reference engine (docs/spec.md §5) against a straightforward
+// double-precision loop written here from the formulas of docs/spec.md, step by step.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -19,7 +19,7 @@ namespace {
 
 
 TaskConfig smoke_config() {
-    TaskConfig c;  // SPEC §8's API/CLI smoke: depth 2, seed 11, 2 epochs, batch 8
+    TaskConfig c;  // docs/spec.md §8's API/CLI smoke: depth 2, seed 11, 2 epochs, batch 8
     c.batch_size = 8;
     return c;
 }

@@ -1,4 +1,4 @@
-// gpu_validation [--replays N] [--backend cuda|cuda-fused] [--pdl] [--output FILE]: SPEC §8's GPU replay
+// gpu_validation [--replays N] [--backend cuda|cuda-fused] [--pdl] [--output FILE]: docs/spec.md §8's GPU replay
 // validation on its own, as JSON (validate::gpu_validation), for tools/gpu-check and for anyone on a
 // GPU machine. Exit status 0 when it passed, 1 when it failed, 77 when there is no usable GPU.
 #include <cstdio>

@@ -1,5 +1,5 @@
 // Both CUDA backends on a real GPU (`cuda`: cuBLASLt products; `cuda-fused`: two kernels a step):
-// SPEC §8's step-by-step comparison with the float64 reference, graph replays byte-identical (within
+// docs/spec.md §8's step-by-step comparison with the float64 reference, graph replays byte-identical (within
 // one prepared task and across two), the one retained core state, late configuration of the
 // cuBLASLt workspace refused. Skipped (exit 77) without a GPU.
 #include <doctest/doctest.h>
@@ -123,7 +123,7 @@ TEST_CASE("cuda: one B x 82 float state is kept from forward to backward") {
         }
 }
 
-TEST_CASE("cuda: every step matches the float64 reference (SPEC §8 GPU replay)") {
+TEST_CASE("cuda: every step matches the float64 reference (docs/spec.md §8 GPU replay)") {
     for (const std::string backend : kBackends)
         for (int depth : {1, 2}) {
             CAPTURE(backend);
@@ -210,7 +210,7 @@ TEST_CASE("cuda-fused: parameters in shared memory where they fit, in global mem
     CHECK(predictions_agree(s.predictions, ref));
 }
 
-TEST_CASE("cuda: both backends follow the committed PyTorch traces step by step (SPEC §8, against PyTorch)") {
+TEST_CASE("cuda: both backends follow the committed PyTorch traces step by step (docs/spec.md §8, against PyTorch)") {
     // test/vectors/TORCH_VECTORS.md: the same-spec PyTorch learner on the 19/7 task, every
     // gradient, parameter and momentum value after each of the 6 steps, then scores/predictions.
     const char* root = std::getenv("REVGRAPH_SOURCE_ROOT");

@@ -3,7 +3,7 @@
 
     /usr/bin/python3 test/data/make_vectors.py      (numpy; made with Debian's numpy 1.24)
 
-- resize: SPEC §9 box-area 28 -> 9 computed the plain numpy way (A from floating-point interval
+- resize: docs/spec.md §9 box-area 28 -> 9 computed the plain numpy way (A from floating-point interval
   overlaps, y = A @ x @ A.T in float64 by numpy's matmul, clip, float32) for a few embedded
   digits and two synthetic images, plus the float64 sum of all 10,000 resized embedded digits.
 - permutations: Generator(PCG64(seed)).permutation(n) for the draws: the first 20 indices and

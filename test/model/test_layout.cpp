@@ -5,7 +5,7 @@
 
 using revgraph::model::Layout;
 
-TEST_CASE("layout: parameter count and name order follow SPEC §3") {
+TEST_CASE("layout: parameter count and name order follow docs/spec.md §3") {
     const Layout two(2);
     CHECK(two.total() == 7554);  // the published parameter_count at depth 2
     REQUIRE(two.views().size() == 6);

@@ -81,7 +81,7 @@ void check_permutation_entries(const nlohmann::json& entries) {
 }
 }  // namespace
 
-TEST_CASE("pcg64: every entry of SPEC's pcg64_permutation.json") {
+TEST_CASE("pcg64: every entry of the published pcg64_permutation.json") {
     check_permutation_entries(load_vector("pcg64_permutation.json"));
 }
 

@@ -157,7 +157,7 @@ TEST_CASE("torch: torch_uniform01 is the low 24 bits over 2^24") {
     for (int i = 0; i < 100; ++i) CHECK(torch_uniform01(a) == static_cast<float>(b.next() & 0xFFFFFF) / 16777216.0f);
 }
 
-TEST_CASE("torch: every entry of SPEC's torch_init.json") {
+TEST_CASE("torch: every entry of the published torch_init.json") {
     const auto v = load_vector("torch_init.json");
     REQUIRE(v.size() >= 5);
     for (const auto& e : v) check_init(e);

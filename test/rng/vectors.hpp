@@ -1,5 +1,5 @@
 #pragma once
-// Loads a JSON test vector: test/vectors/<name> in the repository, else ../shared/vectors/<name>.
+// Loads a JSON test vector from test/vectors/<name>.
 #include <cstdlib>
 #include <filesystem>
 #include <fstream>
@@ -26,9 +26,7 @@ inline nlohmann::json read_json(const std::filesystem::path& path) {
 }
 
 inline nlohmann::json load_vector(const std::string& name) {
-    const auto local = source_root() / "test" / "vectors" / name;
-    if (std::filesystem::exists(local)) return read_json(local);
-    return read_json(source_root() / ".." / "shared" / "vectors" / name);
+    return read_json(source_root() / "test" / "vectors" / name);
 }
 
 template <typename T>

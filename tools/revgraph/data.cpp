@@ -1,5 +1,5 @@
 // revgraph data: make input archives — MNIST-medium draws from the official IDX files
-// (SPEC §9), or the embedded default task — with the query labels kept in a file of their own.
+// (docs/spec.md §9), or the embedded default task — with the query labels kept in a file of their own.
 #include <filesystem>
 #include <iostream>
 #include <memory>

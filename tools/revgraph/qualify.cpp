@@ -1,4 +1,4 @@
-// revgraph qualify: SPEC §9's protocol — 11 MNIST-medium draws, correct counts per draw, the
+// revgraph qualify: docs/spec.md §9's protocol — 11 MNIST-medium draws, correct counts per draw, the
 // total against the error band, and the per-draw floor 1.5 points below the band.
 #include <algorithm>
 #include <cmath>

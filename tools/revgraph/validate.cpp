@@ -1,5 +1,5 @@
 // revgraph validate: a validation report in the shape of the published learner's
-// (shared/seed/validation-report.json) for everything this machine can check; GPU sections are
+// (test/vectors/validation-report.json; its keys in docs/results.md) for everything this machine can check; GPU sections are
 // marked as not run where there is no GPU.
 #include <iostream>
 #include <memory>

@@ -1,5 +1,5 @@
 #pragma once
-// Normalise + lift (SPEC §2): raw train and query pixels to rows of 82 (81 values of float32
+// Normalise + lift (docs/spec.md §2): raw train and query pixels to rows of 82 (81 values of float32
 // x*4 - 0.5, then the appended 0), both sets in one launch: part of every timed run.
 #include "engine/cuda/ops/op.hpp"
 
