@@ -237,8 +237,7 @@ std::string EnergyReport::summary_line() const {
                   "energy: %s on %s: %d tasks (%d at once) in %.2f s, %.3f ms a task median; %.4f J/task net "
                   "of idle (%.4f J/task gross; idle %.1f W before, %.1f W after; %.1f W average)",
                   backend.c_str(), nvml_device.c_str(), tasks, concurrent_tasks, run_seconds, task_ms_median,
-                  joules_per_task,
-                  gross_joules_per_task, idle_watts_before, idle_watts_after, average_watts);
+                  joules_per_task, gross_joules_per_task, idle_watts_before, idle_watts_after, average_watts);
     o << buf;
     if (!reason.empty()) o << "; note: " << reason;
     return o.str();

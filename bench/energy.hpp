@@ -55,9 +55,9 @@ struct EnergySamples {
     std::vector<double> idle_after_watts;   // and after it
     std::uint64_t energy_start_mj = 0;
     std::uint64_t energy_end_mj = 0;
-    double run_seconds = 0;                  // wall time from the first counter read to the second
-    std::vector<double> task_seconds;        // each round's time (one task: its device time where available)
-    int tasks_per_round = 1;                 // tasks run at once in each round (run_together)
+    double run_seconds = 0;            // wall time from the first counter read to the second
+    std::vector<double> task_seconds;  // each round's time (one task: its device time where available)
+    int tasks_per_round = 1;           // tasks run at once in each round (run_together)
 };
 
 struct EnergyReport {

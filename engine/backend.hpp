@@ -21,16 +21,16 @@ namespace revgraph {
 struct PreparedInputs {
     const TaskInputs* inputs = nullptr;
     TaskConfig config;
-    std::vector<float> initial_parameters;              // flat, model::Layout order
-    rng::EpochOrders permutations;                       // one per epoch
+    std::vector<float> initial_parameters;  // flat, model::Layout order
+    rng::EpochOrders permutations;          // one per epoch
 };
 
 // A snapshot of a backend's state, copied to the host (outside any timed region).
 struct TaskState {
     std::vector<float> parameters;
     std::vector<float> velocity;
-    std::vector<float> gradients;          // of the most recent step
-    std::vector<float> scores;             // (Q,10), after predict()
+    std::vector<float> gradients;           // of the most recent step
+    std::vector<float> scores;              // (Q,10), after predict()
     std::vector<std::int64_t> predictions;  // (Q,)
 };
 

@@ -39,8 +39,9 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
 
 std::string backend_needs(const std::string& name) {
     const auto gpu = [](cuda::Path path) -> std::string {
-        return cuda::path_uses_cublaslt(path) ? "a CUDA build, an NVIDIA GPU and cuBLASLt (libcublasLt, loaded on first use)"
-                                              : "a CUDA build and an NVIDIA GPU (no cuBLASLt)";
+        return cuda::path_uses_cublaslt(path)
+                   ? "a CUDA build, an NVIDIA GPU and cuBLASLt (libcublasLt, loaded on first use)"
+                   : "a CUDA build and an NVIDIA GPU (no cuBLASLt)";
     };
     if (name == "cpu" || name == "cpu-reference") return "nothing beyond this build";
     if (name == "cuda") return gpu(cuda::Path::cublaslt);
@@ -64,8 +65,8 @@ std::vector<BackendAvailability> backend_availability() {
             // A GPU backend is built whenever some device exists; the one asked for must too.
             const int device = Runtime::options().device;
             if (a.backend != "cpu" && a.backend != "cpu-reference" && device >= cuda::device_count())
-                a.usable = false, a.reason = "backend: " + name + " requested but there is no CUDA device " +
-                                             std::to_string(device);
+                a.usable = false,
+                a.reason = "backend: " + name + " requested but there is no CUDA device " + std::to_string(device);
             // Only the cuBLASLt path ("cuda", and "auto" on a GPU) needs the library; a missing one
             // would otherwise surface at the first prepare(). cuda-fused never loads it.
             if (a.usable && a.backend == "cuda-graphs") {
@@ -73,9 +74,7 @@ std::vector<BackendAvailability> backend_availability() {
                 if (!problem.empty()) a.usable = false, a.reason = "cuBLASLt: " + problem;
             }
 #endif
-        } catch (const Error& e) {
-            a.reason = e.what();
-        }
+        } catch (const Error& e) { a.reason = e.what(); }
         out.push_back(std::move(a));
     }
     return out;
@@ -90,8 +89,10 @@ nlohmann::ordered_json backend_availability_json(const std::vector<BackendAvaila
         nlohmann::ordered_json b;
         b["requested"] = a.requested;
         b["usable"] = a.usable;
-        if (a.usable) b["backend"] = a.backend, b["device"] = a.device;
-        else b["reason"] = a.reason;
+        if (a.usable)
+            b["backend"] = a.backend, b["device"] = a.device;
+        else
+            b["reason"] = a.reason;
         b["needs"] = a.needs;
         j["backends"].push_back(std::move(b));
     }

@@ -89,7 +89,7 @@ int narrow_int(const std::string& key, std::int64_t v) {
 }  // namespace
 
 const std::vector<std::string>& TaskConfig::keys() {
-    static const std::vector<std::string> k = {"depth", "alpha", "seed", "epochs",
+    static const std::vector<std::string> k = {"depth",         "alpha",      "seed",     "epochs",
                                                "learning_rate", "batch_size", "momentum", "weight_decay"};
     return k;
 }
@@ -97,8 +97,8 @@ const std::vector<std::string>& TaskConfig::keys() {
 std::string TaskConfig::problem(const std::string& key) const {
     auto range = [&](int v, int lo, int hi) {
         return v >= lo && v <= hi ? std::string()
-                                  : "config: " + key + " must be in " + std::to_string(lo) + ".." +
-                                        std::to_string(hi) + ", got " + std::to_string(v);
+                                  : "config: " + key + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) +
+                                        ", got " + std::to_string(v);
     };
     // ok: the value is finite and `ok_range` holds; otherwise say what was expected and what came.
     auto real = [&](double v, bool ok_range, const char* expected) {
@@ -124,15 +124,24 @@ void TaskConfig::validate() const {
 }
 
 void TaskConfig::set(const std::string& key, const std::string& value) {
-    if (key == "depth") depth = narrow_int(key, parse_integer(key, value));
-    else if (key == "alpha") alpha = parse_real(key, value);
-    else if (key == "seed") seed = parse_unsigned(key, value);
-    else if (key == "epochs") epochs = narrow_int(key, parse_integer(key, value));
-    else if (key == "learning_rate") learning_rate = parse_real(key, value);
-    else if (key == "batch_size") batch_size = narrow_int(key, parse_integer(key, value));
-    else if (key == "momentum") momentum = parse_real(key, value);
-    else if (key == "weight_decay") weight_decay = parse_real(key, value);
-    else unknown_key(key);
+    if (key == "depth")
+        depth = narrow_int(key, parse_integer(key, value));
+    else if (key == "alpha")
+        alpha = parse_real(key, value);
+    else if (key == "seed")
+        seed = parse_unsigned(key, value);
+    else if (key == "epochs")
+        epochs = narrow_int(key, parse_integer(key, value));
+    else if (key == "learning_rate")
+        learning_rate = parse_real(key, value);
+    else if (key == "batch_size")
+        batch_size = narrow_int(key, parse_integer(key, value));
+    else if (key == "momentum")
+        momentum = parse_real(key, value);
+    else if (key == "weight_decay")
+        weight_decay = parse_real(key, value);
+    else
+        unknown_key(key);
 }
 
 nlohmann::ordered_json TaskConfig::to_json() const {
@@ -152,8 +161,7 @@ void TaskConfig::update_from_json(const nlohmann::json& object) {
     require(object.is_object(), "config: expected a JSON object");
     for (const auto& [key, value] : object.items()) {
         const bool integral_key = key == "depth" || key == "seed" || key == "epochs" || key == "batch_size";
-        const bool real_key = key == "alpha" || key == "learning_rate" || key == "momentum" ||
-                              key == "weight_decay";
+        const bool real_key = key == "alpha" || key == "learning_rate" || key == "momentum" || key == "weight_decay";
         if (!integral_key && !real_key) unknown_key(key);
         if (integral_key && value.is_number_float()) {
             // 2.0 is the integer 2 (a tool may write every number as a float); 2.5 is refused.
@@ -164,9 +172,12 @@ void TaskConfig::update_from_json(const nlohmann::json& object) {
                 seed = static_cast<std::uint64_t>(v);
             } else {
                 const auto n = narrow_int(key, static_cast<std::int64_t>(v));
-                if (key == "depth") depth = n;
-                else if (key == "epochs") epochs = n;
-                else batch_size = n;
+                if (key == "depth")
+                    depth = n;
+                else if (key == "epochs")
+                    epochs = n;
+                else
+                    batch_size = n;
             }
         } else if (integral_key) {
             require(value.is_number_integer(), "config: " + key + " must be an integer");
@@ -175,21 +186,28 @@ void TaskConfig::update_from_json(const nlohmann::json& object) {
                         "config: seed must be a non-negative integer");
                 seed = value.get<std::uint64_t>();
             } else {
-                const auto v = narrow_int(key, value.is_number_unsigned()
-                                                   ? static_cast<std::int64_t>(std::min<std::uint64_t>(
-                                                         value.get<std::uint64_t>(), 1ull << 40))
-                                                   : value.get<std::int64_t>());
-                if (key == "depth") depth = v;
-                else if (key == "epochs") epochs = v;
-                else batch_size = v;
+                const auto v =
+                    narrow_int(key, value.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                                                     value.get<std::uint64_t>(), 1ull << 40))
+                                                               : value.get<std::int64_t>());
+                if (key == "depth")
+                    depth = v;
+                else if (key == "epochs")
+                    epochs = v;
+                else
+                    batch_size = v;
             }
         } else {
             require(value.is_number(), "config: " + key + " must be a number");
             const double v = value.get<double>();
-            if (key == "alpha") alpha = v;
-            else if (key == "learning_rate") learning_rate = v;
-            else if (key == "momentum") momentum = v;
-            else weight_decay = v;
+            if (key == "alpha")
+                alpha = v;
+            else if (key == "learning_rate")
+                learning_rate = v;
+            else if (key == "momentum")
+                momentum = v;
+            else
+                weight_decay = v;
         }
     }
 }
@@ -200,9 +218,7 @@ std::vector<std::string> TaskConfig::update_from_json_text(std::string_view text
     nlohmann::json j;
     try {
         j = nlohmann::json::parse(text);
-    } catch (const nlohmann::json::exception&) {
-        throw Error("config: not valid JSON");
-    }
+    } catch (const nlohmann::json::exception&) { throw Error("config: not valid JSON"); }
     update_from_json(j);
     std::vector<std::string> set;
     for (const auto& item : j.items()) set.push_back(item.key());

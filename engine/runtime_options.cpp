@@ -23,8 +23,8 @@ void Runtime::configure(const RuntimeOptions& options) {
     std::lock_guard lock(mutex);
     check(options);
     if (is_initialized && !(options == current))
-        throw Error("runtime: the GPU is already initialised with device " + std::to_string(current.device) +
-                    ", a " + std::to_string(current.cublaslt_workspace_bytes) + "-byte cuBLASLt workspace and " +
+        throw Error("runtime: the GPU is already initialised with device " + std::to_string(current.device) + ", a " +
+                    std::to_string(current.cublaslt_workspace_bytes) + "-byte cuBLASLt workspace and " +
                     (current.programmatic_launch ? "programmatic launch on" : "programmatic launch off") +
                     "; set them before the first GPU task");
     current = options;

@@ -94,7 +94,8 @@ void PreparedTask::run(const Backend::EpochHook& after_epoch) {
 }
 
 double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsigned threads) {
-    if (std::find(tasks.begin(), tasks.end(), nullptr) != tasks.end()) throw Error("task: run_together() of a null task");
+    if (std::find(tasks.begin(), tasks.end(), nullptr) != tasks.end())
+        throw Error("task: run_together() of a null task");
     if (std::set<PreparedTask*>(tasks.begin(), tasks.end()).size() != tasks.size())
         throw Error("task: run_together() of a task listed twice (it would race with itself)");
     std::vector<PreparedTask*> queued, threaded;
@@ -124,9 +125,7 @@ double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsig
                     threaded[k]->backend_->run(threaded[k]->config_.epochs);
                     threaded[k]->backend_->synchronize();
                     wall[k] = seconds_since(t0);
-                } catch (...) {
-                    errors[k] = std::current_exception();
-                }
+                } catch (...) { errors[k] = std::current_exception(); }
             }
         };
         std::vector<std::jthread> pool;  // joined on the way out, also when one fails to start

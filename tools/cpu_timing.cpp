@@ -38,10 +38,14 @@ int main(int argc, char** argv) {
             }
             return std::atoi(argv[++i]);
         };
-        if (a == "--train") n = value();
-        else if (a == "--test") q = value();
-        else if (a == "--repeat") repeat = value();
-        else backends.push_back(a);
+        if (a == "--train")
+            n = value();
+        else if (a == "--test")
+            q = value();
+        else if (a == "--repeat")
+            repeat = value();
+        else
+            backends.push_back(a);
     }
     if (backends.empty()) backends = {"cpu", "cpu-reference"};
     if (n < 1 || q < 1 || repeat < 1) {
@@ -64,11 +68,11 @@ int main(int argc, char** argv) {
             std::unique_ptr<Backend> backend;
             if (name.rfind("cpu/", 0) == 0) {
                 const std::string isa = name.substr(4);
-                auto pick = isa == "avx512" ? cpu::fast::Isa::avx512
-                            : isa == "avx2" ? cpu::fast::Isa::avx2
-                            : isa == "portable" ? cpu::fast::Isa::portable
+                auto pick = isa == "avx512"         ? cpu::fast::Isa::avx512
+                            : isa == "avx2"         ? cpu::fast::Isa::avx2
+                            : isa == "portable"     ? cpu::fast::Isa::portable
                             : isa == "portable+fma" ? cpu::fast::Isa::portable_fma
-                                                : throw Error("unknown kernel set '" + isa + "'");
+                                                    : throw Error("unknown kernel set '" + isa + "'");
                 backend = std::make_unique<cpu::FastBackend>(pick);
             } else {
                 backend = make_backend(name);

@@ -39,7 +39,9 @@ struct Simd {
     static V bcast(const float* p) { return _mm256_broadcast_ss(p); }
     static V load(const float* p) { return _mm256_loadu_ps(p); }
     static void store(float* p, V v) { _mm256_storeu_ps(p, v); }
-    static __m256i lanes(int n) { return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7)); }
+    static __m256i lanes(int n) {
+        return _mm256_cmpgt_epi32(_mm256_set1_epi32(n), _mm256_setr_epi32(0, 1, 2, 3, 4, 5, 6, 7));
+    }
     static V loadn(const float* p, int n) { return _mm256_maskload_ps(p, lanes(n)); }
     static void storen(float* p, V v, int n) { _mm256_maskstore_ps(p, lanes(n), v); }
     static V fmadd(V a, V b, V c) { return _mm256_fmadd_ps(a, b, c); }

@@ -51,7 +51,9 @@ struct Simd {
     static V div(V a, V b) { return _mm512_div_ps(a, b); }
     static V max(V a, V b) { return _mm512_max_ps(a, b); }
     static V relu(V v) { return _mm512_max_ps(v, _mm512_setzero_ps()); }
-    static V pos_select(V m, V v) { return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(m, _mm512_setzero_ps(), _CMP_GT_OQ), v); }
+    static V pos_select(V m, V v) {
+        return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(m, _mm512_setzero_ps(), _CMP_GT_OQ), v);
+    }
     static V onehot(V lab, float j) {
         return _mm512_maskz_mov_ps(_mm512_cmp_ps_mask(lab, _mm512_set1_ps(j), _CMP_EQ_OQ), _mm512_set1_ps(1.0f));
     }
@@ -73,11 +75,13 @@ struct Simd {
         V s2[8], s4[4], s8[2];
         // Pairs: each 128-bit lane holds partial sums of v[2i] (positions 0, 2) and v[2i+1] (1, 3).
         for (int i = 0; i < 8; ++i)
-            s2[i] = _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
+            s2[i] =
+                _mm512_add_ps(_mm512_unpacklo_ps(v[2 * i], v[2 * i + 1]), _mm512_unpackhi_ps(v[2 * i], v[2 * i + 1]));
         // Quads: 128-bit lane L holds [v4i, v4i+1, v4i+2, v4i+3] partial sums of their lane L.
         for (int i = 0; i < 4; ++i) {
             const __m512d a = _mm512_castps_pd(s2[2 * i]), b = _mm512_castps_pd(s2[2 * i + 1]);
-            s4[i] = _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
+            s4[i] =
+                _mm512_add_ps(_mm512_castpd_ps(_mm512_unpacklo_pd(a, b)), _mm512_castpd_ps(_mm512_unpackhi_pd(a, b)));
         }
         // Add the four 128-bit lanes together, two levels of lane shuffles.
         for (int i = 0; i < 2; ++i)

@@ -55,7 +55,8 @@ void FastBackend::prepare(const PreparedInputs& prepared) {
     if (in == nullptr) throw Error("cpu: no inputs");
     c.validate();
     const model::Layout layout(c.depth);
-    if (prepared.initial_parameters.size() != layout.total()) throw Error("cpu: initial parameters have the wrong size");
+    if (prepared.initial_parameters.size() != layout.total())
+        throw Error("cpu: initial parameters have the wrong size");
     if (static_cast<int>(prepared.permutations.size()) < c.epochs) throw Error("cpu: too few epoch permutations");
     const std::int64_t n = in->train_count(), q = in->test_count();
     // Each order's length is checked as it is drawn (step/epoch): drawing them all here would
@@ -143,7 +144,8 @@ int FastBackend::batches_per_epoch() const {
 }
 
 int FastBackend::batch_rows(int b) const {
-    return static_cast<int>(std::min<std::int64_t>(batch_size_, ws_.train_count - static_cast<std::int64_t>(b) * batch_size_));
+    return static_cast<int>(
+        std::min<std::int64_t>(batch_size_, ws_.train_count - static_cast<std::int64_t>(b) * batch_size_));
 }
 
 void FastBackend::step(int e, int b) {
@@ -164,7 +166,8 @@ void FastBackend::epoch(int e) {
 
 const std::int64_t* FastBackend::epoch_order(int e) {
     const auto& order = permutations_[static_cast<std::size_t>(e)];
-    if (static_cast<std::int64_t>(order.size()) != ws_.train_count) throw Error("cpu: a permutation has the wrong length");
+    if (static_cast<std::int64_t>(order.size()) != ws_.train_count)
+        throw Error("cpu: a permutation has the wrong length");
     return order.data();
 }
 

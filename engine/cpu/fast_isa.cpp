@@ -9,26 +9,25 @@ namespace revgraph::cpu::fast {
 
 const char* isa_name(Isa isa) {
     switch (isa) {
-    case Isa::portable: return "portable";
-    case Isa::portable_fma: return "portable+fma";
-    case Isa::avx2: return "avx2+fma";
-    case Isa::avx512: return "avx512";
+        case Isa::portable: return "portable";
+        case Isa::portable_fma: return "portable+fma";
+        case Isa::avx2: return "avx2+fma";
+        case Isa::avx512: return "avx512";
     }
     return "?";
 }
 
 bool isa_supported(Isa isa) {
     switch (isa) {
-    case Isa::portable: return true;
-    case Isa::portable_fma: return ops_portable_fma() != nullptr;  // std::fma is exact even in software
+        case Isa::portable: return true;
+        case Isa::portable_fma: return ops_portable_fma() != nullptr;  // std::fma is exact even in software
 #if (defined(__x86_64__) || defined(__i386__)) && (defined(__GNUC__) || defined(__clang__))
-    case Isa::avx2:
-        return ops_avx2() != nullptr && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
-    case Isa::avx512:
-        return ops_avx512() != nullptr && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") &&
-               __builtin_cpu_supports("fma");
+        case Isa::avx2: return ops_avx2() != nullptr && __builtin_cpu_supports("avx2") && __builtin_cpu_supports("fma");
+        case Isa::avx512:
+            return ops_avx512() != nullptr && __builtin_cpu_supports("avx512f") && __builtin_cpu_supports("avx2") &&
+                   __builtin_cpu_supports("fma");
 #else
-    default: return false;
+        default: return false;
 #endif
     }
     return false;
@@ -61,12 +60,13 @@ Isa best_isa() {
 }
 
 const Ops& ops(Isa isa) {
-    if (!isa_supported(isa)) throw Error(std::string("cpu: the ") + isa_name(isa) + " kernels cannot run on this processor");
+    if (!isa_supported(isa))
+        throw Error(std::string("cpu: the ") + isa_name(isa) + " kernels cannot run on this processor");
     switch (isa) {
-    case Isa::avx512: return *ops_avx512();
-    case Isa::avx2: return *ops_avx2();
-    case Isa::portable_fma: return *ops_portable_fma();
-    default: return *ops_portable();
+        case Isa::avx512: return *ops_avx512();
+        case Isa::avx2: return *ops_avx2();
+        case Isa::portable_fma: return *ops_portable_fma();
+        default: return *ops_portable();
     }
 }
 

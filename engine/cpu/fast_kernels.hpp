@@ -42,10 +42,10 @@ struct Workspace {
     // Inputs: raw pixels and labels, and the lifted training rows made by normalize() (query
     // pixels are lifted by predict() as it loads each chunk: they are read only once).
     std::int64_t train_count = 0, test_count = 0;
-    const float* train_pixels = nullptr;       // N x 81
+    const float* train_pixels = nullptr;         // N x 81
     const std::int64_t* train_labels = nullptr;  // N
-    const float* test_pixels = nullptr;        // Q x 81
-    float* train_rows = nullptr;  // N x 82, example-major (gathered by the permutation each step)
+    const float* test_pixels = nullptr;          // Q x 81
+    float* train_rows = nullptr;                 // N x 82, example-major (gathered by the permutation each step)
 
     // One training batch, feature-major with leading dimension ld = min(batch_size, N).
     int ld = 0;
@@ -59,11 +59,11 @@ struct Workspace {
 
     // Prediction runs over column chunks of width pld with its own scratch.
     int pld = 0;
-    float* pstate = nullptr;   // 82 x pld
-    float* prelu_l = nullptr;  // 41 x pld
-    float* prelu_r = nullptr;  // 41 x pld
-    float* pscores = nullptr;  // 10 x pld
-    float* out_scores = nullptr;            // Q x 10
+    float* pstate = nullptr;                  // 82 x pld
+    float* prelu_l = nullptr;                 // 41 x pld
+    float* prelu_r = nullptr;                 // 41 x pld
+    float* pscores = nullptr;                 // 10 x pld
+    float* out_scores = nullptr;              // Q x 10
     std::int64_t* out_predictions = nullptr;  // Q
 };
 

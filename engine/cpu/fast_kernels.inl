@@ -46,11 +46,11 @@ inline void store_part(float* p, V v, bool part, int n) {
 // Register block: MR rows x NR vectors of accumulators; a scalars are broadcast, x rows loaded
 // once per k and reused across the MR rows.
 enum Epilogue {
-    kAccum,       // y += s*acc
-    kAccumRelu,   // y += s*acc; relu_out = relu(y)        (coupling step, feeding the next one)
-    kAccumMask,   // y += s*(acc masked by mask > 0)       (input gradient through a relu)
-    kStoreBias,   // y = acc + bias[m]                     (head scores)
-    kStore,       // y = acc                               (head input gradient)
+    kAccum,      // y += s*acc
+    kAccumRelu,  // y += s*acc; relu_out = relu(y)        (coupling step, feeding the next one)
+    kAccumMask,  // y += s*(acc masked by mask > 0)       (input gradient through a relu)
+    kStoreBias,  // y = acc + bias[m]                     (head scores)
+    kStore,      // y = acc                               (head input gradient)
 };
 
 struct K1 {
@@ -74,9 +74,8 @@ template <int E, int MR, int NR, bool TAIL>
 inline void k1_block(const K1& g, int m0, std::ptrdiff_t c0, int tail) {
     V acc[MR][NR];
     RG_UNROLL
-    for (int m = 0; m < MR; ++m)
-        RG_UNROLL
-        for (int n = 0; n < NR; ++n) acc[m][n] = Simd::zero();
+    for (int m = 0; m < MR; ++m) RG_UNROLL
+    for (int n = 0; n < NR; ++n) acc[m][n] = Simd::zero();
     const float* ap = g.a + m0 * g.sam;
     const float* xp = g.x + c0;
     const std::ptrdiff_t sam = g.sam, sak = g.sak, ldx = g.ldx;
@@ -107,7 +106,8 @@ inline void k1_block(const K1& g, int m0, std::ptrdiff_t c0, int tail) {
             if constexpr (E == kStoreBias) {
                 v = Simd::add(v, Simd::set1(g.bias[row]));
             } else if constexpr (E != kStore) {
-                if constexpr (E == kAccumMask) v = Simd::pos_select(load_part(g.mask + row * g.ldm + col, part, tail), v);
+                if constexpr (E == kAccumMask)
+                    v = Simd::pos_select(load_part(g.mask + row * g.ldm + col, part, tail), v);
                 v = Simd::fmadd(v, s, load_part(yp, part, tail));
             }
             store_part(yp, v, part, tail);
@@ -181,11 +181,9 @@ template <int MR, int NR>
 inline void k2_block(const K2& a, int m0, int n0) {
     V acc[MR][NR][G];
     RG_UNROLL
-    for (int m = 0; m < MR; ++m)
-        RG_UNROLL
-        for (int n = 0; n < NR; ++n)
-            RG_UNROLL
-            for (int g = 0; g < G; ++g) acc[m][n][g] = Simd::zero();
+    for (int m = 0; m < MR; ++m) RG_UNROLL
+    for (int n = 0; n < NR; ++n) RG_UNROLL
+    for (int g = 0; g < G; ++g) acc[m][n][g] = Simd::zero();
     const float* gp = a.g + m0 * a.ldg;
     const float* pp = a.p + n0 * a.ldp;
     const int full = a.len / kLanes, tail = a.len % kLanes;
@@ -227,9 +225,8 @@ inline void k2_block(const K2& a, int m0, int n0) {
     constexpr int kGroups = (kAcc + kG - 1) / kG;
     V flat[kGroups * kG * G];
     RG_UNROLL
-    for (int i = 0; i < kGroups * kG; ++i)
-        RG_UNROLL
-        for (int g = 0; g < G; ++g) flat[i * G + g] = i < kAcc ? acc[i / NR][i % NR][g] : Simd::zero();
+    for (int i = 0; i < kGroups * kG; ++i) RG_UNROLL
+    for (int g = 0; g < G; ++g) flat[i * G + g] = i < kAcc ? acc[i / NR][i % NR][g] : Simd::zero();
     RG_UNROLL
     for (int gi = 0; gi < kGroups; ++gi) {
         float r[kG];
@@ -478,8 +475,8 @@ void step(Workspace& w, const std::int64_t* order, int rows) {
     // Head backward: weight and bias gradients, and the gradient of the final core state.
     k2(K2{w.dscores, ld, w.state, ld, rows, w.grads + w.head_weight_offset, kF, 1.0f}, kC, kF);
     row_sums(w.dscores, ld, kC, rows, w.grads + w.head_bias_offset);
-    const K1 hb{w.params + w.head_weight_offset, 1, kF, kC, w.dscores, ld, w.dstate, ld, 0.0f, nullptr, 0, nullptr,
-                0, nullptr};
+    const K1 hb{
+        w.params + w.head_weight_offset, 1, kF, kC, w.dscores, ld, w.dstate, ld, 0.0f, nullptr, 0, nullptr, 0, nullptr};
     k1<kStore>(hb, kF, rows);
 
     // Core backward by reconstruction (docs/spec.md §4), blocks in reverse. relu_l/relu_r are rebuilt

@@ -138,12 +138,10 @@ std::size_t Reference<T>::core_backward_storing(const T* params, const T* input,
 }
 
 template <typename T>
-BatchGradients<T> batch_gradients(const Reference<T>& ref, const std::vector<T>& params,
-                                  const std::vector<T>& input, const std::vector<std::int64_t>& labels,
-                                  BackwardMode mode) {
+BatchGradients<T> batch_gradients(const Reference<T>& ref, const std::vector<T>& params, const std::vector<T>& input,
+                                  const std::vector<std::int64_t>& labels, BackwardMode mode) {
     const int rows = static_cast<int>(labels.size());
-    if (rows < 1 || input.size() != static_cast<std::size_t>(rows) * kFeatures ||
-        params.size() != ref.layout().total())
+    if (rows < 1 || input.size() != static_cast<std::size_t>(rows) * kFeatures || params.size() != ref.layout().total())
         throw Error("reference: batch_gradients given mismatched sizes");
     BatchGradients<T> out;
     out.final_state = input;
@@ -158,15 +156,15 @@ BatchGradients<T> batch_gradients(const Reference<T>& ref, const std::vector<T>&
 
     out.params.assign(params.size(), T(0));
     out.input.assign(input.size(), T(0));
-    ref.head_backward(params.data(), out.final_state.data(), dscores.data(), rows, out.params.data(),
-                      out.input.data());
+    ref.head_backward(params.data(), out.final_state.data(), dscores.data(), rows, out.params.data(), out.input.data());
     if (mode == BackwardMode::reconstruct) {
         // The backward is handed exactly one buffer from the forward pass: the final state.
         std::vector<T> saved = out.final_state;
         out.saved_bytes = saved.size() * sizeof(T);
         ref.core_backward_reconstruct(params.data(), saved.data(), out.input.data(), rows, out.params.data());
     } else {
-        out.saved_bytes = ref.core_backward_storing(params.data(), input.data(), out.input.data(), rows, out.params.data());
+        out.saved_bytes =
+            ref.core_backward_storing(params.data(), input.data(), out.input.data(), rows, out.params.data());
     }
     return out;
 }

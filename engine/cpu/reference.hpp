@@ -25,8 +25,7 @@ public:
     // scores (rows x 10) = state Wᵀ + b.
     void head_forward(const T* params, const T* state, int rows, T* scores) const;
     // Adds head.weight/head.bias gradients into `grads`; writes dstate = dscores W.
-    void head_backward(const T* params, const T* state, const T* dscores, int rows, T* grads,
-                       T* dstate) const;
+    void head_backward(const T* params, const T* state, const T* dscores, int rows, T* grads, T* dstate) const;
 
     // docs/spec.md §4, the point of the engine: `state` holds the final core state, the only thing kept
     // from the forward pass; it is rebuilt in place back to the core input while the branch
@@ -53,20 +52,19 @@ private:
 // Loss and gradients of one batch, for the numerical validation of docs/spec.md §8.
 template <typename T>
 struct BatchGradients {
-    T loss = 0;                  // mean cross-entropy
-    std::vector<T> scores;       // rows x 10
-    std::vector<T> params;       // gradient of every parameter, flat in layout order
-    std::vector<T> input;        // gradient of the rows x 82 core input
-    std::vector<T> final_state;  // rows x 82 core output
-    std::size_t saved_bytes = 0; // core activations kept for the backward, from the real buffers
+    T loss = 0;                   // mean cross-entropy
+    std::vector<T> scores;        // rows x 10
+    std::vector<T> params;        // gradient of every parameter, flat in layout order
+    std::vector<T> input;         // gradient of the rows x 82 core input
+    std::vector<T> final_state;   // rows x 82 core output
+    std::size_t saved_bytes = 0;  // core activations kept for the backward, from the real buffers
 };
 
 enum class BackwardMode { reconstruct, storing };
 
 template <typename T>
-BatchGradients<T> batch_gradients(const Reference<T>& ref, const std::vector<T>& params,
-                                  const std::vector<T>& input, const std::vector<std::int64_t>& labels,
-                                  BackwardMode mode);
+BatchGradients<T> batch_gradients(const Reference<T>& ref, const std::vector<T>& params, const std::vector<T>& input,
+                                  const std::vector<std::int64_t>& labels, BackwardMode mode);
 
 extern template class Reference<float>;
 extern template class Reference<double>;

@@ -21,7 +21,8 @@ Trainer<T>::Trainer(const PreparedInputs& prepared)
     if (inputs_ == nullptr) throw Error("trainer: no inputs");
     if (initial_.size() != ref_.layout().total()) throw Error("trainer: initial parameters have the wrong size");
     if (static_cast<int>(permutations_.size()) < config_.epochs) throw Error("trainer: too few epoch permutations");
-    const std::size_t batch = static_cast<std::size_t>(std::min<std::int64_t>(config_.batch_size, inputs_->train_count()));
+    const std::size_t batch =
+        static_cast<std::size_t>(std::min<std::int64_t>(config_.batch_size, inputs_->train_count()));
     params_.resize(initial_.size());
     grads_.resize(initial_.size());
     velocity_.resize(initial_.size());
@@ -46,7 +47,8 @@ int Trainer<T>::batches_per_epoch() const {
 template <typename T>
 int Trainer<T>::batch_rows(int b) const {
     const std::int64_t n = inputs_->train_count();
-    return static_cast<int>(std::min<std::int64_t>(config_.batch_size, n - static_cast<std::int64_t>(b) * config_.batch_size));
+    return static_cast<int>(
+        std::min<std::int64_t>(config_.batch_size, n - static_cast<std::int64_t>(b) * config_.batch_size));
 }
 
 template <typename T>
@@ -79,7 +81,8 @@ void Trainer<T>::step(int e, int b) {
     ref_.head_forward(params_.data(), saved_state_.data(), rows, scores_batch_.data());
     T loss = 0;
     for (int r = 0; r < rows; ++r)
-        loss += model::softmax_xent_grad_row(&scores_batch_[r * kClasses], labels_batch_[r], rows, &dscores_[r * kClasses]);
+        loss +=
+            model::softmax_xent_grad_row(&scores_batch_[r * kClasses], labels_batch_[r], rows, &dscores_[r * kClasses]);
     last_loss_ = loss / static_cast<T>(rows);
     // Backward: gradients from zero each step.
     std::fill(grads_.begin(), grads_.end(), T(0));
@@ -87,7 +90,8 @@ void Trainer<T>::step(int e, int b) {
     ref_.core_backward_reconstruct(params_.data(), saved_state_.data(), dstate_.data(), rows, grads_.data());
     const T lr = static_cast<T>(config_.learning_rate), mom = static_cast<T>(config_.momentum),
             wd = static_cast<T>(config_.weight_decay);
-    for (std::size_t i = 0; i < params_.size(); ++i) model::sgd_update(params_[i], velocity_[i], grads_[i], lr, mom, wd);
+    for (std::size_t i = 0; i < params_.size(); ++i)
+        model::sgd_update(params_[i], velocity_[i], grads_[i], lr, mom, wd);
 }
 
 template <typename T>

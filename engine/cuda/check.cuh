@@ -15,22 +15,21 @@ namespace revgraph::cuda {
                 std::to_string(line) + ")");
 }
 [[noreturn]] inline void throw_cublas(cublasStatus_t s, const char* what, const char* file, int line) {
-    throw Error(std::string("cublasLt: ") + what + " failed with status " + std::to_string(static_cast<int>(s)) +
-                " (" + file + ":" + std::to_string(line) + ")");
+    throw Error(std::string("cublasLt: ") + what + " failed with status " + std::to_string(static_cast<int>(s)) + " (" +
+                file + ":" + std::to_string(line) + ")");
 }
 
 }  // namespace revgraph::cuda
 
-#define cudaCheck(call)                                                                         \
-    do {                                                                                        \
-        const cudaError_t revgraph_err_ = (call);                                               \
-        if (revgraph_err_ != cudaSuccess)                                                       \
-            ::revgraph::cuda::throw_cuda(revgraph_err_, #call, __FILE__, __LINE__);             \
+#define cudaCheck(call)                                                                                           \
+    do {                                                                                                          \
+        const cudaError_t revgraph_err_ = (call);                                                                 \
+        if (revgraph_err_ != cudaSuccess) ::revgraph::cuda::throw_cuda(revgraph_err_, #call, __FILE__, __LINE__); \
     } while (0)
 
-#define cublasCheck(call)                                                                       \
-    do {                                                                                        \
-        const cublasStatus_t revgraph_st_ = (call);                                             \
-        if (revgraph_st_ != CUBLAS_STATUS_SUCCESS)                                              \
-            ::revgraph::cuda::throw_cublas(revgraph_st_, #call, __FILE__, __LINE__);            \
+#define cublasCheck(call)                                                            \
+    do {                                                                             \
+        const cublasStatus_t revgraph_st_ = (call);                                  \
+        if (revgraph_st_ != CUBLAS_STATUS_SUCCESS)                                   \
+            ::revgraph::cuda::throw_cublas(revgraph_st_, #call, __FILE__, __LINE__); \
     } while (0)

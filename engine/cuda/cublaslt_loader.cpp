@@ -82,7 +82,7 @@ std::vector<std::string> cublaslt_candidates(const std::string& file, const std:
     namespace fs = std::filesystem;
     std::vector<std::string> out;
     if (!explicit_path.empty()) return {explicit_path};  // asked for: that file or nothing
-    out.push_back(file);                                  // the loader's own search
+    out.push_back(file);                                 // the loader's own search
     if (!cudart_dir.empty()) out.push_back((fs::path(cudart_dir) / file).string());
     for (const char* dir : {"/usr/local/cuda/lib64/", "/usr/local/cuda/targets/x86_64-linux/lib/"})
         out.push_back(dir + file);
@@ -112,31 +112,38 @@ std::string cublaslt_library_path() {
 }
 
 const std::vector<std::string>& cublaslt_entry_points() {
-    static const std::vector<std::string> names = {
-        "cublasLtCreate", "cublasLtDestroy", "cublasLtMatmul", "cublasLtMatmulAlgoCapGetAttribute",
-        "cublasLtMatmulAlgoConfigGetAttribute", "cublasLtMatmulAlgoGetHeuristic", "cublasLtMatmulDescCreate",
-        "cublasLtMatmulDescDestroy", "cublasLtMatmulDescSetAttribute", "cublasLtMatmulPreferenceCreate",
-        "cublasLtMatmulPreferenceDestroy", "cublasLtMatmulPreferenceSetAttribute", "cublasLtMatrixLayoutCreate",
-        "cublasLtMatrixLayoutDestroy", "cublasLtMatrixLayoutSetAttribute"};
+    static const std::vector<std::string> names = {"cublasLtCreate",
+                                                   "cublasLtDestroy",
+                                                   "cublasLtMatmul",
+                                                   "cublasLtMatmulAlgoCapGetAttribute",
+                                                   "cublasLtMatmulAlgoConfigGetAttribute",
+                                                   "cublasLtMatmulAlgoGetHeuristic",
+                                                   "cublasLtMatmulDescCreate",
+                                                   "cublasLtMatmulDescDestroy",
+                                                   "cublasLtMatmulDescSetAttribute",
+                                                   "cublasLtMatmulPreferenceCreate",
+                                                   "cublasLtMatmulPreferenceDestroy",
+                                                   "cublasLtMatmulPreferenceSetAttribute",
+                                                   "cublasLtMatrixLayoutCreate",
+                                                   "cublasLtMatrixLayoutDestroy",
+                                                   "cublasLtMatrixLayoutSetAttribute"};
     return names;
 }
 
 std::string cublaslt_load_problem() {
     try {
         for (const auto& name : cublaslt_entry_points()) (void)symbol(name.c_str());
-    } catch (const Error& e) {
-        return e.what();
-    }
+    } catch (const Error& e) { return e.what(); }
     return {};
 }
 
 }  // namespace revgraph::cuda
 
 // The forwarders: same names and signatures as cublasLt.h declares, resolved on first call.
-#define RG_FORWARD(name, params, args)                                                             \
-    extern "C" cublasStatus_t CUBLASWINAPI name params {                                           \
+#define RG_FORWARD(name, params, args)                                                               \
+    extern "C" cublasStatus_t CUBLASWINAPI name params {                                             \
         static const auto fn = reinterpret_cast<decltype(&name)>(revgraph::cuda::symbol_for(#name)); \
-        return fn args;                                                                            \
+        return fn args;                                                                              \
     }
 
 namespace revgraph::cuda {
@@ -151,7 +158,8 @@ RG_FORWARD(cublasLtMatmul,
             cublasLtMatrixLayout_t Adesc, const void* B, cublasLtMatrixLayout_t Bdesc, const void* beta, const void* C,
             cublasLtMatrixLayout_t Cdesc, void* D, cublasLtMatrixLayout_t Ddesc, const cublasLtMatmulAlgo_t* algo,
             void* workspace, size_t workspace_bytes, cudaStream_t stream),
-           (handle, desc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspace_bytes, stream))
+           (handle, desc, alpha, A, Adesc, B, Bdesc, beta, C, Cdesc, D, Ddesc, algo, workspace, workspace_bytes,
+            stream))
 RG_FORWARD(cublasLtMatmulAlgoCapGetAttribute,
            (const cublasLtMatmulAlgo_t* algo, cublasLtMatmulAlgoCapAttributes_t attr, void* buf, size_t size,
             size_t* written),

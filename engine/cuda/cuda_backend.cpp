@@ -121,13 +121,15 @@ struct CudaBackend::Impl {
         if (p.initial_parameters.size() != plan.elements(Buf::initial))
             throw Error("cuda: initial parameters have the wrong size");
         memory.upload(Buf::initial, p.initial_parameters.data(), plan.bytes(Buf::initial));
-        if (in.train_images.size() != plan.elements(Buf::train_raw) || in.test_images.size() != plan.elements(Buf::query_raw))
+        if (in.train_images.size() != plan.elements(Buf::train_raw) ||
+            in.test_images.size() != plan.elements(Buf::query_raw))
             throw Error("cuda: pixel arrays have the wrong size");
         memory.upload(Buf::train_raw, in.train_images.data(), plan.bytes(Buf::train_raw));
         memory.upload(Buf::query_raw, in.test_images.data(), plan.bytes(Buf::query_raw));
         std::vector<std::int32_t> labels(in.train_labels.begin(), in.train_labels.end());
         memory.upload(Buf::train_labels, labels.data(), plan.bytes(Buf::train_labels));
-        if (static_cast<int>(p.permutations.size()) < plan.config().epochs) throw Error("cuda: too few epoch permutations");
+        if (static_cast<int>(p.permutations.size()) < plan.config().epochs)
+            throw Error("cuda: too few epoch permutations");
         std::vector<std::int32_t> perms;
         perms.reserve(plan.elements(Buf::permutations));
         for (int e = 0; e < plan.config().epochs; ++e) {

@@ -3,8 +3,8 @@
 // `--backend cuda-fused`: the same graphs with each SGD step two fused kernels (engine/cuda/fused.hpp).
 // prepare() does everything that allocates or may fail: device state (parameters, gradients,
 // momentum, raw pixels, labels, every epoch's permutation; on the cuBLASLt path only, the cuBLASLt
-// handle and one workspace), algorithm choice, and the capture of the task's graphs. run() only launches graphs and records two events.
-// No CUDA headers here, so host code of any build may include it.
+// handle and one workspace), algorithm choice, and the capture of the task's graphs. run() only launches graphs and
+// records two events. No CUDA headers here, so host code of any build may include it.
 #include <memory>
 #include <optional>
 #include <string>
@@ -28,10 +28,10 @@ public:
     void prepare(const PreparedInputs& prepared) override;
     // Graph launches between two events; no host sync. after_epoch(e) runs once epoch e is enqueued.
     void run(int epochs, const EpochHook& after_epoch = nullptr) override;
-    void reset() override;           // the reset graph
-    void normalize() override;       // the normalize graph
-    void epoch(int e) override;      // epoch e's graph
-    void predict() override;         // the predict graph
+    void reset() override;             // the reset graph
+    void normalize() override;         // the normalize graph
+    void epoch(int e) override;        // epoch e's graph
+    void predict() override;           // the predict graph
     void step(int e, int b) override;  // eager: permutation e -> order, then step b's launches
     void synchronize() override;
 

@@ -20,7 +20,8 @@ public:
     ~DeviceBuffer() {
         if (ptr_ != nullptr) (void)cudaFree(ptr_);  // nothing sensible to do with an error here
     }
-    DeviceBuffer(DeviceBuffer&& o) noexcept : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
+    DeviceBuffer(DeviceBuffer&& o) noexcept
+        : ptr_(std::exchange(o.ptr_, nullptr)), bytes_(std::exchange(o.bytes_, 0)) {}
     DeviceBuffer& operator=(DeviceBuffer&& o) noexcept {
         if (this != &o) {
             if (ptr_ != nullptr) (void)cudaFree(ptr_);

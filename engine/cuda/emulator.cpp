@@ -54,7 +54,9 @@ struct HostMemory {
 // An operation the emulator runs as its file's run_host(resolve(...)): every one but the fused
 // kernels, whose blocks need the emulator's shared memory.
 template <class T>
-concept HostRun = requires(const T& op, const HostMemory& m) { ops::run_host(ops::resolve(op, m)); };
+concept HostRun = requires(const T& op, const HostMemory& m) {
+    ops::run_host(ops::resolve(op, m));
+};
 }  // namespace
 
 void Emulator::execute(const Program& program) {

@@ -31,7 +31,9 @@ namespace {
 // An operation whose file defines its GPU launch: every one but the cuBLASLt product (bound by
 // LtMatmuls) and the fused kernels (which ask for shared memory and may launch programmatically).
 template <class T>
-concept Launched = requires(const T& op, const DeviceMemory& m, cudaStream_t s) { ops::launch(ops::resolve(op, m), s); };
+concept Launched = requires(const T& op, const DeviceMemory& m, cudaStream_t s) {
+    ops::launch(ops::resolve(op, m), s);
+};
 }  // namespace
 
 CompiledProgram compile(const TaskPlan& plan, const Program& program, const DeviceMemory& mem, LtMatmuls* matmuls,

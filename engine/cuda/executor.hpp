@@ -30,8 +30,12 @@ public:
     std::size_t total_bytes() const;
 
     // Synchronous copies for prepare() and read-back.
-    void upload(Buf b, const void* src, std::size_t bytes) { buffers_.at(static_cast<std::size_t>(b)).upload(src, bytes); }
-    void download(Buf b, void* dst, std::size_t bytes) const { buffers_.at(static_cast<std::size_t>(b)).download(dst, bytes); }
+    void upload(Buf b, const void* src, std::size_t bytes) {
+        buffers_.at(static_cast<std::size_t>(b)).upload(src, bytes);
+    }
+    void download(Buf b, void* dst, std::size_t bytes) const {
+        buffers_.at(static_cast<std::size_t>(b)).download(dst, bytes);
+    }
 
 private:
     std::vector<DeviceBuffer> buffers_;

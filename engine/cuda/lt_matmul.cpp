@@ -55,10 +55,10 @@ T algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttribut
 }
 
 // Inputs in anything narrower than FP32 (TF32, half, bf16, 8-bit) would change the model's numbers.
-constexpr std::uint64_t kReducedInputs = CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_16F | CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_16BF |
-                                         CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_TF32 | CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_8I |
-                                         CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_8F_E4M3 |
-                                         CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_8F_E5M2;
+constexpr std::uint64_t kReducedInputs =
+    CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_16F | CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_16BF |
+    CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_TF32 | CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_8I |
+    CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_8F_E4M3 | CUBLASLT_NUMERICAL_IMPL_FLAGS_INPUT_8F_E5M2;
 
 const char* compute_name(cublasComputeType_t c) {
     return c == CUBLAS_COMPUTE_32F_PEDANTIC ? "CUBLAS_COMPUTE_32F_PEDANTIC" : "CUBLAS_COMPUTE_32F";
@@ -93,8 +93,8 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
     const std::uint32_t aa = batch_alignment(a, spec.batch, spec.stride_a),
                         ab = batch_alignment(b, spec.batch, spec.stride_b),
                         ad = batch_alignment(d, spec.batch, spec.stride_d);
-    const std::string key = spec.describe() + " align " + std::to_string(aa) + "/" + std::to_string(ab) + "/" +
-                            std::to_string(ad);
+    const std::string key =
+        spec.describe() + " align " + std::to_string(aa) + "/" + std::to_string(ab) + "/" + std::to_string(ad);
     if (const auto it = shape_index_.find(key); it != shape_index_.end()) return it->second;
 
     auto s = std::make_unique<Shape>();
@@ -110,7 +110,8 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
     if (spec.batch > 1) {
         const auto batched = [&](cublasLtMatrixLayout_t layout, std::int64_t stride) {
             const std::int32_t count = spec.batch;
-            cublasCheck(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
+            cublasCheck(
+                cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_BATCH_COUNT, &count, sizeof(count)));
             cublasCheck(cublasLtMatrixLayoutSetAttribute(layout, CUBLASLT_MATRIX_LAYOUT_STRIDED_BATCH_OFFSET, &stride,
                                                          sizeof(stride)));
         };
@@ -124,8 +125,10 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
         cublasLtMatmulDesc_t desc = nullptr;
         cublasCheck(cublasLtMatmulDescCreate(&desc, compute, CUDA_R_32F));
         try {
-            set_desc(desc, CUBLASLT_MATMUL_DESC_TRANSA, static_cast<std::int32_t>(spec.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N));
-            set_desc(desc, CUBLASLT_MATMUL_DESC_TRANSB, static_cast<std::int32_t>(spec.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N));
+            set_desc(desc, CUBLASLT_MATMUL_DESC_TRANSA,
+                     static_cast<std::int32_t>(spec.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N));
+            set_desc(desc, CUBLASLT_MATMUL_DESC_TRANSB,
+                     static_cast<std::int32_t>(spec.trans_b ? CUBLAS_OP_T : CUBLAS_OP_N));
             cublasLtMatmulPreference_t pref = nullptr;
             cublasCheck(cublasLtMatmulPreferenceCreate(&pref));
             cublasLtMatmulHeuristicResult_t results[16] = {};
@@ -143,7 +146,8 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
                 set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_B_BYTES, ab);
                 set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_C_BYTES, ad);
                 set_pref(pref, CUBLASLT_MATMUL_PREF_MIN_ALIGNMENT_D_BYTES, ad);
-                status = cublasLtMatmulAlgoGetHeuristic(handle_, desc, s->a, s->b, s->d, s->d, pref, 16, results, &found);
+                status =
+                    cublasLtMatmulAlgoGetHeuristic(handle_, desc, s->a, s->b, s->d, s->d, pref, 16, results, &found);
             } catch (...) {
                 (void)cublasLtMatmulPreferenceDestroy(pref);
                 throw;
@@ -159,7 +163,8 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
                 std::size_t written = 0;
                 (void)cublasLtMatmulAlgoCapGetAttribute(&r.algo, CUBLASLT_ALGO_CAP_NUMERICAL_IMPL_FLAGS, &flags,
                                                         sizeof(flags), &written);
-                if (splitk > 1 || reduction != CUBLASLT_REDUCTION_SCHEME_NONE || (flags & kReducedInputs) != 0) continue;
+                if (splitk > 1 || reduction != CUBLASLT_REDUCTION_SCHEME_NONE || (flags & kReducedInputs) != 0)
+                    continue;
                 s->algo = r.algo;
                 s->workspace = r.workspaceSize;
                 s->splitk = splitk;
@@ -174,10 +179,11 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
                 break;
             }
             if (desc == nullptr) break;  // pinned
-            refusals += std::string(" ") + compute_name(compute) + ": " +
-                        (status != CUBLAS_STATUS_SUCCESS ? "heuristic status " + std::to_string(static_cast<int>(status))
-                                                         : std::to_string(found) + " candidates, none deterministic FP32") +
-                        ";";
+            refusals +=
+                std::string(" ") + compute_name(compute) + ": " +
+                (status != CUBLAS_STATUS_SUCCESS ? "heuristic status " + std::to_string(static_cast<int>(status))
+                                                 : std::to_string(found) + " candidates, none deterministic FP32") +
+                ";";
             (void)cublasLtMatmulDescDestroy(desc);
         } catch (...) {
             if (desc != nullptr) (void)cublasLtMatmulDescDestroy(desc);
@@ -224,8 +230,8 @@ void LtMatmuls::launch(int id, cudaStream_t stream) const {
         const Bound& b = calls_[static_cast<std::size_t>(k)];
         const Shape& s = *shapes_[static_cast<std::size_t>(b.shape)];
         // beta = 0: C is not read; it is given as D because cuBLASLt wants a C with D's layout.
-        cublasCheck(cublasLtMatmul(handle_, s.desc, &b.alpha, b.a, s.a, b.b, s.b, &b.beta, b.d, s.d, b.d, s.d,
-                                   &s.algo, workspace_, workspace_bytes_, stream));
+        cublasCheck(cublasLtMatmul(handle_, s.desc, &b.alpha, b.a, s.a, b.b, s.b, &b.beta, b.d, s.d, b.d, s.d, &s.algo,
+                                   workspace_, workspace_bytes_, stream));
     }
 }
 

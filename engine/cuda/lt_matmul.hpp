@@ -60,7 +60,7 @@ private:
     std::size_t workspace_bytes_ = 0;
     std::vector<std::unique_ptr<Shape>> shapes_;
     std::map<std::string, int> shape_index_;
-    std::vector<Bound> calls_;                 // every cublasLtMatmul, in bind order
+    std::vector<Bound> calls_;                // every cublasLtMatmul, in bind order
     std::vector<std::pair<int, int>> bound_;  // per id: first call, number of calls
     int split_batches_ = 0;
 

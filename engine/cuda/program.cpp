@@ -38,12 +38,14 @@ void TaskPlan::check(const Program& p) const {
         if (const auto* g = std::get_if<GemmOp>(&op)) g->spec.validate();
         std::size_t source_rows = 0;
         if (const auto* g = std::get_if<GatherOp>(&op))
-            source_rows = g->src_rows.buf == Buf::train_rows ? static_cast<std::size_t>(n_) : static_cast<std::size_t>(q_);
+            source_rows =
+                g->src_rows.buf == Buf::train_rows ? static_cast<std::size_t>(n_) : static_cast<std::size_t>(q_);
         if (std::holds_alternative<FusedStepOp>(op)) source_rows = static_cast<std::size_t>(n_);
         for (const Access& a : accesses(op, source_rows)) {
             const std::string where = "plan: operation " + std::to_string(i) + " (" + op_name(op) + ") ";
             if (a.ref.buf == Buf::count) throw Error(where + "uses no buffer");
-            if (buf_elem(a.ref.buf) != a.elem) throw Error(where + "reads " + buf_name(a.ref.buf) + " as the wrong type");
+            if (buf_elem(a.ref.buf) != a.elem)
+                throw Error(where + "reads " + buf_name(a.ref.buf) + " as the wrong type");
             if (a.ref.offset + a.extent > elements(a.ref.buf))
                 throw Error(where + "reaches past the end of " + buf_name(a.ref.buf));
         }

@@ -109,12 +109,12 @@ public:
     // The one core state kept from forward to backward: full_batch x 82 floats.
     std::size_t retained_core_bytes() const { return bytes(Buf::state); }
 
-    Program reset() const;                // parameters from the seed's, momentum and gradients 0
-    Program normalize() const;            // raw pixels -> lifted rows, train and query
-    Program epoch_start(int e) const;     // permutation e -> order
-    Program step(int b) const;            // one SGD step on batch b of the current order
-    Program epoch(int e) const;           // epoch_start(e) then every step
-    Program predict() const;              // Q-row forward, scores, argmax
+    Program reset() const;             // parameters from the seed's, momentum and gradients 0
+    Program normalize() const;         // raw pixels -> lifted rows, train and query
+    Program epoch_start(int e) const;  // permutation e -> order
+    Program step(int b) const;         // one SGD step on batch b of the current order
+    Program epoch(int e) const;        // epoch_start(e) then every step
+    Program predict() const;           // Q-row forward, scores, argmax
 
     // Throws Error when an operation reaches outside its buffer or uses the wrong element type.
     void check(const Program& p) const;

@@ -115,8 +115,7 @@ std::size_t TaskPlan::elements(Buf b) const {
 
 Program TaskPlan::reset() const {
     const std::size_t total = layout_.total();
-    return {CopyOp{{Buf::params}, {Buf::initial}, total}, ZeroOp{{Buf::velocity}, total},
-            ZeroOp{{Buf::grads}, total}};
+    return {CopyOp{{Buf::params}, {Buf::initial}, total}, ZeroOp{{Buf::velocity}, total}, ZeroOp{{Buf::grads}, total}};
 }
 
 Program TaskPlan::normalize() const {
@@ -125,7 +124,8 @@ Program TaskPlan::normalize() const {
 
 Program TaskPlan::epoch_start(int e) const {
     if (e < 0 || e >= config_.epochs) throw Error("plan: no epoch " + std::to_string(e));
-    return {CopyOp{{Buf::order}, {Buf::permutations, static_cast<std::size_t>(e) * static_cast<std::size_t>(n_)},
+    return {CopyOp{{Buf::order},
+                   {Buf::permutations, static_cast<std::size_t>(e) * static_cast<std::size_t>(n_)},
                    static_cast<std::size_t>(n_)}};
 }
 
@@ -136,12 +136,16 @@ void TaskPlan::core_forward(Program& p, int rows, Buf state, Buf act_left, Buf a
     for (int k = 0; k < layout_.depth(); ++k) {
         // left += α·linear(relu(right), W_2k)
         p.push_back(GemmOp{couple_gemm(rows), {Buf::params, layout_.branch_offset(2 * k)}, {act_right}, {branch}});
-        p.push_back(CoupleOp{.rows = rows, .half = {state, 0}, .branch = {branch}, .act = {act_left}, .sign = 1.0f,
-                             .alpha = alpha_});
+        p.push_back(CoupleOp{
+            .rows = rows, .half = {state, 0}, .branch = {branch}, .act = {act_left}, .sign = 1.0f, .alpha = alpha_});
         // right += α·linear(relu(left), W_2k+1)
         p.push_back(GemmOp{couple_gemm(rows), {Buf::params, layout_.branch_offset(2 * k + 1)}, {act_left}, {branch}});
-        p.push_back(CoupleOp{.rows = rows, .half = {state, kHalf}, .branch = {branch}, .act = {act_right},
-                             .sign = 1.0f, .alpha = alpha_});
+        p.push_back(CoupleOp{.rows = rows,
+                             .half = {state, kHalf},
+                             .branch = {branch},
+                             .act = {act_right},
+                             .sign = 1.0f,
+                             .alpha = alpha_});
     }
 }
 
@@ -178,21 +182,39 @@ Program TaskPlan::step(int b) const {
     const Batch batch = batches_.at(static_cast<std::size_t>(b));
     const int rows = batch.rows;
     if (path_ == Path::fused) {
-        FusedStepOp op{.rows = rows, .first = batch.first, .slot = full_batch_, .depth = config_.depth,
-                       .alpha = alpha_, .lr = static_cast<float>(config_.learning_rate),
+        FusedStepOp op{.rows = rows,
+                       .first = batch.first,
+                       .slot = full_batch_,
+                       .depth = config_.depth,
+                       .alpha = alpha_,
+                       .lr = static_cast<float>(config_.learning_rate),
                        .momentum = static_cast<float>(config_.momentum),
-                       .weight_decay = static_cast<float>(config_.weight_decay), .order = {Buf::order},
-                       .train_rows = {Buf::train_rows}, .train_labels = {Buf::train_labels}, .params = {Buf::params},
-                       .velocity = {Buf::velocity}, .grads = {Buf::grads}, .final_state = {Buf::state},
-                       .dscores = {Buf::dscores}, .act_stack = {Buf::act_stack}, .grad_stack = {Buf::grad_stack}};
+                       .weight_decay = static_cast<float>(config_.weight_decay),
+                       .order = {Buf::order},
+                       .train_rows = {Buf::train_rows},
+                       .train_labels = {Buf::train_labels},
+                       .params = {Buf::params},
+                       .velocity = {Buf::velocity},
+                       .grads = {Buf::grads},
+                       .final_state = {Buf::state},
+                       .dscores = {Buf::dscores},
+                       .act_stack = {Buf::act_stack},
+                       .grad_stack = {Buf::grad_stack}};
         FusedStepOp grads = op;
         grads.part = FusedStepOp::Part::grads;
         return {op, grads};
     }
     Program p;
-    p.push_back(GatherOp{.rows = rows, .identity = false, .order = {Buf::order}, .first = batch.first,
-                         .src_rows = {Buf::train_rows}, .src_labels = {Buf::train_labels}, .state = {Buf::state},
-                         .act_right = {Buf::act_right}, .labels = {Buf::batch_labels}, .with_labels = true});
+    p.push_back(GatherOp{.rows = rows,
+                         .identity = false,
+                         .order = {Buf::order},
+                         .first = batch.first,
+                         .src_rows = {Buf::train_rows},
+                         .src_labels = {Buf::train_labels},
+                         .state = {Buf::state},
+                         .act_right = {Buf::act_right},
+                         .labels = {Buf::batch_labels},
+                         .with_labels = true});
     core_forward(p, rows, Buf::state, Buf::act_left, Buf::act_right, Buf::branch);
 
     // Slot i of the stacks belongs to branch i (weights.i): relu of its input and its output gradient.
@@ -203,8 +225,13 @@ Program TaskPlan::step(int b) const {
 
     const std::size_t hw = layout_.head_weight_offset(), hb = layout_.head_bias_offset();
     p.push_back(GemmOp{head_forward_gemm(rows), {Buf::params, hw}, {Buf::state}, {Buf::scores}});
-    p.push_back(LossOp{.rows = rows, .scores = {Buf::scores}, .bias = {Buf::params, hb}, .labels = {Buf::batch_labels},
-                       .dscores = {Buf::dscores}, .dbias = {Buf::grads, hb}, .state = {Buf::state},
+    p.push_back(LossOp{.rows = rows,
+                       .scores = {Buf::scores},
+                       .bias = {Buf::params, hb},
+                       .labels = {Buf::batch_labels},
+                       .dscores = {Buf::dscores},
+                       .dbias = {Buf::grads, hb},
+                       .state = {Buf::state},
                        .act_left = act_slot(top)});
     p.push_back(GemmOp{head_weight_grad_gemm(rows), {Buf::state}, {Buf::dscores}, {Buf::grads, hw}});
     p.push_back(GemmOp{head_input_grad_gemm(rows), {Buf::params, hw}, {Buf::dscores}, {Buf::dstate}});
@@ -216,28 +243,54 @@ Program TaskPlan::step(int b) const {
         const int f = 2 * k, g = 2 * k + 1;
         const Ref wf{Buf::params, layout_.branch_offset(f)}, wg{Buf::params, layout_.branch_offset(g)};
         // G branch: rebuild r; its input is l (relu in slot g), its output gradient dr.
-        p.push_back(GemmOp{couple_gemm(rows), wg, act_slot(g), {Buf::branch}});                                   // a
-        p.push_back(CoupleOp{.rows = rows, .half = r, .branch = {Buf::branch}, .act = act_slot(f), .sign = -1.0f,
-                             .alpha = alpha_, .masked = pending_dr_mask, .dhalf = dr, .dtmp = {Buf::dtmp},
-                             .copy_grad = true, .grad_copy = grad_slot(g)});                                       // b
-        p.push_back(GemmOp{input_grad_gemm(rows, alpha_), wg, dr, {Buf::dtmp}});                                  // d
+        p.push_back(GemmOp{couple_gemm(rows), wg, act_slot(g), {Buf::branch}});  // a
+        p.push_back(CoupleOp{.rows = rows,
+                             .half = r,
+                             .branch = {Buf::branch},
+                             .act = act_slot(f),
+                             .sign = -1.0f,
+                             .alpha = alpha_,
+                             .masked = pending_dr_mask,
+                             .dhalf = dr,
+                             .dtmp = {Buf::dtmp},
+                             .copy_grad = true,
+                             .grad_copy = grad_slot(g)});                         // b
+        p.push_back(GemmOp{input_grad_gemm(rows, alpha_), wg, dr, {Buf::dtmp}});  // d
         // F branch: rebuild l; its input is r (relu in slot f), its output gradient dl.
         if (k > 0) {
-            p.push_back(GemmOp{couple_gemm(rows), wf, act_slot(f), {Buf::branch}});                               // e
-            p.push_back(CoupleOp{.rows = rows, .half = l, .branch = {Buf::branch}, .act = act_slot(g - 2),
-                                 .sign = -1.0f, .alpha = alpha_, .masked = true, .dhalf = dl, .dtmp = {Buf::dtmp},
-                                 .copy_grad = true, .grad_copy = grad_slot(f)});                                   // f
-            p.push_back(GemmOp{input_grad_gemm(rows, alpha_), wf, dl, {Buf::dtmp}});                              // h
+            p.push_back(GemmOp{couple_gemm(rows), wf, act_slot(f), {Buf::branch}});  // e
+            p.push_back(CoupleOp{.rows = rows,
+                                 .half = l,
+                                 .branch = {Buf::branch},
+                                 .act = act_slot(g - 2),
+                                 .sign = -1.0f,
+                                 .alpha = alpha_,
+                                 .masked = true,
+                                 .dhalf = dl,
+                                 .dtmp = {Buf::dtmp},
+                                 .copy_grad = true,
+                                 .grad_copy = grad_slot(f)});                         // f
+            p.push_back(GemmOp{input_grad_gemm(rows, alpha_), wf, dl, {Buf::dtmp}});  // h
         } else {
-            p.push_back(MaskOp{.rows = rows, .dhalf = dl, .dtmp = {Buf::dtmp}, .half = l, .copy_grad = true,
-                               .grad_copy = grad_slot(f)});                                                        // f
+            p.push_back(MaskOp{.rows = rows,
+                               .dhalf = dl,
+                               .dtmp = {Buf::dtmp},
+                               .half = l,
+                               .copy_grad = true,
+                               .grad_copy = grad_slot(f)});  // f
         }
         pending_dr_mask = k > 0;
     }
     p.push_back(GemmOp{branch_grads_gemm(rows, alpha_, layout_.branch_count(), static_cast<std::int64_t>(slot)),
-                       act_slot(0), grad_slot(0), {Buf::grads, layout_.branch_offset(0)}});
-    p.push_back(SgdOp{layout_.total(), {Buf::params}, {Buf::velocity}, {Buf::grads},
-                      static_cast<float>(config_.learning_rate), static_cast<float>(config_.momentum),
+                       act_slot(0),
+                       grad_slot(0),
+                       {Buf::grads, layout_.branch_offset(0)}});
+    p.push_back(SgdOp{layout_.total(),
+                      {Buf::params},
+                      {Buf::velocity},
+                      {Buf::grads},
+                      static_cast<float>(config_.learning_rate),
+                      static_cast<float>(config_.momentum),
                       static_cast<float>(config_.weight_decay)});
     return p;
 }
@@ -254,16 +307,25 @@ Program TaskPlan::epoch(int e) const {
 Program TaskPlan::predict() const {
     const int rows = static_cast<int>(q_);
     if (path_ == Path::fused)
-        return {FusedPredictOp{.rows = q_, .depth = config_.depth, .alpha = alpha_, .params = {Buf::params},
-                               .query_rows = {Buf::query_rows}, .scores = {Buf::query_scores},
+        return {FusedPredictOp{.rows = q_,
+                               .depth = config_.depth,
+                               .alpha = alpha_,
+                               .params = {Buf::params},
+                               .query_rows = {Buf::query_rows},
+                               .scores = {Buf::query_scores},
                                .predictions = {Buf::predictions}}};
     Program p;
-    p.push_back(GatherOp{.rows = rows, .identity = true, .src_rows = {Buf::query_rows}, .state = {Buf::query_state},
+    p.push_back(GatherOp{.rows = rows,
+                         .identity = true,
+                         .src_rows = {Buf::query_rows},
+                         .state = {Buf::query_state},
                          .act_right = {Buf::query_act_right}});
     core_forward(p, rows, Buf::query_state, Buf::query_act_left, Buf::query_act_right, Buf::query_branch);
-    p.push_back(GemmOp{head_forward_gemm(rows), {Buf::params, layout_.head_weight_offset()}, {Buf::query_state},
-                       {Buf::query_scores}});
-    p.push_back(ArgmaxOp{.rows = q_, .scores = {Buf::query_scores}, .bias = {Buf::params, layout_.head_bias_offset()},
+    p.push_back(GemmOp{
+        head_forward_gemm(rows), {Buf::params, layout_.head_weight_offset()}, {Buf::query_state}, {Buf::query_scores}});
+    p.push_back(ArgmaxOp{.rows = q_,
+                         .scores = {Buf::query_scores},
+                         .bias = {Buf::params, layout_.head_bias_offset()},
                          .predictions = {Buf::predictions}});
     return p;
 }

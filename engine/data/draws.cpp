@@ -15,8 +15,8 @@ constexpr std::size_t kIn = 28 * 28;
 constexpr std::size_t kOut = 9 * 9;
 
 void take(std::span<const std::uint8_t> images28, std::span<const std::uint8_t> labels,
-          std::span<const std::int64_t> indices, std::vector<float>& images9,
-          std::vector<std::int64_t>& out_labels, std::vector<std::int64_t>& out_indices) {
+          std::span<const std::int64_t> indices, std::vector<float>& images9, std::vector<std::int64_t>& out_labels,
+          std::vector<std::int64_t>& out_indices) {
     images9.resize(indices.size() * kOut);
     out_labels.resize(indices.size());
     out_indices.assign(indices.begin(), indices.end());
@@ -29,16 +29,16 @@ void take(std::span<const std::uint8_t> images28, std::span<const std::uint8_t> 
 
 }  // namespace
 
-TaskData split_draw(std::span<const std::uint8_t> images28, std::span<const std::uint8_t> labels,
-                    std::uint64_t seed, std::int64_t train_count, std::int64_t test_count) {
+TaskData split_draw(std::span<const std::uint8_t> images28, std::span<const std::uint8_t> labels, std::uint64_t seed,
+                    std::int64_t train_count, std::int64_t test_count) {
     const std::size_t n = labels.size();
     if (images28.size() != n * kIn)
         throw Error("draw: " + std::to_string(images28.size()) + " image bytes for " + std::to_string(n) +
                     " labels (expected 784 bytes per image)");
     if (train_count < 1 || test_count < 1 ||
         static_cast<std::size_t>(train_count) + static_cast<std::size_t>(test_count) > n)
-        throw Error("draw: cannot take " + std::to_string(train_count) + " train and " +
-                    std::to_string(test_count) + " test images from " + std::to_string(n));
+        throw Error("draw: cannot take " + std::to_string(train_count) + " train and " + std::to_string(test_count) +
+                    " test images from " + std::to_string(n));
     for (std::size_t i = 0; i < n; ++i)
         if (labels[i] > 9)
             throw Error("draw: label " + std::to_string(labels[i]) + " of image " + std::to_string(i) +

@@ -24,8 +24,8 @@ struct TaskData {
 // train = images p[0 .. train_count), test = images p[train_count .. train_count+test_count),
 // each resized 28 -> 9 (resize.hpp). images28 holds n x 784 bytes. Throws revgraph::Error on
 // inconsistent sizes, a label above 9, or train_count + test_count > n.
-TaskData split_draw(std::span<const std::uint8_t> images28, std::span<const std::uint8_t> labels,
-                    std::uint64_t seed, std::int64_t train_count, std::int64_t test_count);
+TaskData split_draw(std::span<const std::uint8_t> images28, std::span<const std::uint8_t> labels, std::uint64_t seed,
+                    std::int64_t train_count, std::int64_t test_count);
 
 // docs/spec.md §9 MNIST-medium draw for dataset seed s: 10,000 train and the next 10,000 test images
 // of the permutation of the official 60,000 training images (any n >= 20,000 is accepted; the

@@ -22,8 +22,7 @@ int main(int argc, char** argv) {
         std::fprintf(stderr, "embed_bytes: cannot read %s\n", argv[1]);
         return 1;
     }
-    const std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)),
-                                           std::istreambuf_iterator<char>());
+    const std::vector<unsigned char> bytes((std::istreambuf_iterator<char>(in)), std::istreambuf_iterator<char>());
     if (bytes.empty()) {
         std::fprintf(stderr, "embed_bytes: %s is empty\n", argv[1]);
         return 1;

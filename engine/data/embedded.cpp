@@ -34,8 +34,8 @@ Digits28 decode() {
     const uInt left_in = zs.avail_in;
     inflateEnd(&zs);
     if (status != Z_STREAM_END || produced != total || left_in != 0)
-        throw Error("embedded digits: the compiled-in data is corrupt (inflate status " +
-                    std::to_string(status) + ", " + std::to_string(produced) + " bytes)");
+        throw Error("embedded digits: the compiled-in data is corrupt (inflate status " + std::to_string(status) +
+                    ", " + std::to_string(produced) + " bytes)");
 
     Digits28 d;
     d.count = kEmbeddedCount;

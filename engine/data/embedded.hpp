@@ -21,9 +21,7 @@ struct Digits28 {
 const Digits28& embedded_digits();
 
 // The sha256 values that embedded_digits() checks (hex, of the raw bytes).
-inline constexpr const char* kEmbeddedImagesSha256 =
-    "0768d16c5adea568dee18fa5e4e1acb117e9ec2c5d6b1dffe5fc29c1e61c1eca";
-inline constexpr const char* kEmbeddedLabelsSha256 =
-    "44e605757823cf79c6557e6d2a7f45c693b286e8cd303ea10339b002801b4916";
+inline constexpr const char* kEmbeddedImagesSha256 = "0768d16c5adea568dee18fa5e4e1acb117e9ec2c5d6b1dffe5fc29c1e61c1eca";
+inline constexpr const char* kEmbeddedLabelsSha256 = "44e605757823cf79c6557e6d2a7f45c693b286e8cd303ea10339b002801b4916";
 
 }  // namespace revgraph::data

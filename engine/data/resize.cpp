@@ -37,9 +37,7 @@ const std::array<BoxRow, kSide9>& rows() {
 
 }  // namespace
 
-double box_weight(int i, int j) {
-    return static_cast<double>(box_overlap_ninths(i, j)) / 28.0;
-}
+double box_weight(int i, int j) { return static_cast<double>(box_overlap_ninths(i, j)) / 28.0; }
 
 void resize_28_to_9(const std::uint8_t* image28, float* image9) {
     const auto& a = rows();
@@ -52,8 +50,7 @@ void resize_28_to_9(const std::uint8_t* image28, float* image9) {
         for (int k = 0; k < kSide9; ++k) {
             const BoxRow& row = a[static_cast<std::size_t>(k)];
             double s = 0.0;
-            for (int m = 0; m < row.count; ++m)
-                s += x[row.first + m] * row.weight[static_cast<std::size_t>(m)];
+            for (int m = 0; m < row.count; ++m) s += x[row.first + m] * row.weight[static_cast<std::size_t>(m)];
             t[j][k] = s;
         }
     }
@@ -62,8 +59,7 @@ void resize_28_to_9(const std::uint8_t* image28, float* image9) {
         const BoxRow& row = a[static_cast<std::size_t>(i)];
         for (int k = 0; k < kSide9; ++k) {
             double s = 0.0;
-            for (int m = 0; m < row.count; ++m)
-                s += row.weight[static_cast<std::size_t>(m)] * t[row.first + m][k];
+            for (int m = 0; m < row.count; ++m) s += row.weight[static_cast<std::size_t>(m)] * t[row.first + m][k];
             s = s < 0.0 ? 0.0 : (s > 1.0 ? 1.0 : s);
             image9[i * kSide9 + k] = static_cast<float>(s);
         }

@@ -42,7 +42,13 @@ void fsync_directory(const fs::path& dir) {
 
 void (*commit_step_hook)(int) = nullptr;
 
-std::string temp_prefix(const fs::path& resolved) { return "." + resolved.filename().string() + ".tmp-"; }
+std::string temp_prefix(const fs::path& resolved) {
+    // Appended rather than "." + name: GCC 12 warns falsely (-Wrestrict) about the operator+ form.
+    std::string prefix = ".";
+    prefix += resolved.filename().string();
+    prefix += ".tmp-";
+    return prefix;
+}
 
 // Temporaries ".NAME.tmp-PID-RANDOM" whose writer is gone: a kill between staging and rename
 // leaves one behind. Only regular files of processes that no longer exist are removed, so a
@@ -58,8 +64,10 @@ void remove_stale_temporaries(const fs::path& resolved) noexcept {
         pid_t pid = 0;
         bool digits = true;
         for (std::size_t i = prefix.size(); i < dash; ++i) {
-            if (name[i] < '0' || name[i] > '9' || pid > 100000000) digits = false;
-            else pid = pid * 10 + (name[i] - '0');
+            if (name[i] < '0' || name[i] > '9' || pid > 100000000)
+                digits = false;
+            else
+                pid = pid * 10 + (name[i] - '0');
         }
         if (!digits || pid <= 0 || pid == ::getpid()) continue;
         struct stat st {};
@@ -106,8 +114,7 @@ std::vector<std::uint8_t> read_file(const fs::path& path) {
 }
 
 AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)) {
-    if (target_.filename().empty())
-        throw Error("cannot write " + target_.string() + ": not a file name");
+    if (target_.filename().empty()) throw Error("cannot write " + target_.string() + ": not a file name");
     resolved_ = resolve_output(target_);
     require_regular_or_new(target_);
     remove_stale_temporaries(resolved_);
@@ -118,8 +125,7 @@ AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)) {
         const std::string suffix = std::to_string(::getpid()) + "-" + std::to_string(rd());
         temp_ = parent_dir(resolved_) / (temp_prefix(resolved_) + suffix);
         fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd_ < 0 && errno != EEXIST)
-            throw Error("cannot write " + target_.string() + ": " + errno_text());
+        if (fd_ < 0 && errno != EEXIST) throw Error("cannot write " + target_.string() + ": " + errno_text());
     }
     if (fd_ < 0) throw Error("cannot write " + target_.string() + ": no free temporary name");
 }
@@ -161,8 +167,7 @@ void AtomicFile::write(std::span<const std::uint8_t> bytes) {
 }
 
 void AtomicFile::write(std::string_view text) {
-    write(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(text.data()),
-                                        text.size()));
+    write(std::span<const std::uint8_t>(reinterpret_cast<const std::uint8_t*>(text.data()), text.size()));
 }
 
 void AtomicFile::finish() {

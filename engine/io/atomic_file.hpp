@@ -62,8 +62,7 @@ void write_file_atomic(const std::filesystem::path& path, std::string_view text)
 // Targets must be distinct and must not be directories. A rename can still fail after
 // others succeeded only if the directories change under us; the error then says which
 // targets were already replaced.
-void write_files_atomic(
-    const std::vector<std::pair<std::filesystem::path, std::vector<std::uint8_t>>>& files);
+void write_files_atomic(const std::vector<std::pair<std::filesystem::path, std::vector<std::uint8_t>>>& files);
 
 // A result set with one commit point. `data` (predictions, state) are described by `result`
 // (RESULT.json, holding their hashes); the invariant, after a kill at any moment, is: a result

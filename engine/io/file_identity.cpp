@@ -91,12 +91,13 @@ void require_distinct_files(const std::vector<NamedPath>& inputs, const std::vec
         const Seen s{&out, resolve_output(out.path), identity_of(out.path)};
         for (const Seen& in : inputs_seen)
             if (same(s, in))
-                throw SameFileError(out.what + " " + out.path.string() + " is the same file as the input " + in.named->what +
-                                    " " + in.named->path.string() + ": an output may not replace an input");
+                throw SameFileError(out.what + " " + out.path.string() + " is the same file as the input " +
+                                    in.named->what + " " + in.named->path.string() +
+                                    ": an output may not replace an input");
         for (const Seen& earlier : outputs_seen)
             if (same(s, earlier))
-                throw SameFileError(earlier.named->what + " " + earlier.named->path.string() + " and " + out.what + " " +
-                                    out.path.string() + " are the same file");
+                throw SameFileError(earlier.named->what + " " + earlier.named->path.string() + " and " + out.what +
+                                    " " + out.path.string() + " are the same file");
         outputs_seen.push_back(s);
     }
 }

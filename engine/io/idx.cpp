@@ -36,8 +36,9 @@ std::vector<std::uint8_t> plain(std::span<const std::uint8_t> bytes, std::string
 }
 
 std::string magic_name(std::uint32_t magic) {
-    return magic == kImagesMagic ? "an images file (2051)" : magic == kLabelsMagic ? "a labels file (2049)"
-                                                                                  : "magic " + std::to_string(magic);
+    return magic == kImagesMagic   ? "an images file (2051)"
+           : magic == kLabelsMagic ? "a labels file (2049)"
+                                   : "magic " + std::to_string(magic);
 }
 
 }  // namespace
@@ -51,8 +52,8 @@ std::vector<std::uint8_t> gunzip(std::span<const std::uint8_t> in, std::string_v
     std::vector<std::uint8_t> out;
     if (in.size() >= 18) {
         const std::size_t t = in.size() - 4;
-        const std::uint64_t hint = std::uint64_t{in[t]} | std::uint64_t{in[t + 1]} << 8 | std::uint64_t{in[t + 2]} << 16 |
-                                   std::uint64_t{in[t + 3]} << 24;
+        const std::uint64_t hint = std::uint64_t{in[t]} | std::uint64_t{in[t + 1]} << 8 |
+                                   std::uint64_t{in[t + 2]} << 16 | std::uint64_t{in[t + 3]} << 24;
         if (hint <= std::uint64_t{in.size()} * 1032) out.reserve(static_cast<std::size_t>(std::min(hint, max_bytes)));
     }
     z_stream z{};
@@ -80,10 +81,14 @@ std::vector<std::uint8_t> gunzip(std::span<const std::uint8_t> in, std::string_v
         out.insert(out.end(), buf, buf + produced);
         if (ret == Z_STREAM_END) {
             if (in_pos == in.size()) break;
-            if (!is_gzip(in.subspan(in_pos))) problem = "unexpected bytes after the gzip data";
-            else ::inflateReset(&z);
-        } else if (ret == Z_BUF_ERROR && in_pos == in.size()) problem = "gzip data is truncated";
-        else if (ret != Z_OK) problem = std::string("gzip data is corrupt (") + (z.msg ? z.msg : "zlib error") + ")";
+            if (!is_gzip(in.subspan(in_pos)))
+                problem = "unexpected bytes after the gzip data";
+            else
+                ::inflateReset(&z);
+        } else if (ret == Z_BUF_ERROR && in_pos == in.size())
+            problem = "gzip data is truncated";
+        else if (ret != Z_OK)
+            problem = std::string("gzip data is corrupt (") + (z.msg ? z.msg : "zlib error") + ")";
     }
     ::inflateEnd(&z);
     if (!problem.empty()) throw Error(where + ": " + problem);
@@ -95,7 +100,8 @@ IdxImages parse_idx_images(std::span<const std::uint8_t> bytes, std::string_view
     const std::vector<std::uint8_t> b = plain(bytes, source);
     if (b.size() < 4) throw Error(where + ": not an IDX images file (shorter than its magic number)");
     const std::uint32_t magic = be32(b.data());
-    if (magic != kImagesMagic) throw Error(where + ": expected an IDX images file (magic 2051), found " + magic_name(magic));
+    if (magic != kImagesMagic)
+        throw Error(where + ": expected an IDX images file (magic 2051), found " + magic_name(magic));
     if (b.size() < 16) throw Error(where + ": truncated IDX header");
     const std::uint32_t count = be32(b.data() + 4), rows = be32(b.data() + 8), cols = be32(b.data() + 12);
     if (rows != kMnistSide || cols != kMnistSide)
@@ -112,7 +118,8 @@ std::vector<std::uint8_t> parse_idx_labels(std::span<const std::uint8_t> bytes, 
     const std::vector<std::uint8_t> b = plain(bytes, source);
     if (b.size() < 4) throw Error(where + ": not an IDX labels file (shorter than its magic number)");
     const std::uint32_t magic = be32(b.data());
-    if (magic != kLabelsMagic) throw Error(where + ": expected an IDX labels file (magic 2049), found " + magic_name(magic));
+    if (magic != kLabelsMagic)
+        throw Error(where + ": expected an IDX labels file (magic 2049), found " + magic_name(magic));
     if (b.size() < 8) throw Error(where + ": truncated IDX header");
     const std::uint32_t count = be32(b.data() + 4);
     if (b.size() - 8 != count)
@@ -126,7 +133,9 @@ std::vector<std::uint8_t> parse_idx_labels(std::span<const std::uint8_t> bytes, 
     return labels;
 }
 
-IdxImages read_idx_images(const std::filesystem::path& path) { return parse_idx_images(read_file(path), path.string()); }
+IdxImages read_idx_images(const std::filesystem::path& path) {
+    return parse_idx_images(read_file(path), path.string());
+}
 
 std::vector<std::uint8_t> read_idx_labels(const std::filesystem::path& path) {
     return parse_idx_labels(read_file(path), path.string());

@@ -39,18 +39,10 @@ void Md5::compress(const std::uint8_t* block) {
         std::uint32_t f;
         int k;  // the message word this step reads
         switch (round) {
-            case 0:
-                f = (b & c) | (~b & d), k = i;
-                break;
-            case 1:
-                f = (b & d) | (c & ~d), k = (5 * i + 1) % 16;
-                break;
-            case 2:
-                f = b ^ c ^ d, k = (3 * i + 5) % 16;
-                break;
-            default:
-                f = c ^ (b | ~d), k = (7 * i) % 16;
-                break;
+            case 0: f = (b & c) | (~b & d), k = i; break;
+            case 1: f = (b & d) | (c & ~d), k = (5 * i + 1) % 16; break;
+            case 2: f = b ^ c ^ d, k = (3 * i + 5) % 16; break;
+            default: f = c ^ (b | ~d), k = (7 * i) % 16; break;
         }
         const std::uint32_t next = b + rotl(a + f + kSine[i] + x[k], kShift[round][i % 4]);
         a = d;

@@ -16,15 +16,18 @@ static_assert(std::endian::native == std::endian::little, "revgraph::io assumes 
 namespace {
 
 constexpr std::uint8_t kMagic[6] = {0x93, 'N', 'U', 'M', 'P', 'Y'};
-constexpr std::size_t kAlign = 64;            // numpy's ARRAY_ALIGN
+constexpr std::size_t kAlign = 64;             // numpy's ARRAY_ALIGN
 constexpr std::size_t kGrowthAxisDigits = 21;  // numpy's GROWTH_AXIS_MAX_DIGITS
 
 std::size_t kind_itemsize(char kind, std::string_view digits) {
     // The (kind, size) pairs numpy can describe with a plain descriptor, minus long double.
-    static constexpr struct { char kind; const char* digits; std::size_t size; } known[] = {
-        {'b', "1", 1}, {'i', "1", 1}, {'i', "2", 2}, {'i', "4", 4}, {'i', "8", 8},
-        {'u', "1", 1}, {'u', "2", 2}, {'u', "4", 4}, {'u', "8", 8},
-        {'f', "2", 2}, {'f', "4", 4}, {'f', "8", 8}, {'c', "8", 8}, {'c', "16", 16},
+    static constexpr struct {
+        char kind;
+        const char* digits;
+        std::size_t size;
+    } known[] = {
+        {'b', "1", 1}, {'i', "1", 1}, {'i', "2", 2}, {'i', "4", 4}, {'i', "8", 8}, {'u', "1", 1}, {'u', "2", 2},
+        {'u', "4", 4}, {'u', "8", 8}, {'f', "2", 2}, {'f', "4", 4}, {'f', "8", 8}, {'c', "8", 8}, {'c', "16", 16},
     };
     for (const auto& k : known)
         if (k.kind == kind && digits == k.digits) return k.size;
@@ -39,8 +42,7 @@ std::string canonical_dtype(std::string_view descr) {
     const char order = descr[0];
     const char kind = descr[1];
     if (kind == 'O') throw Error("object arrays (dtype " + quoted + ") are not supported");
-    if (order != '<' && order != '>' && order != '|')
-        throw Error("unsupported dtype " + quoted + " (no byte order)");
+    if (order != '<' && order != '>' && order != '|') throw Error("unsupported dtype " + quoted + " (no byte order)");
     const std::size_t size = kind_itemsize(kind, descr.substr(2));
     if (size == 0) throw Error("unsupported dtype " + quoted);
     if (size == 1) return std::string("|").append(descr.substr(1));
@@ -103,7 +105,11 @@ public:
         skip_ws();
         if (pos_ != s_.size()) fail("unexpected text after the dict");
         if (!have_descr || !have_fortran || !have_shape)
-            fail("missing key '" + std::string(!have_descr ? "descr" : !have_fortran ? "fortran_order" : "shape") + "'");
+            fail("missing key '" +
+                 std::string(!have_descr     ? "descr"
+                             : !have_fortran ? "fortran_order"
+                                             : "shape") +
+                 "'");
         return r;
     }
 
@@ -134,8 +140,14 @@ private:
         return std::string(s_.substr(start, pos_++ - start));
     }
     bool boolean() {
-        if (s_.substr(pos_, 4) == "True") { pos_ += 4; return true; }
-        if (s_.substr(pos_, 5) == "False") { pos_ += 5; return false; }
+        if (s_.substr(pos_, 4) == "True") {
+            pos_ += 4;
+            return true;
+        }
+        if (s_.substr(pos_, 5) == "False") {
+            pos_ += 5;
+            return false;
+        }
         fail("fortran_order must be True or False");
     }
     std::int64_t integer() {
@@ -259,9 +271,7 @@ std::optional<ParsedHeader> parse_header(std::span<const std::uint8_t> head, std
         h = HeaderParser(header).parse();
         dtype = canonical_dtype(h.descr);
         element_count(h.shape);
-    } catch (const Error& e) {
-        throw fail(e.what());
-    }
+    } catch (const Error& e) { throw fail(e.what()); }
     if (h.fortran_order) {
         // 0-d and 1-d arrays have the same bytes in either order, but numpy only writes
         // fortran_order True for arrays that are not C-contiguous; refuse them all alike.
@@ -271,10 +281,10 @@ std::optional<ParsedHeader> parse_header(std::span<const std::uint8_t> head, std
     const std::uint64_t n = static_cast<std::uint64_t>(element_count(h.shape));
     const std::uint64_t payload = total - data_start;
     if (n > std::numeric_limits<std::uint64_t>::max() / item || n * item != payload)
-        throw fail("payload is " + std::to_string(payload) + " bytes but " + dtype + " " +
-                   Array::shape_string(h.shape) + " needs " +
-                   (n > std::numeric_limits<std::uint64_t>::max() / item ? std::string("more")
-                                                                          : std::to_string(n * item)));
+        throw fail(
+            "payload is " + std::to_string(payload) + " bytes but " + dtype + " " + Array::shape_string(h.shape) +
+            " needs " +
+            (n > std::numeric_limits<std::uint64_t>::max() / item ? std::string("more") : std::to_string(n * item)));
     return ParsedHeader{std::move(dtype), std::move(h.shape), data_start};
 }
 
@@ -305,8 +315,8 @@ std::vector<std::uint8_t> serialize_npy(const Array& array) {
                     std::to_string(array.data.size()) + " bytes");
     // The same text numpy 1.24 writes, including the spare spaces it leaves so that the
     // first axis can grow in place, so our files are byte-identical to np.save's.
-    std::string header = "{'descr': '" + array.dtype + "', 'fortran_order': False, 'shape': " +
-                         Array::shape_string(array.shape) + ", }";
+    std::string header =
+        "{'descr': '" + array.dtype + "', 'fortran_order': False, 'shape': " + Array::shape_string(array.shape) + ", }";
     if (!array.shape.empty())
         header.append(kGrowthAxisDigits - std::min(kGrowthAxisDigits, std::to_string(array.shape[0]).size()), ' ');
     // Pad with spaces and end with '\n' so that the data starts on a 64-byte boundary.
@@ -334,8 +344,6 @@ std::vector<std::uint8_t> serialize_npy(const Array& array) {
     return out;
 }
 
-void write_npy(const std::filesystem::path& path, const Array& array) {
-    write_file_atomic(path, serialize_npy(array));
-}
+void write_npy(const std::filesystem::path& path, const Array& array) { write_file_atomic(path, serialize_npy(array)); }
 
 }  // namespace revgraph::io

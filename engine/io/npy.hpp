@@ -16,17 +16,48 @@
 namespace revgraph::io {
 
 // numpy's descriptor for a C++ element type ("<f4", "|u1", ...); only the types below exist.
-template <typename T> struct Dtype;
-template <> struct Dtype<float> { static constexpr const char* descr = "<f4"; };
-template <> struct Dtype<double> { static constexpr const char* descr = "<f8"; };
-template <> struct Dtype<std::int8_t> { static constexpr const char* descr = "|i1"; };
-template <> struct Dtype<std::uint8_t> { static constexpr const char* descr = "|u1"; };
-template <> struct Dtype<std::int16_t> { static constexpr const char* descr = "<i2"; };
-template <> struct Dtype<std::uint16_t> { static constexpr const char* descr = "<u2"; };
-template <> struct Dtype<std::int32_t> { static constexpr const char* descr = "<i4"; };
-template <> struct Dtype<std::uint32_t> { static constexpr const char* descr = "<u4"; };
-template <> struct Dtype<std::int64_t> { static constexpr const char* descr = "<i8"; };
-template <> struct Dtype<std::uint64_t> { static constexpr const char* descr = "<u8"; };
+template <typename T>
+struct Dtype;
+template <>
+struct Dtype<float> {
+    static constexpr const char* descr = "<f4";
+};
+template <>
+struct Dtype<double> {
+    static constexpr const char* descr = "<f8";
+};
+template <>
+struct Dtype<std::int8_t> {
+    static constexpr const char* descr = "|i1";
+};
+template <>
+struct Dtype<std::uint8_t> {
+    static constexpr const char* descr = "|u1";
+};
+template <>
+struct Dtype<std::int16_t> {
+    static constexpr const char* descr = "<i2";
+};
+template <>
+struct Dtype<std::uint16_t> {
+    static constexpr const char* descr = "<u2";
+};
+template <>
+struct Dtype<std::int32_t> {
+    static constexpr const char* descr = "<i4";
+};
+template <>
+struct Dtype<std::uint32_t> {
+    static constexpr const char* descr = "<u4";
+};
+template <>
+struct Dtype<std::int64_t> {
+    static constexpr const char* descr = "<i8";
+};
+template <>
+struct Dtype<std::uint64_t> {
+    static constexpr const char* descr = "<u8";
+};
 
 // Bytes per element of a canonical descriptor; throws Error for anything unsupported
 // (big-endian, object, string, structured, unknown). Supported kinds: b1, i1-i8, u1-u8,
@@ -53,8 +84,8 @@ struct Array {
         static_assert(std::is_arithmetic_v<T>);
         const std::int64_t n = element_count(shape);
         if (n != static_cast<std::int64_t>(values.size()))
-            throw Error("array of shape " + shape_string(shape) + " needs " + std::to_string(n) +
-                        " values, got " + std::to_string(values.size()));
+            throw Error("array of shape " + shape_string(shape) + " needs " + std::to_string(n) + " values, got " +
+                        std::to_string(values.size()));
         std::vector<std::uint8_t> bytes(values.size() * sizeof(T));
         if (!bytes.empty()) std::memcpy(bytes.data(), values.data(), bytes.size());
         return Array(Dtype<T>::descr, std::move(shape), std::move(bytes));
@@ -68,8 +99,7 @@ struct Array {
     template <typename T>
     std::vector<T> as() const {
         static_assert(std::is_arithmetic_v<T>);
-        if (dtype != Dtype<T>::descr)
-            throw Error("array has dtype " + dtype + ", expected " + Dtype<T>::descr);
+        if (dtype != Dtype<T>::descr) throw Error("array has dtype " + dtype + ", expected " + Dtype<T>::descr);
         std::vector<T> out(data.size() / sizeof(T));
         if (!data.empty()) std::memcpy(out.data(), data.data(), data.size());
         return out;

@@ -26,7 +26,8 @@ const Array& NpzArchive::at(std::string_view name) const {
     if (const Array* a = find(name)) return *a;
     std::string have;
     for (const auto& e : entries_) have += (have.empty() ? "" : ", ") + e.first;
-    throw Error("no array '" + std::string(name) + "' in the archive (it has: " + (have.empty() ? "nothing" : have) + ")");
+    throw Error("no array '" + std::string(name) + "' in the archive (it has: " + (have.empty() ? "nothing" : have) +
+                ")");
 }
 
 std::vector<std::string> NpzArchive::names() const {

@@ -16,8 +16,8 @@ class NpzArchive {
 public:
     // Throws Error for an empty name or one already present.
     void add(std::string name, Array array);
-    const Array* find(std::string_view name) const;   // nullptr when absent
-    const Array& at(std::string_view name) const;     // throws Error naming the missing array
+    const Array* find(std::string_view name) const;  // nullptr when absent
+    const Array& at(std::string_view name) const;    // throws Error naming the missing array
     bool contains(std::string_view name) const { return find(name) != nullptr; }
     std::vector<std::string> names() const;
     const std::vector<std::pair<std::string, Array>>& entries() const { return entries_; }
@@ -41,7 +41,6 @@ struct NpzOptions {
 };
 
 std::vector<std::uint8_t> serialize_npz(const NpzArchive& archive, const NpzOptions& options = {});
-void write_npz(const std::filesystem::path& path, const NpzArchive& archive,
-               const NpzOptions& options = {});  // atomic
+void write_npz(const std::filesystem::path& path, const NpzArchive& archive, const NpzOptions& options = {});  // atomic
 
 }  // namespace revgraph::io

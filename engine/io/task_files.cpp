@@ -40,9 +40,7 @@ TaskInputs task_inputs_from_archive(const NpzArchive& archive, const std::string
     TaskInputs in{train.as<float>(), labels.as<std::int64_t>(), test.as<float>()};
     try {
         in.validate();
-    } catch (const Error& e) {
-        throw Error(source + ": " + e.what());
-    }
+    } catch (const Error& e) { throw Error(source + ": " + e.what()); }
     return in;
 }
 
@@ -80,7 +78,8 @@ NpzArchive state_archive(const model::Layout& layout, const TaskState& state) {
                            : std::vector<std::int64_t>{std::int64_t(v.rows), std::int64_t(v.cols)};
     };
     for (const auto& v : layout.views())
-        a.add(v.name, Array::from<float>(shape_of(v), std::span<const float>(state.parameters.data() + v.offset, v.size())));
+        a.add(v.name,
+              Array::from<float>(shape_of(v), std::span<const float>(state.parameters.data() + v.offset, v.size())));
     for (const auto& v : layout.views())
         a.add("velocity." + v.name,
               Array::from<float>(shape_of(v), std::span<const float>(state.velocity.data() + v.offset, v.size())));

@@ -236,7 +236,8 @@ std::vector<ZipMember> parse_zip(std::span<const std::uint8_t> bytes, std::strin
     if (cd_offset > cd_end || cd_end - cd_offset != cd_size)
         r.fail("central directory size or offset is wrong (truncated, or bytes added before the archive)");
     // Each entry takes at least 46 bytes; this bounds the reservation below.
-    if (count > cd_size / kCentralSize) r.fail("central directory is too small for " + std::to_string(count) + " members");
+    if (count > cd_size / kCentralSize)
+        r.fail("central directory is too small for " + std::to_string(count) + " members");
 
     std::vector<Entry> entries;
     entries.reserve(count);
@@ -265,7 +266,8 @@ std::vector<ZipMember> parse_zip(std::span<const std::uint8_t> bytes, std::strin
         if (e.flags & 0x0041) r.fail(who + " is encrypted");
         if (e.flags & 0x0020) r.fail(who + " uses patched data, which is not supported");
         if (e.method != 0 && e.method != 8)
-            r.fail(who + " uses unsupported compression method " + std::to_string(e.method) + " (only stored and deflate)");
+            r.fail(who + " uses unsupported compression method " + std::to_string(e.method) +
+                   " (only stored and deflate)");
         entries.push_back(std::move(e));
         pos += total;
     }
@@ -286,8 +288,8 @@ std::vector<ZipMember> parse_zip(std::span<const std::uint8_t> bytes, std::strin
         if (!(flags & 0x0008)) {  // without a data descriptor the local header holds crc and sizes
             std::uint64_t u64 = usize, c64 = csize;
             read_zip64_extra(r, e.offset + kLocalSize + name_len, extra_len, who, &u64, &c64, nullptr);
-            if (crc != e.crc || (usize != kSentinel32 && usize != e.usize) || (csize != kSentinel32 && csize != e.csize) ||
-                u64 != e.usize || c64 != e.csize)
+            if (crc != e.crc || (usize != kSentinel32 && usize != e.usize) ||
+                (csize != kSentinel32 && csize != e.csize) || u64 != e.usize || c64 != e.csize)
                 r.fail(who + ": local header disagrees with the central directory");
         }
         e.data_start = e.offset + kLocalSize + name_len + extra_len;
@@ -393,8 +395,13 @@ std::vector<std::uint8_t> build_zip(std::span<const ZipInput> members, const Zip
         std::vector<std::uint8_t> packed;
         if (options.deflate) packed = deflate_raw(m.data);
         const std::span<const std::uint8_t> payload = options.deflate ? std::span<const std::uint8_t>(packed) : m.data;
-        Written e{m.name, static_cast<std::uint16_t>(is_ascii(m.name) ? 0 : 0x0800), crc32_of(m.data),
-                  payload.size(), m.data.size(), w.out.size(), false};
+        Written e{m.name,
+                  static_cast<std::uint16_t>(is_ascii(m.name) ? 0 : 0x0800),
+                  crc32_of(m.data),
+                  payload.size(),
+                  m.data.size(),
+                  w.out.size(),
+                  false};
         e.zip64 = options.force_zip64 || e.usize > kZip64Limit || e.csize > kZip64Limit;
 
         w.u32(kLocalSig);
@@ -435,10 +442,10 @@ std::vector<std::uint8_t> build_zip(std::span<const ZipInput> members, const Zip
         w.u32(e.zip64 ? kSentinel32 : e.usize);
         w.u16(e.name.size());
         w.u16(extra == 0 ? 0 : extra + 4);
-        w.u16(0);                // comment length
-        w.u16(0);                // disk
-        w.u16(0);                // internal attributes
-        w.u32(0100644u << 16);   // external attributes: a regular file, rw-r--r--
+        w.u16(0);               // comment length
+        w.u16(0);               // disk
+        w.u16(0);               // internal attributes
+        w.u32(0100644u << 16);  // external attributes: a regular file, rw-r--r--
         w.u32(big_offset ? kSentinel32 : e.offset);
         w.text(e.name);
         if (extra != 0) {
@@ -453,7 +460,8 @@ std::vector<std::uint8_t> build_zip(std::span<const ZipInput> members, const Zip
     }
     const std::uint64_t cd_size = w.out.size() - cd_offset;
     const std::uint64_t count = written.size();
-    const bool zip64_end = options.force_zip64 || count >= kSentinel16 || cd_size > kZip64Limit || cd_offset > kZip64Limit;
+    const bool zip64_end =
+        options.force_zip64 || count >= kSentinel16 || cd_size > kZip64Limit || cd_offset > kZip64Limit;
     if (zip64_end) {
         const std::uint64_t z64 = w.out.size();
         w.u32(kZip64EndSig);

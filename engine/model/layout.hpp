@@ -8,17 +8,17 @@
 
 namespace revgraph::model {
 
-inline constexpr int kPixels = 81;          // 9x9 image, row-major
-inline constexpr int kFeatures = 82;        // pixels plus the one appended zero (injective lift)
-inline constexpr int kHalf = 41;            // width of each half of the reversible core
+inline constexpr int kPixels = 81;    // 9x9 image, row-major
+inline constexpr int kFeatures = 82;  // pixels plus the one appended zero (injective lift)
+inline constexpr int kHalf = 41;      // width of each half of the reversible core
 inline constexpr int kClasses = 10;
 inline constexpr std::size_t kBranchSize = static_cast<std::size_t>(kHalf) * kHalf;
 inline constexpr std::size_t kHeadWeightSize = static_cast<std::size_t>(kClasses) * kFeatures;
 
 struct ParameterView {
     std::string name;
-    std::size_t offset;       // in elements from the start of the flat buffer
-    std::size_t rows, cols;   // [out, in]; head.bias is rows=10, cols=1
+    std::size_t offset;      // in elements from the start of the flat buffer
+    std::size_t rows, cols;  // [out, in]; head.bias is rows=10, cols=1
     std::size_t size() const { return rows * cols; }
 };
 

@@ -116,9 +116,11 @@ std::uint64_t Pcg64::interval(std::uint64_t max) {
     mask |= mask >> 32;
     std::uint64_t value;
     if (max <= 0xffffffffULL) {
-        do value = next32() & mask; while (value > max);
+        do value = next32() & mask;
+        while (value > max);
     } else {
-        do value = next64() & mask; while (value > max);
+        do value = next64() & mask;
+        while (value > max);
     }
     return value;
 }

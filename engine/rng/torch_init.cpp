@@ -150,9 +150,7 @@ void box_muller_16(float* d, float mean, float std) {
 }
 
 // torch's 53-bit double uniform in [0, 1).
-double uniform53(Mt19937& gen) {
-    return static_cast<double>(gen.next64() & ((std::uint64_t{1} << 53) - 1)) * 0x1p-53;
-}
+double uniform53(Mt19937& gen) { return static_cast<double>(gen.next64() & ((std::uint64_t{1} << 53) - 1)) * 0x1p-53; }
 
 }  // namespace
 
@@ -191,7 +189,8 @@ void torch_normal(Mt19937& gen, float* data, std::size_t n, double mean, double 
 }
 
 void torch_uniform(Mt19937& gen, float* data, std::size_t n, double from, double to) {
-    if (!(from <= to)) throw Error("uniform_: need from <= to, got [" + std::to_string(from) + ", " + std::to_string(to) + ")");
+    if (!(from <= to))
+        throw Error("uniform_: need from <= to, got [" + std::to_string(from) + ", " + std::to_string(to) + ")");
     const auto from_f = static_cast<float>(from);
     const float range = static_cast<float>(to) - from_f;
     if (!std::isfinite(range)) throw Error("uniform_: range too large for float32");

@@ -76,9 +76,7 @@ Axis parse_axis(const std::string& spec) {
         TaskConfig c;
         try {
             c.set(axis.key, value);
-        } catch (const Error& e) {
-            throw UsageProblem("--grid " + spec + ": " + e.what());
-        }
+        } catch (const Error& e) { throw UsageProblem("--grid " + spec + ": " + e.what()); }
         if (const auto problem = c.problem(axis.key); !problem.empty())
             throw UsageProblem("--grid " + spec + ": " + problem);
         if (!seen.insert(c.to_json()[axis.key].dump()).second)

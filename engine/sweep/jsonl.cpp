@@ -92,9 +92,7 @@ std::string merge_shards(const std::vector<std::pair<std::string, std::string>>&
             nlohmann::json j;
             try {
                 j = nlohmann::json::parse(line);
-            } catch (const nlohmann::json::exception&) {
-                throw Error(where + " is not JSON (not a sweep file?)");
-            }
+            } catch (const nlohmann::json::exception&) { throw Error(where + " is not JSON (not a sweep file?)"); }
             if (!j.is_object() || !j.contains("index") || !j["index"].is_number_unsigned() || !j.contains("points") ||
                 !j["points"].is_number_unsigned() || !j.contains("backend") || !j["backend"].is_string() ||
                 !j.contains("inputs_sha256") || !j["inputs_sha256"].is_string())

@@ -13,9 +13,7 @@
 namespace revgraph::sweep {
 namespace {
 
-std::string errno_text() {
-    return std::strerror(errno);
-}
+std::string errno_text() { return std::strerror(errno); }
 
 }  // namespace
 

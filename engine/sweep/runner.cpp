@@ -30,9 +30,7 @@ void parallel_for(std::size_t n, unsigned threads, const Fn& fn) {
         for (std::size_t k = next++; k < n; k = next++) {
             try {
                 fn(k);
-            } catch (...) {
-                errors[k] = std::current_exception();
-            }
+            } catch (...) { errors[k] = std::current_exception(); }
         }
     };
     {

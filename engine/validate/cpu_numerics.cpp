@@ -37,8 +37,8 @@ nlohmann::ordered_json NumericsCheck::to_json() const {
 namespace {
 
 template <typename T>
-void compare(const std::vector<T>& got, const std::vector<T>& want, std::size_t count, Tolerance tol,
-             double& max_abs, double& max_excess) {
+void compare(const std::vector<T>& got, const std::vector<T>& want, std::size_t count, Tolerance tol, double& max_abs,
+             double& max_excess) {
     for (std::size_t i = 0; i < count; ++i) {
         const double a = static_cast<double>(got[i]), b = static_cast<double>(want[i]);
         const double err = std::fabs(a - b);

@@ -133,9 +133,12 @@ json gpu_replay_case(int depth, const std::string& backend_name, double toleranc
             count_equal(s.velocity, ref32.velocity());
             const std::string at = "epoch " + std::to_string(e) + " batch " + std::to_string(b) + " ";
             for (const auto& v : layout.views()) {
-                tally.close(at + "gradient " + v.name, s.gradients.data() + v.offset, ref.gradients().data() + v.offset, v.size());
-                tally.close(at + "parameter " + v.name, s.parameters.data() + v.offset, ref.parameters().data() + v.offset, v.size());
-                tally.close(at + "momentum " + v.name, s.velocity.data() + v.offset, ref.velocity().data() + v.offset, v.size());
+                tally.close(at + "gradient " + v.name, s.gradients.data() + v.offset, ref.gradients().data() + v.offset,
+                            v.size());
+                tally.close(at + "parameter " + v.name, s.parameters.data() + v.offset,
+                            ref.parameters().data() + v.offset, v.size());
+                tally.close(at + "momentum " + v.name, s.velocity.data() + v.offset, ref.velocity().data() + v.offset,
+                            v.size());
             }
             ++steps;
         }
@@ -189,7 +192,8 @@ json gpu_replay_case(int depth, const std::string& backend_name, double toleranc
     return j;
 }
 
-json gpu_repeatability(const TaskInputs& inputs, const TaskConfig& config, int replays, const std::string& backend_name) {
+json gpu_repeatability(const TaskInputs& inputs, const TaskConfig& config, int replays,
+                       const std::string& backend_name) {
     if (replays < 1) throw Error("validate: replays must be >= 1");
     PreparedTask task(inputs, config, make_backend(backend_name));
     Backend& gpu = task.backend();
@@ -269,9 +273,7 @@ json gpu_validation(int replays, const std::string& backend_name) {
     bool late_rejected = false;
     try {
         Runtime::configure(other);
-    } catch (const Error&) {
-        late_rejected = true;
-    }
+    } catch (const Error&) { late_rejected = true; }
     out["late_cuda_initialization_rejected"] = late_rejected;
     passed = passed && late_rejected;
     out["passed"] = passed;

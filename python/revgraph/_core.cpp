@@ -108,19 +108,22 @@ TaskConfig task_config(const py::dict& config) {
     nlohmann::json j = nlohmann::json::object();
     for (const auto& [k, v] : config) {
         const std::string key = py::str(k).cast<std::string>();
-        if (PyBool_Check(v.ptr())) j[key] = v.cast<bool>();
-        else if (PyLong_Check(v.ptr())) j[key] = json_integer(key, v);
-        else if (PyFloat_Check(v.ptr())) j[key] = v.cast<double>();
-        else if (py::isinstance<py::str>(v)) j[key] = v.cast<std::string>();
-        else j[key] = nullptr;  // the reader says what type the key needs
+        if (PyBool_Check(v.ptr()))
+            j[key] = v.cast<bool>();
+        else if (PyLong_Check(v.ptr()))
+            j[key] = json_integer(key, v);
+        else if (PyFloat_Check(v.ptr()))
+            j[key] = v.cast<double>();
+        else if (py::isinstance<py::str>(v))
+            j[key] = v.cast<std::string>();
+        else
+            j[key] = nullptr;  // the reader says what type the key needs
     }
     TaskConfig c;
     try {
         c.update_from_json(j);
         c.validate();
-    } catch (const Error& e) {
-        bad(e.what());
-    }
+    } catch (const Error& e) { bad(e.what()); }
     return c;
 }
 
@@ -143,7 +146,9 @@ py::object json_to_python(const nlohmann::ordered_json& j) {
 class RunOutput {
 public:
     RunOutput(TaskOutputs outputs, model::Layout layout, double run_seconds, double outputs_seconds)
-        : out_(std::move(outputs)), layout_(std::move(layout)), run_seconds_(run_seconds),
+        : out_(std::move(outputs)),
+          layout_(std::move(layout)),
+          run_seconds_(run_seconds),
           outputs_seconds_(outputs_seconds) {}
 
     py::array predictions(py::object self) const {
@@ -192,15 +197,11 @@ public:
         py::gil_scoped_release nogil;
         try {
             inputs.validate();  // here, so that bad values are ValueError and not a device failure
-        } catch (const Error& e) {
-            throw py::value_error(e.what());
-        }
+        } catch (const Error& e) { throw py::value_error(e.what()); }
         auto b = backend_named(backend);
         try {
             task_ = std::make_unique<PreparedTask>(std::move(inputs), c, std::move(b));
-        } catch (const Error& e) {
-            throw std::runtime_error(e.what());
-        }
+        } catch (const Error& e) { throw std::runtime_error(e.what()); }
     }
 
     std::unique_ptr<RunOutput> run(bool metadata) {
@@ -209,9 +210,7 @@ public:
         try {
             task_->run();
             return collect(metadata);
-        } catch (const Error& e) {
-            throw std::runtime_error(e.what());
-        }
+        } catch (const Error& e) { throw std::runtime_error(e.what()); }
     }
 
     static std::vector<std::unique_ptr<RunOutput>> run_together(const std::vector<Task*>& tasks, unsigned threads,
@@ -232,9 +231,7 @@ public:
         try {
             PreparedTask::run_together(prepared, threads);
             for (Task* t : tasks) results.push_back(t->collect(metadata));
-        } catch (const Error& e) {
-            throw std::runtime_error(e.what());
-        }
+        } catch (const Error& e) { throw std::runtime_error(e.what()); }
         return results;
     }
 
@@ -280,14 +277,10 @@ py::object config_from(const std::optional<std::string>& path, const std::vector
             nlohmann::json j;
             try {
                 j = nlohmann::json::parse(bytes.begin(), bytes.end());
-            } catch (const nlohmann::json::exception&) {
-                throw Error(*path + ": not valid JSON");
-            }
+            } catch (const nlohmann::json::exception&) { throw Error(*path + ": not valid JSON"); }
             try {
                 config.update_from_json(j);
-            } catch (const Error& e) {
-                throw Error(*path + ": " + e.what());
-            }
+            } catch (const Error& e) { throw Error(*path + ": " + e.what()); }
             for (const auto& item : j.items()) origin[item.key()] = *path + ": ";
         }
         for (const auto& kv : sets) {
@@ -299,9 +292,7 @@ py::object config_from(const std::optional<std::string>& path, const std::vector
         }
         for (const auto& key : TaskConfig::keys())
             if (const auto problem = config.problem(key); !problem.empty()) throw Error(origin[key] + problem);
-    } catch (const Error& e) {
-        bad(e.what());
-    }
+    } catch (const Error& e) { bad(e.what()); }
     return json_to_python(config.to_json());
 }
 
@@ -315,9 +306,7 @@ void write_files_atomic(const std::vector<std::pair<std::string, py::bytes>>& fi
     py::gil_scoped_release nogil;
     try {
         io::write_files_atomic(staged);
-    } catch (const Error& e) {
-        throw std::runtime_error(e.what());
-    }
+    } catch (const Error& e) { throw std::runtime_error(e.what()); }
 }
 
 }  // namespace

@@ -12,9 +12,9 @@
 #include "engine/rng/pcg64.hpp"
 #include "test/cpu/support.hpp"
 
+using revgraph::make_backend;
 using revgraph::PreparedTask;
 using revgraph::TaskConfig;
-using revgraph::make_backend;
 
 namespace {
 

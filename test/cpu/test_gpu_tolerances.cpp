@@ -79,8 +79,9 @@ TEST_CASE("GPU tolerances: float32 CPU backends follow the PyTorch traces within
                     b.step(e, batch);
                     const TaskState s = b.read_state();
                     const std::string k = "step" + std::to_string(step);
-                    for (const auto& [got, name] : {std::pair{&s.gradients, ".grad"}, std::pair{&s.parameters, ".param"},
-                                                    std::pair{&s.velocity, ".velocity"}}) {
+                    for (const auto& [got, name] :
+                         {std::pair{&s.gradients, ".grad"}, std::pair{&s.parameters, ".param"},
+                          std::pair{&s.velocity, ".velocity"}}) {
                         const double r = tolerance_ratio(*got, as_double(trace.at(k + name)));
                         worst.see(r);
                         CHECK(r <= kMargin);
@@ -104,8 +105,9 @@ TEST_CASE("GPU tolerances: float32 CPU backends match the float64 reference on t
             task.run();
             const TaskState s = task.backend().read_state();
             const auto ref = gpu_cases::reference_run(task);
-            for (const auto& [got, want] : {std::pair{&s.parameters, &ref.parameters()},
-                                            std::pair{&s.velocity, &ref.velocity()}, std::pair{&s.scores, &ref.scores()}}) {
+            for (const auto& [got, want] :
+                 {std::pair{&s.parameters, &ref.parameters()}, std::pair{&s.velocity, &ref.velocity()},
+                  std::pair{&s.scores, &ref.scores()}}) {
                 const double r = tolerance_ratio(*got, *want);
                 worst.see(r);
                 CHECK(r <= kMargin);
@@ -117,10 +119,12 @@ TEST_CASE("GPU tolerances: float32 CPU backends match the float64 reference on t
             CAPTURE(k.depth);
             CAPTURE(k.n);
             CAPTURE(k.epochs);
-            PreparedTask task(validate::synthetic_inputs(k.n, k.q, 99), gpu_cases::odd_config(k), make_backend(backend));
+            PreparedTask task(validate::synthetic_inputs(k.n, k.q, 99), gpu_cases::odd_config(k),
+                              make_backend(backend));
             check(task);
         }
-        PreparedTask deep(validate::synthetic_inputs(1000, 100, 3), gpu_cases::deep_wide_config(), make_backend(backend));
+        PreparedTask deep(validate::synthetic_inputs(1000, 100, 3), gpu_cases::deep_wide_config(),
+                          make_backend(backend));
         check(deep);
         MESSAGE(backend << ": worst |error| / GPU tolerance on the odd shapes and depth 40: " << worst.ratio);
     }

@@ -24,8 +24,11 @@ struct Spec {
 };
 
 // Five different tasks: both CPU backends, depths 1-3, two batch sizes, five seeds.
-const std::vector<Spec> kSpecs = {
-    {"cpu", 2, 8, 11}, {"cpu-reference", 1, 32, 12}, {"cpu", 3, 32, 13}, {"cpu-reference", 2, 8, 14}, {"cpu", 1, 8, 15}};
+const std::vector<Spec> kSpecs = {{"cpu", 2, 8, 11},
+                                  {"cpu-reference", 1, 32, 12},
+                                  {"cpu", 3, 32, 13},
+                                  {"cpu-reference", 2, 8, 14},
+                                  {"cpu", 1, 8, 15}};
 
 std::unique_ptr<PreparedTask> make_task(const Spec& s, std::unique_ptr<Backend> backend = nullptr) {
     TaskConfig c;

@@ -17,7 +17,6 @@ using revgraph::test::synthetic_inputs;
 
 namespace {
 
-
 TaskConfig smoke_config() {
     TaskConfig c;  // docs/spec.md §8's API/CLI smoke: depth 2, seed 11, 2 epochs, batch 8
     c.batch_size = 8;
@@ -30,7 +29,8 @@ struct DoubleLoop {
     cpu::Reference<double> ref;
     std::vector<double> params, velocity, grads;
     explicit DoubleLoop(const PreparedInputs& prepared)
-        : p(prepared), ref(prepared.config.depth, prepared.config.alpha),
+        : p(prepared),
+          ref(prepared.config.depth, prepared.config.alpha),
           params(prepared.initial_parameters.begin(), prepared.initial_parameters.end()),
           velocity(params.size(), 0.0) {}
     void step(int e, int b) {

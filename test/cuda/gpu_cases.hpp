@@ -67,16 +67,19 @@ struct Trace {
     int depth;
     std::uint64_t seed;
 };
-inline const std::vector<Trace> kTorchTraces = {
-    {"torch_trace_d1_s781_f64.npz", 1, 781}, {"torch_trace_d2_s781_f64.npz", 2, 781}, {"torch_trace_d2_s11_f32.npz", 2, 11}};
+inline const std::vector<Trace> kTorchTraces = {{"torch_trace_d1_s781_f64.npz", 1, 781},
+                                                {"torch_trace_d2_s781_f64.npz", 2, 781},
+                                                {"torch_trace_d2_s11_f32.npz", 2, 11}};
 
 // Odd shapes and settings, each run whole and compared after the run (synthetic inputs, seed 99).
 struct OddCase {
     int depth, n, q, batch, epochs;
     double weight_decay, momentum;
 };
-inline const std::vector<OddCase> kOddCases = {{3, 5, 3, 8, 1, 0.0, 0.9},   {1, 9, 4, 8, 2, 1e-3, 0.9},
-                                               {2, 19, 7, 8, 0, 0.0, 0.9},  {2, 40, 11, 16, 3, 0.0, 0.0},
+inline const std::vector<OddCase> kOddCases = {{3, 5, 3, 8, 1, 0.0, 0.9},
+                                               {1, 9, 4, 8, 2, 1e-3, 0.9},
+                                               {2, 19, 7, 8, 0, 0.0, 0.9},
+                                               {2, 40, 11, 16, 3, 0.0, 0.0},
                                                {2, 1, 1, 1, 2, 0.0, 0.9}};
 inline TaskConfig odd_config(const OddCase& k) {
     TaskConfig c = validate::gpu_replay_config(k.depth);

@@ -17,9 +17,12 @@ int main(int argc, char** argv) {
     std::string output, backend = "cuda";
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--replays" && i + 1 < argc) replays = std::atoi(argv[++i]);
-        else if (a == "--output" && i + 1 < argc) output = argv[++i];
-        else if (a == "--backend" && i + 1 < argc) backend = argv[++i];
+        if (a == "--replays" && i + 1 < argc)
+            replays = std::atoi(argv[++i]);
+        else if (a == "--output" && i + 1 < argc)
+            output = argv[++i];
+        else if (a == "--backend" && i + 1 < argc)
+            backend = argv[++i];
         else if (a == "--pdl") {  // validate the fused kernels launched with Programmatic Dependent Launch
             revgraph::RuntimeOptions o = revgraph::Runtime::options();
             o.programmatic_launch = true;
@@ -39,8 +42,10 @@ int main(int argc, char** argv) {
         // cuBLASLt path loads it.
         if (backend == "cuda") report["cublaslt_library"] = revgraph::cuda::cublaslt_library_path();
         const std::string text = report.dump(2) + "\n";
-        if (output.empty()) std::cout << text;
-        else std::ofstream(output) << text;
+        if (output.empty())
+            std::cout << text;
+        else
+            std::ofstream(output) << text;
         const bool passed = report["passed"].is_boolean() && report["passed"].get<bool>();
         std::cerr << "gpu_validation: " << (passed ? "passed" : "FAILED") << "\n";
         return passed ? 0 : 1;

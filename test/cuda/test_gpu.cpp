@@ -84,7 +84,9 @@ TEST_CASE("cuda-fused: Programmatic Dependent Launch changes the launches, not t
         {
             Runtime::reset_for_tests();
             PreparedTask plain(inputs, config, make_backend("cuda-fused"));
-            CHECK_FALSE(dynamic_cast<cuda::CudaBackend&>(plain.backend()).diagnostics()["programmatic_dependent_launch"].get<bool>());
+            CHECK_FALSE(dynamic_cast<cuda::CudaBackend&>(plain.backend())
+                            .diagnostics()["programmatic_dependent_launch"]
+                            .get<bool>());
             plain.run();
             plain_state = plain.backend().read_state();
         }
@@ -308,7 +310,8 @@ TEST_CASE("cuda: odd shapes and settings match the float64 reference after a ful
             CAPTURE(k.depth);
             CAPTURE(k.n);
             CAPTURE(k.epochs);
-            PreparedTask task(validate::synthetic_inputs(k.n, k.q, 99), gpu_cases::odd_config(k), make_backend(backend));
+            PreparedTask task(validate::synthetic_inputs(k.n, k.q, 99), gpu_cases::odd_config(k),
+                              make_backend(backend));
             task.run();
             const TaskState s = task.backend().read_state();
             const auto ref = reference_run(task);

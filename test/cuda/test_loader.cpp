@@ -31,7 +31,8 @@ TEST_CASE("cublasLt: looked for in the toolkit, then beside PyTorch's CUDA libra
     fs::create_directories(wheel);
     fs::create_directories(root / "prefix/lib/python3.11/dist-packages");
     std::ofstream(wheel / file) << "not a library";
-    const auto found = cublaslt_candidates(file, "", "/opt/cudart", {(root / "prefix").string(), (root / "venv").string()});
+    const auto found =
+        cublaslt_candidates(file, "", "/opt/cudart", {(root / "prefix").string(), (root / "venv").string()});
     REQUIRE(found.size() == 5);
     CHECK(found[0] == file);  // the loader's own search first
     CHECK(found[1] == "/opt/cudart/" + file);

@@ -37,7 +37,8 @@ struct Synthetic {
         const model::Layout layout(c.depth);
         std::normal_distribution<float> branch(0.0f, 0.05f / std::sqrt(41.0f));
         std::uniform_real_distribution<float> head(-0.11f, 0.11f);
-        for (std::size_t i = 0; i < layout.head_weight_offset(); ++i) prepared.initial_parameters.push_back(branch(gen));
+        for (std::size_t i = 0; i < layout.head_weight_offset(); ++i)
+            prepared.initial_parameters.push_back(branch(gen));
         while (prepared.initial_parameters.size() < layout.total()) prepared.initial_parameters.push_back(head(gen));
         for (int e = 0; e < c.epochs; ++e) {
             std::vector<std::int64_t> p(static_cast<std::size_t>(n));
@@ -183,11 +184,11 @@ TEST_CASE("plan: every operation of every program stays inside its buffers, on b
 
 TEST_CASE("plan: the column-major products compute the row-major formulas") {
     const int rows = 5;
-    const auto w = random_vector(41 * 41, 1);         // W [out, in]
-    const auto h = random_vector(10 * 82, 2);         // head.weight [10, 82]
-    const auto state = random_vector(rows * 82, 4);   // rows x 82
-    const auto act = random_vector(rows * 41, 5);     // rows x 41
-    const auto ds = random_vector(rows * 10, 6);      // rows x 10
+    const auto w = random_vector(41 * 41, 1);        // W [out, in]
+    const auto h = random_vector(10 * 82, 2);        // head.weight [10, 82]
+    const auto state = random_vector(rows * 82, 4);  // rows x 82
+    const auto act = random_vector(rows * 41, 5);    // rows x 41
+    const auto ds = random_vector(rows * 10, 6);     // rows x 10
     const float alpha = 0.5f;
     const double tol = 1e-5;
 
@@ -213,7 +214,8 @@ TEST_CASE("plan: the column-major products compute the row-major formulas") {
             for (int o = 0; o < 41; ++o)
                 for (int i = 0; i < 41; ++i) {
                     double acc = 0;
-                    for (int r = 0; r < rows; ++r) acc += double(grads[q * slot + r * 41 + o]) * acts[q * slot + r * 41 + i];
+                    for (int r = 0; r < rows; ++r)
+                        acc += double(grads[q * slot + r * 41 + o]) * acts[q * slot + r * 41 + i];
                     want[q * 1681 + o * 41 + i] = alpha * acc;
                 }
         CHECK(max_abs_diff(d, want) < tol);
@@ -268,8 +270,9 @@ TEST_CASE("plan: the column-major products compute the row-major formulas") {
     }
     SUBCASE("every product's leading dimensions and batch strides are valid") {
         // dtmp written with ld 41 into a rows x 41 array; a right-half read with ld 82 and offset 41.
-        for (const GemmSpec& s : {couple_gemm(rows), branch_grads_gemm(rows, alpha, 4, 128 * 41), input_grad_gemm(rows, alpha),
-                                  head_forward_gemm(rows), head_weight_grad_gemm(rows), head_input_grad_gemm(rows)}) {
+        for (const GemmSpec& s :
+             {couple_gemm(rows), branch_grads_gemm(rows, alpha, 4, 128 * 41), input_grad_gemm(rows, alpha),
+              head_forward_gemm(rows), head_weight_grad_gemm(rows), head_input_grad_gemm(rows)}) {
             CAPTURE(s.describe());
             CHECK_NOTHROW(s.validate());
         }
@@ -369,8 +372,8 @@ TEST_CASE("plan: a path needs cuBLASLt exactly when one of its programs has a pr
             CAPTURE(path_name(path));
             TaskConfig c = small_config(depth);
             const TaskPlan plan(c, 19, 7, path);
-            int gemms = count_ops(plan.reset()).gemms + count_ops(plan.normalize()).gemms +
-                        count_ops(plan.predict()).gemms;
+            int gemms =
+                count_ops(plan.reset()).gemms + count_ops(plan.normalize()).gemms + count_ops(plan.predict()).gemms;
             for (int e = 0; e < c.epochs; ++e) gemms += count_ops(plan.epoch(e)).gemms;
             CHECK((gemms > 0) == path_uses_cublaslt(path));
         }

@@ -51,7 +51,8 @@ void check_rows(const TaskData& d, const std::vector<std::uint8_t>& images, cons
     const std::size_t n = labels.size();
     std::vector<int> seen(n, 0);
     float want[81];
-    auto check = [&](const std::vector<std::int64_t>& idx, const std::vector<std::int64_t>& lab, const std::vector<float>& img) {
+    auto check = [&](const std::vector<std::int64_t>& idx, const std::vector<std::int64_t>& lab,
+                     const std::vector<float>& img) {
         REQUIRE(lab.size() == idx.size());
         REQUIRE(img.size() == idx.size() * 81);
         bool rows_ok = true, labels_ok = true;

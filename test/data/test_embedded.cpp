@@ -39,11 +39,14 @@ TEST_CASE("embedded digits: label counts of the npm package (src/digits/0.json .
 TEST_CASE("embedded digits: pixels equal round(v*255) of the package's JSON values") {
     // (image, pixel, value in the JSON): image 0 = first of 0.json, 9022 = first of 9.json,
     // 9999 = last of 9.json.
-    struct Pixel { int image, pixel; double value; };
-    const Pixel pixels[] = {{0, 126, 0.0},    {0, 127, 0.2},    {0, 128, 0.624}, {0, 129, 0.992},
-                            {0, 656, 0.553},  {0, 657, 0.145},  {9022, 208, 0.216}, {9022, 209, 0.58},
-                            {9022, 210, 0.824}, {9022, 746, 0.165}, {9999, 180, 0.039},
-                            {9999, 181, 0.525}, {9999, 182, 0.851}};
+    struct Pixel {
+        int image, pixel;
+        double value;
+    };
+    const Pixel pixels[] = {{0, 126, 0.0},      {0, 127, 0.2},      {0, 128, 0.624},    {0, 129, 0.992},
+                            {0, 656, 0.553},    {0, 657, 0.145},    {9022, 208, 0.216}, {9022, 209, 0.58},
+                            {9022, 210, 0.824}, {9022, 746, 0.165}, {9999, 180, 0.039}, {9999, 181, 0.525},
+                            {9999, 182, 0.851}};
     const auto& d = embedded_digits();
     for (const auto& p : pixels) {
         const int byte = d.images[static_cast<std::size_t>(p.image) * 784 + static_cast<std::size_t>(p.pixel)];

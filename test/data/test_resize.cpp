@@ -15,7 +15,8 @@ namespace {
 void check_close(const float* got, const nlohmann::json& want) {
     REQUIRE(want.size() == 81u);
     double worst = 0;
-    for (int k = 0; k < 81; ++k) worst = std::fmax(worst, std::fabs(got[k] - want[static_cast<std::size_t>(k)].get<double>()));
+    for (int k = 0; k < 81; ++k)
+        worst = std::fmax(worst, std::fabs(got[k] - want[static_cast<std::size_t>(k)].get<double>()));
     CHECK(worst <= 1e-6);
 }
 }  // namespace
@@ -39,7 +40,7 @@ TEST_CASE("resize: box weights are overlaps of [i*28/9, (i+1)*28/9) with [j, j+1
         CHECK(nonzero <= 4);
     }
     CHECK(box_weight(0, 0) == 9.0 / 28.0);  // pixel 0 wholly inside cell 0: 1 px of 28/9
-    CHECK(box_weight(0, 3) == 1.0 / 28.0);                        // [3, 3.111): 1/9 px of 28/9
+    CHECK(box_weight(0, 3) == 1.0 / 28.0);  // [3, 3.111): 1/9 px of 28/9
     CHECK(box_weight(1, 3) == 8.0 / 28.0);
     CHECK(box_weight(8, 27) == 9.0 / 28.0);
 }
@@ -73,7 +74,8 @@ TEST_CASE("resize: synthetic images (saturated, byte pattern) match numpy") {
     for (int j = 0; j < 28; ++j)
         for (int l = 0; l < 28; ++l) {
             images[static_cast<std::size_t>(j * 28 + l)] = 255;
-            images[static_cast<std::size_t>(784 + j * 28 + l)] = static_cast<std::uint8_t>((j * 37 + l * 11 + j * l) % 256);
+            images[static_cast<std::size_t>(784 + j * 28 + l)] =
+                static_cast<std::uint8_t>((j * 37 + l * 11 + j * l) % 256);
         }
     const std::vector<float> out = resize_28_to_9(images);
     check_close(out.data(), want[0]);

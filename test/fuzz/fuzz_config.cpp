@@ -13,7 +13,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         config.update_from_json_text(std::string_view(reinterpret_cast<const char*>(data), size));
         for (const auto& key : revgraph::TaskConfig::keys()) config.problem(key);
         config.validate();
-    } catch (const revgraph::Error&) {
-    }
+    } catch (const revgraph::Error&) {}
     return 0;
 }

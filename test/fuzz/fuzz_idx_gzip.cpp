@@ -37,11 +37,9 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     }
     try {
         revgraph::io::parse_idx_images(gz, "fuzz-images.gz");
-    } catch (const revgraph::Error&) {
-    }
+    } catch (const revgraph::Error&) {}
     try {
         revgraph::io::parse_idx_labels(gz, "fuzz-labels.gz");
-    } catch (const revgraph::Error&) {
-    }
+    } catch (const revgraph::Error&) {}
     return 0;
 }

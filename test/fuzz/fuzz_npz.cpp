@@ -11,12 +11,10 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const std::span<const std::uint8_t> bytes(data, size);
     try {
         revgraph::io::parse_zip(bytes, "fuzz.zip");
-    } catch (const revgraph::Error&) {
-    }
+    } catch (const revgraph::Error&) {}
     try {
         const auto archive = revgraph::io::parse_npz(bytes, "fuzz.npz");
         if (revgraph::io::parse_npz(revgraph::io::serialize_npz(archive), "again.npz") != archive) __builtin_trap();
-    } catch (const revgraph::Error&) {
-    }
+    } catch (const revgraph::Error&) {}
     return 0;
 }

@@ -22,8 +22,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (eq == std::string_view::npos || eq == 0) continue;
         try {
             config.set(std::string(kv.substr(0, eq)), std::string(kv.substr(eq + 1)));
-        } catch (const revgraph::Error&) {
-        }
+        } catch (const revgraph::Error&) {}
     }
     try {
         for (const auto& key : revgraph::TaskConfig::keys()) config.problem(key);
@@ -32,7 +31,6 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         revgraph::TaskConfig again;
         again.update_from_json_text(config.to_json().dump());
         if (again.to_json() != config.to_json()) __builtin_trap();
-    } catch (const revgraph::Error&) {
-    }
+    } catch (const revgraph::Error&) {}
     return 0;
 }

@@ -8,12 +8,12 @@
 #include "engine/io/atomic_file.hpp"
 #include "test/io/util.hpp"
 
+using iotest::Bytes;
+using iotest::to_bytes;
 using revgraph::Error;
 using revgraph::io::AtomicFile;
 using revgraph::io::read_file;
 using revgraph::io::write_file_atomic;
-using iotest::Bytes;
-using iotest::to_bytes;
 
 TEST_CASE("atomic file: writes, replaces, and leaves nothing else behind") {
     iotest::ScratchDir dir;
@@ -43,8 +43,7 @@ TEST_CASE("atomic file: a writer that fails part way leaves the old target untou
         AtomicFile f(dir / "report.json");
         f.write(std::string("new, but only half of it"));
         throw std::runtime_error("writer failed");
-    } catch (const std::runtime_error&) {
-    }
+    } catch (const std::runtime_error&) {}
     CHECK(read_file(dir / "report.json") == to_bytes("old"));
     CHECK(dir.listing() == std::vector<std::string>{"report.json"});  // temporary removed
 }
@@ -83,8 +82,8 @@ TEST_CASE("atomic file: several outputs or none") {
         Error);
     CHECK(read_file(dir / "a") == to_bytes("A1"));
     // Naming one target twice is refused before anything is written.
-    CHECK_THROWS_AS(revgraph::io::write_files_atomic(Files{{dir / "a", to_bytes("A3")}, {dir / "." / "a", to_bytes("A4")}}),
-                    Error);
+    CHECK_THROWS_AS(
+        revgraph::io::write_files_atomic(Files{{dir / "a", to_bytes("A3")}, {dir / "." / "a", to_bytes("A4")}}), Error);
     CHECK(read_file(dir / "a") == to_bytes("A1"));
     CHECK(dir.listing().size() == 2);
 }

@@ -15,8 +15,8 @@
 #include "engine/io/zip.hpp"
 #include "test/io/util.hpp"
 
-using revgraph::Error;
 using iotest::Bytes;
+using revgraph::Error;
 
 namespace {
 
@@ -104,9 +104,7 @@ TEST_CASE("zip: a member recording 1032x its compressed size is refused without 
     const auto npz_peak = peak_growth([&] {
         try {
             revgraph::io::parse_npz(bomb, "bomb.npz");
-        } catch (const Error& e) {
-            message = e.what();
-        }
+        } catch (const Error& e) { message = e.what(); }
     });
     CHECK(message.find("bomb.npz:x.npy: payload is") != std::string::npos);
     CHECK(npz_peak < 64 * kMiB);
@@ -115,9 +113,7 @@ TEST_CASE("zip: a member recording 1032x its compressed size is refused without 
     const auto zip_peak = peak_growth([&] {
         try {
             revgraph::io::parse_zip(bomb, "bomb.zip");
-        } catch (const Error& e) {
-            message = e.what();
-        }
+        } catch (const Error& e) { message = e.what(); }
     });
     CHECK(message.find("decompressed to " + std::to_string(npy.size()) + " bytes") != std::string::npos);
     CHECK(zip_peak < 64 * kMiB);
@@ -130,7 +126,15 @@ TEST_CASE("npz: an .npy header declaring a huge array its data does not hold cos
     std::string header = "{'descr': '|u1', 'fortran_order': False, 'shape': (999999999,), }";
     header.append(64 - (10 + header.size() + 1) % 64, ' ');
     header.push_back('\n');
-    Bytes npy = {0x93, 'N', 'U', 'M', 'P', 'Y', 1, 0, static_cast<std::uint8_t>(header.size()),
+    Bytes npy = {0x93,
+                 'N',
+                 'U',
+                 'M',
+                 'P',
+                 'Y',
+                 1,
+                 0,
+                 static_cast<std::uint8_t>(header.size()),
                  static_cast<std::uint8_t>(header.size() >> 8)};
     npy.insert(npy.end(), header.begin(), header.end());
     const Bytes data = random_bytes(kMiB);
@@ -141,9 +145,7 @@ TEST_CASE("npz: an .npy header declaring a huge array its data does not hold cos
     const auto peak = peak_growth([&] {
         try {
             revgraph::io::parse_npz(bomb, "huge.npz");
-        } catch (const Error& e) {
-            message = e.what();
-        }
+        } catch (const Error& e) { message = e.what(); }
     });
     CHECK(message.find("huge.npz: member 'x.npy': decompressed to ") != std::string::npos);
     CHECK(peak < 64 * kMiB);
@@ -156,12 +158,11 @@ TEST_CASE("idx: a gzip bomb is refused at the cap, without memory past it") {
     const auto peak = peak_growth([&] {
         try {
             revgraph::io::gunzip(bomb, "bomb.gz", 64 * kMiB);
-        } catch (const Error& e) {
-            message = e.what();
-        }
+        } catch (const Error& e) { message = e.what(); }
     });
     CHECK(message == "bomb.gz: decompresses to more than 64 MiB");
     // Doubling past the cap would reach 128 MiB (and the old buffer beside it).
     CHECK(peak < 80 * kMiB);
-    CHECK(revgraph::io::gunzip(gzip_of_zeros(3 * kMiB), "ok.gz", 64 * kMiB).size() == static_cast<std::size_t>(3 * kMiB));
+    CHECK(revgraph::io::gunzip(gzip_of_zeros(3 * kMiB), "ok.gz", 64 * kMiB).size() ==
+          static_cast<std::size_t>(3 * kMiB));
 }

@@ -17,14 +17,14 @@
 #include "test/io/util.hpp"
 
 namespace fs = std::filesystem;
+using iotest::Bytes;
+using iotest::to_bytes;
 using revgraph::Error;
 using revgraph::io::NamedPath;
 using revgraph::io::read_file;
 using revgraph::io::require_distinct_files;
 using revgraph::io::SameFileError;
 using revgraph::io::write_file_atomic;
-using iotest::Bytes;
-using iotest::to_bytes;
 
 TEST_CASE("file identity: an output that is an input, however spelled, is refused") {
     iotest::ScratchDir dir;
@@ -36,19 +36,22 @@ TEST_CASE("file identity: an output that is an input, however spelled, is refuse
     fs::create_hard_link(dir / "in.npz", dir / "hard.npz");
     const fs::path cwd = fs::current_path();
     fs::current_path(dir.path());
-    const std::vector<fs::path> spellings = {"in.npz", "./in.npz", dir / "in.npz", dir / "sub" / ".." / "in.npz",
-                                             dir / "sub" / "up" / "in.npz", "link.npz", "link2.npz", "hard.npz"};
+    const std::vector<fs::path> spellings = {
+        "in.npz",   "./in.npz",  dir / "in.npz", dir / "sub" / ".." / "in.npz", dir / "sub" / "up" / "in.npz",
+        "link.npz", "link2.npz", "hard.npz"};
     for (const auto& out : spellings) {
         CAPTURE(out);
         CHECK_THROWS_WITH_AS(require_distinct_files({{"--input", "in.npz"}}, {{"--state", out}}),
                              doctest::Contains("the same file as the input --input in.npz"), SameFileError);
     }
     // Two outputs, one of them not existing yet, named two ways.
-    CHECK_THROWS_AS(require_distinct_files({}, {{"--output", "new.json"}, {"--state", dir / "sub" / "up" / "new.json"}}),
-                    SameFileError);
+    CHECK_THROWS_AS(
+        require_distinct_files({}, {{"--output", "new.json"}, {"--state", dir / "sub" / "up" / "new.json"}}),
+        SameFileError);
     // A dangling link names the file it points to.
     fs::create_symlink("target.json", dir / "dangling.json");
-    CHECK_THROWS_AS(require_distinct_files({}, {{"--output", "target.json"}, {"--state", "dangling.json"}}), SameFileError);
+    CHECK_THROWS_AS(require_distinct_files({}, {{"--output", "target.json"}, {"--state", "dangling.json"}}),
+                    SameFileError);
     // Distinct files pass; inputs that do not exist are left to the reader.
     require_distinct_files({{"--input", "in.npz"}, {"--config", "missing.json"}},
                            {{"--output", "out.json"}, {"--state", "missing.json.npz"}});
@@ -59,7 +62,8 @@ TEST_CASE("atomic file: only regular files are replaced; links are written throu
     iotest::ScratchDir dir;
     // Devices, fifos and links to them: one clear error, nothing created beside them.
     CHECK_THROWS_WITH_AS(write_file_atomic("/dev/null", std::string("x")),
-                         doctest::Contains("cannot write /dev/null: it is a character device, not a regular file"), Error);
+                         doctest::Contains("cannot write /dev/null: it is a character device, not a regular file"),
+                         Error);
     REQUIRE(::mkfifo((dir / "fifo").c_str(), 0600) == 0);
     CHECK_THROWS_WITH_AS(write_file_atomic(dir / "fifo", std::string("x")), doctest::Contains("it is a fifo"), Error);
     fs::create_symlink("/dev/null", dir / "null-link");
@@ -141,9 +145,7 @@ TEST_CASE("result set: after a kill at every step, a RESULT.json on disk describ
                 try {
                     revgraph::io::write_result_set(dir / "r.json", to_bytes(describe(new_p, new_s)),
                                                    {{dir / "s.npz", new_s}, {dir / "p.npy", new_p}});
-                } catch (...) {
-                    ::_exit(3);
-                }
+                } catch (...) { ::_exit(3); }
                 ::_exit(0);
             }
             int status = 0;
@@ -155,11 +157,14 @@ TEST_CASE("result set: after a kill at every step, a RESULT.json on disk describ
             if (fs::exists(dir / "r.json")) {
                 REQUIRE(fs::exists(dir / "p.npy"));
                 REQUIRE(fs::exists(dir / "s.npz"));
-                CHECK(read_file(dir / "r.json") == to_bytes(describe(read_file(dir / "p.npy"), read_file(dir / "s.npz"))));
+                CHECK(read_file(dir / "r.json") ==
+                      to_bytes(describe(read_file(dir / "p.npy"), read_file(dir / "s.npz"))));
             }
             // Each data file is the earlier one or the new one, never anything else.
-            if (fs::exists(dir / "p.npy")) CHECK((read_file(dir / "p.npy") == old_p || read_file(dir / "p.npy") == new_p));
-            if (fs::exists(dir / "s.npz")) CHECK((read_file(dir / "s.npz") == old_s || read_file(dir / "s.npz") == new_s));
+            if (fs::exists(dir / "p.npy"))
+                CHECK((read_file(dir / "p.npy") == old_p || read_file(dir / "p.npy") == new_p));
+            if (fs::exists(dir / "s.npz"))
+                CHECK((read_file(dir / "s.npz") == old_s || read_file(dir / "s.npz") == new_s));
             if (killed && earlier && k <= 3) {  // killed while staging: the earlier set untouched
                 CHECK(read_file(dir / "r.json") == to_bytes(describe(old_p, old_s)));
             }

@@ -8,10 +8,10 @@
 #include "engine/io/idx.hpp"
 #include "test/io/util.hpp"
 
+using iotest::Bytes;
 using revgraph::Error;
 using revgraph::io::parse_idx_images;
 using revgraph::io::parse_idx_labels;
-using iotest::Bytes;
 
 namespace {
 
@@ -56,9 +56,7 @@ template <typename F>
 std::string error_of(F&& f) {
     try {
         f();
-    } catch (const Error& e) {
-        return e.what();
-    }
+    } catch (const Error& e) { return e.what(); }
     return "(no error)";
 }
 
@@ -88,8 +86,9 @@ TEST_CASE("idx: images and labels parse, raw and gzip") {
 }
 
 TEST_CASE("idx: headers and lengths are checked exactly") {
-    CHECK(error_of([] { parse_idx_images(labels_file({1, 2}), "x"); }) ==
-          "x: expected an IDX images file (magic 2051), found a labels file (2049)");
+    CHECK(error_of([] {
+              parse_idx_images(labels_file({1, 2}), "x");
+          }) == "x: expected an IDX images file (magic 2051), found a labels file (2049)");
     CHECK(error_of([] { parse_idx_labels(images_file(1), "x"); }) ==
           "x: expected an IDX labels file (magic 2049), found an images file (2051)");
     CHECK(error_of([] { parse_idx_images(images_file(1, 28, 28, 2052), "x"); }).find("found magic 2052") !=
@@ -110,7 +109,8 @@ TEST_CASE("idx: headers and lengths are checked exactly") {
     // Every truncation of either kind of file fails, raw or compressed.
     const Bytes full = images_file(1), full_gz = gzip(full), lab_gz = gzip(labels_file({5, 6}));
     for (std::size_t n = 0; n < full.size(); n += 37)
-        CHECK_THROWS_AS(parse_idx_images(Bytes(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n)), "x"), Error);
+        CHECK_THROWS_AS(parse_idx_images(Bytes(full.begin(), full.begin() + static_cast<std::ptrdiff_t>(n)), "x"),
+                        Error);
     for (std::size_t n = 2; n < full_gz.size(); ++n) {
         CAPTURE(n);
         CHECK_THROWS_AS(parse_idx_images(Bytes(full_gz.begin(), full_gz.begin() + static_cast<std::ptrdiff_t>(n)), "x"),

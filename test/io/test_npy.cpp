@@ -8,11 +8,11 @@
 #include "engine/io/npy.hpp"
 #include "test/io/util.hpp"
 
+using iotest::Bytes;
 using revgraph::Error;
 using revgraph::io::Array;
 using revgraph::io::parse_npy;
 using revgraph::io::serialize_npy;
-using iotest::Bytes;
 
 namespace {
 
@@ -37,9 +37,7 @@ Array parse(const Bytes& b) { return parse_npy(b, "test.npy"); }
 std::string error_of(const Bytes& b) {
     try {
         parse(b);
-    } catch (const Error& e) {
-        return e.what();
-    }
+    } catch (const Error& e) { return e.what(); }
     return "(no error)";
 }
 
@@ -55,8 +53,8 @@ const Bytes kSixFloats(24, 0);
 }  // namespace
 
 TEST_CASE("npy: numpy-written fixtures have the values make_fixtures.py gave them") {
-    using revgraph::io::read_npy;
     using iotest::fixture;
+    using revgraph::io::read_npy;
 
     Array a = read_npy(fixture("f4_2x3.npy"));
     CHECK(a.dtype == "<f4");
@@ -79,8 +77,7 @@ TEST_CASE("npy: numpy-written fixtures have the values make_fixtures.py gave the
     CHECK(read_npy(fixture("i2_3.npy")).as<std::int16_t>() == ramp<std::int16_t>(3, 300, 0));
     CHECK(read_npy(fixture("u2_3.npy")).as<std::uint16_t>() == ramp<std::uint16_t>(3, 300, 0));
     CHECK(read_npy(fixture("u4_2.npy")).as<std::uint32_t>() == ramp<std::uint32_t>(2, 1, 4000000000u));
-    CHECK(read_npy(fixture("u8_2.npy")).as<std::uint64_t>() ==
-          ramp<std::uint64_t>(2, 1, std::uint64_t{1} << 63));
+    CHECK(read_npy(fixture("u8_2.npy")).as<std::uint64_t>() == ramp<std::uint64_t>(2, 1, std::uint64_t{1} << 63));
 
     // Types without a typed accessor still come through as exact bytes.
     a = read_npy(fixture("b1_3.npy"));
@@ -186,10 +183,11 @@ TEST_CASE("npy: unsupported layouts and dtypes are refused with a clear message"
     CHECK(parse(make_npy("{'descr': '>u1', 'fortran_order': False, 'shape': (2,), }\n", Bytes{1, 2})).dtype == "|u1");
     CHECK(parse(make_npy("{'descr': '<i1', 'fortran_order': False, 'shape': (1,), }\n", Bytes{1})).dtype == "|i1");
     for (const char* d : {"<f16", "<f3", "<i3", "=f4", "|f4", "f4", "<", "", "<M8", "<m8", "|V4", "|S3"})
-        CHECK_MESSAGE(error_of(make_npy(std::string("{'descr': '") + d + "', 'fortran_order': False, 'shape': (1,), }\n",
-                                        Bytes(16)))
-                              .find("dtype") != std::string::npos,
-                      d);
+        CHECK_MESSAGE(
+            error_of(
+                make_npy(std::string("{'descr': '") + d + "', 'fortran_order': False, 'shape': (1,), }\n", Bytes(16)))
+                    .find("dtype") != std::string::npos,
+            d);
 }
 
 TEST_CASE("npy: header syntax is checked strictly") {
@@ -206,30 +204,30 @@ TEST_CASE("npy: header syntax is checked strictly") {
     CHECK(parse(make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 3), }\n", kSixFloats, 3)).size() == 6);
 
     const std::vector<std::string> bad = {
-        "",                                                                         // no dict
-        "{'descr': '<f4', 'fortran_order': False}",                                 // missing shape
-        "{'descr': '<f4', 'shape': (6,)}",                                          // missing fortran_order
-        "{'fortran_order': False, 'shape': (6,)}",                                  // missing descr
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), 'extra': 1}",      // extra key
-        "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (6,)}",  // duplicate key
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (6)}",                   // int, not tuple
-        "{'descr': '<f4', 'fortran_order': False, 'shape': [6]}",                   // list
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (-6,)}",                 // negative
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (6.0,)}",                // float
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (06,)}",                 // leading zero
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (2,, 3)}",               // double comma
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (2 3)}",                 // missing comma
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (6,)",                   // unclosed dict
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (6,)} x",                // trailing text
-        "{'descr': '<f4', 'fortran_order': 0, 'shape': (6,)}",                      // not a bool
-        "{'descr': '<f4', 'fortran_order': false, 'shape': (6,)}",                  // not Python
-        "{'descr': '<f4\", 'fortran_order': False, 'shape': (6,)}",                 // quotes differ
-        "{'descr: '<f4', 'fortran_order': False, 'shape': (6,)}",                   // broken string
-        "{'descr': '<f\\x34', 'fortran_order': False, 'shape': (6,)}",              // escapes
-        "{'descr': '<f4' 'fortran_order': False, 'shape': (6,)}",                   // missing comma
+        "",                                                                            // no dict
+        "{'descr': '<f4', 'fortran_order': False}",                                    // missing shape
+        "{'descr': '<f4', 'shape': (6,)}",                                             // missing fortran_order
+        "{'fortran_order': False, 'shape': (6,)}",                                     // missing descr
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (6,), 'extra': 1}",         // extra key
+        "{'descr': '<f4', 'descr': '<f4', 'fortran_order': False, 'shape': (6,)}",     // duplicate key
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (6)}",                      // int, not tuple
+        "{'descr': '<f4', 'fortran_order': False, 'shape': [6]}",                      // list
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (-6,)}",                    // negative
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (6.0,)}",                   // float
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (06,)}",                    // leading zero
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2,, 3)}",                  // double comma
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (2 3)}",                    // missing comma
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (6,)",                      // unclosed dict
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (6,)} x",                   // trailing text
+        "{'descr': '<f4', 'fortran_order': 0, 'shape': (6,)}",                         // not a bool
+        "{'descr': '<f4', 'fortran_order': false, 'shape': (6,)}",                     // not Python
+        "{'descr': '<f4\", 'fortran_order': False, 'shape': (6,)}",                    // quotes differ
+        "{'descr: '<f4', 'fortran_order': False, 'shape': (6,)}",                      // broken string
+        "{'descr': '<f\\x34', 'fortran_order': False, 'shape': (6,)}",                 // escapes
+        "{'descr': '<f4' 'fortran_order': False, 'shape': (6,)}",                      // missing comma
         "{'descr': '<f4', 'fortran_order': False, 'shape': (99999999999999999999,)}",  // overflow
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (6,)}\x01",              // control char
-        "{'descr': '<f4', 'fortran_order': False, 'shape': (6,)}\xc3\xa9",          // non-ASCII
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (6,)}\x01",                 // control char
+        "{'descr': '<f4', 'fortran_order': False, 'shape': (6,)}\xc3\xa9",             // non-ASCII
     };
     for (const std::string& h : bad) {
         CAPTURE(h);
@@ -274,8 +272,10 @@ TEST_CASE("npy: magic, version and payload length are checked") {
     CHECK(error_of(b).find("payload is 25 bytes but <f4 (2, 3) needs 24") != std::string::npos);
 
     // A shape that disagrees with the payload.
-    CHECK_THROWS_AS(parse(make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }\n", kSixFloats)), Error);
-    CHECK_THROWS_AS(parse(make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }\n", kSixFloats)), Error);
+    CHECK_THROWS_AS(parse(make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }\n", kSixFloats)),
+                    Error);
+    CHECK_THROWS_AS(parse(make_npy("{'descr': '<f8', 'fortran_order': False, 'shape': (2, 3), }\n", kSixFloats)),
+                    Error);
     CHECK_THROWS_AS(parse(make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (), }\n", kSixFloats)), Error);
     CHECK_THROWS_AS(parse(make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (0,), }\n", kSixFloats)), Error);
 }
@@ -288,14 +288,10 @@ TEST_CASE("npy: read_npy and write_npy go through files, naming them in errors")
     try {
         revgraph::io::read_npy(dir / "missing.npy");
         FAIL("no error");
-    } catch (const Error& e) {
-        CHECK(std::string(e.what()).find("missing.npy") != std::string::npos);
-    }
+    } catch (const Error& e) { CHECK(std::string(e.what()).find("missing.npy") != std::string::npos); }
     revgraph::io::write_file_atomic(dir / "short.npy", std::string("\x93NUMPY"));
     try {
         revgraph::io::read_npy(dir / "short.npy");
         FAIL("no error");
-    } catch (const Error& e) {
-        CHECK(std::string(e.what()).rfind((dir / "short.npy").string() + ": ", 0) == 0);
-    }
+    } catch (const Error& e) { CHECK(std::string(e.what()).rfind((dir / "short.npy").string() + ": ", 0) == 0); }
 }

@@ -9,6 +9,7 @@
 #include "engine/io/zip.hpp"
 #include "test/io/util.hpp"
 
+using iotest::Bytes;
 using revgraph::Error;
 using revgraph::io::Array;
 using revgraph::io::Compression;
@@ -16,7 +17,6 @@ using revgraph::io::NpzArchive;
 using revgraph::io::NpzOptions;
 using revgraph::io::parse_npz;
 using revgraph::io::serialize_npz;
-using iotest::Bytes;
 
 namespace {
 
@@ -66,9 +66,7 @@ std::size_t next_probe(std::size_t i, std::size_t start, std::size_t end) {
 std::string error_of(const Bytes& b) {
     try {
         parse_npz(b, "t.npz");
-    } catch (const Error& e) {
-        return e.what();
-    }
+    } catch (const Error& e) { return e.what(); }
     return "(no error)";
 }
 
@@ -94,14 +92,16 @@ NpzArchive sample() {
     return a;
 }
 
-const std::vector<NpzOptions> kAllOptions = {
-    {Compression::stored, false}, {Compression::deflate, false}, {Compression::stored, true}, {Compression::deflate, true}};
+const std::vector<NpzOptions> kAllOptions = {{Compression::stored, false},
+                                             {Compression::deflate, false},
+                                             {Compression::stored, true},
+                                             {Compression::deflate, true}};
 
 }  // namespace
 
 TEST_CASE("npz: archives written by np.savez and np.savez_compressed") {
-    using revgraph::io::read_npz;
     using iotest::fixture;
+    using revgraph::io::read_npz;
 
     const NpzArchive stored = read_npz(fixture("stored.npz"));
     CHECK(stored.names() == std::vector<std::string>{"x", "labels", "scalar"});  // archive order
@@ -169,9 +169,7 @@ TEST_CASE("npz: archive API") {
     try {
         a.at("test_labels");
         FAIL("no error");
-    } catch (const Error& e) {
-        CHECK(std::string(e.what()) == "no array 'test_labels' in the archive (it has: x)");
-    }
+    } catch (const Error& e) { CHECK(std::string(e.what()) == "no array 'test_labels' in the archive (it has: x)"); }
 }
 
 TEST_CASE("npz: every truncation is an error") {
@@ -191,9 +189,10 @@ TEST_CASE("npz: any changed byte of member data is detected") {
         Bytes zip;
         bool stored;
     };
-    for (const Case& c : {Case{iotest::fixture_bytes("stored.npz"), true}, Case{iotest::fixture_bytes("compressed.npz"), false},
-                          Case{serialize_npz(original, {Compression::deflate, false}), false},
-                          Case{serialize_npz(original, {Compression::stored, true}), true}}) {
+    for (const Case& c :
+         {Case{iotest::fixture_bytes("stored.npz"), true}, Case{iotest::fixture_bytes("compressed.npz"), false},
+          Case{serialize_npz(original, {Compression::deflate, false}), false},
+          Case{serialize_npz(original, {Compression::stored, true}), true}}) {
         const NpzArchive intact = parse_npz(c.zip, "t.npz");
         const auto ranges = data_ranges(c.zip);
         REQUIRE(ranges.size() >= 2);
@@ -209,9 +208,7 @@ TEST_CASE("npz: any changed byte of member data is detected") {
                     bool threw = false;
                     try {
                         got = parse_npz(b, "t.npz");
-                    } catch (const Error&) {
-                        threw = true;
-                    }
+                    } catch (const Error&) { threw = true; }
                     if (threw) {
                         ++errors;
                     } else {
@@ -272,7 +269,8 @@ TEST_CASE("npz: structural damage is refused with a one-line message") {
         Bytes b = good;
         put16(b, 8, 12);  // bzip2, in the first local header
         put16(b, central[0] + 10, 12);
-        CHECK(error_of(b) == "t.npz: member 'train_images.npy' uses unsupported compression method 12 (only stored and deflate)");
+        CHECK(error_of(b) ==
+              "t.npz: member 'train_images.npy' uses unsupported compression method 12 (only stored and deflate)");
     }
     SUBCASE("encrypted member") {
         Bytes b = good;
@@ -324,9 +322,7 @@ TEST_CASE("npz: structural damage is refused with a one-line message") {
         try {
             revgraph::io::read_npz(dir / "cut.npz");
             FAIL("no error");
-        } catch (const Error& e) {
-            CHECK(std::string(e.what()).rfind((dir / "cut.npz").string() + ": ", 0) == 0);
-        }
+        } catch (const Error& e) { CHECK(std::string(e.what()).rfind((dir / "cut.npz").string() + ": ", 0) == 0); }
     }
 }
 
@@ -364,8 +360,7 @@ TEST_CASE("npz/npy: random corruption gives revgraph::Error or an intact result,
             else
                 parse_npz(b, "t.npz");
             ++accepted;
-        } catch (const Error&) {
-        }
+        } catch (const Error&) {}
     }
     // Most edits land in data or fields that are checked; a few hit unchecked bytes
     // (timestamps, attributes, padding) and are rightly accepted.

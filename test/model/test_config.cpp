@@ -18,8 +18,9 @@ TEST_CASE("config: defaults are rev88") {
     CHECK(c.momentum == 0.9);
     CHECK(c.weight_decay == 0.0);
     CHECK_NOTHROW(c.validate());
-    CHECK(c.to_json().dump() ==
-          R"({"depth":2,"alpha":0.5,"seed":11,"epochs":2,"learning_rate":0.1,"batch_size":128,"momentum":0.9,"weight_decay":0.0})");
+    CHECK(
+        c.to_json().dump() ==
+        R"({"depth":2,"alpha":0.5,"seed":11,"epochs":2,"learning_rate":0.1,"batch_size":128,"momentum":0.9,"weight_decay":0.0})");
 }
 
 TEST_CASE("config: set parses text and rejects nonsense") {

@@ -90,8 +90,8 @@ TEST_CASE("pcg64: generated permutations (more seeds and sizes, the MNIST draws)
 }
 
 TEST_CASE("pcg64: seed report's epoch permutations (seed 11, n=19)") {
-    const auto report = revgraph::test::read_json(revgraph::test::source_root() / "test" / "vectors" /
-                                                  "validation-report.json");
+    const auto report =
+        revgraph::test::read_json(revgraph::test::source_root() / "test" / "vectors" / "validation-report.json");
     const auto& meta = report.at("api_cli_smoke").at("metadata");
     REQUIRE(meta.at("config").at("seed") == 11);
     const auto seed = meta.at("config").at("seed").get<std::uint64_t>();

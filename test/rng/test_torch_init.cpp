@@ -64,7 +64,8 @@ TEST_CASE("torch: mt19937 outputs (init_genrand seeding) across regenerations") 
         Mt19937 g = manual_seed(e.at("seed"));
         std::vector<std::uint32_t> raw(1255);
         for (auto& r : raw) r = g.next();
-        CHECK(std::vector<std::uint32_t>(raw.begin(), raw.begin() + 8) == e.at("first").get<std::vector<std::uint32_t>>());
+        CHECK(std::vector<std::uint32_t>(raw.begin(), raw.begin() + 8) ==
+              e.at("first").get<std::vector<std::uint32_t>>());
         CHECK(std::vector<std::uint32_t>(raw.begin() + 620, raw.begin() + 630) ==
               e.at("at_620").get<std::vector<std::uint32_t>>());
         CHECK(std::vector<std::uint32_t>(raw.begin() + 1245, raw.end()) ==
@@ -170,8 +171,8 @@ TEST_CASE("torch: generated initial parameter hashes, depth 1, 2, 3, 8") {
 }
 
 TEST_CASE("torch: seed report's initial parameters (seed 11, depth 2)") {
-    const auto report = revgraph::test::read_json(revgraph::test::source_root() / "test" / "vectors" /
-                                                  "validation-report.json");
+    const auto report =
+        revgraph::test::read_json(revgraph::test::source_root() / "test" / "vectors" / "validation-report.json");
     const auto& meta = report.at("api_cli_smoke").at("metadata");
     nlohmann::json e;
     e["depth"] = meta.at("config").at("depth");

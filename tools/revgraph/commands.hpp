@@ -12,7 +12,7 @@
 namespace revgraph::cli {
 
 struct Command {
-    CLI::App* app;            // the subcommand (for `data`, the leaf: `data mnist`, `data embedded`)
+    CLI::App* app;             // the subcommand (for `data`, the leaf: `data mnist`, `data embedded`)
     std::function<int()> run;  // runs it with what the parse filled in
 };
 

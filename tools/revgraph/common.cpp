@@ -26,15 +26,20 @@ const CLI::Validator kNonEmpty(
 
 void add_task_options(CLI::App& app, TaskOptions& o) {
     app.add_option("--config", o.config, "hyper-parameters from a JSON object (keys below)")
-        ->type_name("CONFIG.json")->check(kNonEmpty);
+        ->type_name("CONFIG.json")
+        ->check(kNonEmpty);
     app.add_option("--set", o.set, "one hyper-parameter, after --config; repeatable, the last one wins")
-        ->type_name("KEY=VALUE")->check(kNonEmpty);
-    app.add_option("--backend", o.backend, "auto (cuda where a GPU is usable, else cpu), cpu, cpu-reference, "
-                                           "cuda, cuda-fused; `revgraph backends` says which this machine runs")
-        ->type_name("B")->check(kNonEmpty);
+        ->type_name("KEY=VALUE")
+        ->check(kNonEmpty);
+    app.add_option("--backend", o.backend,
+                   "auto (cuda where a GPU is usable, else cpu), cpu, cpu-reference, "
+                   "cuda, cuda-fused; `revgraph backends` says which this machine runs")
+        ->type_name("B")
+        ->check(kNonEmpty);
     app.add_option("--device", o.device, "CUDA device index (CUDA backends only)")->type_name("N")->check(kNonEmpty);
     app.add_option("--workspace-bytes", o.workspace_bytes, "cuBLASLt workspace (cuda backend)")
-        ->type_name("N")->check(kNonEmpty);
+        ->type_name("N")
+        ->check(kNonEmpty);
     app.add_flag("--pdl", o.pdl,
                  "cuda-fused: Programmatic Dependent Launch between its kernels (the same bytes; CUDA backends only)");
 }
@@ -71,10 +76,9 @@ TaskConfig config_from(const TaskOptions& o) {
         const auto bytes = io::read_file(*path);
         std::vector<std::string> keys;
         try {
-            keys = config.update_from_json_text(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-        } catch (const Error& e) {
-            throw Error(*path + ": " + e.what());
-        }
+            keys = config.update_from_json_text(
+                std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+        } catch (const Error& e) { throw Error(*path + ": " + e.what()); }
         for (const auto& key : keys) origin[key] = *path + ": ";
     }
     for (const auto& kv : o.set) {
@@ -83,9 +87,7 @@ TaskConfig config_from(const TaskOptions& o) {
         const std::string key = kv.substr(0, eq);
         try {
             config.set(key, kv.substr(eq + 1));
-        } catch (const Error& e) {
-            throw Error("--set " + kv + ": " + e.what());
-        }
+        } catch (const Error& e) { throw Error("--set " + kv + ": " + e.what()); }
         origin[key] = "--set " + kv + ": ";
     }
     // Validated once everything is in, so that --set can repair a file's value; the error
@@ -133,7 +135,8 @@ void require_writable_directory(const std::string& output_path) {
         throw Error("cannot write " + output_path + ": directory " + parent.string() + " does not exist");
     if (::access(parent.c_str(), W_OK) != 0)
         throw Error("cannot write " + output_path + ": directory " + parent.string() + " is not writable");
-    if (std::filesystem::is_directory(output_path, ec)) throw Error("cannot write " + output_path + ": it is a directory");
+    if (std::filesystem::is_directory(output_path, ec))
+        throw Error("cannot write " + output_path + ": it is a directory");
 }
 
 void require_distinct_writable_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
@@ -143,9 +146,7 @@ void require_distinct_writable_outputs(const std::vector<std::pair<std::string, 
     for (const auto& [what, path] : outputs) out.push_back({what, path});
     try {
         io::require_distinct_files(in, out);
-    } catch (const io::SameFileError& e) {
-        throw UsageError{e.what()};
-    }
+    } catch (const io::SameFileError& e) { throw UsageError{e.what()}; }
     for (const auto& output : outputs) require_writable_directory(output.second);
 }
 

@@ -62,7 +62,8 @@ std::vector<std::string> option_names(const CLI::App* app) {
 
 std::vector<std::string> subcommand_names(const CLI::App* app) {
     std::vector<std::string> names;
-    for (const CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; })) names.push_back(sub->get_name());
+    for (const CLI::App* sub : app->get_subcommands([](const CLI::App*) { return true; }))
+        names.push_back(sub->get_name());
     return names;
 }
 
@@ -115,7 +116,8 @@ void refuse_options_as_values(const CLI::App& app, int argc, char** argv) {
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i], next = i + 1 < argc ? argv[i + 1] : "";
         // CLI11 reads "--repeat=" as "--repeat" and takes the next word: say what it is instead.
-        if (a.size() > 3 && a.back() == '=' && std::find(names.begin(), names.end(), a.substr(0, a.size() - 1)) != names.end())
+        if (a.size() > 3 && a.back() == '=' &&
+            std::find(names.begin(), names.end(), a.substr(0, a.size() - 1)) != names.end())
             throw UsageError{"option " + a.substr(0, a.size() - 1) + " needs a value, got an empty one"};
         if (next.rfind("--", 0) == 0 && std::find(names.begin(), names.end(), a) != names.end())
             throw UsageError{"option " + a + " needs a value (got the option " + next.substr(0, next.find('=')) + ")"};

@@ -50,8 +50,10 @@ int qualify_command(const QualifyOptions& o) {
     const auto set = read_official_training_set(*dir);
     const bool official = std::all_of(idx_checks.begin(), idx_checks.end(), [](const auto& c) { return c.official; });
     const std::int64_t per_draw = data::kMediumTest;
-    const std::int64_t total_needed = static_cast<std::int64_t>(std::ceil((100.0 - band) / 100.0 * per_draw * draws - 1e-9));
-    const std::int64_t floor_needed = static_cast<std::int64_t>(std::ceil((100.0 - band - 1.5) / 100.0 * per_draw - 1e-9));
+    const std::int64_t total_needed =
+        static_cast<std::int64_t>(std::ceil((100.0 - band) / 100.0 * per_draw * draws - 1e-9));
+    const std::int64_t floor_needed =
+        static_cast<std::int64_t>(std::ceil((100.0 - band - 1.5) / 100.0 * per_draw - 1e-9));
 
     nlohmann::ordered_json report;
     report["official_mnist"] = official;
@@ -73,9 +75,9 @@ int qualify_command(const QualifyOptions& o) {
     const auto prepare = [&](int i) {
         const std::uint64_t seed = first + static_cast<std::uint64_t>(i);
         auto d = data::mnist_medium_draw(set.images.pixels, set.labels, seed);
-        auto task = std::make_unique<PreparedTask>(TaskInputs{std::move(d.train_images), std::move(d.train_labels),
-                                                              std::move(d.test_images)},
-                                                   config, make_backend(backend));
+        auto task = std::make_unique<PreparedTask>(
+            TaskInputs{std::move(d.train_images), std::move(d.train_labels), std::move(d.test_images)}, config,
+            make_backend(backend));
         return Draw{seed, std::move(d.test_labels), std::move(task)};
     };
     const auto score = [&](Draw& draw) {
@@ -126,8 +128,10 @@ int qualify_command(const QualifyOptions& o) {
     report["qualified"] = passed && official;
     report["created_utc"] = utc_timestamp();
     const std::string text = report.dump(2) + "\n";
-    if (const auto& out = o.output) io::write_file_atomic(*out, text);
-    else write_stdout(text);
+    if (const auto& out = o.output)
+        io::write_file_atomic(*out, text);
+    else
+        write_stdout(text);
     std::cerr << "revgraph: qualify " << (passed ? "passed" : "FAILED") << ": " << total << " / " << per_draw * draws
               << " correct (needed " << total_needed << ", per-draw floor " << floor_needed << ")"
               << (official ? "" : "; NOT a qualification: the IDX files are not the official MNIST ones") << "\n";
@@ -139,15 +143,21 @@ int qualify_command(const QualifyOptions& o) {
 Command add_qualify_command(CLI::App& app) {
     auto o = std::make_shared<QualifyOptions>();
     CLI::App* sub = app.add_subcommand(
-        "qualify", "the 11-draw qualification protocol on the official MNIST training IDX files: correct counts per "
-                   "draw, the total against the error band, the per-draw floor 1.5 points below it");
+        "qualify",
+        "the 11-draw qualification protocol on the official MNIST training IDX files: correct counts per "
+        "draw, the total against the error band, the per-draw floor 1.5 points below it");
     sub->add_option("--idx-dir", o->idx_dir,
                     "holds train-images-idx3-ubyte.gz and train-labels-idx1-ubyte.gz (or uncompressed); only the "
                     "official gzip files make a qualification (official_mnist in the report)")
-        ->type_name("DIR")->required()->check(kNonEmpty);
-    sub->add_option("--band", o->band, "the error band in percent (default 12)")->type_name("PERCENT")->check(kNonEmpty);
+        ->type_name("DIR")
+        ->required()
+        ->check(kNonEmpty);
+    sub->add_option("--band", o->band, "the error band in percent (default 12)")
+        ->type_name("PERCENT")
+        ->check(kNonEmpty);
     sub->add_option("--first-seed", o->first_seed, "the first draw's seed; the others follow (default 2026091400)")
-        ->type_name("S")->check(kNonEmpty);
+        ->type_name("S")
+        ->check(kNonEmpty);
     sub->add_option("--draws", o->draws, "how many draws (default 11)")->type_name("N")->check(kNonEmpty);
     sub->add_option("--output", o->output, "the report (else to stdout)")->type_name("Q.json")->check(kNonEmpty);
     add_task_options(*sub, o->task);

@@ -72,9 +72,9 @@ int run_command(const RunOptions& o) {
     PreparedTask prepared(std::move(task.inputs), config, make_backend(o.task.backend));
     if (!quiet)
         std::cerr << "revgraph: " << prepared.inputs().train_count() << " train / " << prepared.inputs().test_count()
-                  << " query, depth " << config.depth << ", " << config.epochs << " epochs, batch "
-                  << config.batch_size << " on " << prepared.backend().name() << " (" << prepared.backend().device()
-                  << "); prepared in " << prepared.preparation_seconds() * 1e3 << " ms\n";
+                  << " query, depth " << config.depth << ", " << config.epochs << " epochs, batch " << config.batch_size
+                  << " on " << prepared.backend().name() << " (" << prepared.backend().device() << "); prepared in "
+                  << prepared.preparation_seconds() * 1e3 << " ms\n";
 
     const std::string of_run = repeat > 1 ? " of run " + std::to_string(repeat) + "/" + std::to_string(repeat) : "";
     std::vector<double> run_seconds;  // every run's time, in order
@@ -85,7 +85,8 @@ int run_command(const RunOptions& o) {
         const auto start = std::chrono::steady_clock::now();
         prepared.run([&](int e) {
             if (!report) return;
-            const double ms = std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
+            const double ms =
+                std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
             std::cerr << "revgraph: epoch " << (e + 1) << "/" << config.epochs << of_run << " "
                       << (prepared.backend().name().rfind("cuda", 0) == 0 ? "enqueued" : "done") << " at " << ms
                       << " ms\n";
@@ -150,19 +151,26 @@ Command add_run_command(CLI::App& app) {
     sub->add_option("--input", o->input,
                     "the task: train_images, train_labels, test_images (see `data`); without it, the embedded "
                     "real digits (5,000 train / 5,000 held-out query), and the result reports accuracy")
-        ->type_name("DRAW.npz")->check(kNonEmpty);
+        ->type_name("DRAW.npz")
+        ->check(kNonEmpty);
     sub->add_option("--test-labels", o->test_labels, "query labels, to report accuracy (needs --input)")
-        ->type_name("LABELS.npy")->check(kNonEmpty);
+        ->type_name("LABELS.npy")
+        ->check(kNonEmpty);
     sub->add_option("--output", o->output,
                     "the result (else to stdout), with its predictions beside it in <stem>.predictions.npy")
-        ->type_name("RESULT.json")->check(kNonEmpty);
-    sub->add_option("--state", o->state, "the final parameters and velocities")->type_name("STATE.npz")->check(kNonEmpty);
+        ->type_name("RESULT.json")
+        ->check(kNonEmpty);
+    sub->add_option("--state", o->state, "the final parameters and velocities")
+        ->type_name("STATE.npz")
+        ->check(kNonEmpty);
     sub->add_option("--scores", o->scores, "the query scores, float32 (Q, 10), whose hash is scores_sha256")
-        ->type_name("SCORES.npy")->check(kNonEmpty);
+        ->type_name("SCORES.npy")
+        ->check(kNonEmpty);
     sub->add_option("--repeat", o->repeat,
                     "train N times from the same seed (the same bytes each time); training_prediction_seconds is "
                     "then the median, run_seconds every run's time (default 1)")
-        ->type_name("N")->check(kNonEmpty);
+        ->type_name("N")
+        ->check(kNonEmpty);
     add_task_options(*sub, o->task);
     sub->add_flag("--quiet", o->quiet, "no progress lines on stderr");
     sub->add_flag("--timings", o->timings, "(kept for older scripts: run_seconds is always in the result)");

@@ -38,9 +38,7 @@ template <typename Fn>
 auto usage_checked(const Fn& fn) {
     try {
         return fn();
-    } catch (const sweep::UsageProblem& e) {
-        throw UsageError{e.what()};
-    }
+    } catch (const sweep::UsageProblem& e) { throw UsageError{e.what()}; }
 }
 
 // Progress on stderr: a bar redrawn in place at most 10 times a second on a terminal, a plain
@@ -136,26 +134,38 @@ std::vector<Command> add_sweep_commands(CLI::App& app) {
         std::optional<std::string> jobs;
     };
     auto o = std::make_shared<Parsed>();
-    CLI::App* sub = app.add_subcommand("sweep", "a grid of configs run concurrently, one JSON line per point (resumable)");
+    CLI::App* sub =
+        app.add_subcommand("sweep", "a grid of configs run concurrently, one JSON line per point (resumable)");
     sub->add_option("--input", o->sweep.input, "the task (see `data`); without it, the embedded real digits")
-        ->type_name("DRAW.npz")->check(kNonEmpty);
+        ->type_name("DRAW.npz")
+        ->check(kNonEmpty);
     sub->add_option("--test-labels", o->sweep.test_labels, "query labels, for each point's accuracy (needs --input)")
-        ->type_name("L.npy")->check(kNonEmpty);
+        ->type_name("L.npy")
+        ->check(kNonEmpty);
     sub->add_option("--grid", o->sweep.grid,
                     "a swept key and its values, KEY=V1,V2,... (integer keys also A..B); repeatable, the first "
                     "key varies slowest")
-        ->type_name("KEY=VALUES")->check(kNonEmpty)->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
-    sub->add_option("--jobs", o->jobs, "points at a time (default: one per usable CPU)")->type_name("N")->check(kNonEmpty);
-    sub->add_option("--shard", o->sweep.shard, "run only the points with index % N == I")->type_name("I/N")->check(kNonEmpty);
+        ->type_name("KEY=VALUES")
+        ->check(kNonEmpty)
+        ->multi_option_policy(CLI::MultiOptionPolicy::TakeAll);
+    sub->add_option("--jobs", o->jobs, "points at a time (default: one per usable CPU)")
+        ->type_name("N")
+        ->check(kNonEmpty);
+    sub->add_option("--shard", o->sweep.shard, "run only the points with index % N == I")
+        ->type_name("I/N")
+        ->check(kNonEmpty);
     sub->add_option("--output", o->sweep.output, "one JSON line per point; rerun to resume")
-        ->type_name("SWEEP.jsonl")->check(kNonEmpty);
+        ->type_name("SWEEP.jsonl")
+        ->check(kNonEmpty);
     add_task_options(*sub, o->task);
     sub->add_flag("--quiet", o->sweep.quiet, "no progress on stderr");
     sub->footer(config_keys_help());
 
     auto m = std::make_shared<MergeOptions>();
     CLI::App* merge = sub->add_subcommand("merge", "shards of one sweep back into the file an unsharded sweep writes");
-    merge->add_option("shards", m->shards, "the shards' files, in any order")->type_name("SHARD.jsonl")->check(kNonEmpty);
+    merge->add_option("shards", m->shards, "the shards' files, in any order")
+        ->type_name("SHARD.jsonl")
+        ->check(kNonEmpty);
     merge->add_option("--output", m->output, "the merged sweep")->type_name("ALL.jsonl")->check(kNonEmpty);
 
     // merge first: `sweep merge` parses both, and the deeper one is meant.

@@ -29,5 +29,4 @@ struct MergeOptions {
 };
 int sweep_merge(const MergeOptions& options);
 
-
 }  // namespace revgraph::cli

@@ -1,6 +1,6 @@
 // revgraph validate: a validation report in the shape of the published learner's
-// (test/vectors/validation-report.json; its keys in docs/results.md) for everything this machine can check; GPU sections are
-// marked as not run where there is no GPU.
+// (test/vectors/validation-report.json; its keys in docs/results.md) for everything this machine can check; GPU
+// sections are marked as not run where there is no GPU.
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -62,18 +62,24 @@ int validate_command(const ValidateOptions& o, const std::string& self_path) {
     const std::string gpu_backend = backend.rfind("cuda", 0) == 0 ? backend : "cuda";
     report["numerical_validation"] = validate::gpu_validation(replays, gpu_backend);
     const bool gpu_ran = report["numerical_validation"]["run"].get<bool>();
-    const std::string gpu_step = "GPU replay (depth 1 and 2 step by step; " + std::to_string(replays) + " rev88 replays)";
-    if (gpu_ran) say(gpu_step + ": " + verdict(report["numerical_validation"]));
-    else say(gpu_step + ": NOT RUN (" + report["numerical_validation"]["reason"].get<std::string>() + ")");
+    const std::string gpu_step =
+        "GPU replay (depth 1 and 2 step by step; " + std::to_string(replays) + " rev88 replays)";
+    if (gpu_ran)
+        say(gpu_step + ": " + verdict(report["numerical_validation"]));
+    else
+        say(gpu_step + ": NOT RUN (" + report["numerical_validation"]["reason"].get<std::string>() + ")");
 
-    bool passed = report["cpu_numerical_validation"]["passed"].get<bool>() && report["api_cli_smoke"]["passed"].get<bool>();
+    bool passed =
+        report["cpu_numerical_validation"]["passed"].get<bool>() && report["api_cli_smoke"]["passed"].get<bool>();
     if (gpu_ran) passed = passed && report["numerical_validation"]["passed"].get<bool>();
     report["passed"] = passed;
     report["binary_sha256"] = io::sha256_hex(io::read_file(self_path));
     report["finished_at_utc"] = utc_timestamp();
     const std::string text = report.dump(2) + "\n";
-    if (const auto& out = o.output) io::write_file_atomic(*out, text);
-    else write_stdout(text);
+    if (const auto& out = o.output)
+        io::write_file_atomic(*out, text);
+    else
+        write_stdout(text);
     say(!passed ? "FAILED" : gpu_ran ? "passed" : "passed on the CPU only; the GPU replay was not run");
     return passed ? 0 : 1;
 }
@@ -82,11 +88,13 @@ int validate_command(const ValidateOptions& o, const std::string& self_path) {
 
 Command add_validate_command(CLI::App& app, const std::string& self_path) {
     auto o = std::make_shared<ValidateOptions>();
-    CLI::App* sub = app.add_subcommand("validate", "write a validation report: CPU numerics, API/CLI smoke, and the "
-                                                   "GPU replay where a GPU is usable (marked not run elsewhere)");
+    CLI::App* sub = app.add_subcommand("validate",
+                                       "write a validation report: CPU numerics, API/CLI smoke, and the "
+                                       "GPU replay where a GPU is usable (marked not run elsewhere)");
     sub->add_option("--output", o->output, "the report (else to stdout)")->type_name("REPORT.json")->check(kNonEmpty);
     sub->add_option("--replays", o->replays, "rev88 replays of the GPU check (default 100)")
-        ->type_name("N")->check(kNonEmpty);
+        ->type_name("N")
+        ->check(kNonEmpty);
     add_task_options(*sub, o->task);
     sub->add_flag("--quiet", o->quiet, "no progress lines on stderr");
     sub->footer(config_keys_help());

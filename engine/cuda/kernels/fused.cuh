@@ -81,9 +81,9 @@ void launch_fused(void (*kernel)(Params...), unsigned int blocks, unsigned int t
 bool fused_kernels_wait_programmatically() {
     // The griddepcontrol instructions exist only in code compiled for sm_90+: a kernel JIT-compiled
     // from older PTX (a -Dgpu_arch=80 build on an H200) would be launched early and never wait.
-    for (const void* kernel : {reinterpret_cast<const void*>(fused_rows_kernel),
-                               reinterpret_cast<const void*>(fused_grads_kernel),
-                               reinterpret_cast<const void*>(fused_predict_kernel)}) {
+    for (const void* kernel :
+         {reinterpret_cast<const void*>(fused_rows_kernel), reinterpret_cast<const void*>(fused_grads_kernel),
+          reinterpret_cast<const void*>(fused_predict_kernel)}) {
         cudaFuncAttributes a{};
         cudaCheck(cudaFuncGetAttributes(&a, kernel));
         if (a.ptxVersion < 90 || a.binaryVersion < 90) return false;
@@ -112,8 +112,8 @@ void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, bool pr
 void launch_fused_grads(const fused::StepArgs& args, bool programmatic, cudaStream_t stream, unsigned int threads) {
     NVTX_RANGE("fused_grads");
     launch_fused(fused_grads_kernel, static_cast<unsigned int>(fused::grads_blocks(args.depth)),
-                 threads != 0 ? threads : fused::kGradsThreads, fused::kGradsFloats * sizeof(float), programmatic, stream,
-                 args);
+                 threads != 0 ? threads : fused::kGradsThreads, fused::kGradsFloats * sizeof(float), programmatic,
+                 stream, args);
 }
 
 void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared, bool programmatic,
@@ -121,8 +121,8 @@ void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, boo
     NVTX_RANGE("fused_predict");
     const auto tiles = static_cast<unsigned int>((rows + fused::kPredictTile - 1) / fused::kPredictTile);
     const std::size_t smem = fused::shared_bytes(fused::kPredictStateFloats, args.param_count, weights_shared);
-    launch_fused(fused_predict_kernel, tiles, threads != 0 ? threads : fused::kPredictThreads, smem, programmatic, stream,
-                 args, rows, weights_shared);
+    launch_fused(fused_predict_kernel, tiles, threads != 0 ? threads : fused::kPredictThreads, smem, programmatic,
+                 stream, args, rows, weights_shared);
 }
 
 }  // namespace revgraph::cuda::kernels
