@@ -7,20 +7,20 @@
 #include <string>
 #include <vector>
 
+#include "engine/io/block_hash.hpp"
+
 namespace revgraph::io {
 
-class Md5 {
+class Md5 : public BlockHash<Md5> {
 public:
+    static constexpr const char* kName = "md5";
+    static constexpr bool kBigEndianLength = false;
     Md5();
-    void update(const void* data, std::size_t size);
     std::array<std::uint8_t, 16> digest();  // finalises; the object must not be updated after
-    std::string hex_digest();
 
 private:
-    std::uint64_t length_ = 0;
+    friend class BlockHash<Md5>;
     std::uint32_t h_[4];
-    std::uint8_t block_[64];
-    std::size_t fill_ = 0;
     void compress(const std::uint8_t* block);
 };
 

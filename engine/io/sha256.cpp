@@ -68,55 +68,13 @@ void Sha256::compress(const std::uint8_t* block) {
     h_[7] += h;
 }
 
-void Sha256::update(const void* data, std::size_t size) {
-    if (size == 0) return;  // data may be null for an empty array
-    if (data == nullptr) throw Error("sha256: null data with nonzero size");
-    const auto* p = static_cast<const std::uint8_t*>(data);
-    length_ += size;
-    if (fill_ > 0) {
-        const std::size_t take = size < 64 - fill_ ? size : 64 - fill_;
-        std::memcpy(block_ + fill_, p, take);
-        fill_ += take;
-        p += take;
-        size -= take;
-        if (fill_ < 64) return;
-        compress(block_);
-        fill_ = 0;
-    }
-    for (; size >= 64; p += 64, size -= 64) compress(p);
-    std::memcpy(block_, p, size);
-    fill_ = size;
-}
-
 std::array<std::uint8_t, 32> Sha256::digest() {
-    // Padding (§5.1.1): one 1 bit, zeros to 56 mod 64 bytes, then the bit length big-endian.
-    const std::uint64_t bits = length_ * 8;
-    block_[fill_++] = 0x80;
-    if (fill_ > 56) {
-        std::memset(block_ + fill_, 0, 64 - fill_);
-        compress(block_);
-        fill_ = 0;
-    }
-    std::memset(block_ + fill_, 0, 56 - fill_);
-    for (int i = 0; i < 8; ++i) block_[56 + i] = static_cast<std::uint8_t>(bits >> (56 - 8 * i));
-    compress(block_);
-    fill_ = 0;
+    finish();
     std::array<std::uint8_t, 32> out{};
     for (int i = 0; i < 8; ++i) {
         for (int j = 0; j < 4; ++j) out[4 * i + j] = static_cast<std::uint8_t>(h_[i] >> (24 - 8 * j));
     }
     return out;
-}
-
-std::string Sha256::hex_digest() {
-    static constexpr char kHex[] = "0123456789abcdef";
-    std::string s;
-    s.reserve(64);
-    for (const std::uint8_t byte : digest()) {
-        s.push_back(kHex[byte >> 4]);
-        s.push_back(kHex[byte & 15]);
-    }
-    return s;
 }
 
 std::string sha256_hex(const void* data, std::size_t size) {

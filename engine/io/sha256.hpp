@@ -6,20 +6,20 @@
 #include <string>
 #include <vector>
 
+#include "engine/io/block_hash.hpp"
+
 namespace revgraph::io {
 
-class Sha256 {
+class Sha256 : public BlockHash<Sha256> {
 public:
+    static constexpr const char* kName = "sha256";
+    static constexpr bool kBigEndianLength = true;
     Sha256();
-    void update(const void* data, std::size_t size);
     std::array<std::uint8_t, 32> digest();  // finalises; the object must not be updated after
-    std::string hex_digest();
 
 private:
-    std::uint64_t length_ = 0;
+    friend class BlockHash<Sha256>;
     std::uint32_t h_[8];
-    std::uint8_t block_[64];
-    std::size_t fill_ = 0;
     void compress(const std::uint8_t* block);
 };
 
