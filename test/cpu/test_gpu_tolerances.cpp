@@ -50,44 +50,27 @@ TEST_CASE("GPU tolerances: float32 CPU backends pass docs/spec.md §8's replay c
 }
 
 TEST_CASE("GPU tolerances: float32 CPU backends follow the PyTorch traces within a quarter of the tolerance") {
-    const char* root = std::getenv("REVGRAPH_SOURCE_ROOT");
-    const std::string dir = std::string(root ? root : ".") + "/test/vectors/";
+    const std::string dir = gpu_cases::vectors_dir();
     const TaskInputs inputs = io::read_task_inputs(dir + "synthetic_19x7.npz");
-    const auto as_double = [](const io::Array& a) {
-        if (a.dtype == "<f8") return a.as<double>();
-        const auto f = a.as<float>();
-        return std::vector<double>(f.begin(), f.end());
-    };
+    using gpu_cases::as_double;
     for (const std::string backend : kCpuBackends) {
         Worst worst;
         for (const gpu_cases::Trace& t : gpu_cases::kTorchTraces) {
             CAPTURE(backend);
             CAPTURE(t.file);
             const io::NpzArchive trace = io::read_npz(dir + t.file);
-            TaskConfig c;
-            c.depth = t.depth;
-            c.seed = t.seed;
-            c.batch_size = 8;
+            const TaskConfig c = gpu_cases::trace_config(t);
             PreparedTask task(inputs, c, make_backend(backend));
             Backend& b = task.backend();
-            b.reset();
-            b.normalize();
-            int step = 0;
-            for (int e = 0; e < c.epochs; ++e)
-                for (int batch = 0; batch < 3; ++batch, ++step) {
-                    CAPTURE(step);
-                    b.step(e, batch);
-                    const TaskState s = b.read_state();
-                    const std::string k = "step" + std::to_string(step);
-                    for (const auto& [got, name] :
-                         {std::pair{&s.gradients, ".grad"}, std::pair{&s.parameters, ".param"},
-                          std::pair{&s.velocity, ".velocity"}}) {
-                        const double r = tolerance_ratio(*got, as_double(trace.at(k + name)));
-                        worst.see(r);
-                        CHECK(r <= kMargin);
-                    }
+            gpu_cases::step_through_trace(b, c.epochs, [&](const TaskState& s, const std::string& k) {
+                INFO(k);
+                for (const auto& [got, name] : {std::pair{&s.gradients, ".grad"}, std::pair{&s.parameters, ".param"},
+                                                std::pair{&s.velocity, ".velocity"}}) {
+                    const double r = tolerance_ratio(*got, as_double(trace.at(k + name)));
+                    worst.see(r);
+                    CHECK(r <= kMargin);
                 }
-            b.predict();
+            });
             const TaskState s = b.read_state();
             const double r = tolerance_ratio(s.scores, as_double(trace.at("scores")));
             worst.see(r);

@@ -5,10 +5,13 @@
 // margin, in every CI run, so that a GPU failing them points at a GPU bug, not at float32.
 #include <cmath>
 #include <cstdint>
+#include <cstdlib>
 #include <string>
 #include <vector>
 
+#include "engine/backend.hpp"
 #include "engine/config.hpp"
+#include "engine/io/npy.hpp"
 #include "engine/cpu/trainer.hpp"
 #include "engine/model/layout.hpp"
 #include "engine/task.hpp"
@@ -67,9 +70,41 @@ struct Trace {
     int depth;
     std::uint64_t seed;
 };
+// Where the traces are, and their arrays as float64 (a float32 trace widened).
+inline std::string vectors_dir() {
+    const char* root = std::getenv("REVGRAPH_SOURCE_ROOT");
+    return std::string(root ? root : ".") + "/test/vectors/";
+}
+inline std::vector<double> as_double(const io::Array& a) {
+    if (a.dtype == "<f8") return a.as<double>();
+    const auto f = a.as<float>();
+    return std::vector<double>(f.begin(), f.end());
+}
+// A trace's task: its depth and seed, batch 8, rev88 otherwise.
+// From reset, every step of the trace's two epochs of 3 batches; after each, check(state, "stepK").
+template <typename Check>
+void step_through_trace(Backend& b, int epochs, Check check) {
+    b.reset();
+    b.normalize();
+    int step = 0;
+    for (int e = 0; e < epochs; ++e)
+        for (int batch = 0; batch < 3; ++batch, ++step) {
+            b.step(e, batch);
+            check(b.read_state(), "step" + std::to_string(step));
+        }
+    b.predict();
+}
 inline const std::vector<Trace> kTorchTraces = {{"torch_trace_d1_s781_f64.npz", 1, 781},
                                                 {"torch_trace_d2_s781_f64.npz", 2, 781},
                                                 {"torch_trace_d2_s11_f32.npz", 2, 11}};
+
+inline TaskConfig trace_config(const Trace& t) {
+    TaskConfig c;
+    c.depth = t.depth;
+    c.seed = t.seed;
+    c.batch_size = 8;
+    return c;
+}
 
 // Odd shapes and settings, each run whole and compared after the run (synthetic inputs, seed 99).
 struct OddCase {

@@ -215,39 +215,23 @@ TEST_CASE("cuda-fused: parameters in shared memory where they fit, in global mem
 TEST_CASE("cuda: both backends follow the committed PyTorch traces step by step (docs/spec.md §8, against PyTorch)") {
     // test/vectors/TORCH_VECTORS.md: the same-spec PyTorch learner on the 19/7 task, every
     // gradient, parameter and momentum value after each of the 6 steps, then scores/predictions.
-    const char* root = std::getenv("REVGRAPH_SOURCE_ROOT");
-    const std::string dir = std::string(root ? root : ".") + "/test/vectors/";
+    const std::string dir = gpu_cases::vectors_dir();
     const TaskInputs inputs = io::read_task_inputs(dir + "synthetic_19x7.npz");
-    const auto as_double = [](const io::Array& a) {
-        if (a.dtype == "<f8") return a.as<double>();
-        const auto f = a.as<float>();
-        return std::vector<double>(f.begin(), f.end());
-    };
+    using gpu_cases::as_double;
     for (const std::string backend : kBackends)
         for (const gpu_cases::Trace& t : gpu_cases::kTorchTraces) {
             CAPTURE(backend);
             CAPTURE(t.file);
             const io::NpzArchive trace = io::read_npz(dir + t.file);
-            TaskConfig c;
-            c.depth = t.depth;
-            c.seed = t.seed;
-            c.batch_size = 8;
+            const TaskConfig c = gpu_cases::trace_config(t);
             PreparedTask task(inputs, c, make_backend(backend));
             Backend& gpu = task.backend();
-            gpu.reset();
-            gpu.normalize();
-            int step = 0;
-            for (int e = 0; e < c.epochs; ++e)
-                for (int b = 0; b < 3; ++b, ++step) {
-                    CAPTURE(step);
-                    gpu.step(e, b);
-                    const TaskState s = gpu.read_state();
-                    const std::string k = "step" + std::to_string(step);
-                    CHECK(within_tolerance(s.gradients, as_double(trace.at(k + ".grad"))));
-                    CHECK(within_tolerance(s.parameters, as_double(trace.at(k + ".param"))));
-                    CHECK(within_tolerance(s.velocity, as_double(trace.at(k + ".velocity"))));
-                }
-            gpu.predict();
+            gpu_cases::step_through_trace(gpu, c.epochs, [&](const TaskState& s, const std::string& k) {
+                INFO(k);
+                CHECK(within_tolerance(s.gradients, as_double(trace.at(k + ".grad"))));
+                CHECK(within_tolerance(s.parameters, as_double(trace.at(k + ".param"))));
+                CHECK(within_tolerance(s.velocity, as_double(trace.at(k + ".velocity"))));
+            });
             const TaskState s = gpu.read_state();
             CHECK(within_tolerance(s.scores, as_double(trace.at("scores"))));
             CHECK(s.predictions == trace.at("predictions").as<std::int64_t>());
