@@ -38,11 +38,7 @@ const TaskInputs& task_inputs() {
         const Options& o = options();
         if (!o.input.empty()) return io::read_task_inputs(o.input);
         data::TaskData d = data::synthetic_task(o.train, o.query, o.data_seed);
-        TaskInputs in;
-        in.train_images = std::move(d.train_images);
-        in.train_labels = std::move(d.train_labels);
-        in.test_images = std::move(d.test_images);
-        return in;
+        return TaskInputs{std::move(d.train_images), std::move(d.train_labels), std::move(d.test_images)};
     }();
     return inputs;
 }

@@ -2,7 +2,10 @@
 
 #include <cmath>
 #include <cstdio>
+#include <memory>
 #include <string>
+#include <utility>
+#include <vector>
 
 #include "engine/error.hpp"
 #include "engine/model/layout.hpp"
@@ -10,7 +13,7 @@
 namespace revgraph {
 namespace {
 
-void check_pixels(const std::vector<float>& pixels, const char* name) {
+void check_pixels(std::span<const float> pixels, const char* name) {
     for (std::size_t i = 0; i < pixels.size(); ++i) {
         const float v = pixels[i];
         if (!std::isfinite(v))
@@ -27,7 +30,33 @@ void check_pixels(const std::vector<float>& pixels, const char* name) {
     }
 }
 
+struct OwnedInputs {
+    std::vector<float> train_images;
+    std::vector<std::int64_t> train_labels;
+    std::vector<float> test_images;
+};
+
 }  // namespace
+
+TaskInputs::TaskInputs(std::vector<float> train_images, std::vector<std::int64_t> train_labels,
+                       std::vector<float> test_images) {
+    auto owned = std::make_shared<const OwnedInputs>(
+        OwnedInputs{std::move(train_images), std::move(train_labels), std::move(test_images)});
+    this->train_images = owned->train_images;
+    this->train_labels = owned->train_labels;
+    this->test_images = owned->test_images;
+    owner_ = std::move(owned);
+}
+
+TaskInputs TaskInputs::borrow(std::span<const float> train_images, std::span<const std::int64_t> train_labels,
+                              std::span<const float> test_images, std::shared_ptr<const void> owner) {
+    TaskInputs in;
+    in.train_images = train_images;
+    in.train_labels = train_labels;
+    in.test_images = test_images;
+    in.owner_ = std::move(owner);
+    return in;
+}
 
 void TaskInputs::validate() const {
     constexpr std::size_t px = model::kPixels;

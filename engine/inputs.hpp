@@ -1,14 +1,29 @@
 #pragma once
 // The three inputs of a task (docs/spec.md §2), checked once at the door so no backend has to.
+//
+// TaskInputs is a view: three read-only spans and a shared owner that keeps their memory alive.
+// Copies share the memory (a sweep's points and a PreparedTask cost no copy of the images), and
+// memory that belongs to someone else — a Python caller's numpy arrays — is used in place, the
+// owner being a reference to it. Nothing in the engine writes through these spans.
 #include <cstdint>
+#include <memory>
+#include <span>
 #include <vector>
 
 namespace revgraph {
 
 struct TaskInputs {
-    std::vector<float> train_images;         // (N,1,9,9) row-major, values in [0,1]
-    std::vector<std::int64_t> train_labels;  // (N,) in 0..9
-    std::vector<float> test_images;          // (Q,1,9,9)
+    std::span<const float> train_images;         // (N,1,9,9) row-major, values in [0,1]
+    std::span<const std::int64_t> train_labels;  // (N,) in 0..9
+    std::span<const float> test_images;          // (Q,1,9,9)
+
+    TaskInputs() = default;
+    // Owning: the vectors move into storage that every copy of these inputs shares.
+    TaskInputs(std::vector<float> train_images, std::vector<std::int64_t> train_labels, std::vector<float> test_images);
+    // Borrowing: the caller's memory, not copied; `owner` keeps it alive (and unchanged: the hashes
+    // and the CPU backends read it) for as long as any copy of these inputs exists.
+    static TaskInputs borrow(std::span<const float> train_images, std::span<const std::int64_t> train_labels,
+                             std::span<const float> test_images, std::shared_ptr<const void> owner);
 
     std::int64_t train_count() const { return static_cast<std::int64_t>(train_labels.size()); }
     std::int64_t test_count() const { return static_cast<std::int64_t>(test_images.size() / 81); }
@@ -16,6 +31,9 @@ struct TaskInputs {
     // Throws revgraph::Error with a one-line reason: empty sets, size mismatches, NaN/inf or
     // out-of-range pixels, labels outside 0..9.
     void validate() const;
+
+private:
+    std::shared_ptr<const void> owner_;
 };
 
 }  // namespace revgraph

@@ -40,7 +40,7 @@ private:
 class PreparedTask {
 public:
     PreparedTask(TaskInputs inputs, const TaskConfig& config, std::unique_ptr<Backend> backend);
-    // The same task from inputs already checked and hashed (copied; the hashes are reused).
+    // The same task from inputs already checked and hashed (their memory shared; the hashes reused).
     PreparedTask(const HashedInputs& inputs, const TaskConfig& config, std::unique_ptr<Backend> backend);
 
     // Reset from the seed, normalise, train every epoch, predict. Byte-identical every call.

@@ -53,12 +53,12 @@ int main(int argc, char** argv) {
         return 2;
     }
     rng::Mt19937 gen(2026);
-    TaskInputs in;
-    in.train_images.resize(static_cast<std::size_t>(n) * 81);
-    in.test_images.resize(static_cast<std::size_t>(q) * 81);
-    for (float& x : in.train_images) x = rng::torch_uniform01(gen);
-    for (int i = 0; i < n; ++i) in.train_labels.push_back(gen.next() % 10);
-    for (float& x : in.test_images) x = rng::torch_uniform01(gen);
+    std::vector<float> train(static_cast<std::size_t>(n) * 81), test(static_cast<std::size_t>(q) * 81);
+    std::vector<std::int64_t> labels;
+    for (float& x : train) x = rng::torch_uniform01(gen);
+    for (int i = 0; i < n; ++i) labels.push_back(gen.next() % 10);
+    for (float& x : test) x = rng::torch_uniform01(gen);
+    const TaskInputs in{std::move(train), std::move(labels), std::move(test)};
 
     const TaskConfig config;  // rev88
     std::printf("rev88 task, %d train / %d query, depth %d, batch %d, %d epochs; median and best of %d runs\n", n, q,

@@ -24,8 +24,8 @@ Emulator::Emulator(const TaskPlan& plan, std::size_t shared_bytes)
 void Emulator::upload(const PreparedInputs& p) {
     const TaskInputs& in = *p.inputs;
     f32(Buf::initial) = p.initial_parameters;
-    f32(Buf::train_raw) = in.train_images;
-    f32(Buf::query_raw) = in.test_images;
+    f32(Buf::train_raw).assign(in.train_images.begin(), in.train_images.end());
+    f32(Buf::query_raw).assign(in.test_images.begin(), in.test_images.end());
     auto& labels = i32(Buf::train_labels);
     for (std::size_t k = 0; k < labels.size(); ++k) labels[k] = static_cast<std::int32_t>(in.train_labels[k]);
     auto& perms = i32(Buf::permutations);

@@ -3,6 +3,7 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <span>
 #include <string>
 #include <vector>
 
@@ -26,8 +27,13 @@ private:
 std::string sha256_hex(const void* data, std::size_t size);
 
 template <typename T>
+std::string sha256_hex(std::span<const T> v) {
+    return sha256_hex(v.data(), v.size_bytes());
+}
+
+template <typename T>
 std::string sha256_hex(const std::vector<T>& v) {
-    return sha256_hex(v.data(), v.size() * sizeof(T));
+    return sha256_hex(std::span<const T>(v));
 }
 
 }  // namespace revgraph::io

@@ -88,7 +88,9 @@ class Task:
     run() trains from the seed and predicts; every call gives the same bytes.
 
     Inputs: train_images float32 (N,1,9,9), train_labels int64 (N,), test_images float32
-    (Q,1,9,9), all C-contiguous numpy arrays (anything else raises ValueError, never a cast).
+    (Q,1,9,9), all C-contiguous, aligned numpy arrays (anything else raises ValueError, never a
+    cast). They are used in place, not copied: the task holds them, and CPU runs read them each
+    time, so do not write to them while the task lives.
     Config keys: depth alpha seed epochs learning_rate batch_size momentum weight_decay.
     """
 

@@ -15,6 +15,7 @@
 #include <memory>
 #include <mutex>
 #include <optional>
+#include <span>
 #include <string>
 #include <utility>
 #include <vector>
@@ -47,7 +48,7 @@ std::string shape_str(const py::array& a) {
 }
 
 // The CLI's rules for an input array (io::task_inputs_from_archive): exactly this dtype, and here
-// also C order, since a strided view would need a gather the caller did not ask for.
+// also C order and aligned, since the engine reads the array's own memory in place.
 py::array checked_array(const py::object& obj, const char* name, const char* dtype, const char* what) {
     if (!py::isinstance<py::array>(obj))
         bad(std::string("input: ") + name + " must be a numpy array of " + what + ", got " +
@@ -58,6 +59,8 @@ py::array checked_array(const py::object& obj, const char* name, const char* dty
             " (never cast: convert it yourself)");
     if (!(a.flags() & py::array::c_style))
         bad(std::string("input: ") + name + " must be C-contiguous (np.ascontiguousarray makes a copy that is)");
+    if (!a.attr("flags").attr("aligned").cast<bool>())
+        bad(std::string("input: ") + name + " is not aligned to its dtype (np.require(a, requirements='A') copies it)");
     return a;
 }
 
@@ -66,14 +69,24 @@ void expect_images(const py::array& a, const char* name) {
         bad(std::string("input: ") + name + " must have shape (N, 1, 9, 9), got " + shape_str(a));
 }
 
+// What keeps the caller's arrays alive while the engine reads them in place. It may be dropped
+// without the GIL (a task that fails to prepare unwinds in a GIL-free section), so it takes the
+// GIL to release its references.
+struct ArrayOwner {
+    py::array train, labels, test;
+};
+
+std::shared_ptr<const void> own(py::array train, py::array labels, py::array test) {
+    return std::shared_ptr<const ArrayOwner>(new ArrayOwner{std::move(train), std::move(labels), std::move(test)},
+                                             [](const ArrayOwner* o) {
+                                                 py::gil_scoped_acquire gil;
+                                                 delete o;
+                                             });
+}
+
 template <typename T>
-std::vector<T> copy_of(const py::array& a) {
-    // TaskInputs owns std::vectors, so the engine keeps one copy of each input for the task's
-    // life (its hashes, the CPU backends' reads, the GPU upload all come from it). One memcpy
-    // at preparation, never per run, and never a conversion.
-    std::vector<T> v(static_cast<std::size_t>(a.size()));
-    if (!v.empty()) std::memcpy(v.data(), a.data(), v.size() * sizeof(T));
-    return v;
+std::span<const T> span_of(const py::array& a) {
+    return {static_cast<const T*>(a.data()), static_cast<std::size_t>(a.size())};
 }
 
 TaskInputs task_inputs(const py::object& train_images, const py::object& train_labels, const py::object& test_images) {
@@ -86,7 +99,9 @@ TaskInputs task_inputs(const py::object& train_images, const py::object& train_l
     if (labels.shape(0) != train.shape(0))
         bad("input: " + std::to_string(train.shape(0)) + " train images but " + std::to_string(labels.shape(0)) +
             " train labels");
-    return TaskInputs{copy_of<float>(train), copy_of<std::int64_t>(labels), copy_of<float>(test)};
+    // Used in place, never copied: the task holds references to the arrays themselves.
+    return TaskInputs::borrow(span_of<float>(train), span_of<std::int64_t>(labels), span_of<float>(test),
+                              own(train, labels, test));
 }
 
 // A Python int as a JSON integer, as a config file would hold it.
@@ -239,6 +254,13 @@ public:
     std::string backend_name() const { return task_->backend().name(); }
     std::string device() const { return task_->backend().device(); }
     std::int64_t train_count() const { return task_->inputs().train_count(); }
+    // Where the engine reads each input: the arrays' own data pointers (used in place).
+    std::vector<std::uintptr_t> input_addresses() const {
+        const TaskInputs& in = task_->inputs();
+        return {reinterpret_cast<std::uintptr_t>(in.train_images.data()),
+                reinterpret_cast<std::uintptr_t>(in.train_labels.data()),
+                reinterpret_cast<std::uintptr_t>(in.test_images.data())};
+    }
     std::int64_t test_count() const { return task_->inputs().test_count(); }
     py::object config() const { return json_to_python(task_->config().to_json()); }
 
@@ -335,6 +357,7 @@ PYBIND11_MODULE(_core, m) {
         .def_property_readonly("backend", &Task::backend_name)
         .def_property_readonly("device", &Task::device)
         .def_property_readonly("train_count", &Task::train_count)
+        .def("input_addresses", &Task::input_addresses)
         .def_property_readonly("test_count", &Task::test_count)
         .def_property_readonly("config", &Task::config);
 

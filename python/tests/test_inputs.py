@@ -138,3 +138,59 @@ def test_inputs_are_not_written_to(good):
             a.flags.writeable = True
     for a, b in zip(good, copies):
         assert a.tobytes() == b.tobytes()
+
+
+def usable_backends():
+    return [b["requested"] for b in revgraph.backends()["backends"] if b["usable"]]
+
+
+@pytest.mark.parametrize("backend", usable_backends())
+def test_inputs_are_used_in_place_not_copied(good, backend):
+    # The engine reads the arrays' own memory: the addresses it holds are the arrays' data pointers.
+    train, labels, test = good
+    task = revgraph.Task(train, labels, test, backend=backend, epochs=1)
+    assert task._task.input_addresses() == [a.ctypes.data for a in (train, labels, test)]
+
+
+def test_the_task_keeps_its_arrays_alive(good):
+    # The caller may drop every reference: the task holds the arrays, and runs give the bytes of a
+    # task made from copies.
+    train, labels, test = (a.copy() for a in good)
+    ids = [id(a) for a in (train, labels, test)]
+    task = revgraph.Task(train, labels, test, backend="cpu", epochs=1)
+    addresses = [a.ctypes.data for a in (train, labels, test)]
+    del train, labels, test
+    import gc
+    gc.collect()
+    assert task._task.input_addresses() == addresses
+    expect = revgraph.fit_predict(*good, backend="cpu", epochs=1)
+    got = task.run()
+    assert got.predictions.tobytes() == expect.predictions.tobytes()
+    assert got.scores.tobytes() == expect.scores.tobytes()
+    assert got.metadata["input_hashes"] == expect.metadata["input_hashes"]
+    del task
+    gc.collect()
+    assert len(ids) == 3  # and no crash releasing them
+
+
+def test_unaligned_arrays_raise(good):
+    train, labels, test = good
+    raw = bytearray(train.nbytes + 1)
+    unaligned = np.frombuffer(raw, dtype=np.float32, count=train.size, offset=1).reshape(train.shape)
+    assert not unaligned.flags.aligned and unaligned.flags.c_contiguous
+    refuse(unaligned, labels, test, "train_images is not aligned to its dtype")
+
+
+def test_a_task_that_fails_to_prepare_lets_go_of_its_arrays(good):
+    # Refused after the engine took hold of the arrays (a bad config; a backend that cannot run
+    # here, where there is one): every reference it took is given back.
+    import sys
+    train, labels, test = (a.copy() for a in good)
+    before = [sys.getrefcount(a) for a in (train, labels, test)]
+    for b in revgraph.backends()["backends"]:
+        if not b["usable"]:
+            with pytest.raises(RuntimeError):
+                revgraph.Task(train, labels, test, backend=b["requested"])
+    with pytest.raises(ValueError):
+        revgraph.Task(train, labels, test, backend="cpu", depth=0)
+    assert [sys.getrefcount(a) for a in (train, labels, test)] == before

@@ -13,11 +13,12 @@ namespace revgraph::test {
 
 inline TaskInputs synthetic_inputs(int n, int q, std::uint32_t seed) {
     rng::Mt19937 gen(seed);
-    TaskInputs in;
-    for (int i = 0; i < n * 81; ++i) in.train_images.push_back(rng::torch_uniform01(gen));
-    for (int i = 0; i < n; ++i) in.train_labels.push_back(gen.next() % 10);
-    for (int i = 0; i < q * 81; ++i) in.test_images.push_back(rng::torch_uniform01(gen));
-    return in;
+    std::vector<float> train, test;
+    std::vector<std::int64_t> labels;
+    for (int i = 0; i < n * 81; ++i) train.push_back(rng::torch_uniform01(gen));
+    for (int i = 0; i < n; ++i) labels.push_back(gen.next() % 10);
+    for (int i = 0; i < q * 81; ++i) test.push_back(rng::torch_uniform01(gen));
+    return TaskInputs{std::move(train), std::move(labels), std::move(test)};
 }
 
 // Two runs' outputs are byte-identical: parameters, momentum, scores, predictions, state hash.

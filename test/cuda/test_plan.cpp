@@ -31,9 +31,12 @@ struct Synthetic {
     Synthetic(const TaskConfig& c, int n, int q, unsigned seed) {
         std::mt19937 gen(seed);
         std::uniform_real_distribution<float> u(0.0f, 1.0f);
-        for (int i = 0; i < n * 81; ++i) inputs.train_images.push_back(u(gen));
-        for (int i = 0; i < n; ++i) inputs.train_labels.push_back(static_cast<std::int64_t>(gen() % 10));
-        for (int i = 0; i < q * 81; ++i) inputs.test_images.push_back(u(gen));
+        std::vector<float> train, test;
+        std::vector<std::int64_t> labels;
+        for (int i = 0; i < n * 81; ++i) train.push_back(u(gen));
+        for (int i = 0; i < n; ++i) labels.push_back(static_cast<std::int64_t>(gen() % 10));
+        for (int i = 0; i < q * 81; ++i) test.push_back(u(gen));
+        inputs = TaskInputs{std::move(train), std::move(labels), std::move(test)};
         const model::Layout layout(c.depth);
         std::normal_distribution<float> branch(0.0f, 0.05f / std::sqrt(41.0f));
         std::uniform_real_distribution<float> head(-0.11f, 0.11f);

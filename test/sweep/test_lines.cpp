@@ -232,7 +232,10 @@ TEST_CASE("hashed inputs: a task built from them reports what it would have comp
         b.erase(timing);
     }
     CHECK(a == b);
-    TaskInputs broken = s.inputs;
-    broken.train_labels[0] = 10;
+    std::vector<std::int64_t> labels(s.inputs.train_labels.begin(), s.inputs.train_labels.end());
+    labels[0] = 10;
+    const TaskInputs broken{{s.inputs.train_images.begin(), s.inputs.train_images.end()},
+                            std::move(labels),
+                            {s.inputs.test_images.begin(), s.inputs.test_images.end()}};
     CHECK_THROWS_AS(HashedInputs{broken}, Error);
 }
