@@ -11,7 +11,6 @@
 #include <chrono>
 #include <cstring>
 #include <filesystem>
-#include <map>
 #include <memory>
 #include <mutex>
 #include <optional>
@@ -23,6 +22,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/backends.hpp"
+#include "engine/config_from.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/npy.hpp"
@@ -288,34 +288,11 @@ py::object backends() {
     return json_to_python(backend_availability_json(all));
 }
 
-// The CLI's config: defaults, then the file, then each --set in order, validated at the end
-// with the source of the bad value in the message (as tools/revgraph/common.cpp config_from).
+// The CLI's config (engine/config_from.hpp): defaults, then the file, then each --set in order.
 py::object config_from(const std::optional<std::string>& path, const std::vector<std::string>& sets) {
-    TaskConfig config;
-    std::map<std::string, std::string> origin;
     try {
-        if (path) {
-            const auto bytes = io::read_file(*path);
-            nlohmann::json j;
-            try {
-                j = nlohmann::json::parse(bytes.begin(), bytes.end());
-            } catch (const nlohmann::json::exception&) { throw Error(*path + ": not valid JSON"); }
-            try {
-                config.update_from_json(j);
-            } catch (const Error& e) { throw Error(*path + ": " + e.what()); }
-            for (const auto& item : j.items()) origin[item.key()] = *path + ": ";
-        }
-        for (const auto& kv : sets) {
-            const auto eq = kv.find('=');
-            if (eq == std::string::npos || eq == 0) throw Error("--set needs key=value, got '" + kv + "'");
-            const std::string key = kv.substr(0, eq);
-            config.set(key, kv.substr(eq + 1));
-            origin[key] = "--set " + kv + ": ";
-        }
-        for (const auto& key : TaskConfig::keys())
-            if (const auto problem = config.problem(key); !problem.empty()) throw Error(origin[key] + problem);
+        return json_to_python(revgraph::config_from(path, sets).to_json());
     } catch (const Error& e) { bad(e.what()); }
-    return json_to_python(config.to_json());
 }
 
 // All files or none (io::write_files_atomic): the harness never sees half a result.

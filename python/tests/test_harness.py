@@ -143,6 +143,26 @@ def test_learn_failures_write_nothing(tmp_path, medium):
     assert cli.stderr == cases[0][2]
 
 
+def test_learn_reads_config_as_the_command_does(tmp_path, medium):
+    # One reader (engine/config_from.hpp) for both: a NUL inside a config file, trailing text, an
+    # unknown --set key and a --set that repairs the file's value get the command's words.
+    path, _ = medium
+    (tmp_path / "nul.json").write_bytes(b'{"depth": 2}\x00{"depth": 0}')
+    (tmp_path / "trailing.json").write_text('{"depth": 2} extra')
+    (tmp_path / "zero.json").write_text('{"depth": 0, "epochs": 1}')
+    cases = [["--config", str(tmp_path / "nul.json")], ["--config", str(tmp_path / "trailing.json")],
+             ["--set", "dept=2"], ["--config", str(tmp_path / "zero.json")]]
+    for extra in cases:
+        p = harness("learn", "--data", str(path), "--predictions", str(tmp_path / "p.npy"), *extra)
+        cli = run_cli("run", *extra, "--quiet", check=False)
+        assert p.returncode == cli.returncode == 1, (extra, p.stderr, cli.stderr)
+        assert p.stderr == cli.stderr, extra
+    assert not (tmp_path / "p.npy").exists()
+    p = harness("learn", "--data", str(path), "--predictions", str(tmp_path / "p.npy"), "--backend", "cpu",
+                "--config", str(tmp_path / "zero.json"), "--set", "depth=1")
+    assert p.returncode == 0, p.stderr
+
+
 def test_learn_bad_archives(tmp_path):
     tr, tl, te, _ = make_task(3, train=100, test=20)
     out = tmp_path / "p.npy"

@@ -7,11 +7,11 @@
 #include <cstdlib>
 #include <filesystem>
 #include <iostream>
-#include <map>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/backends.hpp"
+#include "engine/config_from.hpp"
 #include "engine/data/draws.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
@@ -70,31 +70,9 @@ double parse_double(const std::string& option, const std::string& text) {
 }
 
 TaskConfig config_from(const TaskOptions& o) {
-    TaskConfig config;
-    std::map<std::string, std::string> origin;  // key -> the file or --set that gave its value
-    if (const auto& path = o.config) {
-        const auto bytes = io::read_file(*path);
-        std::vector<std::string> keys;
-        try {
-            keys = config.update_from_json_text(
-                std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
-        } catch (const Error& e) { throw Error(*path + ": " + e.what()); }
-        for (const auto& key : keys) origin[key] = *path + ": ";
-    }
-    for (const auto& kv : o.set) {
-        const auto eq = kv.find('=');
-        if (eq == std::string::npos || eq == 0) throw UsageError{"--set needs key=value, got '" + kv + "'"};
-        const std::string key = kv.substr(0, eq);
-        try {
-            config.set(key, kv.substr(eq + 1));
-        } catch (const Error& e) { throw Error("--set " + kv + ": " + e.what()); }
-        origin[key] = "--set " + kv + ": ";
-    }
-    // Validated once everything is in, so that --set can repair a file's value; the error
-    // says where the bad value came from.
-    for (const auto& key : TaskConfig::keys())
-        if (const auto problem = config.problem(key); !problem.empty()) throw Error(origin[key] + problem);
-    return config;
+    try {
+        return revgraph::config_from(o.config, o.set);
+    } catch (const SetSyntaxError& e) { throw UsageError{e.what()}; }
 }
 
 void configure_runtime(const TaskOptions& o) {
