@@ -1,18 +1,19 @@
 // revgraph_kernel_lab: the fused step's kernels at several launch shapes, each checked against the
 // CPU, and timed where there is a GPU (in the spirit of llm.c's dev/cuda).
 //
-// What varies: threads per block of the rows, grads and predict kernels (up to each kernel's launch
-// bound), and where a block stages the parameters (copied to shared memory, or read from global
-// memory). Rows per block (fused::kRowsPerBlock) and the predict tile are compile-time constants
-// of engine/cuda/fused.hpp and do not vary here.
+// What varies: rows per block of the rows kernel and query rows per block (the tile) of the
+// predict kernel, threads per block of the rows, grads and predict kernels (up to each kernel's
+// launch bound), and where a block stages the parameters (copied to shared memory, or read from
+// global memory). Rows per block and the tile are launch shapes, not arithmetic (every row's items
+// are its own), so every shape must give the same bits.
 //
 // CPU (every build, a meson test): the whole task on the fused plan's CPU emulator (the kernels'
-// own code, block by block, phase by phase), with the parameters staged and not, items in order and
-// last to first, must end in the float reference trainer's bits (parameters, momentum, scores,
-// predictions). GPU (CUDA build with a device): from the emulator's state at the start of an
-// epoch, one step (rows + grads kernels) and the prediction at each launch shape must give the
-// emulator's bits for that step; then the step and the prediction are timed at each shape.
-// Exit 0 only when every check holds.
+// own code, block by block, phase by phase) at each rows-per-block and tile, with the parameters
+// staged and not, items in order and last to first, must end in the float reference trainer's
+// bits (parameters, momentum, scores, predictions). GPU (CUDA build with a device): from the
+// emulator's state at the start of an epoch, one step (rows + grads kernels) at each step shape
+// and the prediction at each predict shape must give the emulator's bits; each is then timed, and
+// the fastest shape of each table is printed. Exit 0 only when every check holds.
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -52,11 +53,16 @@ struct Snapshot {
     }
 };
 
-// The whole task on the emulator; true when it ends in the reference's bits.
+// Rows per block and predict tiles the lab tries (the defaults among them).
+constexpr int kRowsPerBlockChoices[] = {1, 2, 4, 8, 16};
+constexpr int kTileChoices[] = {16, 32, 64, 128};
+
+// The whole task on the emulator at one launch shape; true when it ends in the reference's bits.
 bool emulated_task_matches(const cuda::TaskPlan& plan, const PreparedInputs& prepared, cpu::Trainer<float>& ref,
-                           std::size_t shared_bytes, bool reverse) {
+                           std::size_t shared_bytes, bool reverse, int rows_per_block, int tile) {
     cuda::Emulator emu(plan, shared_bytes);
     emu.set_reverse_order(reverse);
+    emu.set_launch_shape(rows_per_block, tile);
     emu.upload(prepared);
     emu.execute(plan.reset());
     emu.execute(plan.normalize());
@@ -66,12 +72,33 @@ bool emulated_task_matches(const cuda::TaskPlan& plan, const PreparedInputs& pre
            emu.f32(Buf::query_scores) == ref.scores() && emu.i64(Buf::predictions) == ref.predictions();
 }
 
-#if defined(REVGRAPH_HAVE_CUDA)
-struct Launch {
-    unsigned int rows_threads, grads_threads, predict_threads;
-    bool staged;  // parameters copied to shared memory (where they fit)
-};
+// Every rows-per-block with the default tile, every tile with the default rows per block; each
+// staged and not, in order and last to first.
+bool cpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, cpu::Trainer<float>& ref) {
+    struct Shape {
+        int rows_per_block, tile;
+    };
+    std::vector<Shape> shapes;
+    for (int r : kRowsPerBlockChoices) shapes.push_back({r, fused::kPredictTile});
+    for (int t : kTileChoices)
+        if (t != fused::kPredictTile) shapes.push_back({fused::kRowsPerBlock, t});
+    bool ok = true;
+    std::printf("cpu: fused emulator against the float reference's bits (parameters, momentum, scores, predictions)\n");
+    std::printf("%-9s %-5s %-18s %-14s %s\n", "rows/blk", "tile", "parameters", "items", "bits");
+    for (const Shape& sh : shapes)
+        for (std::size_t shared : {cuda::kEmulatedSharedBytes, std::size_t{0}})
+            for (bool reverse : {false, true}) {
+                const bool equal =
+                    emulated_task_matches(plan, prepared, ref, shared, reverse, sh.rows_per_block, sh.tile);
+                std::printf("%-9d %-5d %-18s %-14s %s\n", sh.rows_per_block, sh.tile,
+                            shared ? "shared memory" : "global memory", reverse ? "last to first" : "in order",
+                            equal ? "equal" : "DIFFER");
+                ok = ok && equal;
+            }
+    return ok;
+}
 
+#if defined(REVGRAPH_HAVE_CUDA)
 void upload_all(const cuda::DeviceMemory& mem, const cuda::TaskPlan& plan, const Snapshot& s) {
     for (int k = 0; k < cuda::kBufCount; ++k) {
         const Buf b = static_cast<Buf>(k);
@@ -90,8 +117,44 @@ std::vector<T> download(const cuda::DeviceMemory& mem, const cuda::TaskPlan& pla
     return out;
 }
 
-// One step (batch 0 of epoch 0) and the prediction on the GPU at each launch shape: checked against
-// the emulator's step, then timed. Returns false when a shape gives other bits.
+bool f32_equal(const cuda::DeviceMemory& mem, const cuda::TaskPlan& plan, const Snapshot& want, Buf b) {
+    return download<float>(mem, plan, b) == want.f32[static_cast<int>(b)];
+}
+
+// Microseconds per launch sequence, averaged over `repeats` back-to-back on one stream.
+class Timer {
+public:
+    Timer(cudaStream_t stream, int repeats) : stream_(stream), repeats_(repeats) {
+        cudaCheck(cudaEventCreate(&t0_));
+        cudaCheck(cudaEventCreate(&t1_));
+    }
+    ~Timer() {
+        (void)cudaEventDestroy(t0_);
+        (void)cudaEventDestroy(t1_);
+    }
+    Timer(const Timer&) = delete;
+    Timer& operator=(const Timer&) = delete;
+    template <class F>
+    double us(F&& launch) {
+        launch();  // warm
+        cudaCheck(cudaEventRecord(t0_, stream_));
+        for (int i = 0; i < repeats_; ++i) launch();
+        cudaCheck(cudaEventRecord(t1_, stream_));
+        cudaCheck(cudaEventSynchronize(t1_));
+        float ms = 0;
+        cudaCheck(cudaEventElapsedTime(&ms, t0_, t1_));
+        return 1e3 * static_cast<double>(ms) / repeats_;
+    }
+
+private:
+    cudaStream_t stream_;
+    int repeats_;
+    cudaEvent_t t0_ = nullptr, t1_ = nullptr;
+};
+
+// One step (batch 0 of epoch 0) at each step shape and the prediction at each predict shape, on the
+// GPU: checked against the emulator's bits at the default shape, then timed. Returns false when a
+// shape gives other bits.
 bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int repeats) {
     const std::size_t shared_limit = cuda::kernels::prepare_fused_kernels();
     cuda::Emulator emu(plan, shared_limit);
@@ -101,73 +164,99 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
     emu.execute(plan.epoch_start(0));
     const Snapshot start(emu);
     emu.execute(plan.step(0));
+    const Snapshot stepped(emu);
     emu.execute(plan.predict());
-    const Snapshot expect(emu);
+    const Snapshot predicted(emu);
 
     const cuda::DeviceMemory mem(plan);
     const cuda::Program step = plan.step(0), predict = plan.predict();
     const auto& rows_op = std::get<cuda::FusedStepOp>(step.at(0));
     const auto& predict_op = std::get<cuda::FusedPredictOp>(predict.at(0));
-    const fused::StepArgs rows_args = cuda::ops::resolve(rows_op, mem);
+    const fused::StepArgs rows_default = cuda::ops::resolve(rows_op, mem);
     const fused::StepArgs grads_args = cuda::ops::resolve(std::get<cuda::FusedStepOp>(step.at(1)), mem);
-    const fused::PredictArgs predict_args = cuda::ops::resolve(predict_op, mem);
+    const fused::PredictArgs predict_default = cuda::ops::resolve(predict_op, mem);
     cudaStream_t stream = nullptr;
-    cudaEvent_t t0 = nullptr, t1 = nullptr;
     cudaCheck(cudaStreamCreate(&stream));
-    cudaCheck(cudaEventCreate(&t0));
-    cudaCheck(cudaEventCreate(&t1));
-    const auto timed = [&](auto&& launch) {
-        cudaCheck(cudaEventRecord(t0, stream));
-        for (int i = 0; i < repeats; ++i) launch();
-        cudaCheck(cudaEventRecord(t1, stream));
-        cudaCheck(cudaEventSynchronize(t1));
-        float ms = 0;
-        cudaCheck(cudaEventElapsedTime(&ms, t0, t1));
-        return 1e3 * static_cast<double>(ms) / repeats;
-    };
-
     bool all_equal = true;
-    std::printf("gpu: %s, %d-row step, %lld query rows, shared limit %zu bytes\n", cuda::describe_device().c_str(),
-                rows_op.rows, static_cast<long long>(predict_op.rows), shared_limit);
-    std::printf("%-8s %-8s %-8s %-7s %-6s %12s %12s\n", "rows_thr", "grads_th", "pred_thr", "staged", "bits", "step_us",
-                "predict_us");
-    for (unsigned int rt : {64u, 128u, static_cast<unsigned int>(fused::kRowsThreads)})
-        for (unsigned int gt : {64u, 128u, static_cast<unsigned int>(fused::kGradsThreads)})
+    {
+        Timer timer(stream, repeats);
+        std::printf("gpu: %s, %d-row step, %lld query rows, shared limit %zu bytes, %d launches a timing\n",
+                    cuda::describe_device().c_str(), rows_op.rows, static_cast<long long>(predict_op.rows),
+                    shared_limit, repeats);
+
+        // The step: rows per block x rows threads x grads threads x staging.
+        std::printf("%-9s %-9s %-9s %-7s %-6s %9s %9s %9s\n", "rows/blk", "rows_thr", "grads_thr", "staged", "bits",
+                    "rows_us", "grads_us", "step_us");
+        double best_step = 1e30;
+        std::string best_step_shape;
+        for (int rpb : kRowsPerBlockChoices)
+            for (unsigned int rt : {64u, 128u, static_cast<unsigned int>(fused::kRowsThreads)})
+                for (unsigned int gt : {64u, 128u, static_cast<unsigned int>(fused::kGradsThreads)})
+                    for (bool staged : {true, false}) {
+                        fused::StepArgs rows_args = rows_default;
+                        rows_args.rows_per_block = rpb;
+                        const bool w = staged && fused::weights_fit(fused::rows_state_floats(rpb),
+                                                                    rows_args.param_count, shared_limit);
+                        const auto rows = [&] { cuda::kernels::launch_fused_rows(rows_args, w, false, stream, rt); };
+                        const auto grads = [&] { cuda::kernels::launch_fused_grads(grads_args, false, stream, gt); };
+                        upload_all(mem, plan, start);
+                        rows();
+                        grads();
+                        cudaCheck(cudaStreamSynchronize(stream));
+                        const bool equal = f32_equal(mem, plan, stepped, Buf::params) &&
+                                           f32_equal(mem, plan, stepped, Buf::velocity) &&
+                                           f32_equal(mem, plan, stepped, Buf::grads);
+                        all_equal = all_equal && equal;
+                        const double rows_us = timer.us(rows), grads_us = timer.us(grads);
+                        const double step_us = timer.us([&] {
+                            rows();
+                            grads();
+                        });
+                        std::printf("%-9d %-9u %-9u %-7s %-6s %9.2f %9.2f %9.2f\n", rpb, rt, gt, staged ? "yes" : "no",
+                                    equal ? "equal" : "DIFFER", rows_us, grads_us, step_us);
+                        if (equal && step_us < best_step) {
+                            best_step = step_us;
+                            best_step_shape = "rows/blk " + std::to_string(rpb) + ", rows_thr " + std::to_string(rt) +
+                                              ", grads_thr " + std::to_string(gt) +
+                                              (staged ? ", staged" : ", not staged");
+                        }
+                    }
+
+        // The prediction: tile x threads x staging, from the stepped state.
+        std::printf("%-9s %-9s %-7s %-6s %10s\n", "tile", "pred_thr", "staged", "bits", "predict_us");
+        double best_predict = 1e30;
+        std::string best_predict_shape;
+        for (int tile : kTileChoices)
             for (unsigned int pt : {64u, 128u, static_cast<unsigned int>(fused::kPredictThreads)})
                 for (bool staged : {true, false}) {
-                    const Launch l{rt, gt, pt, staged};
-                    const bool rows_w =
-                        l.staged && fused::weights_fit(fused::kRowsStateFloats, rows_args.param_count, shared_limit);
-                    const bool pred_w = l.staged && fused::weights_fit(fused::kPredictStateFloats,
-                                                                       predict_args.param_count, shared_limit);
-                    upload_all(mem, plan, start);
-                    cuda::kernels::launch_fused_rows(rows_args, rows_w, false, stream, l.rows_threads);
-                    cuda::kernels::launch_fused_grads(grads_args, false, stream, l.grads_threads);
-                    cuda::kernels::launch_fused_predict(predict_args, predict_op.rows, pred_w, false, stream,
-                                                        l.predict_threads);
+                    fused::PredictArgs args = predict_default;
+                    args.tile = tile;
+                    const bool w =
+                        staged && fused::weights_fit(fused::predict_state_floats(tile), args.param_count, shared_limit);
+                    const auto run = [&] {
+                        cuda::kernels::launch_fused_predict(args, predict_op.rows, w, false, stream, pt);
+                    };
+                    upload_all(mem, plan, stepped);
+                    run();
                     cudaCheck(cudaStreamSynchronize(stream));
-                    const bool equal =
-                        download<float>(mem, plan, Buf::params) == expect.f32[static_cast<int>(Buf::params)] &&
-                        download<float>(mem, plan, Buf::velocity) == expect.f32[static_cast<int>(Buf::velocity)] &&
-                        download<float>(mem, plan, Buf::query_scores) ==
-                            expect.f32[static_cast<int>(Buf::query_scores)] &&
-                        download<std::int64_t>(mem, plan, Buf::predictions) ==
-                            expect.i64[static_cast<int>(Buf::predictions)];
+                    const bool equal = f32_equal(mem, plan, predicted, Buf::query_scores) &&
+                                       download<std::int64_t>(mem, plan, Buf::predictions) ==
+                                           predicted.i64[static_cast<int>(Buf::predictions)];
                     all_equal = all_equal && equal;
-                    const double step_us = timed([&] {
-                        cuda::kernels::launch_fused_rows(rows_args, rows_w, false, stream, l.rows_threads);
-                        cuda::kernels::launch_fused_grads(grads_args, false, stream, l.grads_threads);
-                    });
-                    const double predict_us = timed([&] {
-                        cuda::kernels::launch_fused_predict(predict_args, predict_op.rows, pred_w, false, stream,
-                                                            l.predict_threads);
-                    });
-                    std::printf("%-8u %-8u %-8u %-7s %-6s %12.2f %12.2f\n", l.rows_threads, l.grads_threads,
-                                l.predict_threads, staged ? "yes" : "no", equal ? "equal" : "DIFFER", step_us,
-                                predict_us);
+                    const double us = timer.us(run);
+                    std::printf("%-9d %-9u %-7s %-6s %10.2f\n", tile, pt, staged ? "yes" : "no",
+                                equal ? "equal" : "DIFFER", us);
+                    if (equal && us < best_predict) {
+                        best_predict = us;
+                        best_predict_shape = "tile " + std::to_string(tile) + ", pred_thr " + std::to_string(pt) +
+                                             (staged ? ", staged" : ", not staged");
+                    }
                 }
-    (void)cudaEventDestroy(t0);
-    (void)cudaEventDestroy(t1);
+        std::printf("gpu: fastest step %.2f us (%s); defaults: rows/blk %d, rows_thr %d, grads_thr %d\n", best_step,
+                    best_step_shape.c_str(), fused::kRowsPerBlock, fused::kRowsThreads, fused::kGradsThreads);
+        std::printf("gpu: fastest prediction %.2f us (%s); defaults: tile %d, pred_thr %d\n", best_predict,
+                    best_predict_shape.c_str(), fused::kPredictTile, fused::kPredictThreads);
+    }
     (void)cudaStreamDestroy(stream);
     return all_equal;
 }
@@ -200,15 +289,7 @@ int main(int argc, char** argv) {
         for (int e = 0; e < config.epochs; ++e) ref.epoch(e);
         ref.predict();
         const cuda::TaskPlan plan(config, inputs.train_count(), inputs.test_count(), cuda::Path::fused);
-        bool ok = true;
-        for (std::size_t shared : {cuda::kEmulatedSharedBytes, std::size_t{0}})
-            for (bool reverse : {false, true}) {
-                const bool equal = bench::emulated_task_matches(plan, prepared, ref, shared, reverse);
-                std::printf("cpu: fused emulator, parameters %s, items %s: %s the float reference's bits\n",
-                            shared ? "staged in shared memory" : "read from global memory",
-                            reverse ? "last to first" : "in order", equal ? "equal to" : "DIFFER from");
-                ok = ok && equal;
-            }
+        bool ok = bench::cpu_lab(plan, prepared, ref);
 #if defined(REVGRAPH_HAVE_CUDA)
         if (cuda::device_count() > 0)
             ok = bench::gpu_lab(plan, prepared, repeats) && ok;

@@ -84,16 +84,18 @@ void Emulator::execute(const Program& program) {
 static int nth_block(int k, int blocks, bool reverse) { return reverse ? blocks - 1 - k : k; }
 
 void Emulator::fused_step(const FusedStepOp& op) {
-    const fused::StepArgs a = ops::resolve(op, HostMemory{*this});
+    fused::StepArgs a = ops::resolve(op, HostMemory{*this});
+    a.rows_per_block = rows_per_block_;
     const fused::SequentialExec ex{reverse_};
     if (op.part == FusedStepOp::Part::rows) {
-        const bool weights = fused::weights_fit(fused::kRowsStateFloats, a.param_count, shared_bytes_);
-        const int blocks = fused::rows_blocks(op.rows);
+        const std::size_t state = fused::rows_state_floats(a.rows_per_block);
+        const bool weights = fused::weights_fit(state, a.param_count, shared_bytes_);
+        const int blocks = fused::rows_blocks(a);
         for (int k = 0; k < blocks; ++k) {
             const int b = nth_block(k, blocks, reverse_);
-            shared_.assign(fused::shared_bytes(fused::kRowsStateFloats, a.param_count, weights) / sizeof(float),
+            shared_.assign(fused::shared_bytes(state, a.param_count, weights) / sizeof(float),
                            std::numeric_limits<float>::quiet_NaN());
-            fused::step_rows(ex, a, b, fused::carve_rows(shared_.data(), a.param_count, weights));
+            fused::step_rows(ex, a, b, fused::carve_rows(shared_.data(), a.param_count, weights, a.rows_per_block));
         }
     } else {
         const int blocks = fused::grads_blocks(op.depth);
@@ -106,13 +108,15 @@ void Emulator::fused_step(const FusedStepOp& op) {
 }
 
 void Emulator::fused_predict(const FusedPredictOp& op) {
-    const fused::PredictArgs a = ops::resolve(op, HostMemory{*this});
-    const bool weights = fused::weights_fit(fused::kPredictStateFloats, a.param_count, shared_bytes_);
+    fused::PredictArgs a = ops::resolve(op, HostMemory{*this});
+    a.tile = predict_tile_;
+    const std::size_t state = fused::predict_state_floats(a.tile);
+    const bool weights = fused::weights_fit(state, a.param_count, shared_bytes_);
     const fused::SequentialExec ex{reverse_};
-    const int blocks = fused::ceil_div(static_cast<int>(op.rows), fused::kPredictTile);
+    const int blocks = fused::predict_blocks(a, op.rows);
     for (int k = 0; k < blocks; ++k) {
         const int b = nth_block(k, blocks, reverse_);
-        shared_.assign(fused::shared_bytes(fused::kPredictStateFloats, a.param_count, weights) / sizeof(float),
+        shared_.assign(fused::shared_bytes(state, a.param_count, weights) / sizeof(float),
                        std::numeric_limits<float>::quiet_NaN());
         float* w = weights ? shared_.data() : nullptr;
         fused::predict_tile(ex, a, op.rows, b, w, shared_.data() + (weights ? a.param_count : 0));

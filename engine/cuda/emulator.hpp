@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/backend.hpp"
+#include "engine/cuda/fused.hpp"
 #include "engine/cuda/program.hpp"
 
 namespace revgraph::cuda {
@@ -27,6 +28,12 @@ public:
     // Run the fused kernels' blocks and each phase's items last to first (a race check: see
     // fused::SequentialExec).
     void set_reverse_order(bool reverse) { reverse_ = reverse; }
+    // Emulate the fused kernels at another launch shape (rows a rows block, query rows a predict
+    // block) than their defaults: the bits must not change (bench/kernel_lab.cpp).
+    void set_launch_shape(int rows_per_block, int predict_tile) {
+        rows_per_block_ = rows_per_block;
+        predict_tile_ = predict_tile;
+    }
 
     std::vector<float>& f32(Buf b) { return f32_.at(static_cast<std::size_t>(b)); }
     std::vector<std::int32_t>& i32(Buf b) { return i32_.at(static_cast<std::size_t>(b)); }
@@ -36,6 +43,8 @@ private:
     const TaskPlan& plan_;
     std::size_t shared_bytes_;
     bool reverse_ = false;
+    int rows_per_block_ = fused::kRowsPerBlock;
+    int predict_tile_ = fused::kPredictTile;
     std::vector<float> shared_;  // the fused kernels' shared memory, re-carved by each block
     std::vector<std::vector<float>> f32_;
     std::vector<std::vector<std::int32_t>> i32_;

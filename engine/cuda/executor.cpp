@@ -58,7 +58,8 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
         } else if constexpr (std::is_same_v<T, FusedStepOp>) {
             const fused::StepArgs a = ops::resolve(op, mem);
             if (op.part == FusedStepOp::Part::rows) {
-                const bool weights = fused::weights_fit(fused::kRowsStateFloats, a.param_count, fused_shared_limit());
+                const bool weights =
+                    fused::weights_fit(fused::rows_state_floats(a.rows_per_block), a.param_count, fused_shared_limit());
                 out.fused_weights_shared.push_back(weights);
                 L.push_back([=](cudaStream_t s) { kernels::launch_fused_rows(a, weights, programmatic, s); });
             } else {
@@ -67,7 +68,8 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
         } else if constexpr (std::is_same_v<T, FusedPredictOp>) {
             const fused::PredictArgs a = ops::resolve(op, mem);
             const std::int64_t rows = op.rows;
-            const bool weights = fused::weights_fit(fused::kPredictStateFloats, a.param_count, fused_shared_limit());
+            const bool weights =
+                fused::weights_fit(fused::predict_state_floats(a.tile), a.param_count, fused_shared_limit());
             out.fused_weights_shared.push_back(weights);
             L.push_back([=](cudaStream_t s) { kernels::launch_fused_predict(a, rows, weights, programmatic, s); });
         } else {

@@ -4,7 +4,7 @@
 //
 // Why: a rev88 step is ~3.3 M multiply-adds on 128 x 82 floats, far too little to fill a GPU, so
 // the time of the cuBLASLt path is mostly the latency of its dependent launches. Here
-//   1. the rows kernel: each block takes kRowsPerBlock rows of the batch and runs everything that
+//   1. the rows kernel: each block takes a few rows of the batch and runs everything that
 //      is per row — gather, forward, scores, loss gradient, the head's input gradient, and the
 //      reconstructing backward (docs/spec.md §4) with the branch input gradients — in shared memory. On the
 //      way back it leaves, for every branch, relu of the branch's input and α·(its output gradient)
@@ -37,6 +37,11 @@ using model::kHalf;
 // rows touches different banks.
 inline constexpr int kSharedLd = 83;
 
+// Rows per block of the rows kernel and query rows per block of the predict kernel are launch
+// shapes, not part of what is computed: every row's items are its own, so any values give the
+// same bits (the kernel lab checks it, and tries others: bench/kernel_lab.cpp). They travel in
+// StepArgs::rows_per_block and PredictArgs::tile; these are the defaults.
+//
 // The rows kernel: 4 rows a block (rev88: 32 blocks a step), one thread per item of the widest
 // per-row phase (4 x 41 coupling outputs; the 4 x 82 ones take two rounds).
 inline constexpr int kRowsPerBlock = 4;
@@ -60,9 +65,10 @@ RG_HD int ceil_div(int a, int b) { return (a + b - 1) / b; }
 struct StepArgs {
     int depth = 0;
     float alpha = 0, lr = 0, momentum = 0, weight_decay = 0;
-    int rows = 0;            // this batch
-    std::int64_t first = 0;  // its slice of the epoch order
-    int slot = 0;            // rows of one branch's slot in the stacks (the full batch)
+    int rows = 0;                        // this batch
+    std::int64_t first = 0;              // its slice of the epoch order
+    int slot = 0;                        // rows of one branch's slot in the stacks (the full batch)
+    int rows_per_block = kRowsPerBlock;  // the rows kernel's launch shape
     const std::int32_t* order = nullptr;
     const float* train_rows = nullptr;  // N x 82, lifted
     const std::int32_t* train_labels = nullptr;
@@ -79,6 +85,7 @@ struct StepArgs {
 struct PredictArgs {
     int depth = 0;
     float alpha = 0;
+    int tile = kPredictTile;  // query rows a block: the launch shape
     const float* params = nullptr;
     int param_count = 0;
     const float* query_rows = nullptr;    // Q x 82, lifted
@@ -94,10 +101,12 @@ inline bool weights_fit(std::size_t state_floats, int param_count, std::size_t s
     return (state_floats + static_cast<std::size_t>(param_count)) * sizeof(float) <= shared_limit_bytes;
 }
 
-// Rows kernel: [weights] state, dstate (kRowsPerBlock x kSharedLd each), scores, dscores (x 10).
-inline constexpr std::size_t kRowsStateFloats = 2 * kRowsPerBlock * kSharedLd + 2 * kRowsPerBlock * kClasses;
-// Predict kernel: [weights] state (kPredictTile x kSharedLd).
-inline constexpr std::size_t kPredictStateFloats = static_cast<std::size_t>(kPredictTile) * kSharedLd;
+// Rows kernel: [weights] state, dstate (rows_per_block x kSharedLd each), scores, dscores (x 10).
+constexpr std::size_t rows_state_floats(int rows_per_block) {
+    return static_cast<std::size_t>(rows_per_block) * (2 * kSharedLd + 2 * kClasses);
+}
+// Predict kernel: [weights] state (tile x kSharedLd).
+constexpr std::size_t predict_state_floats(int tile) { return static_cast<std::size_t>(tile) * kSharedLd; }
 // Grads kernel: one running sum per item and the widest chunk (the bias block: the final state and
 // all 10 classes' dscores).
 inline constexpr std::size_t kGradsFloats =
@@ -172,24 +181,28 @@ struct RowsScratch {
     float* dscores;
 };
 
-RG_HD RowsScratch carve_rows(float* smem, int param_count, bool weights_shared) {
+RG_HD RowsScratch carve_rows(float* smem, int param_count, bool weights_shared, int rows_per_block) {
     RowsScratch s;
     s.weights = weights_shared ? smem : nullptr;
     s.state = smem + (weights_shared ? param_count : 0);
-    s.dstate = s.state + kRowsPerBlock * kSharedLd;
-    s.scores = s.dstate + kRowsPerBlock * kSharedLd;
-    s.dscores = s.scores + kRowsPerBlock * kClasses;
+    s.dstate = s.state + rows_per_block * kSharedLd;
+    s.scores = s.dstate + rows_per_block * kSharedLd;
+    s.dscores = s.scores + rows_per_block * kClasses;
     return s;
 }
 
-inline int rows_blocks(int rows) { return ceil_div(rows, kRowsPerBlock); }
+inline int rows_blocks(const StepArgs& a) { return ceil_div(a.rows, a.rows_per_block); }
+inline int predict_blocks(const PredictArgs& a, std::int64_t rows) {
+    return static_cast<int>((rows + a.tile - 1) / a.tile);
+}
 
-// cpu::Trainer<float>::step for rows block*kRowsPerBlock .. of the batch, up to the weight
+// cpu::Trainer<float>::step for rows block*rows_per_block .. of the batch, up to the weight
 // gradients: 15 phases at depth 2.
 template <class Exec>
 RG_HD void step_rows(Exec& ex, const StepArgs& a, int block, const RowsScratch& s) {
-    const int r0 = block * kRowsPerBlock;
-    const int rows = a.rows - r0 < kRowsPerBlock ? a.rows - r0 : kRowsPerBlock;
+    const int per_block = a.rows_per_block;
+    const int r0 = block * per_block;
+    const int rows = a.rows - r0 < per_block ? a.rows - r0 : per_block;
     const int ld = kSharedLd, depth = a.depth, batch = a.rows;
     const float alpha = a.alpha;
     float* const state = s.state;
@@ -381,8 +394,8 @@ RG_HD void step_grads(Exec& ex, const StepArgs& a, int block, float* smem) {
 template <class Exec>
 RG_HD void predict_tile(Exec& ex, const PredictArgs& a, std::int64_t total_rows, int block, float* weights,
                         float* state) {
-    const std::int64_t first = static_cast<std::int64_t>(block) * kPredictTile;
-    const int rows = total_rows - first < kPredictTile ? static_cast<int>(total_rows - first) : kPredictTile;
+    const std::int64_t first = static_cast<std::int64_t>(block) * a.tile;
+    const int rows = total_rows - first < a.tile ? static_cast<int>(total_rows - first) : a.tile;
     const int ld = kSharedLd;
     {
         const PredictArgs s = a;

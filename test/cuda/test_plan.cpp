@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <numeric>
 #include <random>
+#include <utility>
 #include <vector>
 
 #include "engine/cpu/trainer.hpp"
@@ -403,27 +404,37 @@ TEST_CASE("fused plan: the grads blocks own every parameter exactly once") {
         CHECK(std::all_of(owners.begin(), owners.end(), [](int n) { return n == 1; }));
     }
     CHECK(fused::grads_blocks(2) == 32);
-    CHECK(fused::rows_blocks(128) == 32);
-    CHECK(fused::rows_blocks(16) == 4);
-    CHECK(fused::rows_blocks(3) == 1);
+    const auto blocks = [](int rows, int per_block) {
+        fused::StepArgs a;
+        a.rows = rows;
+        a.rows_per_block = per_block;
+        return fused::rows_blocks(a);
+    };
+    CHECK(blocks(128, fused::kRowsPerBlock) == 32);
+    CHECK(blocks(16, fused::kRowsPerBlock) == 4);
+    CHECK(blocks(3, fused::kRowsPerBlock) == 1);
+    CHECK(blocks(128, 5) == 26);
 }
 
 TEST_CASE("fused plan: parameters are copied to shared memory when they fit") {
-    CHECK(fused::weights_fit(fused::kRowsStateFloats, 7554, kEmulatedSharedBytes));
-    CHECK(fused::weights_fit(fused::kRowsStateFloats, 7554, 48 * 1024));  // rev88 needs no opt-in
-    CHECK_FALSE(fused::weights_fit(fused::kRowsStateFloats, 7554, 7554 * 4));
-    CHECK(fused::shared_bytes(fused::kRowsStateFloats, 7554, false) == fused::kRowsStateFloats * 4);
+    const std::size_t state = fused::rows_state_floats(fused::kRowsPerBlock);
+    CHECK(fused::weights_fit(state, 7554, kEmulatedSharedBytes));
+    CHECK(fused::weights_fit(state, 7554, 48 * 1024));  // rev88 needs no opt-in
+    CHECK_FALSE(fused::weights_fit(state, 7554, 7554 * 4));
+    CHECK(fused::shared_bytes(state, 7554, false) == state * 4);
     CHECK(fused::kGradsFloats * 4 <= 48 * 1024);
 }
 
 // Runs a whole task through the fused programs on the emulator and the float reference trainer, step
 // by step; the emulator runs the fused kernels' own phase code.
 static void check_fused_against_reference(const TaskConfig& c, int n, int q, unsigned seed, std::size_t shared_bytes,
-                                          bool reverse = false) {
+                                          bool reverse = false, int rows_per_block = fused::kRowsPerBlock,
+                                          int predict_tile = fused::kPredictTile) {
     Synthetic data(c, n, q, seed);
     const TaskPlan plan(c, n, q, Path::fused);
     Emulator emu(plan, shared_bytes);
     emu.set_reverse_order(reverse);
+    emu.set_launch_shape(rows_per_block, predict_tile);
     emu.upload(data.prepared);
     cpu::Trainer<float> ref(data.prepared);
     CHECK(run_step_by_step(emu, plan, ref) == c.epochs * static_cast<int>(plan.batches().size()));
@@ -452,6 +463,18 @@ TEST_CASE("fused emulator: the items of every phase are independent (run last to
     }
     TaskConfig rev88;
     check_fused_against_reference(rev88, 300, 150, 9, kEmulatedSharedBytes, true);
+}
+
+TEST_CASE("fused emulator: rows per block and the predict tile are launch shapes, not arithmetic") {
+    // Any grouping of rows into blocks, including blocks larger than the batch or the query set and
+    // groupings that leave a short last block, gives the reference's bits.
+    TaskConfig c;  // rev88, on 300 rows (batches of 128, 128, 44) and 150 query rows
+    for (const auto& [rows_per_block, tile] : {std::pair{1, 1}, {3, 7}, {5, 50}, {16, 128}, {200, 151}}) {
+        CAPTURE(rows_per_block);
+        CAPTURE(tile);
+        check_fused_against_reference(c, 300, 150, 11, kEmulatedSharedBytes, false, rows_per_block, tile);
+        check_fused_against_reference(c, 300, 150, 12, 0, true, rows_per_block, tile);
+    }
 }
 
 TEST_CASE("fused emulator: rev88's shapes, chunked row sums, tiny batches and several predict tiles") {

@@ -1,7 +1,7 @@
 #pragma once
 // The fused path's kernels (engine/cuda/fused.hpp holds what they compute): per SGD step the rows
-// kernel (kRowsPerBlock batch rows a block) and the grads kernel (a group of parameters a block),
-// and the predict kernel (kPredictTile query rows a block). Each phase of fused.hpp is a loop of the
+// kernel (StepArgs::rows_per_block batch rows a block) and the grads kernel (a group of parameters
+// a block), and the predict kernel (PredictArgs::tile query rows a block). Each phase of fused.hpp is a loop of the
 // block's threads over its items, then __syncthreads(): the items of a phase are independent, so
 // which thread takes which item changes nothing but speed, and every item's sums run in a fixed
 // order — no atomics, the same bits on every replay.
@@ -36,7 +36,7 @@ __global__ void __launch_bounds__(fused::kRowsThreads) fused_rows_kernel(fused::
     extern __shared__ float fused_smem[];
     BlockExec ex;
     fused::step_rows(ex, args, static_cast<int>(blockIdx.x),
-                     fused::carve_rows(fused_smem, args.param_count, weights_shared));
+                     fused::carve_rows(fused_smem, args.param_count, weights_shared, args.rows_per_block));
 }
 
 __global__ void __launch_bounds__(fused::kGradsThreads) fused_grads_kernel(fused::StepArgs args) {
@@ -104,8 +104,9 @@ std::size_t prepare_fused_kernels() {
 void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, bool programmatic, cudaStream_t stream,
                        unsigned int threads) {
     NVTX_RANGE("fused_rows");
-    const std::size_t smem = fused::shared_bytes(fused::kRowsStateFloats, args.param_count, weights_shared);
-    launch_fused(fused_rows_kernel, static_cast<unsigned int>(fused::rows_blocks(args.rows)),
+    const std::size_t smem =
+        fused::shared_bytes(fused::rows_state_floats(args.rows_per_block), args.param_count, weights_shared);
+    launch_fused(fused_rows_kernel, static_cast<unsigned int>(fused::rows_blocks(args)),
                  threads != 0 ? threads : fused::kRowsThreads, smem, programmatic, stream, args, weights_shared);
 }
 
@@ -119,8 +120,9 @@ void launch_fused_grads(const fused::StepArgs& args, bool programmatic, cudaStre
 void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared, bool programmatic,
                           cudaStream_t stream, unsigned int threads) {
     NVTX_RANGE("fused_predict");
-    const auto tiles = static_cast<unsigned int>((rows + fused::kPredictTile - 1) / fused::kPredictTile);
-    const std::size_t smem = fused::shared_bytes(fused::kPredictStateFloats, args.param_count, weights_shared);
+    const auto tiles = static_cast<unsigned int>(fused::predict_blocks(args, rows));
+    const std::size_t smem =
+        fused::shared_bytes(fused::predict_state_floats(args.tile), args.param_count, weights_shared);
     launch_fused(fused_predict_kernel, tiles, threads != 0 ? threads : fused::kPredictThreads, smem, programmatic,
                  stream, args, rows, weights_shared);
 }

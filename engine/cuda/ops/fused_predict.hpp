@@ -1,6 +1,6 @@
 #pragma once
 // The fused path's prediction (engine/cuda/fused.hpp): every query row, in tiles of
-// fused::kPredictTile rows, one block each. Kernel and launcher: kernels/fused.cuh.
+// fused::PredictArgs::tile rows, one block each. Kernel and launcher: kernels/fused.cuh.
 #include "engine/cuda/fused.hpp"
 #include "engine/cuda/ops/op.hpp"
 #include "engine/model/layout.hpp"
