@@ -143,6 +143,21 @@ def run_together(tasks, *, threads=0, metadata=True):
     return [Result(out) for out in _core.run_together([t._task for t in tasks], threads, metadata)]
 
 
+def configure_gpu(*, device=None, workspace_bytes=None, pdl=None):
+    """The process's GPU options, as the command's --device, --workspace-bytes and --pdl: the CUDA
+    device index, the cuBLASLt workspace of the `cuda` backend, and Programmatic Dependent Launch
+    for `cuda-fused`. None leaves an option as it is; returns the options in force (and whether a
+    GPU task has started). Set them before the first GPU task: afterwards only the options already
+    in force are accepted (RuntimeError). Out-of-range values raise ValueError."""
+    for name, value in (("device", device), ("workspace_bytes", workspace_bytes)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+            raise ValueError(f"{name} must be an integer, got {value!r}")
+    if pdl is not None and not isinstance(pdl, bool):
+        raise ValueError(f"pdl must be True or False, got {pdl!r}")
+    return _core.configure_gpu(None if device is None else int(device),
+                               None if workspace_bytes is None else int(workspace_bytes), pdl)
+
+
 def backends():
     """What `revgraph backends --json` prints: version, git_commit, and for each backend name
     whether it is usable here (and on what), or why not."""

@@ -27,6 +27,7 @@
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/npy.hpp"
 #include "engine/io/task_files.hpp"
+#include "engine/runtime_options.hpp"
 #include "engine/task.hpp"
 #include "engine/version.hpp"
 
@@ -295,6 +296,35 @@ py::object config_from(const std::optional<std::string>& path, const std::vector
     } catch (const Error& e) { bad(e.what()); }
 }
 
+// The process's GPU options (engine/runtime_options.hpp), as the command's --device,
+// --workspace-bytes and --pdl set them: None leaves an option as it is. Returns the options in
+// force. A value out of range is ValueError; changing them once a GPU task has started is
+// RuntimeError (the device, workspace and launch mode are fixed then).
+py::dict configure_gpu(std::optional<int> device, std::optional<std::int64_t> workspace_bytes,
+                       std::optional<bool> pdl) {
+    RuntimeOptions o = Runtime::options();
+    if (device) {
+        if (*device < 0 || *device > 1023) bad("device must be in 0..1023, got " + std::to_string(*device));
+        o.device = *device;
+    }
+    if (workspace_bytes) {
+        if (*workspace_bytes < 0 || *workspace_bytes > (std::int64_t(1) << 32))
+            bad("workspace_bytes must be in 0..4294967296, got " + std::to_string(*workspace_bytes));
+        o.cublaslt_workspace_bytes = static_cast<std::size_t>(*workspace_bytes);
+    }
+    if (pdl) o.programmatic_launch = *pdl;
+    try {
+        Runtime::configure(o);
+    } catch (const Error& e) { throw std::runtime_error(e.what()); }
+    const RuntimeOptions now = Runtime::options();
+    py::dict d;
+    d["device"] = now.device;
+    d["workspace_bytes"] = now.cublaslt_workspace_bytes;
+    d["pdl"] = now.programmatic_launch;
+    d["initialized"] = Runtime::initialized();
+    return d;
+}
+
 // All files or none (io::write_files_atomic): the harness never sees half a result.
 void write_files_atomic(const std::vector<std::pair<std::string, py::bytes>>& files) {
     std::vector<std::pair<std::filesystem::path, std::vector<std::uint8_t>>> staged;
@@ -341,6 +371,8 @@ PYBIND11_MODULE(_core, m) {
     m.def("run_together", &Task::run_together, py::arg("tasks"), py::arg("threads") = 0u, py::arg("metadata") = true);
     m.def("backends", &backends);
     m.def("config_from", &config_from, py::arg("path"), py::arg("sets"));
+    m.def("configure_gpu", &configure_gpu, py::arg("device") = py::none(), py::arg("workspace_bytes") = py::none(),
+          py::arg("pdl") = py::none());
     m.def("write_files_atomic", &write_files_atomic, py::arg("files"));
     m.def("version", [] { return std::string(revgraph::version()); });
     m.def("git_commit", [] { return std::string(revgraph::git_commit()); });

@@ -200,3 +200,54 @@ def test_run_without_metadata_gives_the_same_arrays(task_arrays):
         assert bare.state[name].tobytes() == full.state[name].tobytes(), name
     together = revgraph.run_together([task], metadata=False)[0]
     assert together.metadata is None and together.predictions.tobytes() == full.predictions.tobytes()
+
+
+CONFIGURE_SCRIPT = r"""
+import json, sys
+import numpy as np
+import revgraph
+out = {"defaults": revgraph.configure_gpu()}
+out["set"] = revgraph.configure_gpu(device=0, workspace_bytes=1 << 20, pdl=True)
+out["kept"] = revgraph.configure_gpu()
+errors = []
+for kwargs in ({"device": -1}, {"device": 1.5}, {"device": True}, {"workspace_bytes": 2**33}, {"pdl": "yes"}):
+    try:
+        revgraph.configure_gpu(**kwargs)
+        errors.append(None)
+    except ValueError as e:
+        errors.append(str(e))
+out["errors"] = errors
+out["after_errors"] = revgraph.configure_gpu()
+gpu = [b["requested"] for b in revgraph.backends()["backends"] if b["usable"] and b["requested"].startswith("cuda")]
+if gpu:
+    rng = np.random.default_rng(0)
+    tr = rng.random((20, 1, 9, 9), dtype=np.float32)
+    revgraph.fit_predict(tr, rng.integers(0, 10, 20), tr, backend=gpu[0], epochs=1)
+    try:
+        revgraph.configure_gpu(workspace_bytes=2 << 20)
+        out["late"] = "accepted"
+    except RuntimeError as e:
+        out["late"] = str(e)
+    out["same_after_start"] = revgraph.configure_gpu(workspace_bytes=1 << 20)
+print(json.dumps(out))
+"""
+
+
+def test_configure_gpu_sets_the_commands_gpu_options():
+    # In a fresh interpreter: the options are the process's, fixed once a GPU task starts.
+    import json
+    import subprocess
+    import sys
+    p = subprocess.run([sys.executable, "-c", CONFIGURE_SCRIPT], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    assert out["defaults"] == {"device": 0, "workspace_bytes": 32 << 20, "pdl": False, "initialized": False}
+    assert out["set"] == {"device": 0, "workspace_bytes": 1 << 20, "pdl": True, "initialized": False}
+    assert out["kept"] == out["set"] and out["after_errors"] == out["set"]
+    assert out["errors"] == ["device must be in 0..1023, got -1", "device must be an integer, got 1.5",
+                             "device must be an integer, got True",
+                             "workspace_bytes must be in 0..4294967296, got 8589934592",
+                             "pdl must be True or False, got 'yes'"]
+    if "late" in out:  # a GPU task ran: other options are refused, the same ones accepted
+        assert out["late"].startswith("runtime: the GPU is already initialised with device 0")
+        assert out["same_after_start"]["initialized"] is True
