@@ -18,6 +18,10 @@ struct TaskInputs {
     std::span<const float> test_images;          // (Q,1,9,9)
 
     TaskInputs() = default;
+    // Copies only, no moves: a copy shares the owner, and a moved-from view would keep spans it
+    // no longer owns.
+    TaskInputs(const TaskInputs&) = default;
+    TaskInputs& operator=(const TaskInputs&) = default;
     // Owning: the vectors move into storage that every copy of these inputs shares.
     TaskInputs(std::vector<float> train_images, std::vector<std::int64_t> train_labels, std::vector<float> test_images);
     // Borrowing: the caller's memory, not copied; `owner` keeps it alive (and unchanged: the hashes

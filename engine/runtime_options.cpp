@@ -35,9 +35,11 @@ RuntimeOptions Runtime::options() {
     return current;
 }
 
-void Runtime::mark_initialized() {
+RuntimeOptions Runtime::initialize(const std::function<void(const RuntimeOptions&)>& open) {
     std::lock_guard lock(mutex);
+    open(current);
     is_initialized = true;
+    return current;
 }
 
 bool Runtime::initialized() {

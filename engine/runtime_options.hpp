@@ -3,6 +3,7 @@
 // initialisation rejected"): which device, and the size of the one cuBLASLt workspace every
 // captured matmul uses. Host-only logic, so its rules are tested on machines without a GPU.
 #include <cstddef>
+#include <functional>
 #include <string>
 
 namespace revgraph {
@@ -25,8 +26,11 @@ public:
     // options already in force are accepted, anything else throws revgraph::Error.
     static void configure(const RuntimeOptions& options);
     static RuntimeOptions options();  // a copy: configure() may run on another thread
-    // Called by the CUDA backend when it first touches the device; fixes the options.
-    static void mark_initialized();
+    // The CUDA backend's touch of the device: calls open(options in force) (which selects the
+    // device), then fixes the options, all under the lock configure() takes, so a configure() on
+    // another thread is either before (and used) or after (and checked). If open throws, nothing
+    // is fixed: a bad device leaves the process free to configure again. Returns the options used.
+    static RuntimeOptions initialize(const std::function<void(const RuntimeOptions&)>& open);
     static bool initialized();
     // For tests of the rules above only.
     static void reset_for_tests();

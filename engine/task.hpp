@@ -42,6 +42,9 @@ public:
     PreparedTask(TaskInputs inputs, const TaskConfig& config, std::unique_ptr<Backend> backend);
     // The same task from inputs already checked and hashed (their memory shared; the hashes reused).
     PreparedTask(const HashedInputs& inputs, const TaskConfig& config, std::unique_ptr<Backend> backend);
+    // Pinned: prepared() and the backends point at this object's inputs.
+    PreparedTask(const PreparedTask&) = delete;
+    PreparedTask& operator=(const PreparedTask&) = delete;
 
     // Reset from the seed, normalise, train every epoch, predict. Byte-identical every call.
     void run(const Backend::EpochHook& after_epoch = nullptr);

@@ -18,14 +18,10 @@
 namespace revgraph::cuda {
 namespace {
 
-// The first touch of the GPU: fixes the process-wide options (device, workspace, programmatic
-// launch) from here on.
+// A task's first touch of the GPU: selects the configured device and fixes the process-wide
+// options (device, workspace, programmatic launch) from here on.
 int initialise_device() {
-    // Marked only once the device is set: a bad --device leaves the process free to configure again.
-    const RuntimeOptions options = Runtime::options();
-    cudaCheck(cudaSetDevice(options.device));
-    Runtime::mark_initialized();
-    return options.device;
+    return Runtime::initialize([](const RuntimeOptions& o) { cudaCheck(cudaSetDevice(o.device)); }).device;
 }
 
 struct Stream {
@@ -97,7 +93,11 @@ struct CudaBackend::Impl {
         graphs = graphs::TaskGraphs(stream.s, launches, [this](cudaStream_t s) { clear_outputs(s); });
     }
 
-    ~Impl() { (void)cudaStreamSynchronize(stream.s); }
+    // The body runs before the members' destructors, so they free on the task's own device.
+    ~Impl() {
+        (void)cudaSetDevice(device);
+        (void)cudaStreamSynchronize(stream.s);
+    }
 
     // After the warm-up: every buffer the programs write back to zeros (inputs are never written),
     // so the captured graphs start from the state upload() left.
@@ -152,6 +152,10 @@ CudaBackend::~CudaBackend() = default;
 
 CudaBackend::Impl& CudaBackend::impl() const {
     if (!impl_) throw Error("cuda: backend used before prepare()");
+    // The current device is per host thread, and a task prepared on one thread may be run, read
+    // or destroyed from another (Python thread pools, run_together's callers): every entry point
+    // comes through here and selects the task's own device first (cheap when it is current).
+    cudaCheck(cudaSetDevice(impl_->device));
     return *impl_;
 }
 

@@ -125,8 +125,8 @@ SweepSummary run_sweep(const SweepJob& job) {
             tasks[k] =
                 std::make_unique<PreparedTask>(inputs, job.grid.point(points[first + k]), make_backend(job.backend));
         };
-        // CPU tasks are prepared on the worker threads too (copying the inputs and drawing the
-        // initial parameters take about as long as a small run); GPU tasks on this thread.
+        // CPU tasks are prepared on the worker threads too (drawing the initial parameters and the
+        // permutations takes about as long as a small run); GPU tasks on this thread.
         if (asynchronous) {
             for (std::size_t k = 0; k < count; ++k) prepare(k);
         } else {

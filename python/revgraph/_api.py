@@ -149,9 +149,14 @@ def configure_gpu(*, device=None, workspace_bytes=None, pdl=None):
     for `cuda-fused`. None leaves an option as it is; returns the options in force (and whether a
     GPU task has started). Set them before the first GPU task: afterwards only the options already
     in force are accepted (RuntimeError). Out-of-range values raise ValueError."""
-    for name, value in (("device", device), ("workspace_bytes", workspace_bytes)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+    # The command's ranges for --device and --workspace-bytes.
+    for name, value, top in (("device", device, 1023), ("workspace_bytes", workspace_bytes, 1 << 32)):
+        if value is None:
+            continue
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
             raise ValueError(f"{name} must be an integer, got {value!r}")
+        if not 0 <= value <= top:
+            raise ValueError(f"{name} must be in 0..{top}, got {value}")
     if pdl is not None and not isinstance(pdl, bool):
         raise ValueError(f"pdl must be True or False, got {pdl!r}")
     return _core.configure_gpu(None if device is None else int(device),

@@ -38,6 +38,10 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// _core.SetSyntaxError, a ValueError subclass, created with the module (whose attribute keeps it
+// alive: a raw pointer here, so nothing is released after the interpreter is gone).
+PyObject* set_syntax_error = nullptr;
+
 // The caller's mistake: Python's ValueError, message as the CLI prints it after "revgraph: error: ".
 [[noreturn]] void bad(const std::string& message) { throw py::value_error(message); }
 
@@ -290,28 +294,25 @@ py::object backends() {
 }
 
 // The CLI's config (engine/config_from.hpp): defaults, then the file, then each --set in order.
+// A --set that is not key=value raises SetSyntaxError (a ValueError: the command exits 2 on it).
 py::object config_from(const std::optional<std::string>& path, const std::vector<std::string>& sets) {
     try {
         return json_to_python(revgraph::config_from(path, sets).to_json());
+    } catch (const SetSyntaxError& e) {
+        PyErr_SetString(set_syntax_error, e.what());
+        throw py::error_already_set();
     } catch (const Error& e) { bad(e.what()); }
 }
 
 // The process's GPU options (engine/runtime_options.hpp), as the command's --device,
 // --workspace-bytes and --pdl set them: None leaves an option as it is. Returns the options in
-// force. A value out of range is ValueError; changing them once a GPU task has started is
-// RuntimeError (the device, workspace and launch mode are fixed then).
+// force. The Python layer checks types and ranges (ValueError); changing them once a GPU task
+// has started is RuntimeError (the device, workspace and launch mode are fixed then).
 py::dict configure_gpu(std::optional<int> device, std::optional<std::int64_t> workspace_bytes,
                        std::optional<bool> pdl) {
     RuntimeOptions o = Runtime::options();
-    if (device) {
-        if (*device < 0 || *device > 1023) bad("device must be in 0..1023, got " + std::to_string(*device));
-        o.device = *device;
-    }
-    if (workspace_bytes) {
-        if (*workspace_bytes < 0 || *workspace_bytes > (std::int64_t(1) << 32))
-            bad("workspace_bytes must be in 0..4294967296, got " + std::to_string(*workspace_bytes));
-        o.cublaslt_workspace_bytes = static_cast<std::size_t>(*workspace_bytes);
-    }
+    if (device) o.device = *device;
+    if (workspace_bytes) o.cublaslt_workspace_bytes = static_cast<std::size_t>(*workspace_bytes);
     if (pdl) o.programmatic_launch = *pdl;
     try {
         Runtime::configure(o);
@@ -344,6 +345,7 @@ void write_files_atomic(const std::vector<std::pair<std::string, py::bytes>>& fi
 PYBIND11_MODULE(_core, m) {
     using namespace revgraph::python;
     m.doc() = "revgraph's engine: prepared tasks, runs and their results (use the revgraph package).";
+    set_syntax_error = py::exception<revgraph::SetSyntaxError>(m, "SetSyntaxError", PyExc_ValueError).ptr();
 
     py::class_<RunOutput>(m, "RunOutput")
         .def("predictions", [](py::object self) { return self.cast<const RunOutput&>().predictions(self); })

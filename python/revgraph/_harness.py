@@ -108,11 +108,10 @@ def learn(args):
     if args.metadata:
         outputs.append(("--metadata", args.metadata))
     _check_outputs(outputs, [("--data", args.data), ("--config", args.config)])
-    for kv in args.set:
-        if "=" not in kv or kv.startswith("="):
-            raise Failure(f"--set needs key=value, got '{kv}'", 2)
     try:
         config = _core.config_from(args.config, args.set)
+    except _core.SetSyntaxError as e:  # a usage mistake, exit 2 as the command's
+        raise Failure(str(e), 2)
     except ValueError as e:
         raise Failure(str(e))
 

@@ -210,7 +210,8 @@ out = {"defaults": revgraph.configure_gpu()}
 out["set"] = revgraph.configure_gpu(device=0, workspace_bytes=1 << 20, pdl=True)
 out["kept"] = revgraph.configure_gpu()
 errors = []
-for kwargs in ({"device": -1}, {"device": 1.5}, {"device": True}, {"workspace_bytes": 2**33}, {"pdl": "yes"}):
+for kwargs in ({"device": -1}, {"device": 1.5}, {"device": True}, {"workspace_bytes": 2**33}, {"pdl": "yes"},
+               {"device": 2**40}, {"workspace_bytes": 2**70}, {"device": np.int64(1024)}):
     try:
         revgraph.configure_gpu(**kwargs)
         errors.append(None)
@@ -247,7 +248,9 @@ def test_configure_gpu_sets_the_commands_gpu_options():
     assert out["errors"] == ["device must be in 0..1023, got -1", "device must be an integer, got 1.5",
                              "device must be an integer, got True",
                              "workspace_bytes must be in 0..4294967296, got 8589934592",
-                             "pdl must be True or False, got 'yes'"]
+                             "pdl must be True or False, got 'yes'", f"device must be in 0..1023, got {2**40}",
+                             f"workspace_bytes must be in 0..4294967296, got {2**70}",
+                             "device must be in 0..1023, got 1024"]
     if "late" in out:  # a GPU task ran: other options are refused, the same ones accepted
         assert out["late"].startswith("runtime: the GPU is already initialised with device 0")
         assert out["same_after_start"]["initialized"] is True

@@ -150,12 +150,15 @@ def test_learn_reads_config_as_the_command_does(tmp_path, medium):
     (tmp_path / "nul.json").write_bytes(b'{"depth": 2}\x00{"depth": 0}')
     (tmp_path / "trailing.json").write_text('{"depth": 2} extra')
     (tmp_path / "zero.json").write_text('{"depth": 0, "epochs": 1}')
-    cases = [["--config", str(tmp_path / "nul.json")], ["--config", str(tmp_path / "trailing.json")],
-             ["--set", "dept=2"], ["--config", str(tmp_path / "zero.json")]]
-    for extra in cases:
+    cases = [(["--config", str(tmp_path / "nul.json")], 1), (["--config", str(tmp_path / "trailing.json")], 1),
+             (["--set", "dept=2"], 1), (["--config", str(tmp_path / "zero.json")], 1),
+             # The file is read before the --set items: its error comes first, with its status.
+             (["--config", str(tmp_path / "trailing.json"), "--set", "depth"], 1),
+             (["--config", str(tmp_path / "zero.json"), "--set", "depth"], 2)]
+    for extra, status in cases:
         p = harness("learn", "--data", str(path), "--predictions", str(tmp_path / "p.npy"), *extra)
         cli = run_cli("run", *extra, "--quiet", check=False)
-        assert p.returncode == cli.returncode == 1, (extra, p.stderr, cli.stderr)
+        assert p.returncode == cli.returncode == status, (extra, p.stderr, cli.stderr)
         assert p.stderr == cli.stderr, extra
     assert not (tmp_path / "p.npy").exists()
     p = harness("learn", "--data", str(path), "--predictions", str(tmp_path / "p.npy"), "--backend", "cpu",

@@ -153,24 +153,26 @@ def test_inputs_are_used_in_place_not_copied(good, backend):
 
 
 def test_the_task_keeps_its_arrays_alive(good):
-    # The caller may drop every reference: the task holds the arrays, and runs give the bytes of a
-    # task made from copies.
+    # The caller may drop every reference: the task holds the arrays (alive while it lives, freed
+    # with it), and runs give the bytes of a task made from copies.
+    import gc
+    import weakref
     train, labels, test = (a.copy() for a in good)
-    ids = [id(a) for a in (train, labels, test)]
+    refs = [weakref.ref(a) for a in (train, labels, test)]
     task = revgraph.Task(train, labels, test, backend="cpu", epochs=1)
     addresses = [a.ctypes.data for a in (train, labels, test)]
     del train, labels, test
-    import gc
     gc.collect()
+    assert all(r() is not None for r in refs)
     assert task._task.input_addresses() == addresses
     expect = revgraph.fit_predict(*good, backend="cpu", epochs=1)
     got = task.run()
     assert got.predictions.tobytes() == expect.predictions.tobytes()
     assert got.scores.tobytes() == expect.scores.tobytes()
     assert got.metadata["input_hashes"] == expect.metadata["input_hashes"]
-    del task
+    del task, got
     gc.collect()
-    assert len(ids) == 3  # and no crash releasing them
+    assert all(r() is None for r in refs)
 
 
 def test_unaligned_arrays_raise(good):
@@ -194,3 +196,34 @@ def test_a_task_that_fails_to_prepare_lets_go_of_its_arrays(good):
     with pytest.raises(ValueError):
         revgraph.Task(train, labels, test, backend="cpu", depth=0)
     assert [sys.getrefcount(a) for a in (train, labels, test)] == before
+
+
+RELEASE_WITHOUT_GIL = r"""
+import sys
+import numpy as np
+import revgraph
+rng = np.random.default_rng(0)
+arrays = [rng.random((30, 1, 9, 9), dtype=np.float32), rng.integers(0, 10, 30), rng.random((5, 1, 9, 9), dtype=np.float32)]
+before = [sys.getrefcount(a) for a in arrays]
+revgraph.configure_gpu(device=1023)  # no such device: preparation fails inside the GIL-free section
+try:
+    revgraph.Task(*arrays, backend=sys.argv[1])
+    print("prepared")
+except RuntimeError:
+    pass
+print([sys.getrefcount(a) for a in arrays] == before)
+"""
+
+
+def test_a_gpu_task_failing_in_preparation_releases_its_arrays_with_the_gil():
+    # The one path where the engine drops its hold on the arrays with the GIL released: the
+    # owner takes the GIL to let go (without it the interpreter would crash here). GPU only.
+    import subprocess
+    import sys
+    gpu = [b["requested"] for b in revgraph.backends()["backends"] if b["usable"] and b["requested"].startswith("cuda")]
+    if not gpu:
+        pytest.skip("no usable CUDA backend here")
+    for backend in gpu:
+        p = subprocess.run([sys.executable, "-c", RELEASE_WITHOUT_GIL, backend], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        assert p.stdout == "True\n", p.stdout

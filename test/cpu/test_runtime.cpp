@@ -20,7 +20,13 @@ TEST_CASE("runtime options: changeable before initialisation, fixed after it") {
     CHECK(Runtime::options() == b);
     CHECK_FALSE(Runtime::initialized());
 
-    Runtime::mark_initialized();
+    // A device that cannot be opened fixes nothing.
+    CHECK_THROWS_AS(Runtime::initialize([](const RuntimeOptions&) { throw Error("no such device"); }), Error);
+    CHECK_FALSE(Runtime::initialized());
+    int opened = -1;
+    CHECK(Runtime::initialize([&](const RuntimeOptions& o) { opened = o.device; }) == b);
+    CHECK(opened == 1);
+    CHECK(Runtime::initialized());
     CHECK_NOTHROW(Runtime::configure(b));  // the options in force, again
     RuntimeOptions other = b;
     other.programmatic_launch = false;
