@@ -10,6 +10,7 @@
 #include "engine/backend.hpp"
 #include "engine/cuda/fused.hpp"
 #include "engine/cuda/program.hpp"
+#include "engine/error.hpp"
 
 namespace revgraph::cuda {
 
@@ -31,6 +32,7 @@ public:
     // Emulate the fused kernels at another launch shape (rows a rows block, query rows a predict
     // block) than their defaults: the bits must not change (bench/kernel_lab.cpp).
     void set_launch_shape(int rows_per_block, int predict_tile) {
+        if (const char* problem = fused::launch_shape_problem(rows_per_block, predict_tile)) throw Error(problem);
         rows_per_block_ = rows_per_block;
         predict_tile_ = predict_tile;
     }

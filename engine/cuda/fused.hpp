@@ -60,6 +60,13 @@ inline constexpr int kPredictTile = 64;
 
 RG_HD int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
+// Why a launch shape cannot run (rows per block or tile below 1), or null when it can.
+inline const char* launch_shape_problem(int rows_per_block, int tile) {
+    if (rows_per_block < 1) return "fused: rows per block must be at least 1";
+    if (tile < 1) return "fused: the predict tile must be at least 1 row";
+    return nullptr;
+}
+
 // ---- arguments ---------------------------------------------------------------------------------
 
 struct StepArgs {

@@ -475,6 +475,10 @@ TEST_CASE("fused emulator: rows per block and the predict tile are launch shapes
         check_fused_against_reference(c, 300, 150, 11, kEmulatedSharedBytes, false, rows_per_block, tile);
         check_fused_against_reference(c, 300, 150, 12, 0, true, rows_per_block, tile);
     }
+    const TaskPlan plan(c, 300, 150, Path::fused);
+    Emulator emu(plan);
+    CHECK_THROWS_WITH_AS(emu.set_launch_shape(0, 64), "fused: rows per block must be at least 1", Error);
+    CHECK_THROWS_WITH_AS(emu.set_launch_shape(4, -1), "fused: the predict tile must be at least 1 row", Error);
 }
 
 TEST_CASE("fused emulator: rev88's shapes, chunked row sums, tiny batches and several predict tiles") {
