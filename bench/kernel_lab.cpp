@@ -18,6 +18,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "engine/cpu/trainer.hpp"
@@ -162,8 +163,26 @@ private:
     cudaEvent_t t0_ = nullptr, t1_ = nullptr;
 };
 
-// "yes", "no", or "no (does not fit)" where staging was asked for but the parameters do not fit.
+// "yes", "no", or "no-fit" where staging was asked for but the parameters do not fit.
 const char* staging(bool asked, bool fits) { return !asked ? "no" : fits ? "yes" : "no-fit"; }
+
+// The fastest shape of a table among those that gave the right bits.
+struct Fastest {
+    double us = -1;
+    std::string shape;
+    void offer(bool equal, double t, std::string s) {
+        if (equal && (us < 0 || t < us)) {
+            us = t;
+            shape = std::move(s);
+        }
+    }
+    void print(const char* what, const std::string& defaults) const {
+        if (us >= 0)
+            std::printf("gpu: fastest %s %.2f us (%s); defaults: %s\n", what, us, shape.c_str(), defaults.c_str());
+        else
+            std::printf("gpu: no %s shape gave the emulator's bits\n", what);
+    }
+};
 
 // One step (batch 0 of epoch 0) at each step shape and the prediction at each predict shape, on the
 // GPU: checked against the emulator's bits at the default shape, then timed. Returns false when a
@@ -210,8 +229,7 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
         // The step: rows per block x rows threads x grads threads x staging, each checked.
         std::printf("%-9s %-9s %-9s %-7s %-6s %9s %9s\n", "rows/blk", "rows_thr", "grads_thr", "staged", "bits",
                     "rows_us", "step_us");
-        double best_step = -1;
-        std::string best_step_shape;
+        Fastest best_step;
         for (int rpb : kRowsPerBlockChoices)
             for (unsigned int rt : rows_threads)
                 for (bool staged : {true, false}) {
@@ -237,18 +255,15 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
                         });
                         std::printf("%-9d %-9u %-9u %-7s %-6s %9.2f %9.2f\n", rpb, rt, gt, staging(staged, w),
                                     equal ? "equal" : "DIFFER", rows_us, step_us);
-                        if (equal && (best_step < 0 || step_us < best_step)) {
-                            best_step = step_us;
-                            best_step_shape = "rows/blk " + std::to_string(rpb) + ", rows_thr " + std::to_string(rt) +
-                                              ", grads_thr " + std::to_string(gt) + ", staged " + staging(staged, w);
-                        }
+                        best_step.offer(equal, step_us,
+                                        "rows/blk " + std::to_string(rpb) + ", rows_thr " + std::to_string(rt) +
+                                            ", grads_thr " + std::to_string(gt) + ", staged " + staging(staged, w));
                     }
                 }
 
         // The prediction: tile x threads x staging, from the stepped state.
         std::printf("%-9s %-9s %-7s %-6s %10s\n", "tile", "pred_thr", "staged", "bits", "predict_us");
-        double best_predict = -1;
-        std::string best_predict_shape;
+        Fastest best_predict;
         for (int tile : kTileChoices)
             for (unsigned int pt : predict_threads)
                 for (bool staged : {true, false}) {
@@ -269,22 +284,15 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
                     const double us = timer.us(run);
                     std::printf("%-9d %-9u %-7s %-6s %10.2f\n", tile, pt, staging(staged, w),
                                 equal ? "equal" : "DIFFER", us);
-                    if (equal && (best_predict < 0 || us < best_predict)) {
-                        best_predict = us;
-                        best_predict_shape = "tile " + std::to_string(tile) + ", pred_thr " + std::to_string(pt) +
-                                             ", staged " + staging(staged, w);
-                    }
+                    best_predict.offer(equal, us,
+                                       "tile " + std::to_string(tile) + ", pred_thr " + std::to_string(pt) +
+                                           ", staged " + staging(staged, w));
                 }
-        if (best_step >= 0)
-            std::printf("gpu: fastest step %.2f us (%s); defaults: rows/blk %d, rows_thr %d, grads_thr %d\n", best_step,
-                        best_step_shape.c_str(), fused::kRowsPerBlock, fused::kRowsThreads, fused::kGradsThreads);
-        else
-            std::printf("gpu: no step shape gave the emulator's bits\n");
-        if (best_predict >= 0)
-            std::printf("gpu: fastest prediction %.2f us (%s); defaults: tile %d, pred_thr %d\n", best_predict,
-                        best_predict_shape.c_str(), fused::kPredictTile, fused::kPredictThreads);
-        else
-            std::printf("gpu: no predict shape gave the emulator's bits\n");
+        best_step.print("step", "rows/blk " + std::to_string(fused::kRowsPerBlock) + ", rows_thr " +
+                                    std::to_string(fused::kRowsThreads) + ", grads_thr " +
+                                    std::to_string(fused::kGradsThreads));
+        best_predict.print("prediction", "tile " + std::to_string(fused::kPredictTile) + ", pred_thr " +
+                                             std::to_string(fused::kPredictThreads));
     }
     (void)cudaStreamDestroy(stream);
     return all_equal;
