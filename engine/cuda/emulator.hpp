@@ -32,7 +32,8 @@ public:
     // Emulate the fused kernels at another launch shape (rows a rows block, query rows a predict
     // block) than their defaults: the bits must not change (bench/kernel_lab.cpp).
     void set_launch_shape(int rows_per_block, int predict_tile) {
-        if (const char* problem = fused::launch_shape_problem(rows_per_block, predict_tile)) throw Error(problem);
+        if (const char* problem = fused::rows_per_block_problem(rows_per_block)) throw Error(problem);
+        if (const char* problem = fused::tile_problem(predict_tile)) throw Error(problem);
         rows_per_block_ = rows_per_block;
         predict_tile_ = predict_tile;
     }

@@ -60,11 +60,12 @@ inline constexpr int kPredictTile = 64;
 
 RG_HD int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-// Why a launch shape cannot run (rows per block or tile below 1), or null when it can.
-inline const char* launch_shape_problem(int rows_per_block, int tile) {
-    if (rows_per_block < 1) return "fused: rows per block must be at least 1";
-    if (tile < 1) return "fused: the predict tile must be at least 1 row";
-    return nullptr;
+// Why a launch shape cannot run, or null when it can.
+inline const char* rows_per_block_problem(int rows_per_block) {
+    return rows_per_block < 1 ? "fused: rows per block must be at least 1" : nullptr;
+}
+inline const char* tile_problem(int tile) {
+    return tile < 1 ? "fused: the predict tile must be at least 1 row" : nullptr;
 }
 
 // ---- arguments ---------------------------------------------------------------------------------

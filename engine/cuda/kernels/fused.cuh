@@ -104,8 +104,7 @@ std::size_t prepare_fused_kernels() {
 void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, bool programmatic, cudaStream_t stream,
                        unsigned int threads) {
     NVTX_RANGE("fused_rows");
-    if (const char* problem = fused::launch_shape_problem(args.rows_per_block, fused::kPredictTile))
-        throw Error(problem);
+    if (const char* problem = fused::rows_per_block_problem(args.rows_per_block)) throw Error(problem);
     const std::size_t smem =
         fused::shared_bytes(fused::rows_state_floats(args.rows_per_block), args.param_count, weights_shared);
     launch_fused(fused_rows_kernel, static_cast<unsigned int>(fused::rows_blocks(args)),
@@ -122,7 +121,7 @@ void launch_fused_grads(const fused::StepArgs& args, bool programmatic, cudaStre
 void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared, bool programmatic,
                           cudaStream_t stream, unsigned int threads) {
     NVTX_RANGE("fused_predict");
-    if (const char* problem = fused::launch_shape_problem(fused::kRowsPerBlock, args.tile)) throw Error(problem);
+    if (const char* problem = fused::tile_problem(args.tile)) throw Error(problem);
     const auto tiles = static_cast<unsigned int>(fused::predict_blocks(args, rows));
     const std::size_t smem =
         fused::shared_bytes(fused::predict_state_floats(args.tile), args.param_count, weights_shared);
