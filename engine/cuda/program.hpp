@@ -129,6 +129,14 @@ private:
     Path path_;
 
     void core_forward(Program& p, int rows, Buf state, Buf act_left, Buf act_right, Buf branch) const;
+    // step()'s two paths, and the cuBLASLt step's phases after the forward.
+    Program fused_step(const Batch& batch) const;
+    Program cublaslt_step(const Batch& batch) const;
+    void head_and_loss(Program& p, int rows) const;
+    void reconstructing_backward(Program& p, int rows) const;
+    void weight_grads_and_sgd(Program& p, int rows) const;
+    Ref act_slot(int i) const;   // branch i's relu input in the activation stack
+    Ref grad_slot(int i) const;  // branch i's output gradient in the gradient stack
 };
 
 }  // namespace revgraph::cuda

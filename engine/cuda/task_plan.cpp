@@ -180,30 +180,39 @@ void TaskPlan::core_forward(Program& p, int rows, Buf state, Buf act_left, Buf a
 // lives in the one small elementwise kernel that runs at that point anyway.
 Program TaskPlan::step(int b) const {
     const Batch batch = batches_.at(static_cast<std::size_t>(b));
+    return path_ == Path::fused ? fused_step(batch) : cublaslt_step(batch);
+}
+
+// The whole step in two fused kernels: the rows kernel (forward, loss, reconstructing backward, each
+// branch's relu input and output gradient into its slot) and the grads kernel (the weight gradients
+// from the slots, then SGD); engine/cuda/fused.hpp.
+Program TaskPlan::fused_step(const Batch& batch) const {
+    FusedStepOp rows{.rows = batch.rows,
+                     .first = batch.first,
+                     .slot = full_batch_,
+                     .depth = config_.depth,
+                     .alpha = alpha_,
+                     .lr = static_cast<float>(config_.learning_rate),
+                     .momentum = static_cast<float>(config_.momentum),
+                     .weight_decay = static_cast<float>(config_.weight_decay),
+                     .order = {Buf::order},
+                     .train_rows = {Buf::train_rows},
+                     .train_labels = {Buf::train_labels},
+                     .params = {Buf::params},
+                     .velocity = {Buf::velocity},
+                     .grads = {Buf::grads},
+                     .final_state = {Buf::state},
+                     .dscores = {Buf::dscores},
+                     .act_stack = {Buf::act_stack},
+                     .grad_stack = {Buf::grad_stack}};
+    FusedStepOp grads = rows;
+    grads.part = FusedStepOp::Part::grads;
+    return {rows, grads};
+}
+
+// The launch order written above step(), one phase per function.
+Program TaskPlan::cublaslt_step(const Batch& batch) const {
     const int rows = batch.rows;
-    if (path_ == Path::fused) {
-        FusedStepOp op{.rows = rows,
-                       .first = batch.first,
-                       .slot = full_batch_,
-                       .depth = config_.depth,
-                       .alpha = alpha_,
-                       .lr = static_cast<float>(config_.learning_rate),
-                       .momentum = static_cast<float>(config_.momentum),
-                       .weight_decay = static_cast<float>(config_.weight_decay),
-                       .order = {Buf::order},
-                       .train_rows = {Buf::train_rows},
-                       .train_labels = {Buf::train_labels},
-                       .params = {Buf::params},
-                       .velocity = {Buf::velocity},
-                       .grads = {Buf::grads},
-                       .final_state = {Buf::state},
-                       .dscores = {Buf::dscores},
-                       .act_stack = {Buf::act_stack},
-                       .grad_stack = {Buf::grad_stack}};
-        FusedStepOp grads = op;
-        grads.part = FusedStepOp::Part::grads;
-        return {op, grads};
-    }
     Program p;
     p.push_back(GatherOp{.rows = rows,
                          .identity = false,
@@ -216,13 +225,24 @@ Program TaskPlan::step(int b) const {
                          .labels = {Buf::batch_labels},
                          .with_labels = true});
     core_forward(p, rows, Buf::state, Buf::act_left, Buf::act_right, Buf::branch);
+    head_and_loss(p, rows);
+    reconstructing_backward(p, rows);
+    weight_grads_and_sgd(p, rows);
+    return p;
+}
 
-    // Slot i of the stacks belongs to branch i (weights.i): relu of its input and its output gradient.
-    const std::size_t slot = static_cast<std::size_t>(full_batch_) * kHalf;
-    const auto act_slot = [&](int i) { return Ref{Buf::act_stack, static_cast<std::size_t>(i) * slot}; };
-    const auto grad_slot = [&](int i) { return Ref{Buf::grad_stack, static_cast<std::size_t>(i) * slot}; };
+// Slot i of the stacks belongs to branch i (weights.i): relu of its input and its output gradient.
+Ref TaskPlan::act_slot(int i) const {
+    return {Buf::act_stack, static_cast<std::size_t>(i) * static_cast<std::size_t>(full_batch_) * kHalf};
+}
+Ref TaskPlan::grad_slot(int i) const {
+    return {Buf::grad_stack, static_cast<std::size_t>(i) * static_cast<std::size_t>(full_batch_) * kHalf};
+}
+
+// Head product, loss (which also puts relu(left) of the retained state into G_{D-1}'s slot), then
+// the head's weight and input gradients.
+void TaskPlan::head_and_loss(Program& p, int rows) const {
     const int top = layout_.branch_count() - 1;  // G_{D-1}
-
     const std::size_t hw = layout_.head_weight_offset(), hb = layout_.head_bias_offset();
     p.push_back(GemmOp{head_forward_gemm(rows), {Buf::params, hw}, {Buf::state}, {Buf::scores}});
     p.push_back(LossOp{.rows = rows,
@@ -235,7 +255,10 @@ Program TaskPlan::step(int b) const {
                        .act_left = act_slot(top)});
     p.push_back(GemmOp{head_weight_grad_gemm(rows), {Buf::state}, {Buf::dscores}, {Buf::grads, hw}});
     p.push_back(GemmOp{head_input_grad_gemm(rows), {Buf::params, hw}, {Buf::dscores}, {Buf::dstate}});
+}
 
+// Blocks D-1 .. 0, steps a .. h of the comment above step().
+void TaskPlan::reconstructing_backward(Program& p, int rows) const {
     const Ref l{Buf::state, 0}, r{Buf::state, static_cast<std::size_t>(kHalf)};
     const Ref dl{Buf::dstate, 0}, dr{Buf::dstate, static_cast<std::size_t>(kHalf)};
     bool pending_dr_mask = false;  // an h product whose mask-multiply into dr is still to come
@@ -281,7 +304,12 @@ Program TaskPlan::step(int b) const {
         }
         pending_dr_mask = k > 0;
     }
-    p.push_back(GemmOp{branch_grads_gemm(rows, alpha_, layout_.branch_count(), static_cast<std::int64_t>(slot)),
+}
+
+// Every branch's weight gradient as one strided-batch product over the slots, then SGD.
+void TaskPlan::weight_grads_and_sgd(Program& p, int rows) const {
+    const std::int64_t slot = static_cast<std::int64_t>(full_batch_) * kHalf;
+    p.push_back(GemmOp{branch_grads_gemm(rows, alpha_, layout_.branch_count(), slot),
                        act_slot(0),
                        grad_slot(0),
                        {Buf::grads, layout_.branch_offset(0)}});
@@ -292,7 +320,6 @@ Program TaskPlan::step(int b) const {
                       static_cast<float>(config_.learning_rate),
                       static_cast<float>(config_.momentum),
                       static_cast<float>(config_.weight_decay)});
-    return p;
 }
 
 Program TaskPlan::epoch(int e) const {

@@ -26,8 +26,9 @@ struct CoupleOp {
 namespace ops {
 
 inline std::vector<Access> accesses(const CoupleOp& c, std::size_t) {
-    std::vector<Access> a{
-        {c.half, half_extent(c.rows), Elem::f32}, {c.branch, n41(c.rows), Elem::f32}, {c.act, n41(c.rows), Elem::f32}};
+    std::vector<Access> a{{c.half, half_extent(c.rows), Elem::f32},
+                          {c.branch, half_elements(c.rows), Elem::f32},
+                          {c.act, half_elements(c.rows), Elem::f32}};
     add_gradient_accesses(a, c.rows, c.dhalf, c.masked, c.dtmp, c.copy_grad, c.grad_copy);
     return a;
 }

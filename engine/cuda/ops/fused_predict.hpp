@@ -19,7 +19,7 @@ namespace ops {
 inline std::vector<Access> accesses(const FusedPredictOp& p, std::size_t) {
     const std::size_t rows = static_cast<std::size_t>(p.rows);
     return {{p.params, model::Layout(p.depth).total(), Elem::f32},
-            {p.query_rows, n82(p.rows), Elem::f32},
+            {p.query_rows, state_elements(p.rows), Elem::f32},
             {p.scores, rows * model::kClasses, Elem::f32},
             {p.predictions, rows, Elem::i64}};
 }

@@ -29,15 +29,15 @@ namespace ops {
 // source_rows: the training set's rows (gathered through the order).
 inline std::vector<Access> accesses(const FusedStepOp& s, std::size_t source_rows) {
     const std::size_t params = model::Layout(s.depth).total(), rows = static_cast<std::size_t>(s.rows);
-    const std::size_t stack = static_cast<std::size_t>(2 * s.depth - 1) * s.slot * model::kHalf + n41(s.rows);
+    const std::size_t stack = static_cast<std::size_t>(2 * s.depth - 1) * s.slot * model::kHalf + half_elements(s.rows);
     std::vector<Access> a{{s.params, params, Elem::f32},
-                          {s.final_state, n82(s.rows), Elem::f32},
+                          {s.final_state, state_elements(s.rows), Elem::f32},
                           {s.dscores, rows * model::kClasses, Elem::f32},
                           {s.act_stack, stack, Elem::f32},
                           {s.grad_stack, stack, Elem::f32}};
     if (s.part == FusedStepOp::Part::rows) {
         a.push_back({s.order, static_cast<std::size_t>(s.first) + rows, Elem::i32});
-        a.push_back({s.train_rows, n82(static_cast<std::int64_t>(source_rows)), Elem::f32});
+        a.push_back({s.train_rows, state_elements(static_cast<std::int64_t>(source_rows)), Elem::f32});
         a.push_back({s.train_labels, source_rows, Elem::i32});
     } else {
         a.push_back({s.velocity, params, Elem::f32});

@@ -22,9 +22,9 @@ namespace ops {
 
 // source_rows: the rows of the array gathered from (train or query).
 inline std::vector<Access> accesses(const GatherOp& g, std::size_t source_rows) {
-    std::vector<Access> a{{g.src_rows, n82(static_cast<std::int64_t>(source_rows)), Elem::f32},
-                          {g.state, n82(g.rows), Elem::f32},
-                          {g.act_right, n41(g.rows), Elem::f32}};
+    std::vector<Access> a{{g.src_rows, state_elements(static_cast<std::int64_t>(source_rows)), Elem::f32},
+                          {g.state, state_elements(g.rows), Elem::f32},
+                          {g.act_right, half_elements(g.rows), Elem::f32}};
     if (!g.identity) a.push_back({g.order, static_cast<std::size_t>(g.first) + g.rows, Elem::i32});
     if (g.with_labels) {
         a.push_back({g.src_labels, source_rows, Elem::i32});

@@ -16,9 +16,9 @@ namespace ops {
 
 inline std::vector<Access> accesses(const LiftOp& l, std::size_t) {
     return {{l.train_raw, static_cast<std::size_t>(l.train_count) * model::kPixels, Elem::f32},
-            {l.train_rows, n82(l.train_count), Elem::f32},
+            {l.train_rows, state_elements(l.train_count), Elem::f32},
             {l.query_raw, static_cast<std::size_t>(l.query_count) * model::kPixels, Elem::f32},
-            {l.query_rows, n82(l.query_count), Elem::f32}};
+            {l.query_rows, state_elements(l.query_count), Elem::f32}};
 }
 
 inline Info info(const LiftOp&) { return {"lift", Kind::kernel}; }

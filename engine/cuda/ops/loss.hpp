@@ -27,7 +27,7 @@ inline std::vector<Access> accesses(const LossOp& l, std::size_t) {
             {l.dscores, s, Elem::f32},
             {l.dbias, static_cast<std::size_t>(model::kClasses), Elem::f32},
             {l.state, half_extent(l.rows), Elem::f32},
-            {l.act_left, n41(l.rows), Elem::f32}};
+            {l.act_left, half_elements(l.rows), Elem::f32}};
 }
 
 inline Info info(const LossOp&) { return {"loss", Kind::kernel}; }

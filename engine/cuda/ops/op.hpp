@@ -37,10 +37,14 @@ struct Info {
     Kind kind;
 };
 
-// Element counts of the plan's arrays: rows x 41 scratch, rows x 82 states, and one half of a
-// rows x 82 state seen from its first element.
-inline std::size_t n41(std::int64_t rows) { return static_cast<std::size_t>(rows) * model::kHalf; }
-inline std::size_t n82(std::int64_t rows) { return static_cast<std::size_t>(rows) * model::kFeatures; }
+// Element counts of the plan's arrays (engine/cuda/program.hpp's conventions), for accesses():
+//   half_elements(rows)   a rows x 41 array of its own: relu, branch and gradient scratch, one slot
+//                         of the activation or gradient stack (kHalf = 41 columns, one half's width)
+//   state_elements(rows)  a rows x 82 core state or lifted row array (kFeatures = 82 columns)
+//   half_extent(rows)     one half of a rows x 82 state seen from its first element: rows - 1 full
+//                         strides of 82, then the last row's 41
+inline std::size_t half_elements(std::int64_t rows) { return static_cast<std::size_t>(rows) * model::kHalf; }
+inline std::size_t state_elements(std::int64_t rows) { return static_cast<std::size_t>(rows) * model::kFeatures; }
 inline std::size_t half_extent(int rows) {
     return rows <= 0 ? 0 : static_cast<std::size_t>(rows - 1) * model::kFeatures + model::kHalf;
 }
@@ -50,8 +54,8 @@ inline std::size_t half_extent(int rows) {
 inline void add_gradient_accesses(std::vector<Access>& a, int rows, Ref dhalf, bool masked, Ref dtmp, bool copied,
                                   Ref grad_copy) {
     if (masked || copied) a.push_back({dhalf, half_extent(rows), Elem::f32});
-    if (masked) a.push_back({dtmp, n41(rows), Elem::f32});
-    if (copied) a.push_back({grad_copy, n41(rows), Elem::f32});
+    if (masked) a.push_back({dtmp, half_elements(rows), Elem::f32});
+    if (copied) a.push_back({grad_copy, half_elements(rows), Elem::f32});
 }
 
 }  // namespace revgraph::cuda::ops
