@@ -25,7 +25,7 @@
 #include "bench/task_cache.hpp"
 #include "engine/cpu/cpu_name.hpp"
 #include "engine/cuda/device.hpp"
-#include "engine/cuda/nvtx.hpp"
+#include "engine/cuda_util/nvtx.hpp"
 #include "engine/io/sha256.hpp"
 #include "engine/runtime_options.hpp"
 #include "engine/version.hpp"

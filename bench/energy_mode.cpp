@@ -9,7 +9,7 @@
 #include "bench/families.hpp"
 #include "bench/gpu_hooks.hpp"
 #include "bench/options.hpp"
-#include "engine/cuda/nvtx.hpp"
+#include "engine/cuda_util/nvtx.hpp"
 #include "engine/timing.hpp"
 #include "engine/backends.hpp"
 #include "engine/io/atomic_file.hpp"

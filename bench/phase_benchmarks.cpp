@@ -6,7 +6,7 @@
 #include "bench/families.hpp"
 #include "bench/gpu_hooks.hpp"
 #include "bench/options.hpp"
-#include "engine/cuda/nvtx.hpp"
+#include "engine/cuda_util/nvtx.hpp"
 #include "engine/timing.hpp"
 
 namespace revgraph::bench {

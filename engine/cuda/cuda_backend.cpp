@@ -4,13 +4,14 @@
 #include <nvtx3/nvToolsExtCudaRt.h>
 
 #include <memory>
+#include <string>
 #include <vector>
 
-#include "engine/cuda/check.cuh"
+#include "engine/cuda_util/check.hpp"
 #include "engine/cuda/device.hpp"
 #include "engine/cuda/executor.hpp"
 #include "engine/cuda/kernels.hpp"
-#include "engine/cuda/nvtx.hpp"
+#include "engine/cuda_util/nvtx.hpp"
 #include "engine/error.hpp"
 #include "engine/runtime_options.hpp"
 #include "graphs/task_graphs.hpp"
@@ -89,8 +90,27 @@ struct CudaBackend::Impl {
         for (std::size_t b = 0; b < plan.batches().size(); ++b)
             steps.push_back(compile(plan, plan.step(static_cast<int>(b)), memory, matmuls.get(), programmatic));
         predict = compile(plan, plan.predict(), memory, matmuls.get(), programmatic);
-        const graphs::LaunchPlan launches{&reset, &normalize, &epoch_start, &steps, &predict};
+        // graphs/ sees only launchers; the compiled programs they call stay here, alive as long as
+        // the graphs, and also serve the eager step().
+        const auto launcher = [](const CompiledProgram& program) {
+            return [&program](cudaStream_t s) { program.launch(s); };
+        };
+        graphs::LaunchPlan launches{launcher(reset), launcher(normalize), {}, {}, launcher(predict)};
+        for (const auto& start : epoch_start) launches.epoch_start.push_back(launcher(start));
+        for (const auto& step : steps) launches.steps.push_back(launcher(step));
         graphs = graphs::TaskGraphs(stream.s, launches, [this](cudaStream_t s) { clear_outputs(s); });
+    }
+
+    // Throws unless epochs first .. first+count-1 were captured: the one range check of the
+    // backend's entry points, before anything is enqueued.
+    void require_epochs(int first, int count) const {
+        const int captured_epochs = graphs.captured_epochs();
+        if (first >= 0 && count >= 0 && first + count <= captured_epochs) return;
+        const std::string captured = " (" + std::to_string(captured_epochs) + " captured)";
+        if (count < 0) throw Error("cuda: " + std::to_string(count) + " epochs asked");
+        if (count == 1) throw Error("cuda: no epoch " + std::to_string(first) + captured);
+        throw Error("cuda: epochs " + std::to_string(first) + " to " + std::to_string(first + count - 1) + " asked" +
+                    captured);
     }
 
     // The body runs before the members' destructors, so they free on the task's own device.
@@ -172,7 +192,7 @@ void CudaBackend::prepare(const PreparedInputs& prepared) {
 
 void CudaBackend::run(int epochs, const EpochHook& after_epoch) {
     Impl& im = impl();
-    im.graphs.require_epochs(0, epochs);  // before anything is enqueued
+    im.require_epochs(0, epochs);  // before anything is enqueued
     NVTX_RANGE("run");
     im.has_run = false;  // a run that fails halfway must not pair its start with an older stop
     cudaCheck(cudaEventRecord(im.start.e, im.stream.s));
@@ -193,7 +213,9 @@ void CudaBackend::normalize() {
 
 void CudaBackend::epoch(int e) {
     NVTX_RANGE("epoch");
-    impl().graphs.epoch(impl().stream.s, e);
+    Impl& im = impl();
+    im.require_epochs(e, 1);
+    im.graphs.epoch(im.stream.s, e);
 }
 
 void CudaBackend::predict() {
@@ -201,9 +223,14 @@ void CudaBackend::predict() {
     impl().graphs.predict(impl().stream.s);
 }
 
+// Eager, for step-by-step comparison: the very launches the graphs captured, outside any graph.
 void CudaBackend::step(int e, int b) {
     NVTX_RANGE("step");
-    impl().graphs.step(impl().stream.s, e, b);
+    Impl& im = impl();
+    im.require_epochs(e, 1);
+    if (b < 0 || b >= static_cast<int>(im.steps.size())) throw Error("cuda: no batch " + std::to_string(b));
+    im.epoch_start[static_cast<std::size_t>(e)].launch(im.stream.s);
+    im.steps[static_cast<std::size_t>(b)].launch(im.stream.s);
 }
 
 void CudaBackend::synchronize() { cudaCheck(cudaStreamSynchronize(impl().stream.s)); }

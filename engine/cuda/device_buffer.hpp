@@ -7,7 +7,7 @@
 #include <string>
 #include <utility>
 
-#include "engine/cuda/check.cuh"
+#include "engine/cuda_util/check.hpp"
 
 namespace revgraph::cuda {
 

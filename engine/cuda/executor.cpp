@@ -2,7 +2,7 @@
 
 #include <type_traits>
 
-#include "engine/cuda/check.cuh"
+#include "engine/cuda_util/check.hpp"
 #include "engine/cuda/kernels.hpp"
 #include "engine/error.hpp"
 

@@ -6,9 +6,9 @@
 #include <algorithm>
 #include <cstdint>
 
-#include "engine/cuda/check.cuh"
+#include "engine/cuda_util/check.hpp"
 #include "engine/model/math.hpp"
-#include "engine/cuda/nvtx.hpp"
+#include "engine/cuda_util/nvtx.hpp"
 
 namespace revgraph::cuda::kernels {
 
