@@ -1,0 +1,366 @@
+#pragma once
+// Per-operation tests of the CUDA backend's launch plan, in the spirit of ggml's test-backend-ops:
+// every operation of the plan's programs (gather, lift, couple, mask, loss, sgd, argmax, gemm, the
+// fused step and the fused predict; the copies too) is run ONE AT A TIME on a backend from the
+// buffers the previous one left, and its outputs are compared with the operation's math in float64
+// computed here from the buffers it started from. A wrong offset, transpose, mask or sign shows up
+// on the operation that has it, not somewhere in a whole step. One line per operation and shape:
+//   "gemm depth=2 n=37 q=11 batch=16 emulator: ok max_err=3.1e-08 (28 launches)"
+// Backends: the CPU emulator (test_ops.cpp), the GPU (test_ops_gpu.cpp, where a device exists).
+#include <algorithm>
+#include <cmath>
+#include <cstdint>
+#include <cstdio>
+#include <map>
+#include <random>
+#include <string>
+#include <type_traits>
+#include <vector>
+
+#include "engine/cpu/reference.hpp"
+#include "engine/cuda/program.hpp"
+#include "engine/model/math.hpp"
+
+namespace revgraph::cuda::op_cases {
+
+// Every buffer of a plan on the host, as the emulator holds them.
+struct Buffers {
+    std::vector<std::vector<float>> f32 = std::vector<std::vector<float>>(kBufCount);
+    std::vector<std::vector<std::int32_t>> i32 = std::vector<std::vector<std::int32_t>>(kBufCount);
+    std::vector<std::vector<std::int64_t>> i64 = std::vector<std::vector<std::int64_t>>(kBufCount);
+    double f(Ref r, std::size_t i) const { return f32.at(static_cast<std::size_t>(r.buf)).at(r.offset + i); }
+    std::int32_t n(Ref r, std::size_t i) const { return i32.at(static_cast<std::size_t>(r.buf)).at(r.offset + i); }
+    std::int64_t w(Ref r, std::size_t i) const { return i64.at(static_cast<std::size_t>(r.buf)).at(r.offset + i); }
+};
+
+// A backend that runs one operation at a time on buffers it holds.
+class Runner {
+public:
+    virtual ~Runner() = default;
+    virtual const char* name() const = 0;
+    virtual void load(const Buffers& b) = 0;
+    virtual void run(const Program& ops) = 0;
+    virtual Buffers read() = 0;
+};
+
+// Random contents for every buffer: pixels in [0, 1], parameters and scratch in [-1, 1] (branch
+// weights scaled down so states stay O(1)), labels in 0..9, permutations and the order valid.
+inline Buffers random_buffers(const TaskPlan& plan, std::mt19937_64& rng) {
+    Buffers b;
+    std::uniform_real_distribution<float> unit(-1.0f, 1.0f), pixel(0.0f, 1.0f);
+    std::uniform_int_distribution<int> label(0, model::kClasses - 1);
+    const std::int64_t n = plan.train_count();
+    for (int k = 0; k < kBufCount; ++k) {
+        const Buf buf = static_cast<Buf>(k);
+        const std::size_t count = plan.elements(buf);
+        switch (buf_elem(buf)) {
+            case Elem::f32: {
+                auto& v = b.f32[k];
+                v.resize(count);
+                const bool raw = buf == Buf::train_raw || buf == Buf::query_raw;
+                const bool weights = buf == Buf::params || buf == Buf::initial;
+                for (auto& x : v) x = raw ? pixel(rng) : weights ? 0.2f * unit(rng) : unit(rng);
+                break;
+            }
+            case Elem::i32: {
+                auto& v = b.i32[k];
+                v.resize(count);
+                if (buf == Buf::permutations || buf == Buf::order) {
+                    for (std::size_t e = 0; e * n < count; ++e) {
+                        std::vector<std::int32_t> p(static_cast<std::size_t>(n));
+                        for (std::int64_t i = 0; i < n; ++i) p[i] = static_cast<std::int32_t>(i);
+                        std::shuffle(p.begin(), p.end(), rng);
+                        std::copy(p.begin(), p.end(), v.begin() + static_cast<std::ptrdiff_t>(e * n));
+                    }
+                } else {
+                    for (auto& x : v) x = label(rng);
+                }
+                break;
+            }
+            case Elem::i64: b.i64[k].assign(count, 0); break;
+        }
+    }
+    return b;
+}
+
+// The largest error of one operation's outputs, |got - want| / max(1, |want|); predictions count
+// as 1 each where they differ from the float64 argmax and its top two are apart by more than 1e-4.
+struct Check {
+    double max_err = 0;
+    void value(double got, double want) {
+        max_err = std::max(max_err, std::abs(got - want) / std::max(1.0, std::abs(want)));
+    }
+};
+
+// ---- each operation's math, in float64, from the buffers before it ran ---------------------------
+
+inline void check_gemm(const GemmOp& op, const Buffers& in, const Buffers& out, Check& c) {
+    const GemmSpec& s = op.spec;
+    for (int q = 0; q < s.batch; ++q)
+        for (int j = 0; j < s.n; ++j)
+            for (int i = 0; i < s.m; ++i) {
+                double acc = 0;
+                for (int p = 0; p < s.k; ++p) {
+                    const std::size_t ai = s.trans_a ? std::size_t(i) * s.lda + p : std::size_t(p) * s.lda + i;
+                    const std::size_t bi = s.trans_b ? std::size_t(p) * s.ldb + j : std::size_t(j) * s.ldb + p;
+                    acc += in.f(op.a, q * s.stride_a + ai) * in.f(op.b, q * s.stride_b + bi);
+                }
+                c.value(out.f(op.d, q * s.stride_d + std::size_t(j) * s.ldd + i), s.alpha * acc);
+            }
+}
+
+inline void check_copy(const CopyOp& op, const Buffers& in, const Buffers& out, Check& c) {
+    for (std::size_t i = 0; i < op.count; ++i) {
+        const double want = buf_elem(op.src.buf) == Elem::f32 ? in.f(op.src, i) : in.n(op.src, i);
+        const double got = buf_elem(op.dst.buf) == Elem::f32 ? out.f(op.dst, i) : out.n(op.dst, i);
+        c.value(got, want);
+    }
+}
+
+inline void check_zero(const ZeroOp& op, const Buffers&, const Buffers& out, Check& c) {
+    for (std::size_t i = 0; i < op.count; ++i) c.value(out.f(op.dst, i), 0.0);
+}
+
+inline void check_lift(const LiftOp& op, const Buffers& in, const Buffers& out, Check& c) {
+    const auto lifted = [&](Ref raw, Ref rows, std::int64_t count) {
+        for (std::int64_t r = 0; r < count; ++r)
+            for (int k = 0; k < model::kFeatures; ++k)
+                c.value(out.f(rows, r * model::kFeatures + k),
+                        k < model::kPixels ? 4.0 * in.f(raw, r * model::kPixels + k) - 0.5 : 0.0);
+    };
+    lifted(op.train_raw, op.train_rows, op.train_count);
+    lifted(op.query_raw, op.query_rows, op.query_count);
+}
+
+inline void check_gather(const GatherOp& op, const Buffers& in, const Buffers& out, Check& c) {
+    for (int r = 0; r < op.rows; ++r) {
+        const std::int64_t src = op.identity ? r : in.n(op.order, op.first + r);
+        for (int k = 0; k < model::kFeatures; ++k) {
+            const double v = in.f(op.src_rows, src * model::kFeatures + k);
+            c.value(out.f(op.state, r * model::kFeatures + k), v);
+            if (k >= model::kHalf) c.value(out.f(op.act_right, r * model::kHalf + k - model::kHalf), std::max(v, 0.0));
+        }
+        if (op.with_labels) c.value(out.n(op.labels, r), in.n(op.src_labels, src));
+    }
+}
+
+// The gradient extras couple and mask share: dhalf += dtmp ⊙ [h > 0] (h before any update), and
+// the finished gradient copied out.
+inline void check_gradient(int rows, Ref half, Ref dhalf, bool masked, Ref dtmp, bool copied, Ref grad_copy,
+                           const Buffers& in, const Buffers& out, Check& c) {
+    for (int r = 0; r < rows; ++r)
+        for (int k = 0; k < model::kHalf; ++k) {
+            const std::size_t s = r * model::kFeatures + k, i = r * model::kHalf + k;
+            double g = in.f(dhalf, s);
+            if (masked) g += in.f(dtmp, i) * (in.f(half, s) > 0 ? 1.0 : 0.0);
+            if (masked) c.value(out.f(dhalf, s), g);
+            if (copied) c.value(out.f(grad_copy, i), g);
+        }
+}
+
+inline void check_couple(const CoupleOp& op, const Buffers& in, const Buffers& out, Check& c) {
+    for (int r = 0; r < op.rows; ++r)
+        for (int k = 0; k < model::kHalf; ++k) {
+            const std::size_t s = r * model::kFeatures + k, i = r * model::kHalf + k;
+            const double h = in.f(op.half, s) + op.sign * op.alpha * in.f(op.branch, i);
+            c.value(out.f(op.half, s), h);
+            c.value(out.f(op.act, i), std::max(h, 0.0));
+        }
+    if (op.masked || op.copy_grad)
+        check_gradient(op.rows, op.half, op.dhalf, op.masked, op.dtmp, op.copy_grad, op.grad_copy, in, out, c);
+}
+
+inline void check_mask(const MaskOp& op, const Buffers& in, const Buffers& out, Check& c) {
+    check_gradient(op.rows, op.half, op.dhalf, true, op.dtmp, op.copy_grad, op.grad_copy, in, out, c);
+}
+
+inline void check_loss(const LossOp& op, const Buffers& in, const Buffers& out, Check& c) {
+    std::vector<double> dbias(model::kClasses, 0.0);
+    for (int r = 0; r < op.rows; ++r) {
+        double s[model::kClasses], d[model::kClasses];
+        for (int j = 0; j < model::kClasses; ++j) s[j] = in.f(op.scores, r * model::kClasses + j) + in.f(op.bias, j);
+        model::softmax_xent_grad_row<double>(s, in.n(op.labels, r), op.rows, d);
+        for (int j = 0; j < model::kClasses; ++j) {
+            c.value(out.f(op.scores, r * model::kClasses + j), s[j]);
+            c.value(out.f(op.dscores, r * model::kClasses + j), d[j]);
+            dbias[j] += d[j];
+        }
+        for (int k = 0; k < model::kHalf; ++k)
+            c.value(out.f(op.act_left, r * model::kHalf + k), std::max(in.f(op.state, r * model::kFeatures + k), 0.0));
+    }
+    for (int j = 0; j < model::kClasses; ++j) c.value(out.f(op.dbias, j), dbias[j]);
+}
+
+inline void check_sgd(const SgdOp& op, const Buffers& in, const Buffers& out, Check& c) {
+    for (std::size_t i = 0; i < op.count; ++i) {
+        double p = in.f(op.params, i), v = in.f(op.velocity, i);
+        model::sgd_update<double>(p, v, in.f(op.grads, i), op.lr, op.momentum, op.weight_decay);
+        c.value(out.f(op.params, i), p);
+        c.value(out.f(op.velocity, i), v);
+    }
+}
+
+// Predictions against the float64 argmax of float64 scores; a near tie (top two within 1e-4) may go
+// either way.
+inline void check_prediction(const double* s, std::int64_t got, Check& c) {
+    const std::int64_t want = model::argmax_row(s);
+    if (got == want) return;
+    if (got < 0 || got >= model::kClasses || std::abs(s[got] - s[want]) > 1e-4) c.max_err = std::max(c.max_err, 1.0);
+}
+
+inline void check_argmax(const ArgmaxOp& op, const Buffers& in, const Buffers& out, Check& c) {
+    for (std::int64_t r = 0; r < op.rows; ++r) {
+        double s[model::kClasses];
+        for (int j = 0; j < model::kClasses; ++j) {
+            s[j] = in.f(op.scores, r * model::kClasses + j) + in.f(op.bias, j);
+            c.value(out.f(op.scores, r * model::kClasses + j), s[j]);
+        }
+        check_prediction(s, out.w(op.predictions, r), c);
+    }
+}
+
+// The fused step (its rows and grads kernels together) against the float64 reference trainer's one
+// SGD step on the same batch: gradients, velocity, parameters and the final core state.
+inline void check_fused_step(const FusedStepOp& op, const TaskPlan& plan, const Buffers& in, const Buffers& out,
+                             Check& c) {
+    const cpu::Reference<double> ref(op.depth, op.alpha);
+    std::vector<double> params(plan.layout().total()), input(std::size_t(op.rows) * model::kFeatures);
+    std::vector<std::int64_t> labels(static_cast<std::size_t>(op.rows));
+    for (std::size_t i = 0; i < params.size(); ++i) params[i] = in.f(op.params, i);
+    for (int r = 0; r < op.rows; ++r) {
+        const std::int64_t src = in.n(op.order, op.first + r);
+        labels[r] = in.n(op.train_labels, src);
+        for (int k = 0; k < model::kFeatures; ++k)
+            input[r * model::kFeatures + k] = in.f(op.train_rows, src * model::kFeatures + k);
+    }
+    const auto g = cpu::batch_gradients(ref, params, input, labels, cpu::BackwardMode::reconstruct);
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        double p = params[i], v = in.f(op.velocity, i);
+        model::sgd_update<double>(p, v, g.params[i], op.lr, op.momentum, op.weight_decay);
+        c.value(out.f(op.grads, i), g.params[i]);
+        c.value(out.f(op.velocity, i), v);
+        c.value(out.f(op.params, i), p);
+    }
+    for (std::size_t i = 0; i < g.final_state.size(); ++i) c.value(out.f(op.final_state, i), g.final_state[i]);
+}
+
+// The fused predict against the float64 reference forward: scores and predictions.
+inline void check_fused_predict(const FusedPredictOp& op, const TaskPlan& plan, const Buffers& in, const Buffers& out,
+                                Check& c) {
+    const cpu::Reference<double> ref(op.depth, op.alpha);
+    std::vector<double> params(plan.layout().total()), state(std::size_t(op.rows) * model::kFeatures),
+        scores(std::size_t(op.rows) * model::kClasses);
+    for (std::size_t i = 0; i < params.size(); ++i) params[i] = in.f(op.params, i);
+    for (std::size_t i = 0; i < state.size(); ++i) state[i] = in.f(op.query_rows, i);
+    ref.core_forward(params.data(), state.data(), static_cast<int>(op.rows));
+    ref.head_forward(params.data(), state.data(), static_cast<int>(op.rows), scores.data());
+    for (std::int64_t r = 0; r < op.rows; ++r) {
+        for (int j = 0; j < model::kClasses; ++j)
+            c.value(out.f(op.scores, r * model::kClasses + j), scores[r * model::kClasses + j]);
+        check_prediction(&scores[r * model::kClasses], out.w(op.predictions, r), c);
+    }
+}
+
+// ---- the driver ---------------------------------------------------------------------------------
+
+struct Shape {
+    int depth;
+    std::int64_t n, q;
+    int batch;
+    std::string text() const {
+        return "depth=" + std::to_string(depth) + " n=" + std::to_string(n) + " q=" + std::to_string(q) +
+               " batch=" + std::to_string(batch);
+    }
+};
+
+// Random shapes (fixed seed): depth 1..3, a short last batch in most, a batch over n in some.
+inline std::vector<Shape> random_shapes(std::mt19937_64& rng, int count) {
+    std::vector<Shape> out{{2, 37, 11, 16}, {1, 5, 3, 8}};  // a short last batch; a batch larger than n
+    std::uniform_int_distribution<int> depth(1, 3), n(2, 90), q(1, 40), batch(1, 64);
+    while (static_cast<int>(out.size()) < count) out.push_back({depth(rng), n(rng), q(rng), batch(rng)});
+    return out;
+}
+
+// Tolerances on max_err: one float32 rounding per element where an operation adds or multiplies;
+// a product's k-term float32 sum; a whole fused step or forward, several such sums deep.
+inline double tolerance(const std::string& op) {
+    if (op == "gemm") return 1e-5;
+    if (op == "fused_step" || op == "fused_predict") return 1e-4;
+    return 1e-6;
+}
+
+struct Result {
+    double max_err = 0;
+    int launches = 0;
+};
+
+// Runs every program of the plan (reset, normalize, epoch 0's start, every step, predict) one
+// operation at a time on `runner` and checks each; returns the results by operation name.
+inline std::map<std::string, Result> run_plan(const TaskPlan& plan, Runner& runner, std::mt19937_64& rng) {
+    runner.load(random_buffers(plan, rng));
+    Buffers before = runner.read();
+    std::map<std::string, Result> results;
+    std::vector<Program> programs{plan.reset(), plan.normalize(), plan.epoch_start(0)};
+    for (std::size_t b = 0; b < plan.batches().size(); ++b) programs.push_back(plan.step(static_cast<int>(b)));
+    programs.push_back(plan.predict());
+    for (const Program& program : programs)
+        for (std::size_t k = 0; k < program.size(); ++k) {
+            Program ops{program[k]};
+            const auto* fused = std::get_if<FusedStepOp>(&program[k]);
+            if (fused != nullptr) ops.push_back(program.at(++k));  // rows, then grads: one step
+            runner.run(ops);
+            Buffers after = runner.read();
+            Check c;
+            std::string name;
+            std::visit(
+                [&](const auto& op) {
+                    using T = std::decay_t<decltype(op)>;
+                    if constexpr (std::is_same_v<T, GemmOp>) name = "gemm", check_gemm(op, before, after, c);
+                    if constexpr (std::is_same_v<T, CopyOp>) name = "copy", check_copy(op, before, after, c);
+                    if constexpr (std::is_same_v<T, ZeroOp>) name = "zero", check_zero(op, before, after, c);
+                    if constexpr (std::is_same_v<T, LiftOp>) name = "lift", check_lift(op, before, after, c);
+                    if constexpr (std::is_same_v<T, GatherOp>) name = "gather", check_gather(op, before, after, c);
+                    if constexpr (std::is_same_v<T, CoupleOp>) name = "couple", check_couple(op, before, after, c);
+                    if constexpr (std::is_same_v<T, MaskOp>) name = "mask", check_mask(op, before, after, c);
+                    if constexpr (std::is_same_v<T, LossOp>) name = "loss", check_loss(op, before, after, c);
+                    if constexpr (std::is_same_v<T, SgdOp>) name = "sgd", check_sgd(op, before, after, c);
+                    if constexpr (std::is_same_v<T, ArgmaxOp>) name = "argmax", check_argmax(op, before, after, c);
+                    if constexpr (std::is_same_v<T, FusedStepOp>)
+                        name = "fused_step", check_fused_step(op, plan, before, after, c);
+                    if constexpr (std::is_same_v<T, FusedPredictOp>)
+                        name = "fused_predict", check_fused_predict(op, plan, before, after, c);
+                },
+                program[fused != nullptr ? k - 1 : k]);
+            Result& r = results[name];
+            r.max_err = std::max(r.max_err, c.max_err);
+            ++r.launches;
+            before = std::move(after);
+        }
+    return results;
+}
+
+// Every shape on both paths: one line per operation and shape; returns the number of FAIL lines.
+template <class MakeRunner>
+int run_all(const char* backend, const MakeRunner& make_runner, int shapes) {
+    std::mt19937_64 rng(20240523);
+    int failures = 0;
+    for (const Shape& shape : random_shapes(rng, shapes))
+        for (const Path path : {Path::cublaslt, Path::fused}) {
+            TaskConfig config;
+            config.depth = shape.depth;
+            config.batch_size = shape.batch;
+            config.epochs = 1;
+            config.weight_decay = 1e-4;
+            const TaskPlan plan(config, shape.n, shape.q, path);
+            auto runner = make_runner(plan);
+            for (const auto& [op, r] : run_plan(plan, *runner, rng)) {
+                const bool ok = r.max_err <= tolerance(op);
+                failures += ok ? 0 : 1;
+                std::printf("%s %s path=%s %s: %s max_err=%.3g (%d launches)\n", op.c_str(), shape.text().c_str(),
+                            path_name(path), backend, ok ? "ok" : "FAIL", r.max_err, r.launches);
+            }
+        }
+    return failures;
+}
+
+}  // namespace revgraph::cuda::op_cases
