@@ -404,9 +404,66 @@ def packed_arch(pre):
         return None
 
 
+# What the binaries must be able to run on the lent machine: the report's required GPU steps.
+REQUIRED_BACKENDS = ("cuda-fused",)
+
+
+def backends_verdict(text, required=REQUIRED_BACKENDS):
+    """(ok, why) from `revgraph backends --json`: ok only where every required backend is usable and
+    reports the name asked for (a binary that starts but sees no GPU fails here)."""
+    try:
+        rows = {b.get("requested"): b for b in json.loads(text).get("backends", [])}
+    except (ValueError, AttributeError) as e:
+        return False, f"revgraph backends --json gave no JSON ({e})"
+    for name in required:
+        b = rows.get(name)
+        if b is None:
+            return False, f"{name}: not in revgraph backends"
+        if b.get("usable") is not True:
+            return False, f"{name}: not usable: {b.get('reason', 'no reason given')}"
+        if b.get("backend") != name:
+            return False, f"{name}: reports {b.get('backend')!r}, not the name asked for"
+    return True, "usable: " + ", ".join(f"{n} ({rows[n].get('device')})" for n in required)
+
+
+def check_backends(args):
+    """Runs `revgraph backends --json` and exits 0 only where the required backends are usable."""
+    try:
+        p = subprocess.run([args.revgraph, "backends", "--json"], capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as e:
+        print(f"check-backends: {args.revgraph} does not start: {e}", flush=True)
+        return 1
+    print(p.stdout + p.stderr, end="", flush=True)
+    if p.returncode != 0:
+        print(f"check-backends: revgraph backends exited {p.returncode}", flush=True)
+        return 1
+    ok, why = backends_verdict(p.stdout, args.require or REQUIRED_BACKENDS)
+    print(f"check-backends: {why}", flush=True)
+    return 0 if ok else 1
+
+
 def prebuilt_step(ctx):
-    # Will they start here? A binary built on another image may miss a library.
-    return Step("binaries", 20, "binaries", [ctx.bin("tools/revgraph"), "backends"], True)
+    # Will they start here and see the GPU? A binary built on another image may miss a library, and
+    # `revgraph backends` exits 0 whatever it finds, so its JSON is judged.
+    return Step("binaries", 20, "binaries",
+                [ctx.python, os.path.abspath(__file__), "check-backends", "--revgraph", ctx.bin("tools/revgraph")],
+                True)
+
+
+def gpudeps_env(root, env):
+    """What configure and build need from .gpudeps on a machine without the dev packages: the packed
+    pkg-config files ahead of the machine's own, and the packed tools (pkg-config, pkgconf) on PATH
+    after the machine's own, so a machine that has them keeps using them."""
+    deps = os.path.join(root, ".gpudeps")
+    out = {}
+    pc = os.path.join(deps, "lib", "pkgconfig")
+    if os.path.isdir(pc):
+        out["PKG_CONFIG_PATH"] = pc + (":" + env["PKG_CONFIG_PATH"] if env.get("PKG_CONFIG_PATH") else "")
+    tools = os.path.join(deps, "bin")
+    if os.path.isdir(tools):
+        out["PATH"] = (env.get("PATH", os.defpath) + ":" + tools).lstrip(":")
+    return out
 
 
 def build_steps(ctx, env, commit):
@@ -415,10 +472,11 @@ def build_steps(ctx, env, commit):
     ctx.bindir, ctx.manifest, ctx.ld_path = build, ctx.s("tests.json"), ""
     shutil.rmtree(build, ignore_errors=True)
     # Without .git, tools/git-commit takes the commit the build embeds from REVGRAPH_GIT_COMMIT.
-    stamp = {"REVGRAPH_GIT_COMMIT": commit}
+    # The Python package is not built: the device has no pybind11, and no step needs it.
+    stamp = {"REVGRAPH_GIT_COMMIT": commit, **gpudeps_env(ROOT, env)}
     return [Step("configure", 60, "binaries",
-                 ["meson", "setup", build, "-Dcuda=enabled", f"-Dgpu_arch={arch}", "--buildtype=release"], True, False,
-                 stamp),
+                 ["meson", "setup", build, "-Dcuda=enabled", f"-Dgpu_arch={arch}", "--buildtype=release",
+                  "-Dpython=disabled"], True, False, stamp),
             Step("build", 240, "binaries", ["ninja", "-C", build, "-j", str(os.cpu_count() or 4)], True, False,
                  stamp)], arch
 
@@ -432,7 +490,9 @@ def after_build(runner, ctx):
             json.dump(portable_manifest(tests, ctx.bindir, ROOT), f)
     except (OSError, ValueError, subprocess.SubprocessError) as e:
         runner.log(f"tests: cannot list the build's tests: {e}")
-    ctx.ld_path = toolkit_library_dir()
+    # The toolkit's runtime, and .gpudeps/lib where the build linked a packed shared library (benchmark).
+    packed = os.path.join(ROOT, ".gpudeps", "lib")
+    ctx.ld_path = ":".join(d for d in (toolkit_library_dir(), packed if os.path.isdir(packed) else "") if d)
 
 
 def gpu_arch():
@@ -476,6 +536,11 @@ def main(argv=None):
         rt.add_argument("--suite", action="append", default=[])
         rt.add_argument("--exclude-suite", action="append", default=[])
         return run_tests(rt.parse_args(argv[1:]))
+    if argv[:1] == ["check-backends"]:  # internal: the prebuilt binaries' check
+        cb = argparse.ArgumentParser(prog="gpu_check.py check-backends", description=check_backends.__doc__)
+        cb.add_argument("--revgraph", required=True)
+        cb.add_argument("--require", action="append", default=[])
+        return check_backends(cb.parse_args(argv[1:]))
     ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--follow-up", action="store_true", help="the steps that did not fit the main run")
     ap.add_argument("--plan", action="store_true", help="print the steps and limits, run nothing")

@@ -67,6 +67,60 @@ class Order(unittest.TestCase):
         self.assertFalse(any(s.required for s in gpu_check.follow_up_plan(c)))
 
 
+class Binaries(unittest.TestCase):
+    def test_the_fallback_build_gets_the_packed_pkg_config_files_and_tools(self):
+        with tempfile.TemporaryDirectory() as root:
+            os.makedirs(os.path.join(root, ".gpudeps", "lib", "pkgconfig"))
+            os.makedirs(os.path.join(root, ".gpudeps", "bin"))
+            env = gpu_check.gpudeps_env(root, {"PATH": "/usr/bin", "PKG_CONFIG_PATH": "/opt/pc"})
+            pc = os.path.join(root, ".gpudeps", "lib", "pkgconfig")
+            self.assertEqual(env["PKG_CONFIG_PATH"], pc + ":/opt/pc")  # the packed files first
+            self.assertEqual(env["PATH"], "/usr/bin:" + os.path.join(root, ".gpudeps", "bin"))  # the machine's first
+            self.assertEqual(gpu_check.gpudeps_env(os.path.join(root, "none"), {"PATH": "/usr/bin"}), {})
+        c = gpu_check.Context("OUT", tempfile.mkdtemp(), 100, "python3")
+        self.addCleanup(shutil.rmtree, c.scratch)
+        build = os.path.join(c.scratch, "b")
+        steps, arch = gpu_check.build_steps(c, {"GPU_CHECK_BUILD": build, "GPU_CHECK_ARCH": "90"}, "abc")
+        configure, ninja = steps
+        self.assertIn("-Dpython=disabled", configure.cmd)
+        self.assertIn("-Dgpu_arch=90", configure.cmd)
+        for s in steps:
+            self.assertEqual(s.env["REVGRAPH_GIT_COMMIT"], "abc")
+            if os.path.isdir(os.path.join(gpu_check.ROOT, ".gpudeps", "lib", "pkgconfig")):
+                self.assertTrue(s.env["PKG_CONFIG_PATH"].startswith(os.path.join(gpu_check.ROOT, ".gpudeps")))
+
+    def test_binaries_that_start_but_see_no_gpu_fail_the_check(self):
+        def listing(**fused):
+            return json.dumps({"backends": [{"requested": "cpu", "usable": True, "backend": "cpu"},
+                                            {"requested": "cuda-fused", **fused}]})
+        ok, why = gpu_check.backends_verdict(listing(usable=True, backend="cuda-fused", device="H200"))
+        self.assertTrue(ok, why)
+        ok, why = gpu_check.backends_verdict(listing(usable=False, reason="no NVIDIA driver"))
+        self.assertFalse(ok)
+        self.assertIn("no NVIDIA driver", why)
+        self.assertFalse(gpu_check.backends_verdict(listing(usable=True, backend="cpu"))[0])  # not the name asked for
+        self.assertFalse(gpu_check.backends_verdict(json.dumps({"backends": []}))[0])
+        self.assertFalse(gpu_check.backends_verdict("revgraph: unknown command")[0])
+
+    def test_check_backends_fails_where_revgraph_exits_0_without_a_gpu(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = os.path.join(tmp, "revgraph")
+            for usable, want in (("false", 1), ("true", 0)):
+                with open(fake, "w") as f:  # exits 0 whatever it finds, like revgraph backends
+                    f.write("#!/bin/sh\necho '{\"backends\": [{\"requested\": \"cuda-fused\", \"usable\": "
+                            + usable + ", \"backend\": \"cuda-fused\"}]}'\n")
+                os.chmod(fake, 0o755)
+                with contextlib.redirect_stdout(io.StringIO()):
+                    self.assertEqual(gpu_check.main(["check-backends", "--revgraph", fake]), want, usable)
+
+    def test_the_prebuilt_check_judges_the_json(self):
+        c = gpu_check.Context("OUT", "SCRATCH", 100, "python3")
+        c.bindir = "BIN"
+        step = gpu_check.prebuilt_step(c)
+        self.assertEqual(step.cmd[2:], ["check-backends", "--revgraph", "BIN/tools/revgraph"])
+        self.assertTrue(step.required)
+
+
 class FakeRun:
     """gpu_check.main() with made-up step results: Runner.run records each step, never starts it."""
 
