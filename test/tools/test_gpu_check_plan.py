@@ -22,7 +22,8 @@ import gpu_check  # noqa: E402
 import gpu_check_report  # noqa: E402
 
 # What the report needs most comes first: the order.
-ORDER = ["binaries", "gpu-suite", "gpu-validation", "two-process", "validate", "timing", "energy", "sanitizer"]
+ORDER = ["binaries", "gpu-suite", "gpu-validation", "two-process", "validate", "timing", "kernel-lab", "energy",
+         "sanitizer"]
 
 
 def plan():
@@ -40,6 +41,20 @@ class Order(unittest.TestCase):
         self.assertLess(names.index("gpu-validation-fused"), names.index("run-cuda-1"))
         self.assertLess(names.index("run-fused-2"), names.index("revgraph-validate"))
         self.assertLess(names.index("revgraph-validate"), names.index("torch-cuda-graph"))
+
+    def test_the_kernel_lab_is_in_the_main_run(self):
+        steps = {s.name: s for s in plan()}
+        self.assertIn("kernel-lab", steps)
+        self.assertGreaterEqual(steps["kernel-lab"].limit, 40)
+        self.assertTrue(steps["kernel-lab"].cmd[0].endswith("bench/revgraph_kernel_lab"))
+        c = gpu_check.Context("OUT", "SCRATCH", 100, "python3")
+        c.bindir = "BIN"
+        self.assertNotIn("kernel-lab", [s.name for s in gpu_check.follow_up_plan(c)])
+        with contextlib.redirect_stdout(io.StringIO()) as shown:
+            self.assertEqual(gpu_check.main(["--plan"]), 0)
+        self.assertIn("kernel-lab", shown.getvalue())
+        total = int(shown.getvalue().split("total ")[1].rstrip("s\n"))
+        self.assertLessEqual(total, gpu_check.CALL_SECONDS - gpu_check.RESERVE_SECONDS)
 
     def test_every_required_step_comes_before_what_is_only_recorded(self):
         steps = plan()
@@ -62,7 +77,7 @@ class Order(unittest.TestCase):
         c = gpu_check.Context("OUT", "SCRATCH", 100, "python3")
         c.bindir = "BIN"
         names = [s.name for s in gpu_check.follow_up_plan(c)]
-        for wanted in ("kernel-lab", "bench-throughput", "ncu-cuda-fused", "ncu-cuda", "cpu-suites"):
+        for wanted in ("energy-torch-cuda-graph", "bench-throughput", "ncu-cuda-fused", "ncu-cuda", "cpu-suites"):
             self.assertIn(wanted, names)
         self.assertFalse(any(s.required for s in gpu_check.follow_up_plan(c)))
 
