@@ -236,10 +236,11 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
     bool all_equal = true;
     {
         Timer timer(stream, repeats);
-        std::printf("gpu: %s, %d-row step, %lld query rows, shared limit %zu bytes, %d launches a graph, "
-                    "warmed %.0f ms, then min/median of %d replays (us per launch sequence)\n",
-                    cuda::describe_device().c_str(), rows_op.rows, static_cast<long long>(predict_op.rows),
-                    shared_limit, repeats, static_cast<double>(Timer::kWarmMs), Timer::kTimedReplays);
+        std::printf(
+            "gpu: %s, %d-row step, %lld query rows, shared limit %zu bytes, %d launches a graph, "
+            "warmed %.0f ms, then min/median of %d replays (us per launch sequence)\n",
+            cuda::describe_device().c_str(), rows_op.rows, static_cast<long long>(predict_op.rows), shared_limit,
+            repeats, static_cast<double>(Timer::kWarmMs), Timer::kTimedReplays);
         const unsigned int rows_threads[] = {64u, 128u, static_cast<unsigned int>(fused::kRowsThreads)};
         const unsigned int grads_threads[] = {64u, 128u, static_cast<unsigned int>(fused::kGradsThreads)};
         const unsigned int predict_threads[] = {64u, 128u, static_cast<unsigned int>(fused::kPredictThreads)};
