@@ -12,7 +12,7 @@ that): the binaries (prebuilt here by tools/pack-gpu-deps where their sources ar
 else built on the device) -> the GPU test suite -> GPU validation of both backends -> the same
 rev88 task in two fresh processes per backend -> `revgraph validate` -> the PyTorch CUDA-graph
 baseline -> the kernel lab (the fused step's launch shapes) -> energy -> compute-sanitizer. OUT_DIR/report.json is written after the
-binaries and after every required step (complete: false), so a run stopped anywhere brings back
+binaries and after every step (complete: false), so a run stopped anywhere brings back
 all it had; the last one is complete. Beside it: gpu-check.log and artifacts.tar.gz (the tools'
 own files): three files, as the device tool returns at most eight.
 
@@ -87,10 +87,11 @@ def run_cmd(c, name, backend, *extra):
             c.s(name), "--quiet", *extra]
 
 
-def tests_step(c, name, limit, group, suites, exclude, log, required):
+def tests_step(c, name, limit, group, suites, exclude, log, required, doctest_args=()):
     cmd = [c.python, os.path.abspath(__file__), "run-tests", "--manifest", c.manifest or "", "--bin", c.bindir or "",
            "--python", c.python, "--testlog", c.s(log)]
     cmd += [x for s in suites for x in ("--suite", s)] + [x for s in exclude for x in ("--exclude-suite", s)]
+    cmd += [f"--doctest-arg={a}" for a in doctest_args]
     return Step(name, limit, group, cmd, required=required, ours=True)
 
 
@@ -115,7 +116,9 @@ def main_plan(c):
     """The steps after the binaries, in the order of what the report needs."""
     r = str(c.replays)
     steps = [
-        tests_step(c, "gpu-suite", 75, "gpu-suite", ["gpu"], [], "testlog-gpu.json", True),
+        # Each test case's seconds in the log as it ends (doctest --duration): a suite stopped by its
+        # limit still names what had finished, and the case it stopped in is the last one begun.
+        tests_step(c, "gpu-suite", 75, "gpu-suite", ["gpu"], [], "testlog-gpu.json", True, ["--duration=true"]),
         Step("gpu-validation", 30, "gpu-validation",
              [c.bin("test/cuda/gpu_validation"), "--replays", r, "--output", c.a("gpu-validation.json")], True),
         Step("gpu-validation-fused", 30, "gpu-validation",
@@ -264,23 +267,44 @@ def resolve(s, bindir, python):
     return s.replace("@BUILD@", bindir).replace("@SOURCE@", ROOT).replace("@PYTHON@", python)
 
 
+def is_doctest(test):
+    """Our doctest programs: the build's test/**/test_* executables (they take doctest's options)."""
+    exe = test["cmd"][0] if test["cmd"] else ""
+    return exe.startswith("@BUILD@/test/") and os.path.basename(exe).startswith("test_")
+
+
+class StepStopped(Exception):
+    """The step's limit: gpu-check sent SIGTERM to the step's process group."""
+
+
 def run_tests(args):
-    """Runs a manifest's tests (suite filter) and writes meson's testlog.json lines: name, result, duration."""
+    """Runs a manifest's tests (suite filter) and writes meson's testlog.json lines: name, result, duration.
+    A test running when the step's limit stops it is logged as STOPPED, so the report names it."""
     with open(args.manifest) as f:
         tests = json.load(f)
     selected = [t for t in tests
                 if (not args.suite or set(t["suite"]) & set(args.suite)) and not set(t["suite"]) & set(args.exclude_suite)]
+
+    def stopped(signum, frame):
+        raise StepStopped()
+
+    signal.signal(signal.SIGTERM, stopped)
     failed = 0
     with open(args.testlog, "w") as log:
         for t in selected:
             cmd = [resolve(x, args.bin, args.python) for x in t["cmd"]]
+            if is_doctest(t):
+                cmd += args.doctest_arg
             env = dict(os.environ, **{k: resolve(v, args.bin, args.python) for k, v in t["env"].items()})
             t0 = time.time()
+            halt = False
             try:
                 p = subprocess.run(cmd, cwd=args.bin, env=env, timeout=t["timeout"], stdin=subprocess.DEVNULL)
                 result = {0: "OK", 77: "SKIP"}.get(p.returncode, "FAIL")
             except subprocess.TimeoutExpired:
                 result = "TIMEOUT"
+            except StepStopped:
+                result, halt = "STOPPED", True
             except OSError as e:
                 print(f"run-tests: {t['name']}: {e}", flush=True)
                 result = "FAIL"
@@ -288,6 +312,8 @@ def run_tests(args):
             log.write(json.dumps({"name": t["name"], "result": result, "duration": time.time() - t0}) + "\n")
             log.flush()
             print(f"run-tests: {t['name']}: {result} ({time.time() - t0:.1f}s)", flush=True)
+            if halt:
+                return 1
     if not selected:
         print("run-tests: no test selected", flush=True)
         return 1
@@ -536,6 +562,7 @@ def main(argv=None):
         rt.add_argument("--testlog", required=True)
         rt.add_argument("--suite", action="append", default=[])
         rt.add_argument("--exclude-suite", action="append", default=[])
+        rt.add_argument("--doctest-arg", action="append", default=[], help="passed to our doctest programs")
         return run_tests(rt.parse_args(argv[1:]))
     if argv[:1] == ["check-backends"]:  # internal: the prebuilt binaries' check
         cb = argparse.ArgumentParser(prog="gpu_check.py check-backends", description=check_backends.__doc__)
@@ -607,8 +634,7 @@ def main(argv=None):
     report("binaries")
     for s in steps:
         runner.run(s)
-        if s.required:
-            report(s.name)
+        report(s.name)  # after every step, recorded ones too: a call stopped anywhere brings back all it had
     for f in glob.glob(ctx.s("testlog-*.json")):
         shutil.copy(f, ctx.art)
     report()

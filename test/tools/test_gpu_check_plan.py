@@ -12,6 +12,8 @@ import io
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -190,12 +192,11 @@ class FakeRun:
 
 
 class Reports(unittest.TestCase):
-    def test_a_report_after_the_binaries_and_after_every_required_step(self):
+    def test_a_report_after_the_binaries_and_after_every_step(self):
         with FakeRun() as run:
             run.main()
             after = [r.get("written_after") for r in run.reports]
-            required = [s.name for s in plan() if s.required]
-            self.assertEqual(after, ["binaries"] + required + [None])
+            self.assertEqual(after, ["binaries"] + [s.name for s in plan()] + [None])  # recorded steps too
             self.assertTrue(all(r["complete"] is False for r in run.reports[:-1]))
             self.assertIs(run.reports[-1]["complete"], True)
             commit, _ = gpu_check.detect_commit(gpu_check.ROOT, os.environ)
@@ -203,16 +204,16 @@ class Reports(unittest.TestCase):
             self.assertEqual(run.ran[0], "binaries")
             self.assertEqual([p["name"] for p in run.reports[-1]["plan"]], ["binaries"] + [s.name for s in plan()])
 
-    def test_a_run_stopped_anywhere_leaves_the_report_of_its_last_required_step(self):
-        required = [s.name for s in plan() if s.required]
-        for stop in ("gpu-validation", "run-fused-1", "torch-cuda-graph", "sanitize-racecheck-cuda-fused"):
+    def test_a_run_stopped_anywhere_leaves_the_report_of_its_last_step(self):
+        for stop in ("gpu-validation", "run-fused-1", "torch-cuda-graph", "kernel-lab",
+                     "sanitize-racecheck-cuda-fused"):
             with FakeRun(stop_at=stop) as run:
                 rc, out = run.main()
                 self.assertIsNone(rc)
                 with open(os.path.join(out, "report.json")) as f:
                     left = json.load(f)
                 names = [s.name for s in plan()]
-                done = [n for n in required if names.index(n) < names.index(stop)]
+                done = names[:names.index(stop)]
                 self.assertEqual(left["written_after"], done[-1] if done else "binaries", stop)
                 self.assertIs(left["complete"], False)
                 self.assertFalse(left["passed"])
@@ -277,6 +278,33 @@ class Tests(unittest.TestCase):
         self.assertEqual(m[0]["env"], {"REVGRAPH_SOURCE_ROOT": "@SOURCE@"})
         self.assertEqual(m[0]["suite"], ["gpu"])
         self.assertEqual(gpu_check.resolve("@BUILD@/tools/x", "/pre", "py"), "/pre/tools/x")
+
+    def test_doctest_programs_get_the_duration_option_and_a_stopped_suite_names_its_test(self):
+        self.assertTrue(gpu_check.is_doctest({"cmd": ["@BUILD@/test/cuda/test_cuda_gpu"]}))
+        self.assertFalse(gpu_check.is_doctest({"cmd": ["@PYTHON@", "@SOURCE@/test/tools/t.py"]}))
+        c = gpu_check.Context("OUT", "SCRATCH", 100, "python3")
+        c.bindir, c.manifest = "BIN", "MANIFEST"
+        suite = next(s for s in gpu_check.main_plan(c) if s.name == "gpu-suite")
+        self.assertIn("--doctest-arg=--duration=true", suite.cmd)
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "test"))
+            prog = os.path.join(tmp, "test", "test_x")
+            with open(prog, "w") as f:  # prints its arguments, then hangs like a slow GPU case
+                f.write("#!/bin/sh\necho \"args: $*\"\nexec sleep 30\n")
+            os.chmod(prog, 0o755)
+            with open(os.path.join(tmp, "m.json"), "w") as f:
+                json.dump([{"name": "slow", "suite": ["gpu"], "cmd": ["@BUILD@/test/test_x"], "env": {},
+                            "timeout": 60}], f)
+            log = os.path.join(tmp, "log.json")
+            p = subprocess.Popen([sys.executable, os.path.join(gpu_check.ROOT, "tools", "gpu_check.py"), "run-tests",
+                                  "--manifest", os.path.join(tmp, "m.json"), "--bin", tmp, "--python", sys.executable,
+                                  "--testlog", log, "--suite", "gpu", "--doctest-arg=--duration=true"],
+                                 stdout=subprocess.PIPE, text=True, start_new_session=True)
+            self.assertEqual(p.stdout.readline().strip(), "args: --duration=true")
+            os.killpg(p.pid, signal.SIGTERM)  # what Runner does at the step's limit
+            p.communicate(timeout=20)
+            with open(log) as f:
+                self.assertEqual([json.loads(x)["result"] for x in f], ["STOPPED"])
 
     def test_run_tests_writes_mesons_test_log(self):
         with tempfile.TemporaryDirectory() as tmp:
