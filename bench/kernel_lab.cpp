@@ -12,8 +12,10 @@
 // staged and not, items in order and last to first, must end in the float reference trainer's
 // bits (parameters, momentum, scores, predictions). GPU (CUDA build with a device): from the
 // emulator's state at the start of an epoch, one step (rows + grads kernels) at each step shape
-// and the prediction at each predict shape must give the emulator's bits; each is then timed, and
-// the fastest shape of each table is printed. Exit 0 only when every check holds.
+// and the prediction at each predict shape must give the emulator's bits; each is then timed (graph
+// replays after >= 50 ms of warm-up, min and median of 7), and the fastest shape of each table by
+// median is printed. Exit 0 only when every check holds.
+#include <algorithm>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -126,11 +128,19 @@ bool f32_equal(const cuda::DeviceMemory& mem, const cuda::TaskPlan& plan, const 
     return download<float>(mem, plan, b) == want.f32[static_cast<int>(b)];
 }
 
+// Microseconds per launch sequence, min and median.
+struct Micros {
+    double min = 0, median = 0;
+};
+
 // Microseconds per launch sequence as the engine runs it: `repeats` sequences captured into one
-// graph (graphs/capture.hpp), replayed once to warm, then timed over one replay, so host launch
-// cost does not hide the kernels.
+// graph (graphs/capture.hpp), so host launch cost does not hide the kernels; replayed for at least
+// kWarmMs first, so the clocks are the loaded ones, then kTimedReplays replays each timed on its own.
 class Timer {
 public:
+    static constexpr float kWarmMs = 50.0f;
+    static constexpr int kTimedReplays = 7;
+
     Timer(cudaStream_t stream, int repeats) : stream_(stream), repeats_(repeats) {
         cudaCheck(cudaEventCreate(&t0_));
         cudaCheck(cudaEventCreate(&t1_));
@@ -142,19 +152,31 @@ public:
     Timer(const Timer&) = delete;
     Timer& operator=(const Timer&) = delete;
     template <class F>
-    double us(F&& launch) {
+    Micros us(F&& launch) {
         const graphs::GraphExec graph = graphs::capture(stream_, "kernel_lab", [&](cudaStream_t) {
             for (int i = 0; i < repeats_; ++i) launch();
         });
         graph.upload(stream_);
-        graph.launch(stream_);
+        // Warm: replays until kWarmMs of them have run back to back (at least one).
         cudaCheck(cudaEventRecord(t0_, stream_));
-        graph.launch(stream_);
-        cudaCheck(cudaEventRecord(t1_, stream_));
-        cudaCheck(cudaEventSynchronize(t1_));
-        float ms = 0;
-        cudaCheck(cudaEventElapsedTime(&ms, t0_, t1_));
-        return 1e3 * static_cast<double>(ms) / repeats_;
+        for (float warm = 0; warm < kWarmMs;) {
+            graph.launch(stream_);
+            cudaCheck(cudaEventRecord(t1_, stream_));
+            cudaCheck(cudaEventSynchronize(t1_));
+            cudaCheck(cudaEventElapsedTime(&warm, t0_, t1_));
+        }
+        std::vector<double> per_sequence;
+        for (int k = 0; k < kTimedReplays; ++k) {
+            cudaCheck(cudaEventRecord(t0_, stream_));
+            graph.launch(stream_);
+            cudaCheck(cudaEventRecord(t1_, stream_));
+            cudaCheck(cudaEventSynchronize(t1_));
+            float ms = 0;
+            cudaCheck(cudaEventElapsedTime(&ms, t0_, t1_));
+            per_sequence.push_back(1e3 * static_cast<double>(ms) / repeats_);
+        }
+        std::sort(per_sequence.begin(), per_sequence.end());
+        return {per_sequence.front(), per_sequence[per_sequence.size() / 2]};  // an odd count: the middle one
     }
 
 private:
@@ -170,15 +192,16 @@ const char* staging(bool asked, bool fits) { return !asked ? "no" : fits ? "yes"
 struct Fastest {
     double us = -1;
     std::string shape;
-    void offer(bool equal, double t, std::string s) {
-        if (equal && (us < 0 || t < us)) {
-            us = t;
+    void offer(bool equal, Micros t, std::string s) {
+        if (equal && (us < 0 || t.median < us)) {
+            us = t.median;
             shape = std::move(s);
         }
     }
     void print(const char* what, const std::string& defaults) const {
         if (us >= 0)
-            std::printf("gpu: fastest %s %.2f us (%s); defaults: %s\n", what, us, shape.c_str(), defaults.c_str());
+            std::printf("gpu: fastest %s %.2f us median (%s); defaults: %s\n", what, us, shape.c_str(),
+                        defaults.c_str());
         else
             std::printf("gpu: no %s shape gave the emulator's bits\n", what);
     }
@@ -213,22 +236,25 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
     bool all_equal = true;
     {
         Timer timer(stream, repeats);
-        std::printf("gpu: %s, %d-row step, %lld query rows, shared limit %zu bytes, %d launches a graph\n",
-                    cuda::describe_device().c_str(), rows_op.rows, static_cast<long long>(predict_op.rows),
-                    shared_limit, repeats);
+        std::printf(
+            "gpu: %s, %d-row step, %lld query rows, shared limit %zu bytes, %d launches a graph, "
+            "warmed %.0f ms, then min/median of %d replays (us per launch sequence)\n",
+            cuda::describe_device().c_str(), rows_op.rows, static_cast<long long>(predict_op.rows), shared_limit,
+            repeats, static_cast<double>(Timer::kWarmMs), Timer::kTimedReplays);
         const unsigned int rows_threads[] = {64u, 128u, static_cast<unsigned int>(fused::kRowsThreads)};
         const unsigned int grads_threads[] = {64u, 128u, static_cast<unsigned int>(fused::kGradsThreads)};
         const unsigned int predict_threads[] = {64u, 128u, static_cast<unsigned int>(fused::kPredictThreads)};
 
         // The grads kernel alone: it does not depend on the rows kernel's shape.
-        std::printf("%-9s %9s\n", "grads_thr", "grads_us");
-        for (unsigned int gt : grads_threads)
-            std::printf("%-9u %9.2f\n", gt,
-                        timer.us([&] { cuda::kernels::launch_fused_grads(grads_args, false, stream, gt); }));
+        std::printf("%-9s %15s\n", "grads_thr", "grads_us min/med");
+        for (unsigned int gt : grads_threads) {
+            const Micros t = timer.us([&] { cuda::kernels::launch_fused_grads(grads_args, false, stream, gt); });
+            std::printf("%-9u %7.2f/%7.2f\n", gt, t.min, t.median);
+        }
 
         // The step: rows per block x rows threads x grads threads x staging, each checked.
-        std::printf("%-9s %-9s %-9s %-7s %-6s %9s %9s\n", "rows/blk", "rows_thr", "grads_thr", "staged", "bits",
-                    "rows_us", "step_us");
+        std::printf("%-9s %-9s %-9s %-7s %-6s %15s %15s\n", "rows/blk", "rows_thr", "grads_thr", "staged", "bits",
+                    "rows_us min/med", "step_us min/med");
         Fastest best_step;
         for (int rpb : kRowsPerBlockChoices)
             for (unsigned int rt : rows_threads)
@@ -238,7 +264,7 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
                     const bool w = staged && fused::weights_fit(fused::rows_state_floats(rpb), rows_args.param_count,
                                                                 shared_limit);
                     const auto rows = [&] { cuda::kernels::launch_fused_rows(rows_args, w, false, stream, rt); };
-                    const double rows_us = timer.us(rows);
+                    const Micros rows_us = timer.us(rows);
                     for (unsigned int gt : grads_threads) {
                         const auto grads = [&] { cuda::kernels::launch_fused_grads(grads_args, false, stream, gt); };
                         upload_all(mem, plan, start);
@@ -249,12 +275,13 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
                                            f32_equal(mem, plan, stepped, Buf::velocity) &&
                                            f32_equal(mem, plan, stepped, Buf::grads);
                         all_equal = all_equal && equal;
-                        const double step_us = timer.us([&] {
+                        const Micros step_us = timer.us([&] {
                             rows();
                             grads();
                         });
-                        std::printf("%-9d %-9u %-9u %-7s %-6s %9.2f %9.2f\n", rpb, rt, gt, staging(staged, w),
-                                    equal ? "equal" : "DIFFER", rows_us, step_us);
+                        std::printf("%-9d %-9u %-9u %-7s %-6s %7.2f/%7.2f %7.2f/%7.2f\n", rpb, rt, gt,
+                                    staging(staged, w), equal ? "equal" : "DIFFER", rows_us.min, rows_us.median,
+                                    step_us.min, step_us.median);
                         best_step.offer(equal, step_us,
                                         "rows/blk " + std::to_string(rpb) + ", rows_thr " + std::to_string(rt) +
                                             ", grads_thr " + std::to_string(gt) + ", staged " + staging(staged, w));
@@ -262,7 +289,7 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
                 }
 
         // The prediction: tile x threads x staging, from the stepped state.
-        std::printf("%-9s %-9s %-7s %-6s %10s\n", "tile", "pred_thr", "staged", "bits", "predict_us");
+        std::printf("%-9s %-9s %-7s %-6s %18s\n", "tile", "pred_thr", "staged", "bits", "predict_us min/med");
         Fastest best_predict;
         for (int tile : kTileChoices)
             for (unsigned int pt : predict_threads)
@@ -281,9 +308,9 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
                                        download<std::int64_t>(mem, plan, Buf::predictions) ==
                                            predicted.i64[static_cast<int>(Buf::predictions)];
                     all_equal = all_equal && equal;
-                    const double us = timer.us(run);
-                    std::printf("%-9d %-9u %-7s %-6s %10.2f\n", tile, pt, staging(staged, w),
-                                equal ? "equal" : "DIFFER", us);
+                    const Micros us = timer.us(run);
+                    std::printf("%-9d %-9u %-7s %-6s %7.2f/%7.2f\n", tile, pt, staging(staged, w),
+                                equal ? "equal" : "DIFFER", us.min, us.median);
                     best_predict.offer(equal, us,
                                        "tile " + std::to_string(tile) + ", pred_thr " + std::to_string(pt) +
                                            ", staged " + staging(staged, w));

@@ -1,6 +1,6 @@
 #!/usr/bin/env python3
 """gpu-check's report, OUT/report.json, from what its steps left behind; a module that
-tools/gpu_check.py calls after every required step, and a command for scratch folders by hand:
+tools/gpu_check.py calls after every step, and a command for scratch folders by hand:
 
   tools/gpu_check_report.py --out OUT --scratch SCRATCH [--artifacts DIR] [--git-commit C]
                             [--gpu-arch A] [--partial AFTER_STEP]

@@ -23,6 +23,7 @@
 // IEEE operations, not the C library's or CUDA's expf), so on a GPU the bits should be the same too.
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 
 #include "engine/model/math.hpp"
 
@@ -117,11 +118,136 @@ constexpr std::size_t rows_state_floats(int rows_per_block) {
 constexpr std::size_t predict_state_floats(int tile) { return static_cast<std::size_t>(tile) * kSharedLd; }
 // Grads kernel: one running sum per item and the widest chunk (the bias block: the final state and
 // all 10 classes' dscores).
+// Plus 3 floats: the staged inputs start where their 16-byte phase matches the source's, so the
+// copy moves whole vectors (ContiguousCopy below).
 inline constexpr std::size_t kGradsFloats =
-    kGradsThreads + static_cast<std::size_t>(kGradsChunk) * (kFeatures + kClasses);
+    kGradsThreads + static_cast<std::size_t>(kGradsChunk) * (kFeatures + kClasses) + 3;
 
 inline std::size_t shared_bytes(std::size_t state_floats, int param_count, bool weights_shared) {
     return (state_floats + (weights_shared ? static_cast<std::size_t>(param_count) : 0)) * sizeof(float);
+}
+
+// ---- load phases -------------------------------------------------------------------------------
+// Every load phase is shaped for bandwidth: each item issues all its loads (up to kLoadBatch) before
+// any store, the contiguous blocks (the parameters, the grads kernel's staged inputs) move as 16-byte
+// vectors, and the index arithmetic has no division by a runtime value (one by a constant is a
+// multiply). What a load reads is read-only for the whole launch, so a GPU reads it through the
+// non-coherent path (ld.global.nc). A copy changes no bits: the emulator runs the same items.
+
+inline constexpr int kLoadBatch = 8;  // loads one item has in flight
+
+// Unrolled by nvcc (the loads of an item go out together); the host compiler needs no hint.
+#if defined(__CUDACC__)
+#define RG_UNROLL _Pragma("unroll")
+#else
+#define RG_UNROLL
+#endif
+
+#if defined(__CUDACC__)
+using Vec4 = float4;
+#else
+struct alignas(16) Vec4 {
+    float x, y, z, w;
+};
+#endif
+
+template <class T>
+RG_HD T load_ro(const T* p) {
+#if defined(__CUDA_ARCH__)
+    return __ldg(p);
+#else
+    return *p;
+#endif
+}
+RG_HD Vec4 load4_ro(const float* p) {  // p 16-byte aligned
+#if defined(__CUDA_ARCH__)
+    return __ldg(reinterpret_cast<const float4*>(p));
+#else
+    Vec4 v;
+    std::memcpy(&v, p, sizeof v);
+    return v;
+#endif
+}
+RG_HD void store4(float* p, const Vec4& v) {  // p 16-byte aligned
+#if defined(__CUDA_ARCH__)
+    *reinterpret_cast<float4*>(p) = v;
+#else
+    std::memcpy(p, &v, sizeof v);
+#endif
+}
+
+// n contiguous floats src -> dst as items: items [0, vec_items) move kLoadBatch 16-byte vectors each
+// (item k takes vectors k, k + vec_items, ...: consecutive threads, consecutive vectors), the rest
+// kLoadBatch of the scalars before the first aligned vector and after the last. Where src and dst
+// sit differently in their 16-byte blocks, every float is a scalar.
+struct ContiguousCopy {
+    float* dst = nullptr;
+    const float* src = nullptr;
+    int head = 0, vecs = 0, scalars = 0;  // scalars: head + what follows the vectors
+    int vec_items = 0, scalar_items = 0;
+    RG_HD int items() const { return vec_items + scalar_items; }
+};
+
+RG_HD int float_phase(const void* p) { return static_cast<int>((reinterpret_cast<std::uintptr_t>(p) >> 2) & 3u); }
+
+RG_HD ContiguousCopy contiguous_copy(float* dst, const float* src, int n) {
+    ContiguousCopy c;
+    c.dst = dst;
+    c.src = src;
+    if (float_phase(dst) == float_phase(src)) {
+        c.head = (4 - float_phase(src)) & 3;
+        if (c.head > n) c.head = n;
+        c.vecs = (n - c.head) >> 2;
+    } else {
+        c.head = n;
+    }
+    c.scalars = n - 4 * c.vecs;
+    c.vec_items = (c.vecs + kLoadBatch - 1) / kLoadBatch;
+    c.scalar_items = (c.scalars + kLoadBatch - 1) / kLoadBatch;
+    return c;
+}
+
+RG_HD void copy_item(const ContiguousCopy& c, int item) {
+    if (item < c.vec_items) {
+        const float* src = c.src + c.head;
+        float* dst = c.dst + c.head;
+        Vec4 v[kLoadBatch] = {};
+        RG_UNROLL
+        for (int u = 0; u < kLoadBatch; ++u) {
+            const int k = item + u * c.vec_items;
+            if (k < c.vecs) v[u] = load4_ro(src + 4 * k);
+        }
+        RG_UNROLL
+        for (int u = 0; u < kLoadBatch; ++u) {
+            const int k = item + u * c.vec_items;
+            if (k < c.vecs) store4(dst + 4 * k, v[u]);
+        }
+    } else {
+        const int j = item - c.vec_items;
+        float x[kLoadBatch] = {};
+        // Scalar k is float k of the head, or float 4·vecs + k (after the vectors).
+        RG_UNROLL
+        for (int u = 0; u < kLoadBatch; ++u) {
+            const int k = j + u * c.scalar_items;
+            if (k < c.scalars) x[u] = load_ro(c.src + (k < c.head ? k : 4 * c.vecs + k));
+        }
+        RG_UNROLL
+        for (int u = 0; u < kLoadBatch; ++u) {
+            const int k = j + u * c.scalar_items;
+            if (k < c.scalars) c.dst[k < c.head ? k : 4 * c.vecs + k] = x[u];
+        }
+    }
+}
+
+// Rows of 82 floats to rows `ld` apart in shared memory, as items of one row's column pair (two
+// loads, then two stores): item = row·41 + pair, split by a constant.
+inline constexpr int kPairs = kFeatures / 2;
+static_assert(kFeatures % 2 == 0, "rows are moved as column pairs");
+RG_HD void row_pair_item(float* state, int ld, const float* row_src, unsigned int row, unsigned int pair) {
+    const float x0 = load_ro(row_src + 2 * pair), x1 = load_ro(row_src + 2 * pair + 1);
+    float* d = state + static_cast<std::size_t>(row) * ld + 2 * pair;
+    d[0] = x0;
+    d[1] = x1;
 }
 
 // ---- phases shared by training and prediction --------------------------------------------------
@@ -205,9 +331,11 @@ inline int predict_blocks(const PredictArgs& a, std::int64_t rows) {
 }
 
 // cpu::Trainer<float>::step for rows block*rows_per_block .. of the batch, up to the weight
-// gradients: 15 phases at depth 2.
-template <class Exec>
-RG_HD void step_rows(Exec& ex, const StepArgs& a, int block, const RowsScratch& s) {
+// gradients: 15 phases at depth 2. kStaged: the parameters are copied to s.weights (shared memory)
+// first; else read where they are. Two instantiations, so each reads its weights through one kind of
+// load (shared, or global) instead of a generic one chosen at run time.
+template <bool kStaged, class Exec>
+RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratch& s) {
     const int per_block = a.rows_per_block;
     const int r0 = block * per_block;
     const int rows = a.rows - r0 < per_block ? a.rows - r0 : per_block;
@@ -221,19 +349,20 @@ RG_HD void step_rows(Exec& ex, const StepArgs& a, int block, const RowsScratch& 
     // The block's rows from the epoch order, and the step's copy of the parameters.
     {
         const StepArgs g = a;
-        float* weights = s.weights;
-        const int gather_items = rows * kFeatures;
-        ex.phase(gather_items + (weights != nullptr ? a.param_count : 0), [=](int item) {
+        const int gather_items = rows * kPairs;
+        const ContiguousCopy weights = kStaged ? contiguous_copy(s.weights, a.params, a.param_count) : ContiguousCopy{};
+        ex.phase(gather_items + weights.items(), [=](int item) {
             if (item < gather_items) {
-                const int r = item / kFeatures, c = item - r * kFeatures;
-                const std::int64_t src = g.order[g.first + r0 + r];
-                state[static_cast<std::size_t>(r) * ld + c] = g.train_rows[src * kFeatures + c];
+                const unsigned int r = static_cast<unsigned int>(item) / kPairs,
+                                   pair = static_cast<unsigned int>(item) - r * kPairs;
+                const std::int64_t src = load_ro(g.order + g.first + r0 + r);
+                row_pair_item(state, ld, g.train_rows + src * kFeatures, r, pair);
             } else {
-                weights[item - gather_items] = g.params[item - gather_items];
+                copy_item(weights, item - gather_items);
             }
         });
     }
-    const float* const w = s.weights != nullptr ? s.weights : a.params;
+    const float* const w = kStaged ? s.weights : a.params;
 
     // Forward; then the scores, and the final state for the head's weight gradient.
     core_forward(ex, w, depth, alpha, state, ld, rows);
@@ -292,6 +421,14 @@ RG_HD void step_rows(Exec& ex, const StepArgs& a, int block, const RowsScratch& 
     }
 }
 
+template <class Exec>
+RG_HD void step_rows(Exec& ex, const StepArgs& a, int block, const RowsScratch& s) {
+    if (s.weights != nullptr)
+        step_rows_as<true>(ex, a, block, s);
+    else
+        step_rows_as<false>(ex, a, block, s);
+}
+
 // ---- the grads kernel --------------------------------------------------------------------------
 
 // The parameters a grads block owns: outputs out0 .. out0+outs-1 of one branch (x 41 inputs) or of
@@ -328,11 +465,12 @@ RG_HD GradsBlock grads_block(int block, int depth) {
 // order is the reference's), then SGD on each of them. Branch item t = (o, i): dW[o][i] =
 // Σ_r α·g[r][o] relu(x[r][i]); head item t = (j, i): dH[j][i] = Σ_r dscores[r][j] state[r][i]; bias
 // item: db[j] = Σ_r dscores[r][j].
-template <class Exec>
-RG_HD void step_grads(Exec& ex, const StepArgs& a, int block, float* smem) {
-    const GradsBlock gb = grads_block(block, a.depth);
-    const bool head = gb.branch < 0;
-    const int width = head ? kFeatures : kHalf;  // inputs per output
+// kHead: the head's block (82 inputs an output) or a branch's (41): two instantiations, so the
+// width is a constant and no item divides by a runtime value.
+template <bool kHead, class Exec>
+RG_HD void step_grads_as(Exec& ex, const StepArgs& a, const GradsBlock gb, float* smem) {
+    constexpr int width = kHead ? kFeatures : kHalf;  // inputs per output
+    constexpr int kMaxOutCols = kClasses > kBranchOutGroup ? kClasses : kBranchOutGroup;
     const int weight_items = gb.outs * width;
     const int items = weight_items + (gb.biases ? kClasses : 0);
     const std::size_t head_w = static_cast<std::size_t>(2 * a.depth) * kBranchSize,
@@ -341,27 +479,37 @@ RG_HD void step_grads(Exec& ex, const StepArgs& a, int block, float* smem) {
     // wide (α·g of the block's outputs, or dscores: of its classes, or of all 10 in the bias block).
     const int out_first = gb.biases ? 0 : gb.out0;
     const int out_cols = gb.biases ? kClasses : gb.outs;
+    // The source of `in`: the rows c0.. of the final state, or of the branch's stack, contiguous.
+    const float* const in_source =
+        kHead ? a.final_state : a.act_stack + static_cast<std::size_t>(gb.branch) * a.slot * kHalf;
+    // Each row's α·g (branch: 41 apart, from its first output) or dscores (10 apart, from its first class).
+    const float* const out_source =
+        kHead ? a.dscores + out_first : a.grad_stack + static_cast<std::size_t>(gb.branch) * a.slot * kHalf + gb.out0;
+    constexpr int out_stride = kHead ? kClasses : kHalf;
     float* const acc = smem;  // one running sum per item
-    float* const in = smem + kGradsThreads;
+    // `in` starts where its 16-byte phase is the source's (kGradsFloats has the 3 floats of slack).
+    float* const in = smem + kGradsThreads + ((float_phase(in_source) - float_phase(smem + kGradsThreads)) & 3);
     float* const outv = in + kGradsChunk * width;
     for (int c0 = 0; c0 < a.rows; c0 += kGradsChunk) {
         const int n = a.rows - c0 < kGradsChunk ? a.rows - c0 : kGradsChunk;
         {
-            const StepArgs g = a;
-            const int in_items = n * width;
-            ex.phase(in_items + n * out_cols, [=](int item) {
-                if (item < in_items) {
-                    const int r = item / width, i = item - r * width;
-                    const std::size_t row = static_cast<std::size_t>(c0 + r);
-                    in[item] = head ? g.final_state[row * kFeatures + i]
-                                    : g.act_stack[(static_cast<std::size_t>(gb.branch) * g.slot + row) * kHalf + i];
-                } else {
-                    const int k = item - in_items;
-                    const int r = k / out_cols, t = k - r * out_cols;
-                    const std::size_t row = static_cast<std::size_t>(c0 + r);
-                    outv[k] =
-                        head ? g.dscores[row * kClasses + out_first + t]
-                             : g.grad_stack[(static_cast<std::size_t>(gb.branch) * g.slot + row) * kHalf + gb.out0 + t];
+            const ContiguousCopy in_copy =
+                contiguous_copy(in, in_source + static_cast<std::size_t>(c0) * width, n * width);
+            const float* const out_rows = out_source + static_cast<std::size_t>(c0) * out_stride;
+            const int copy_items = in_copy.items();
+            ex.phase(copy_items + n, [=](int item) {
+                if (item < copy_items) {
+                    copy_item(in_copy, item);
+                } else {  // one row's out_cols values: all loads, then the stores
+                    const int r = item - copy_items;
+                    const float* src = out_rows + static_cast<std::size_t>(r) * out_stride;
+                    float v[kMaxOutCols] = {};
+                    RG_UNROLL
+                    for (int t = 0; t < kMaxOutCols; ++t)
+                        if (t < out_cols) v[t] = load_ro(src + t);
+                    RG_UNROLL
+                    for (int t = 0; t < kMaxOutCols; ++t)
+                        if (t < out_cols) outv[r * out_cols + t] = v[t];
                 }
             });
         }
@@ -384,9 +532,9 @@ RG_HD void step_grads(Exec& ex, const StepArgs& a, int block, float* smem) {
             std::size_t p;
             if (t < weight_items) {
                 const int o = t / width, i = t - o * width;
-                p = head ? head_w + static_cast<std::size_t>(gb.out0 + o) * kFeatures + i
-                         : static_cast<std::size_t>(gb.branch) * kBranchSize +
-                               static_cast<std::size_t>(gb.out0 + o) * kHalf + i;
+                p = kHead ? head_w + static_cast<std::size_t>(gb.out0 + o) * kFeatures + i
+                          : static_cast<std::size_t>(gb.branch) * kBranchSize +
+                                static_cast<std::size_t>(gb.out0 + o) * kHalf + i;
             } else {
                 p = head_b + (t - weight_items);
             }
@@ -397,27 +545,40 @@ RG_HD void step_grads(Exec& ex, const StepArgs& a, int block, float* smem) {
     }
 }
 
+template <class Exec>
+RG_HD void step_grads(Exec& ex, const StepArgs& a, int block, float* smem) {
+    const GradsBlock gb = grads_block(block, a.depth);
+    if (gb.branch < 0)
+        step_grads_as<true>(ex, a, gb, smem);
+    else
+        step_grads_as<false>(ex, a, gb, smem);
+}
+
 // ---- prediction of one tile of query rows --------------------------------------------------------
 
-template <class Exec>
-RG_HD void predict_tile(Exec& ex, const PredictArgs& a, std::int64_t total_rows, int block, float* weights,
-                        float* state) {
+// kStaged as in step_rows_as: the parameters copied to `weights` (shared memory) first, or read where
+// they are.
+template <bool kStaged, class Exec>
+RG_HD void predict_tile_as(Exec& ex, const PredictArgs& a, std::int64_t total_rows, int block, float* weights,
+                           float* state) {
     const std::int64_t first = static_cast<std::int64_t>(block) * a.tile;
     const int rows = total_rows - first < a.tile ? static_cast<int>(total_rows - first) : a.tile;
     const int ld = kSharedLd;
     {
-        const PredictArgs s = a;
-        const int load_items = rows * kFeatures;
-        ex.phase(load_items + (weights != nullptr ? a.param_count : 0), [=](int item) {
+        const float* const query = a.query_rows + first * kFeatures;
+        const int load_items = rows * kPairs;
+        const ContiguousCopy wc = kStaged ? contiguous_copy(weights, a.params, a.param_count) : ContiguousCopy{};
+        ex.phase(load_items + wc.items(), [=](int item) {
             if (item < load_items) {
-                const int r = item / kFeatures, c = item - r * kFeatures;
-                state[static_cast<std::size_t>(r) * ld + c] = s.query_rows[(first + r) * kFeatures + c];
+                const unsigned int r = static_cast<unsigned int>(item) / kPairs,
+                                   pair = static_cast<unsigned int>(item) - r * kPairs;
+                row_pair_item(state, ld, query + static_cast<std::size_t>(r) * kFeatures, r, pair);
             } else {
-                weights[item - load_items] = s.params[item - load_items];
+                copy_item(wc, item - load_items);
             }
         });
     }
-    const float* const w = weights != nullptr ? weights : a.params;
+    const float* const w = kStaged ? weights : a.params;
     const std::size_t head_w = static_cast<std::size_t>(2 * a.depth) * kBranchSize,
                       head_b = head_w + kClasses * kFeatures;
     core_forward(ex, w, a.depth, a.alpha, state, ld, rows);
@@ -428,6 +589,15 @@ RG_HD void predict_tile(Exec& ex, const PredictArgs& a, std::int64_t total_rows,
     });
     std::int64_t* pred = a.predictions + first;
     ex.phase(rows, [=](int r) { pred[r] = model::argmax_row(scores + r * kClasses); });
+}
+
+template <class Exec>
+RG_HD void predict_tile(Exec& ex, const PredictArgs& a, std::int64_t total_rows, int block, float* weights,
+                        float* state) {
+    if (weights != nullptr)
+        predict_tile_as<true>(ex, a, total_rows, block, weights, state);
+    else
+        predict_tile_as<false>(ex, a, total_rows, block, weights, state);
 }
 
 // How the emulator runs a phase: every item in a loop, forwards or backwards. The items of a phase

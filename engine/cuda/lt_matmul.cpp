@@ -1,8 +1,10 @@
 #include "engine/cuda/lt_matmul.hpp"
 
 #include <algorithm>
+#include <optional>
 
 #include "engine/cuda/check.cuh"
+#include "engine/cuda/lt_candidate.hpp"
 #include "engine/error.hpp"
 
 namespace revgraph::cuda {
@@ -45,13 +47,26 @@ template <typename T>
 void set_pref(cublasLtMatmulPreference_t pref, cublasLtMatmulPreferenceAttributes_t attr, const T& value) {
     cublasCheck(cublasLtMatmulPreferenceSetAttribute(pref, attr, &value, sizeof(value)));
 }
+// One algorithm-configuration attribute, or nothing where cuBLASLt could not say.
 template <typename T>
-T algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr, T fallback) {
-    T value = fallback;
+std::optional<T> algo_config(const cublasLtMatmulAlgo_t& algo, cublasLtMatmulAlgoConfigAttributes_t attr) {
+    T value{};
     std::size_t written = 0;
-    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &value, sizeof(value), &written) != CUBLAS_STATUS_SUCCESS)
-        return fallback;
+    if (cublasLtMatmulAlgoConfigGetAttribute(&algo, attr, &value, sizeof(value), &written) != CUBLAS_STATUS_SUCCESS ||
+        written != sizeof(value))
+        return std::nullopt;
     return value;
+}
+
+// The candidate's numerical implementation flags, or nothing where the query failed.
+std::optional<std::uint64_t> impl_flags(const cublasLtMatmulAlgo_t& algo) {
+    std::uint64_t flags = 0;
+    std::size_t written = 0;
+    if (cublasLtMatmulAlgoCapGetAttribute(&algo, CUBLASLT_ALGO_CAP_NUMERICAL_IMPL_FLAGS, &flags, sizeof(flags),
+                                          &written) != CUBLAS_STATUS_SUCCESS ||
+        written != sizeof(flags))
+        return std::nullopt;
+    return flags;
 }
 
 // Inputs in anything narrower than FP32 (TF32, half, bf16, 8-bit) would change the model's numbers.
@@ -154,25 +169,28 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
             }
             (void)cublasLtMatmulPreferenceDestroy(pref);
             if (status != CUBLAS_STATUS_SUCCESS) found = 0;
+            const LtFilter filter{workspace_bytes_, static_cast<std::uint32_t>(CUBLASLT_REDUCTION_SCHEME_NONE),
+                                  kReducedInputs};
             for (int i = 0; i < found; ++i) {
                 const auto& r = results[i];
-                if (r.state != CUBLAS_STATUS_SUCCESS || r.workspaceSize > workspace_bytes_) continue;
-                const auto splitk = algo_config<std::int32_t>(r.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM, 1);
-                const auto reduction = algo_config<std::uint32_t>(r.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME, 0);
-                std::uint64_t flags = 0;
-                std::size_t written = 0;
-                (void)cublasLtMatmulAlgoCapGetAttribute(&r.algo, CUBLASLT_ALGO_CAP_NUMERICAL_IMPL_FLAGS, &flags,
-                                                        sizeof(flags), &written);
-                if (splitk > 1 || reduction != CUBLASLT_REDUCTION_SCHEME_NONE || (flags & kReducedInputs) != 0)
-                    continue;
+                LtCandidate c;
+                c.heuristic_ok = r.state == CUBLAS_STATUS_SUCCESS;
+                c.workspace = r.workspaceSize;
+                c.splitk = algo_config<std::int32_t>(r.algo, CUBLASLT_ALGO_CONFIG_SPLITK_NUM);
+                c.reduction = algo_config<std::uint32_t>(r.algo, CUBLASLT_ALGO_CONFIG_REDUCTION_SCHEME);
+                c.algo_id = algo_config<std::int32_t>(r.algo, CUBLASLT_ALGO_CONFIG_ID);
+                c.tile = algo_config<std::uint32_t>(r.algo, CUBLASLT_ALGO_CONFIG_TILE_ID);
+                c.stages = algo_config<std::uint32_t>(r.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID);
+                c.impl_flags = impl_flags(r.algo);
+                if (lt_candidate_problem(c, filter) != nullptr) continue;
                 s->algo = r.algo;
                 s->workspace = r.workspaceSize;
-                s->splitk = splitk;
-                s->reduction = reduction;
-                s->impl_flags = flags;
-                s->algo_id = algo_config<std::int32_t>(r.algo, CUBLASLT_ALGO_CONFIG_ID, -1);
-                s->tile = algo_config<std::uint32_t>(r.algo, CUBLASLT_ALGO_CONFIG_TILE_ID, 0);
-                s->stages = algo_config<std::uint32_t>(r.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID, 0);
+                s->splitk = *c.splitk;
+                s->reduction = *c.reduction;
+                s->impl_flags = *c.impl_flags;
+                s->algo_id = *c.algo_id;
+                s->tile = *c.tile;
+                s->stages = *c.stages;
                 s->compute = compute;
                 s->desc = desc;
                 desc = nullptr;

@@ -12,6 +12,8 @@ import io
 import json
 import os
 import shutil
+import signal
+import subprocess
 import sys
 import tempfile
 import unittest
@@ -22,7 +24,8 @@ import gpu_check  # noqa: E402
 import gpu_check_report  # noqa: E402
 
 # What the report needs most comes first: the issue's order.
-ORDER = ["binaries", "gpu-suite", "gpu-validation", "two-process", "validate", "timing", "energy", "sanitizer"]
+ORDER = ["binaries", "gpu-suite", "gpu-validation", "two-process", "validate", "timing", "kernel-lab", "energy",
+         "sanitizer"]
 
 
 def plan():
@@ -40,6 +43,20 @@ class Order(unittest.TestCase):
         self.assertLess(names.index("gpu-validation-fused"), names.index("run-cuda-1"))
         self.assertLess(names.index("run-fused-2"), names.index("revgraph-validate"))
         self.assertLess(names.index("revgraph-validate"), names.index("torch-cuda-graph"))
+
+    def test_the_kernel_lab_is_in_the_main_run(self):
+        steps = {s.name: s for s in plan()}
+        self.assertIn("kernel-lab", steps)
+        self.assertGreaterEqual(steps["kernel-lab"].limit, 40)
+        self.assertTrue(steps["kernel-lab"].cmd[0].endswith("bench/revgraph_kernel_lab"))
+        c = gpu_check.Context("OUT", "SCRATCH", 100, "python3")
+        c.bindir = "BIN"
+        self.assertNotIn("kernel-lab", [s.name for s in gpu_check.follow_up_plan(c)])
+        with contextlib.redirect_stdout(io.StringIO()) as shown:
+            self.assertEqual(gpu_check.main(["--plan"]), 0)
+        self.assertIn("kernel-lab", shown.getvalue())
+        total = int(shown.getvalue().split("total ")[1].rstrip("s\n"))
+        self.assertLessEqual(total, gpu_check.CALL_SECONDS - gpu_check.RESERVE_SECONDS)
 
     def test_every_required_step_comes_before_what_is_only_recorded(self):
         steps = plan()
@@ -62,9 +79,63 @@ class Order(unittest.TestCase):
         c = gpu_check.Context("OUT", "SCRATCH", 100, "python3")
         c.bindir = "BIN"
         names = [s.name for s in gpu_check.follow_up_plan(c)]
-        for wanted in ("kernel-lab", "bench-throughput", "ncu-cuda-fused", "ncu-cuda", "cpu-suites"):
+        for wanted in ("energy-torch-cuda-graph", "bench-throughput", "ncu-cuda-fused", "ncu-cuda", "cpu-suites"):
             self.assertIn(wanted, names)
         self.assertFalse(any(s.required for s in gpu_check.follow_up_plan(c)))
+
+
+class Binaries(unittest.TestCase):
+    def test_the_fallback_build_gets_the_packed_pkg_config_files_and_tools(self):
+        with tempfile.TemporaryDirectory() as root:
+            os.makedirs(os.path.join(root, ".gpudeps", "lib", "pkgconfig"))
+            os.makedirs(os.path.join(root, ".gpudeps", "bin"))
+            env = gpu_check.gpudeps_env(root, {"PATH": "/usr/bin", "PKG_CONFIG_PATH": "/opt/pc"})
+            pc = os.path.join(root, ".gpudeps", "lib", "pkgconfig")
+            self.assertEqual(env["PKG_CONFIG_PATH"], pc + ":/opt/pc")  # the packed files first
+            self.assertEqual(env["PATH"], "/usr/bin:" + os.path.join(root, ".gpudeps", "bin"))  # the machine's first
+            self.assertEqual(gpu_check.gpudeps_env(os.path.join(root, "none"), {"PATH": "/usr/bin"}), {})
+        c = gpu_check.Context("OUT", tempfile.mkdtemp(), 100, "python3")
+        self.addCleanup(shutil.rmtree, c.scratch)
+        build = os.path.join(c.scratch, "b")
+        steps, arch = gpu_check.build_steps(c, {"GPU_CHECK_BUILD": build, "GPU_CHECK_ARCH": "90"}, "abc")
+        configure, ninja = steps
+        self.assertIn("-Dpython=disabled", configure.cmd)
+        self.assertIn("-Dgpu_arch=90", configure.cmd)
+        for s in steps:
+            self.assertEqual(s.env["REVGRAPH_GIT_COMMIT"], "abc")
+            if os.path.isdir(os.path.join(gpu_check.ROOT, ".gpudeps", "lib", "pkgconfig")):
+                self.assertTrue(s.env["PKG_CONFIG_PATH"].startswith(os.path.join(gpu_check.ROOT, ".gpudeps")))
+
+    def test_binaries_that_start_but_see_no_gpu_fail_the_check(self):
+        def listing(**fused):
+            return json.dumps({"backends": [{"requested": "cpu", "usable": True, "backend": "cpu"},
+                                            {"requested": "cuda-fused", **fused}]})
+        ok, why = gpu_check.backends_verdict(listing(usable=True, backend="cuda-fused", device="H200"))
+        self.assertTrue(ok, why)
+        ok, why = gpu_check.backends_verdict(listing(usable=False, reason="no NVIDIA driver"))
+        self.assertFalse(ok)
+        self.assertIn("no NVIDIA driver", why)
+        self.assertFalse(gpu_check.backends_verdict(listing(usable=True, backend="cpu"))[0])  # not the name asked for
+        self.assertFalse(gpu_check.backends_verdict(json.dumps({"backends": []}))[0])
+        self.assertFalse(gpu_check.backends_verdict("revgraph: unknown command")[0])
+
+    def test_check_backends_fails_where_revgraph_exits_0_without_a_gpu(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            fake = os.path.join(tmp, "revgraph")
+            for usable, want in (("false", 1), ("true", 0)):
+                with open(fake, "w") as f:  # exits 0 whatever it finds, like revgraph backends
+                    f.write("#!/bin/sh\necho '{\"backends\": [{\"requested\": \"cuda-fused\", \"usable\": "
+                            + usable + ", \"backend\": \"cuda-fused\"}]}'\n")
+                os.chmod(fake, 0o755)
+                with contextlib.redirect_stdout(io.StringIO()):
+                    self.assertEqual(gpu_check.main(["check-backends", "--revgraph", fake]), want, usable)
+
+    def test_the_prebuilt_check_judges_the_json(self):
+        c = gpu_check.Context("OUT", "SCRATCH", 100, "python3")
+        c.bindir = "BIN"
+        step = gpu_check.prebuilt_step(c)
+        self.assertEqual(step.cmd[2:], ["check-backends", "--revgraph", "BIN/tools/revgraph"])
+        self.assertTrue(step.required)
 
 
 class FakeRun:
@@ -121,12 +192,11 @@ class FakeRun:
 
 
 class Reports(unittest.TestCase):
-    def test_a_report_after_the_binaries_and_after_every_required_step(self):
+    def test_a_report_after_the_binaries_and_after_every_step(self):
         with FakeRun() as run:
             run.main()
             after = [r.get("written_after") for r in run.reports]
-            required = [s.name for s in plan() if s.required]
-            self.assertEqual(after, ["binaries"] + required + [None])
+            self.assertEqual(after, ["binaries"] + [s.name for s in plan()] + [None])  # recorded steps too
             self.assertTrue(all(r["complete"] is False for r in run.reports[:-1]))
             self.assertIs(run.reports[-1]["complete"], True)
             commit, _ = gpu_check.detect_commit(gpu_check.ROOT, os.environ)
@@ -134,16 +204,16 @@ class Reports(unittest.TestCase):
             self.assertEqual(run.ran[0], "binaries")
             self.assertEqual([p["name"] for p in run.reports[-1]["plan"]], ["binaries"] + [s.name for s in plan()])
 
-    def test_a_run_stopped_anywhere_leaves_the_report_of_its_last_required_step(self):
-        required = [s.name for s in plan() if s.required]
-        for stop in ("gpu-validation", "run-fused-1", "torch-cuda-graph", "sanitize-racecheck-cuda-fused"):
+    def test_a_run_stopped_anywhere_leaves_the_report_of_its_last_step(self):
+        for stop in ("gpu-validation", "run-fused-1", "torch-cuda-graph", "kernel-lab",
+                     "sanitize-racecheck-cuda-fused"):
             with FakeRun(stop_at=stop) as run:
                 rc, out = run.main()
                 self.assertIsNone(rc)
                 with open(os.path.join(out, "report.json")) as f:
                     left = json.load(f)
                 names = [s.name for s in plan()]
-                done = [n for n in required if names.index(n) < names.index(stop)]
+                done = names[:names.index(stop)]
                 self.assertEqual(left["written_after"], done[-1] if done else "binaries", stop)
                 self.assertIs(left["complete"], False)
                 self.assertFalse(left["passed"])
@@ -208,6 +278,33 @@ class Tests(unittest.TestCase):
         self.assertEqual(m[0]["env"], {"REVGRAPH_SOURCE_ROOT": "@SOURCE@"})
         self.assertEqual(m[0]["suite"], ["gpu"])
         self.assertEqual(gpu_check.resolve("@BUILD@/tools/x", "/pre", "py"), "/pre/tools/x")
+
+    def test_doctest_programs_get_the_duration_option_and_a_stopped_suite_names_its_test(self):
+        self.assertTrue(gpu_check.is_doctest({"cmd": ["@BUILD@/test/cuda/test_cuda_gpu"]}))
+        self.assertFalse(gpu_check.is_doctest({"cmd": ["@PYTHON@", "@SOURCE@/test/tools/t.py"]}))
+        c = gpu_check.Context("OUT", "SCRATCH", 100, "python3")
+        c.bindir, c.manifest = "BIN", "MANIFEST"
+        suite = next(s for s in gpu_check.main_plan(c) if s.name == "gpu-suite")
+        self.assertIn("--doctest-arg=--duration=true", suite.cmd)
+        with tempfile.TemporaryDirectory() as tmp:
+            os.makedirs(os.path.join(tmp, "test"))
+            prog = os.path.join(tmp, "test", "test_x")
+            with open(prog, "w") as f:  # prints its arguments, then hangs like a slow GPU case
+                f.write("#!/bin/sh\necho \"args: $*\"\nexec sleep 30\n")
+            os.chmod(prog, 0o755)
+            with open(os.path.join(tmp, "m.json"), "w") as f:
+                json.dump([{"name": "slow", "suite": ["gpu"], "cmd": ["@BUILD@/test/test_x"], "env": {},
+                            "timeout": 60}], f)
+            log = os.path.join(tmp, "log.json")
+            p = subprocess.Popen([sys.executable, os.path.join(gpu_check.ROOT, "tools", "gpu_check.py"), "run-tests",
+                                  "--manifest", os.path.join(tmp, "m.json"), "--bin", tmp, "--python", sys.executable,
+                                  "--testlog", log, "--suite", "gpu", "--doctest-arg=--duration=true"],
+                                 stdout=subprocess.PIPE, text=True, start_new_session=True)
+            self.assertEqual(p.stdout.readline().strip(), "args: --duration=true")
+            os.killpg(p.pid, signal.SIGTERM)  # what Runner does at the step's limit
+            p.communicate(timeout=20)
+            with open(log) as f:
+                self.assertEqual([json.loads(x)["result"] for x in f], ["STOPPED"])
 
     def test_run_tests_writes_mesons_test_log(self):
         with tempfile.TemporaryDirectory() as tmp:
