@@ -167,3 +167,28 @@ def backends():
     """What `revgraph backends --json` prints: version, git_commit, and for each backend name
     whether it is usable here (and on what), or why not."""
     return _core.backends()
+
+
+# ----- qualify / verify (issue 24): engine/qualify over Python -----
+def qualify(idx_dir, *, submission=None, draws=11, first_seed=2026091400, band="12", backend="auto", together=False,
+            **config):
+    """The qualification protocol of docs/spec.md §9 on the MNIST training IDX files in idx_dir, as
+    `revgraph qualify`: returns its JSON report as a dict (passed, qualified, total_correct, ...).
+    With submission="OUT/", also writes the verifiable submission folder (all or nothing, never into
+    a non-empty folder). band is a decimal string ("12", "7.5"). ValueError for a bad band, config
+    or backend name; RuntimeError for what the run meets (missing IDX files, an existing folder)."""
+    if not isinstance(band, str):
+        raise ValueError(f"band must be a decimal string such as \"12\" or \"7.5\", got {band!r}")
+    for name, value in (("draws", draws), ("first_seed", first_seed)):
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
+            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+    return _core.qualify(str(idx_dir), None if submission is None else str(submission), band, int(first_seed),
+                         int(draws), bool(together), backend, _config_kwargs(config))
+
+
+def verify(submission, idx_dir, *, retrain=False, backend=None):
+    """`revgraph verify`: every claim of a submission folder re-derived from the IDX files in
+    idx_dir. Returns {"holds": bool, "failures": ["FILE: KEY: ...", ...], "claims": n}; with
+    retrain=True every draw is trained again (on `backend`, default the protocol's) and its
+    predictions must be byte-equal."""
+    return _core.verify(str(submission), str(idx_dir), bool(retrain), backend)

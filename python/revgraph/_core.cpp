@@ -27,6 +27,9 @@
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/npy.hpp"
 #include "engine/io/task_files.hpp"
+#include "engine/qualify/band.hpp"
+#include "engine/qualify/qualification.hpp"
+#include "engine/qualify/verify.hpp"
 #include "engine/runtime_options.hpp"
 #include "engine/task.hpp"
 #include "engine/version.hpp"
@@ -339,6 +342,68 @@ void write_files_atomic(const std::vector<std::pair<std::string, py::bytes>>& fi
     } catch (const Error& e) { throw std::runtime_error(e.what()); }
 }
 
+// ===== qualify / verify / the band rule (issue 24; engine/qualify/) — one block, kept apart =====
+// revgraph.qualify(...) and revgraph.verify(...) are engine/qualify's run_qualification and
+// verify_submission; required_correct is its exact band rule, which `python -m revgraph score`
+// uses. Bad band or config: ValueError; anything the run meets (IDX files, the folder): RuntimeError.
+
+std::int64_t band_required_correct(std::int64_t total, const std::string& band, const std::string& what) {
+    try {
+        return qualify::Band::parse(band, what).required_correct(total);
+    } catch (const Error& e) { bad(e.what()); }
+}
+
+py::object qualify_run(const std::string& idx_dir, const std::optional<std::string>& submission,
+                       const std::string& band, std::uint64_t first_seed, int draws, bool together,
+                       const std::string& backend, const py::dict& config) {
+    qualify::QualifyRequest r;
+    r.idx_dir = idx_dir;
+    if (submission) r.submission = *submission;
+    try {
+        r.protocol.band = qualify::Band::parse(band, "band");
+    } catch (const Error& e) { bad(e.what()); }
+    if (r.protocol.band.nano_percent() <= 0 || r.protocol.band.nano_percent() >= 100'000'000'000)
+        bad("band must be a percentage in (0, 100), got '" + band + "'");
+    if (draws < 1 || draws > 1000) bad("draws must be in 1..1000, got " + std::to_string(draws));
+    r.protocol.first_seed = first_seed;
+    r.protocol.draws = draws;
+    r.protocol.together = together;
+    r.protocol.backend = backend;
+    r.protocol.config = task_config(config);
+    backend_named(backend);  // an unknown name is ValueError before any work
+    qualify::QualifyOutcome o;
+    {
+        py::gil_scoped_release nogil;
+        try {
+            o = qualify::run_qualification(r);
+        } catch (const Error& e) { throw std::runtime_error(e.what()); }
+    }
+    return json_to_python(o.report);
+}
+
+py::dict verify_run(const std::string& submission, const std::string& idx_dir, bool retrain,
+                    const std::optional<std::string>& backend) {
+    qualify::VerifyRequest r;
+    r.submission = submission;
+    r.idx_dir = idx_dir;
+    r.retrain = retrain;
+    r.backend = backend;
+    if (backend) backend_named(*backend);
+    qualify::VerifyOutcome o;
+    {
+        py::gil_scoped_release nogil;
+        try {
+            o = qualify::verify_submission(r);
+        } catch (const Error& e) { throw std::runtime_error(e.what()); }
+    }
+    py::dict d;
+    d["holds"] = o.holds();
+    d["failures"] = o.failures;
+    d["claims"] = o.claims;
+    return d;
+}
+// ===== end of the qualify block =====
+
 }  // namespace
 }  // namespace revgraph::python
 
@@ -376,6 +441,12 @@ PYBIND11_MODULE(_core, m) {
     m.def("configure_gpu", &configure_gpu, py::arg("device") = py::none(), py::arg("workspace_bytes") = py::none(),
           py::arg("pdl") = py::none());
     m.def("write_files_atomic", &write_files_atomic, py::arg("files"));
+    // qualify block (issue 24)
+    m.def("required_correct", &band_required_correct, py::arg("total"), py::arg("band"), py::arg("what") = "band");
+    m.def("qualify", &qualify_run, py::arg("idx_dir"), py::arg("submission"), py::arg("band"), py::arg("first_seed"),
+          py::arg("draws"), py::arg("together"), py::arg("backend"), py::arg("config"));
+    m.def("verify", &verify_run, py::arg("submission"), py::arg("idx_dir"), py::arg("retrain"), py::arg("backend"));
+    // end of the qualify block
     m.def("version", [] { return std::string(revgraph::version()); });
     m.def("git_commit", [] { return std::string(revgraph::git_commit()); });
 }

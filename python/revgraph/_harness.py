@@ -2,15 +2,17 @@
 
 learn reads only train_images, train_labels and test_images from the harness's archive (np.load
 is lazy: the other members, test_labels and the index arrays among them, are never read), trains
-and writes int64 predictions; score reads the predictions and the archive's test_labels and says
-whether the error is within the band, in exact integer arithmetic.
+and writes int64 predictions (.npy); score reads the predictions (.npy, or .npz with one array)
+and the archive's test_labels and prints, as the group's evaluator does, one JSON object:
+accuracy, correct, total, confusion_matrix (rows = true class), per_class_accuracy,
+required_correct (the engine's exact band rule), meets_accuracy_target, error_rate_percent.
 
 Errors are one line `revgraph: error: ...` on stderr: exit 1 for bad data or config, 2 for usage.
-score exits 0 within the band and 3 outside it. Nothing is written unless everything is.
+A valid score is exit 0 whether or not it meets the band (`--fail-below`: exit 3 below it, as
+`revgraph qualify`). Nothing is written unless everything is.
 """
 import argparse
-import fractions
-import math
+import json
 import os
 import sys
 import zipfile
@@ -49,8 +51,10 @@ def _parser():
     learn.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     score = sub.add_parser("score", help="accuracy of predictions against the archive's test_labels")
     score.add_argument("--data", required=True, help="the harness's medium.npz")
-    score.add_argument("--predictions", required=True, help="int predictions (.npy)")
-    score.add_argument("--error-target", default="12", help="the band: at most this error, in percent (default 12)")
+    score.add_argument("--predictions", required=True, help="int predictions (.npy, or .npz holding one array)")
+    score.add_argument("--error-target", default="12",
+                       help="the band: at most this error, a decimal number of percent (default 12)")
+    score.add_argument("--fail-below", action="store_true", help="exit 3 when the band is not met (for scripts)")
     return p
 
 
@@ -104,6 +108,8 @@ def _check_outputs(outputs, inputs):
 
 
 def learn(args):
+    if not args.predictions.endswith(".npy"):
+        raise Failure(f"--predictions {args.predictions}: the predictions file's name must end in .npy", 2)
     outputs = [("--predictions", args.predictions)]
     if args.metadata:
         outputs.append(("--metadata", args.metadata))
@@ -151,61 +157,73 @@ def learn(args):
     return 0
 
 
-def _error_target(text):
+def _required_correct(total, target):
+    """The engine's exact band rule (engine/qualify/band.hpp): ceil(total * (100 - target) / 100)."""
     try:
-        target = fractions.Fraction(text.strip())
-    except (ValueError, ZeroDivisionError):
-        raise Failure(f"--error-target must be a number of percent, got '{text}'", 2)
-    if not 0 <= target <= 100:
-        raise Failure(f"--error-target must be in 0..100, got '{text}'", 2)
-    return target
+        return _core.required_correct(total, target, "--error-target")
+    except ValueError as e:
+        raise Failure(str(e), 2)
 
 
-def _percent(numerator, denominator, round_up=False):
-    """numerator/denominator in percent with two decimals, rounded in the direction asked."""
-    hundredths = -((-numerator * 10000) // denominator) if round_up else (numerator * 10000) // denominator
-    return f"{hundredths // 100}.{hundredths % 100:02d}%"
+def _load_predictions(path):
+    if not path.endswith((".npy", ".npz")):
+        raise Failure(f"{path}: predictions must be a .npy or .npz file", 2)
+    try:
+        loaded = np.load(path, allow_pickle=False)
+    except OSError as e:
+        raise Failure(f"cannot read {path}: {e.strerror or e}")
+    except (ValueError, zipfile.BadZipFile, EOFError) as e:
+        raise Failure(f"{path}: not an .npy/.npz file ({e})")
+    if isinstance(loaded, np.lib.npyio.NpzFile):
+        with loaded:
+            names = loaded.files
+            if len(names) != 1:
+                raise Failure(f"{path}: an .npz of predictions must hold exactly one array, it holds {len(names)}")
+            return _member(loaded, path, names[0])
+    return loaded
 
 
 def score(args):
-    target = _error_target(args.error_target)
     with _open_archive(args.data) as archive:
         labels = _member(archive, args.data, "test_labels")
     if labels.ndim != 1 or labels.dtype.kind not in "iu":
         raise Failure(f"{args.data}: test_labels must be integer (Q,), got {labels.dtype.str} {labels.shape}")
-    try:
-        predictions = np.load(args.predictions, allow_pickle=False)
-    except OSError as e:
-        raise Failure(f"cannot read {args.predictions}: {e.strerror or e}")
-    except ValueError as e:
-        raise Failure(f"{args.predictions}: not an .npy array ({e})")
-    if not isinstance(predictions, np.ndarray) or predictions.dtype.kind not in "iu" or predictions.ndim != 1:
-        what = f"{predictions.dtype.str} {predictions.shape}" if isinstance(predictions, np.ndarray) else "an archive"
-        raise Failure(f"{args.predictions}: predictions must be integer (Q,), got {what}")
-    if predictions.shape[0] != labels.shape[0]:
-        raise Failure(f"{args.predictions}: {predictions.shape[0]} predictions for {labels.shape[0]} test labels")
     if labels.shape[0] == 0:
         raise Failure(f"{args.data}: test_labels is empty")
-    outside = np.flatnonzero((predictions < 0) | (predictions > 9))
-    if outside.size:
-        i = int(outside[0])
-        raise Failure(f"{args.predictions}: prediction {int(predictions[i])} at index {i} is outside 0..9")
+    required = _required_correct(int(labels.shape[0]), args.error_target.strip())
+    predictions = _load_predictions(args.predictions)
+    if not isinstance(predictions, np.ndarray) or predictions.dtype.kind not in "iu" or predictions.ndim != 1:
+        raise Failure(f"{args.predictions}: predictions must be integer (Q,), got {predictions.dtype.str} "
+                      f"{predictions.shape}")
+    if predictions.shape[0] != labels.shape[0]:
+        raise Failure(f"{args.predictions}: {predictions.shape[0]} predictions for {labels.shape[0]} test labels")
+    for what, a, path in (("prediction", predictions, args.predictions), ("test label", labels, args.data)):
+        outside = np.flatnonzero((a < 0) | (a > 9))
+        if outside.size:
+            i = int(outside[0])
+            raise Failure(f"{path}: {what} {int(a[i])} at index {i} is outside 0..9")
 
     total = int(labels.shape[0])
     correct = int(np.count_nonzero(predictions == labels))
-    # required = ceil(total * (100 - target) / 100), exactly: Fractions, then an integer ceiling.
-    required = math.ceil(fractions.Fraction(total) * (100 - target) / 100)
-    within = correct >= required
-    target_text = str(target.numerator) if target.denominator == 1 else args.error_target.strip()
-    # Accuracy rounded down and error rounded up: the two decimals never flatter the result.
-    print(f"accuracy {_percent(correct, total)} ({correct}/{total} correct), "
-          f"error {_percent(total - correct, total, round_up=True)}")
-    if within:
-        print(f"band: error at most {target_text}% needs {required}/{total} correct: within the band")
-    else:
-        print(f"band: error at most {target_text}% needs {required}/{total} correct: outside the band "
-              f"({required - correct} short)")
-    return 0 if within else 3
+    confusion = np.zeros((10, 10), dtype=np.int64)  # rows: the true class, columns: the prediction
+    np.add.at(confusion, (labels.astype(np.int64), predictions.astype(np.int64)), 1)
+    per_class = [None if row.sum() == 0 else float(row[k]) / float(row.sum()) for k, row in enumerate(confusion)]
+    meets = correct >= required
+    result = {
+        "accuracy": correct / total,
+        "correct": correct,
+        "total": total,
+        "error_rate_percent": 100.0 * (total - correct) / total,
+        "error_target_percent": args.error_target.strip(),
+        "required_correct": required,
+        "meets_accuracy_target": meets,
+        "confusion_matrix": confusion.tolist(),
+        "per_class_accuracy": per_class,
+    }
+    print(json.dumps(result, indent=2))
+    print(f"revgraph: score: {correct}/{total} correct; error at most {args.error_target.strip()}% needs {required}: "
+          + ("met" if meets else f"NOT met ({required - correct} short)"), file=sys.stderr)
+    return 3 if args.fail_below and not meets else 0
 
 
 def main(argv):

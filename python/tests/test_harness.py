@@ -1,6 +1,7 @@
 """python -m revgraph learn|score on a made-up medium.npz: learn reads only the three inputs (a
 corrupt test_labels member does not stop it), writes the CLI's predictions, never replaces an
-input and writes nothing when it fails; score's verdict is exact at the band's edge."""
+input and writes nothing when it fails; score prints the evaluator's keys (against numpy), its
+verdict exact at the band's edge, exit 0 below the band unless --fail-below."""
 import json
 import os
 import struct
@@ -110,8 +111,8 @@ def test_learn_refuses_to_replace_an_input(tmp_path, medium):
         p = harness("learn", "--data", str(path), "--backend", "cpu", *args)
         assert p.returncode == 2, p.stderr
         assert p.stderr.startswith("revgraph: error: ") and p.stderr.count("\n") == 1, p.stderr
-    os.link(path, tmp_path / "hardlink.npz")
-    p = harness("learn", "--data", str(path), "--predictions", str(tmp_path / "hardlink.npz"), "--backend", "cpu")
+    os.link(path, tmp_path / "hardlink.npy")  # a .npy name: the same-file check, not the name rule
+    p = harness("learn", "--data", str(path), "--predictions", str(tmp_path / "hardlink.npy"), "--backend", "cpu")
     assert p.returncode == 2 and "never replaces an input" in p.stderr
     assert path.read_bytes() == before
     assert (tmp_path / "c.json").read_text() == "{}"
@@ -199,34 +200,64 @@ def write_predictions(tmp_path, labels, wrong):
     return tmp_path / "p.npy"
 
 
+def scored(p):
+    """score's JSON object on stdout (one line on stderr says the verdict)."""
+    assert p.stderr.count("\n") == 1 and p.stderr.startswith("revgraph: score: "), p.stderr
+    return json.loads(p.stdout)
+
+
 def test_score_at_the_band_edge(tmp_path):
     labels = np.arange(200, dtype=np.int64) % 10
     np.savez(tmp_path / "m.npz", test_labels=labels)
     # 12% of 200: at least ceil(200 * 88 / 100) = 176 correct.
     p = score(tmp_path / "m.npz", write_predictions(tmp_path, labels, 24))
     assert p.returncode == 0, p.stderr
-    assert p.stdout == ("accuracy 88.00% (176/200 correct), error 12.00%\n"
-                        "band: error at most 12% needs 176/200 correct: within the band\n")
+    r = scored(p)
+    assert (r["correct"], r["total"], r["required_correct"], r["meets_accuracy_target"]) == (176, 200, 176, True)
+    assert r["accuracy"] == 0.88 and r["error_rate_percent"] == 12.0
+    # Below the band is still a valid score: exit 0, meets_accuracy_target false; --fail-below: 3.
     p = score(tmp_path / "m.npz", write_predictions(tmp_path, labels, 25))
-    assert p.returncode == 3
-    assert p.stdout == ("accuracy 87.50% (175/200 correct), error 12.50%\n"
-                        "band: error at most 12% needs 176/200 correct: outside the band (1 short)\n")
+    assert p.returncode == 0, p.stderr
+    r = scored(p)
+    assert (r["correct"], r["required_correct"], r["meets_accuracy_target"]) == (175, 176, False)
+    assert "NOT met (1 short)" in p.stderr
+    assert score(tmp_path / "m.npz", tmp_path / "p.npy", "--fail-below").returncode == 3
+    assert score(tmp_path / "m.npz", write_predictions(tmp_path, labels, 24), "--fail-below").returncode == 0
+
+
+def test_score_confusion_matrix_against_numpy(tmp_path):
+    rng = np.random.default_rng(3)
+    labels = rng.integers(0, 9, 300).astype(np.int64)  # class 9 never occurs: its accuracy is null
+    predictions = np.where(rng.random(300) < 0.7, labels, rng.integers(0, 10, 300)).astype(np.int64)
+    np.savez(tmp_path / "m.npz", test_labels=labels)
+    np.save(tmp_path / "p.npy", predictions)
+    r = scored(score(tmp_path / "m.npz", tmp_path / "p.npy"))
+    expect = [[int(np.sum((labels == t) & (predictions == q))) for q in range(10)] for t in range(10)]
+    assert r["confusion_matrix"] == expect
+    assert r["per_class_accuracy"][:9] == [expect[k][k] / sum(expect[k]) for k in range(9)]
+    assert r["per_class_accuracy"][9] is None
+    assert r["correct"] == int(np.sum(labels == predictions)) == sum(expect[k][k] for k in range(10))
+    assert list(r) == ["accuracy", "correct", "total", "error_rate_percent", "error_target_percent",
+                       "required_correct", "meets_accuracy_target", "confusion_matrix", "per_class_accuracy"]
+    # The same predictions in an .npz of one array score the same.
+    np.savez(tmp_path / "p.npz", predictions=predictions)
+    assert scored(score(tmp_path / "m.npz", tmp_path / "p.npz")) == r
 
 
 def test_score_is_exact_where_floats_are_not(tmp_path):
     # 7 labels, target 12.5%: 7 * 87.5 / 100 = 6.125, so all 7 must be right.
     labels = np.arange(7, dtype=np.int64)
     np.savez(tmp_path / "m.npz", test_labels=labels)
-    p = score(tmp_path / "m.npz", write_predictions(tmp_path, labels, 1), "--error-target", "12.5")
-    assert p.returncode == 3
-    assert p.stdout.splitlines() == ["accuracy 85.71% (6/7 correct), error 14.29%",
-                                     "band: error at most 12.5% needs 7/7 correct: outside the band (1 short)"]
+    r = scored(score(tmp_path / "m.npz", write_predictions(tmp_path, labels, 1), "--error-target", "12.5"))
+    assert (r["correct"], r["required_correct"], r["meets_accuracy_target"]) == (6, 7, False)
     # 0.7 * 100 is 70.00000000000001 in floats; in integers 100 labels at 30% need exactly 70 correct.
     labels = np.arange(100, dtype=np.int64) % 10
     np.savez(tmp_path / "m.npz", test_labels=labels)
-    p = score(tmp_path / "m.npz", write_predictions(tmp_path, labels, 30), "--error-target", "30")
-    assert p.returncode == 0
-    assert "needs 70/100 correct: within the band" in p.stdout
+    r = scored(score(tmp_path / "m.npz", write_predictions(tmp_path, labels, 30), "--error-target", "30"))
+    assert (r["required_correct"], r["meets_accuracy_target"]) == (70, True)
+    # The engine's one rule, as revgraph qualify uses it.
+    assert revgraph._core.required_correct(110000, "12") == 96800
+    assert revgraph._core.required_correct(7, "12.5") == 7
 
 
 def test_score_refuses_bad_predictions(tmp_path):
@@ -239,10 +270,26 @@ def test_score_refuses_bad_predictions(tmp_path):
         p = harness("score", "--data", str(tmp_path / "m.npz"), "--predictions", str(tmp_path / name))
         assert p.returncode == 1, (name, p.stderr)
         assert p.stderr.startswith("revgraph: error: ") and p.stderr.count("\n") == 1
-    for target in ("-1", "101", "twelve"):
+    # Not .npy/.npz by name: refused as the harness's evaluator does, whatever the content.
+    np.save(tmp_path / "good.npy", labels)
+    os.rename(tmp_path / "good.npy", tmp_path / "good.bin")
+    p = harness("score", "--data", str(tmp_path / "m.npz"), "--predictions", str(tmp_path / "good.bin"))
+    assert p.returncode == 2 and ".npy or .npz" in p.stderr
+    np.savez(tmp_path / "two.npz", a=labels, b=labels)
+    p = harness("score", "--data", str(tmp_path / "m.npz"), "--predictions", str(tmp_path / "two.npz"))
+    assert p.returncode == 1 and "exactly one array" in p.stderr
+    for target in ("-1", "101", "twelve", "1e1", "12."):
         p = harness("score", "--data", str(tmp_path / "m.npz"), "--predictions", str(tmp_path / "short.npy"),
                     "--error-target", target)
-        assert p.returncode == 2 and "--error-target" in p.stderr
+        assert p.returncode == 2 and "--error-target" in p.stderr, (target, p.stderr)
+
+
+def test_learn_refuses_a_predictions_name_not_npy(tmp_path, medium):
+    path, _ = medium
+    for name in ("p.npz", "p", "p.npy.txt"):
+        p = harness("learn", "--data", str(path), "--predictions", str(tmp_path / name), "--quiet")
+        assert p.returncode == 2 and "must end in .npy" in p.stderr, (name, p.stderr)
+        assert not (tmp_path / name).exists()
 
 
 def test_learn_then_score(tmp_path, medium):
@@ -253,7 +300,7 @@ def test_learn_then_score(tmp_path, medium):
     p = harness("score", "--data", str(path), "--predictions", str(out), "--error-target", "100")
     assert p.returncode == 0
     correct = int(np.count_nonzero(np.load(out) == test_labels))
-    assert f"({correct}/120 correct)" in p.stdout
+    assert scored(p)["correct"] == correct
     # The made-up classes are easy: training learnt them (far better than chance, 12 of 120).
     assert correct > 60, correct
 

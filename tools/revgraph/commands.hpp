@@ -19,6 +19,7 @@ struct Command {
 Command add_run_command(CLI::App& app);
 std::vector<Command> add_data_commands(CLI::App& app);
 Command add_qualify_command(CLI::App& app);
+Command add_verify_command(CLI::App& app);
 Command add_validate_command(CLI::App& app, const std::string& self_path);
 Command add_backends_command(CLI::App& app);
 // `sweep` and `sweep merge` (tools/revgraph/sweep.cpp), merge first.

@@ -20,16 +20,6 @@ namespace revgraph::cli {
 
 namespace {
 
-std::filesystem::path find_idx(const std::filesystem::path& dir, const std::string& stem) {
-    std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec)) throw Error(dir.string() + ": not a directory (--idx-dir)");
-    for (const auto& name : {stem, stem + ".gz"}) {
-        const auto p = dir / name;
-        if (std::filesystem::exists(p, ec)) return p;
-    }
-    throw Error(dir.string() + ": no " + stem + " (or " + stem + ".gz) in this directory");
-}
-
 struct DataOptions {
     std::optional<std::string> idx_dir, seed, output, test_labels_output, split_seed;
     bool quiet = false;
@@ -91,15 +81,6 @@ void add_outputs(CLI::App& sub, DataOptions& o) {
 }
 
 }  // namespace
-
-io::MnistSet read_official_training_set(const std::filesystem::path& dir) {
-    return io::read_mnist(find_idx(dir, "train-images-idx3-ubyte"), find_idx(dir, "train-labels-idx1-ubyte"));
-}
-
-std::vector<io::IdxFileCheck> check_official_mnist(const std::filesystem::path& dir) {
-    return {io::check_official_mnist(find_idx(dir, "train-images-idx3-ubyte"), io::MnistFile::train_images),
-            io::check_official_mnist(find_idx(dir, "train-labels-idx1-ubyte"), io::MnistFile::train_labels)};
-}
 
 bool report_official_mnist(const std::vector<io::IdxFileCheck>& checks, bool quiet) {
     bool official = true;

@@ -160,6 +160,7 @@ int main(int argc, char** argv) {
     commands.push_back(cli::add_run_command(app));
     for (auto& c : cli::add_data_commands(app)) commands.push_back(std::move(c));
     commands.push_back(cli::add_qualify_command(app));
+    commands.push_back(cli::add_verify_command(app));
     commands.push_back(cli::add_validate_command(app, self_path(argv[0])));
     commands.push_back(cli::add_backends_command(app));
     for (auto& c : cli::add_sweep_commands(app)) commands.push_back(std::move(c));

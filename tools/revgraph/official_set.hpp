@@ -1,20 +1,19 @@
 #pragma once
-// What `revgraph data` and `revgraph qualify` share (defined in data.cpp): the official MNIST
-// training set read from a directory of IDX files, and whether those files are the official ones.
+// What `revgraph data` and `revgraph qualify` share: the official MNIST training set read from a
+// directory of IDX files, and whether those files are the official ones (printed here, in data.cpp).
 #include <filesystem>
 #include <vector>
 
 #include "engine/io/idx.hpp"
 #include "engine/io/mnist_official.hpp"
+#include "engine/qualify/training_set.hpp"
 
 namespace revgraph::cli {
 
-// The training images and labels from DIR/train-images-idx3-ubyte and train-labels-idx1-ubyte (or
-// their .gz); throws Error naming the file that is missing or malformed.
-io::MnistSet read_official_training_set(const std::filesystem::path& dir);
+// The training set and the official-file checks live in the engine (engine/qualify/training_set.hpp).
+using qualify::check_official_mnist;
+using qualify::read_official_training_set;
 
-// Each IDX file's md5/sha256 against the official MNIST files' (gzip md5s).
-std::vector<io::IdxFileCheck> check_official_mnist(const std::filesystem::path& dir);
 // Prints each file's verdict, and a warning (even when quiet) where they are not the official
 // files; returns whether both are.
 bool report_official_mnist(const std::vector<io::IdxFileCheck>& checks, bool quiet);

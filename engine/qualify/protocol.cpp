@@ -1,0 +1,267 @@
+#include "engine/qualify/protocol.hpp"
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <exception>
+#include <memory>
+#include <thread>
+
+#include "engine/backends.hpp"
+#include "engine/data/draws.hpp"
+#include "engine/error.hpp"
+#include "engine/io/npy.hpp"
+#include "engine/io/sha256.hpp"
+#include "engine/io/task_files.hpp"
+
+namespace revgraph::qualify {
+
+nlohmann::ordered_json DrawRecord::to_json() const {
+    return {{"index", index},
+            {"dataset_seed", dataset_seed},
+            {"train_indices_sha256", train_indices_sha256},
+            {"test_indices_sha256", test_indices_sha256},
+            {"train_test_disjoint", train_test_disjoint},
+            {"input_sha256", input_sha256}};
+}
+
+namespace {
+
+bool disjoint(const std::vector<std::int64_t>& a, const std::vector<std::int64_t>& b) {
+    std::vector<std::int64_t> x = a, y = b;
+    std::sort(x.begin(), x.end());
+    std::sort(y.begin(), y.end());
+    std::vector<std::int64_t> both;
+    std::set_intersection(x.begin(), x.end(), y.begin(), y.end(), std::back_inserter(both));
+    return both.empty();
+}
+
+}  // namespace
+
+PreparedDraw prepare_draw(const io::MnistSet& set, const Protocol& protocol, int index) {
+    const std::uint64_t seed = protocol.seed(index);
+    data::TaskData d = data::mnist_medium_draw(set.images.pixels, set.labels, seed);
+    DrawRecord r;
+    r.index = index;
+    r.dataset_seed = seed;
+    r.train_indices_sha256 = io::sha256_hex(d.train_indices);
+    r.test_indices_sha256 = io::sha256_hex(d.test_indices);
+    r.train_test_disjoint = disjoint(d.train_indices, d.test_indices);
+    HashedInputs inputs(TaskInputs{std::move(d.train_images), std::move(d.train_labels), std::move(d.test_images)});
+    r.input_sha256 = inputs.hashes();
+    return PreparedDraw{std::move(r), std::move(inputs), SealedLabels(std::move(d.test_labels))};
+}
+
+std::vector<PreparedDraw> prepare_draws(const io::MnistSet& set, const Protocol& protocol, bool parallel) {
+    std::vector<std::unique_ptr<PreparedDraw>> slots(static_cast<std::size_t>(protocol.draws));
+    if (!parallel) {
+        for (int i = 0; i < protocol.draws; ++i)
+            slots[i] = std::make_unique<PreparedDraw>(prepare_draw(set, protocol, i));
+    } else {
+        // One worker per hardware thread, each taking draws i, i+T, ...; the first error is rethrown
+        // once every worker stopped (a thread may not throw across its own end).
+        const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
+        const unsigned workers = std::min<unsigned>(hw, static_cast<unsigned>(protocol.draws));
+        std::vector<std::exception_ptr> errors(workers);
+        std::vector<std::thread> threads;
+        for (unsigned w = 0; w < workers; ++w)
+            threads.emplace_back([&, w] {
+                try {
+                    for (int i = static_cast<int>(w); i < protocol.draws; i += static_cast<int>(workers))
+                        slots[i] = std::make_unique<PreparedDraw>(prepare_draw(set, protocol, i));
+                } catch (...) { errors[w] = std::current_exception(); }
+            });
+        for (auto& t : threads) t.join();
+        for (const auto& e : errors)
+            if (e) std::rethrow_exception(e);
+    }
+    std::vector<PreparedDraw> out;
+    out.reserve(slots.size());
+    for (auto& s : slots) out.push_back(std::move(*s));
+    return out;
+}
+
+std::string predictions_file(int index) {
+    char name[32];
+    std::snprintf(name, sizeof name, "predictions/draw-%02d.npy", index);
+    return name;
+}
+
+std::string result_file(int index) {
+    char name[32];
+    std::snprintf(name, sizeof name, "results/draw-%02d.json", index);
+    return name;
+}
+
+namespace {
+
+DrawRun collect(PreparedDraw& draw, PreparedTask& task, const std::string& source) {
+    TaskOutputs out = task.outputs();
+    DrawRun run;
+    run.record = draw.record;
+    run.run_seconds = task.last_run_seconds();
+    run.backend = task.backend().name();
+    run.device = task.backend().device();
+    run.predictions = std::move(out.state.predictions);
+    // As `revgraph run --output` writes it, with no query label in it (none was read).
+    auto& m = out.metadata;
+    m["run_seconds"] = std::vector<double>{run.run_seconds};
+    m["input"] = "MNIST-medium draw " + std::to_string(draw.record.index) + " (dataset seed " +
+                 std::to_string(draw.record.dataset_seed) + ") of " + source;
+    m["predictions_file"] = std::filesystem::path(predictions_file(draw.record.index)).filename().string();
+    run.result = std::move(m);
+    run.labels = std::move(draw.labels);
+    return run;
+}
+
+}  // namespace
+
+std::vector<DrawRun> run_draws(std::vector<PreparedDraw> draws, const Protocol& protocol, const std::string& source,
+                               const Progress& progress) {
+    std::vector<DrawRun> runs;
+    const auto done = [&](const DrawRun& r) {
+        if (progress)
+            progress("draw " + std::to_string(r.record.index) + " (seed " + std::to_string(r.record.dataset_seed) +
+                     "): trained and predicted in " + std::to_string(r.run_seconds * 1e3) + " ms");
+    };
+    if (protocol.together) {
+        std::vector<std::unique_ptr<PreparedTask>> tasks;
+        std::vector<PreparedTask*> all;
+        for (auto& d : draws) {
+            tasks.push_back(std::make_unique<PreparedTask>(d.inputs, protocol.config, make_backend(protocol.backend)));
+            all.push_back(tasks.back().get());
+        }
+        PreparedTask::run_together(all);
+        for (std::size_t i = 0; i < draws.size(); ++i) {
+            runs.push_back(collect(draws[i], *tasks[i], source));
+            tasks[i].reset();  // its buffers, host and device, go now
+            done(runs.back());
+        }
+    } else {
+        for (auto& d : draws) {
+            PreparedTask task(d.inputs, protocol.config, make_backend(protocol.backend));
+            task.run();
+            runs.push_back(collect(d, task, source));
+            done(runs.back());
+        }
+    }
+    return runs;
+}
+
+std::vector<std::uint8_t> predictions_bytes(const DrawRun& run) {
+    return io::serialize_npy(io::predictions_array(run.predictions));
+}
+
+std::string result_text(const DrawRun& run) { return run.result.dump(2) + "\n"; }
+
+FrozenPredictions freeze_predictions(const std::vector<DrawRun>& runs, const nlohmann::ordered_json& hashes,
+                                     const std::function<void(const std::string&)>& persist) {
+    FrozenPredictions f;
+    auto& m = f.manifest_;
+    for (const auto& [k, v] : hashes.items()) m[k] = v;
+    m["draws"] = nlohmann::ordered_json::array();
+    for (const DrawRun& r : runs) {
+        const auto npy = predictions_bytes(r);
+        const std::string result = result_text(r);
+        m["draws"].push_back({{"index", r.record.index},
+                              {"predictions_file", predictions_file(r.record.index)},
+                              {"predictions_sha256", io::sha256_hex(npy)},
+                              {"result_file", result_file(r.record.index)},
+                              {"result_sha256", io::sha256_hex(result.data(), result.size())}});
+    }
+    m["test_labels_scored"] = false;
+    f.text_ = m.dump(2) + "\n";
+    if (persist) persist(f.text_);  // on disk (with a submission) before the labels can be opened
+    return f;
+}
+
+std::int64_t correct_count(const std::vector<std::int64_t>& predictions, const std::vector<std::int64_t>& labels) {
+    if (predictions.size() != labels.size())
+        throw Error("score: " + std::to_string(predictions.size()) + " predictions for " +
+                    std::to_string(labels.size()) + " query labels");
+    std::int64_t correct = 0;
+    for (std::size_t i = 0; i < labels.size(); ++i) correct += predictions[i] == labels[i];
+    return correct;
+}
+
+DrawScore score_draw(const DrawRecord& record, const std::vector<std::int64_t>& predictions,
+                     const std::vector<std::int64_t>& labels) {
+    DrawScore s;
+    s.index = record.index;
+    s.dataset_seed = record.dataset_seed;
+    s.correct = correct_count(predictions, labels);
+    s.total = static_cast<std::int64_t>(labels.size());
+    s.test_labels_sha256 = io::sha256_hex(labels);
+    return s;
+}
+
+Verdict verdict_of(const std::vector<DrawScore>& draws, const Band& band) {
+    Verdict v;
+    v.per_draw_floor_met = true;
+    std::int64_t largest = 0;
+    for (const auto& d : draws) {
+        v.total_correct += d.correct;
+        v.total_count += d.total;
+        largest = std::max(largest, d.total);
+    }
+    // The floor is of one draw's count (10,000 in the protocol; every draw has the same).
+    v.per_draw_floor = band.per_draw_floor(largest);
+    for (const auto& d : draws)
+        v.per_draw_floor_met = v.per_draw_floor_met && d.correct >= band.per_draw_floor(d.total);
+    v.required_correct = band.required_correct(v.total_count);
+    v.meets_accuracy_target = v.total_correct >= v.required_correct;
+    return v;
+}
+
+Scores score_draws(const std::vector<DrawRun>& runs, const FrozenPredictions& frozen, const Band& band) {
+    Scores s;
+    for (const DrawRun& r : runs) s.draws.push_back(score_draw(r.record, r.predictions, r.labels.open(frozen)));
+    s.verdict = verdict_of(s.draws, band);
+    return s;
+}
+
+nlohmann::ordered_json accuracy_json(const Scores& scores, const Band& band, bool official) {
+    nlohmann::ordered_json j;
+    j["draws"] = nlohmann::ordered_json::array();
+    std::vector<double> percents;
+    for (const auto& d : scores.draws) {
+        const double p = d.total ? 100.0 * double(d.correct) / double(d.total) : 0.0;
+        percents.push_back(p);
+        j["draws"].push_back({{"index", d.index},
+                              {"dataset_seed", d.dataset_seed},
+                              {"correct", d.correct},
+                              {"total", d.total},
+                              {"accuracy_percent", p},
+                              {"test_labels_sha256", d.test_labels_sha256}});
+    }
+    const Verdict& v = scores.verdict;
+    const double accuracy = v.total_count ? 100.0 * double(v.total_correct) / double(v.total_count) : 0.0;
+    j["total_correct"] = v.total_correct;
+    j["total_count"] = v.total_count;
+    j["accuracy_percent"] = accuracy;
+    // Sample standard deviation (ddof 1) of the per-draw accuracies in percentage points, summed in
+    // draw order; null for a single draw.
+    if (percents.size() > 1) {
+        double mean = 0;
+        for (double p : percents) mean += p;
+        mean /= double(percents.size());
+        double ss = 0;
+        for (double p : percents) ss += (p - mean) * (p - mean);
+        j["sample_sd_pp"] = std::sqrt(ss / double(percents.size() - 1));
+    } else {
+        j["sample_sd_pp"] = nullptr;
+    }
+    j["error_percent"] = v.total_count ? 100.0 * double(v.total_count - v.total_correct) / double(v.total_count) : 0.0;
+    j["band"] = {{"band_percent", band.text()},
+                 {"rule", "required_correct = ceil(total_count * (100 - band_percent) / 100), in exact integers"},
+                 {"required_correct", v.required_correct},
+                 {"meets_accuracy_target", v.meets_accuracy_target},
+                 {"per_draw_floor", v.per_draw_floor},
+                 {"per_draw_floor_met", v.per_draw_floor_met},
+                 {"passed", v.passed()}};
+    j["official_mnist"] = official;
+    j["qualified"] = v.passed() && official;
+    return j;
+}
+
+}  // namespace revgraph::qualify

@@ -1,0 +1,40 @@
+#pragma once
+// One qualification end to end (docs/spec.md §9): the training set read and checked, the draws
+// built and run, the predictions frozen, then scored; with a submission folder, every file of it
+// (docs/results.md). What `revgraph qualify` and `revgraph.qualify(...)` call.
+#include <filesystem>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/io/mnist_official.hpp"
+#include "engine/qualify/protocol.hpp"
+
+namespace revgraph::qualify {
+
+struct QualifyRequest {
+    std::filesystem::path idx_dir;
+    Protocol protocol;
+    std::optional<std::filesystem::path> submission;  // the folder to write, if any
+    Progress progress;                                // progress lines, if wanted
+};
+
+struct QualifyOutcome {
+    nlohmann::ordered_json report;  // `revgraph qualify`'s JSON report (docs/results.md)
+    Verdict verdict;
+    bool official = false;
+    std::vector<io::IdxFileCheck> checks;  // the two IDX files against the official ones
+};
+
+// Throws Error (one line) on bad input; the submission, if asked for, is complete or absent.
+QualifyOutcome run_qualification(const QualifyRequest& request);
+
+// The pieces of a submission, also used by verify to re-derive them.
+// protocol.json without the run-time fields: what verify compares key by key.
+nlohmann::ordered_json raw_source_json(const io::IdxFileCheck& check);
+std::string readme_text(const nlohmann::ordered_json& protocol, const nlohmann::ordered_json& accuracy,
+                        const std::vector<DrawRun>& runs, const std::string& folder_name);
+
+}  // namespace revgraph::qualify

@@ -1,0 +1,39 @@
+#include "engine/qualify/training_set.hpp"
+
+#include <algorithm>
+
+#include "engine/error.hpp"
+
+namespace revgraph::qualify {
+
+std::filesystem::path find_idx(const std::filesystem::path& dir, const std::string& stem) {
+    std::error_code ec;
+    if (!std::filesystem::is_directory(dir, ec)) throw Error(dir.string() + ": not a directory (--idx-dir)");
+    for (const auto& name : {stem, stem + ".gz"}) {
+        const auto p = dir / name;
+        if (std::filesystem::exists(p, ec)) return p;
+    }
+    throw Error(dir.string() + ": no " + stem + " (or " + stem + ".gz) in this directory");
+}
+
+io::MnistSet read_official_training_set(const std::filesystem::path& dir) {
+    return io::read_mnist(find_idx(dir, "train-images-idx3-ubyte"), find_idx(dir, "train-labels-idx1-ubyte"));
+}
+
+std::vector<io::IdxFileCheck> check_official_mnist(const std::filesystem::path& dir) {
+    return {io::check_official_mnist(find_idx(dir, "train-images-idx3-ubyte"), io::MnistFile::train_images),
+            io::check_official_mnist(find_idx(dir, "train-labels-idx1-ubyte"), io::MnistFile::train_labels)};
+}
+
+bool TrainingSet::official() const {
+    return !checks.empty() && std::all_of(checks.begin(), checks.end(), [](const auto& c) { return c.official; });
+}
+
+TrainingSet load_training_set(const std::filesystem::path& dir) {
+    TrainingSet t;
+    t.checks = check_official_mnist(dir);
+    t.set = read_official_training_set(dir);
+    return t;
+}
+
+}  // namespace revgraph::qualify

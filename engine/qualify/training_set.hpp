@@ -1,0 +1,30 @@
+#pragma once
+// The MNIST training set a qualification draws from: a directory holding train-images-idx3-ubyte
+// and train-labels-idx1-ubyte (or their .gz), read, and each file checked against the official
+// MNIST files. Shared by `revgraph data mnist`, `qualify`, `verify` and Python.
+#include <filesystem>
+#include <string>
+#include <vector>
+
+#include "engine/io/idx.hpp"
+#include "engine/io/mnist_official.hpp"
+
+namespace revgraph::qualify {
+
+// DIR/stem, else DIR/stem.gz; throws Error when DIR is not a directory or neither exists.
+std::filesystem::path find_idx(const std::filesystem::path& dir, const std::string& stem);
+
+// The training images and labels; throws Error naming the file that is missing or malformed.
+io::MnistSet read_official_training_set(const std::filesystem::path& dir);
+
+// Each of the two files against the official MNIST ones: images first, then labels.
+std::vector<io::IdxFileCheck> check_official_mnist(const std::filesystem::path& dir);
+
+struct TrainingSet {
+    io::MnistSet set;
+    std::vector<io::IdxFileCheck> checks;  // train_images, train_labels
+    bool official() const;                 // both files are the official ones
+};
+TrainingSet load_training_set(const std::filesystem::path& dir);
+
+}  // namespace revgraph::qualify

@@ -1,0 +1,341 @@
+#include "engine/qualify/verify.hpp"
+
+#include <memory>
+
+#include "engine/backends.hpp"
+#include "engine/data/draws.hpp"
+#include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
+#include "engine/io/npy.hpp"
+#include "engine/io/sha256.hpp"
+#include "engine/io/task_files.hpp"
+#include "engine/qualify/qualification.hpp"
+#include "engine/qualify/training_set.hpp"
+#include "engine/task.hpp"
+
+namespace revgraph::qualify {
+
+namespace fs = std::filesystem;
+using Json = nlohmann::ordered_json;
+
+namespace {
+
+std::string shown(const Json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
+
+class Checker {
+public:
+    explicit Checker(fs::path dir) : dir_(std::move(dir)) {}
+
+    void fail(const std::string& file, const std::string& key, const std::string& what) {
+        out.failures.push_back(file + (key.empty() ? "" : ": " + key) + ": " + what);
+    }
+    // One claim: `claimed` (from the file) must equal `derived`.
+    bool equal(const std::string& file, const std::string& key, const Json& claimed, const Json& derived) {
+        ++out.claims;
+        if (claimed == derived) return true;
+        fail(file, key, "claims " + shown(claimed) + ", re-derived " + shown(derived));
+        return false;
+    }
+    // The value at `key` of object `j`, null (and a failure) where it is missing.
+    Json at(const std::string& file, const Json& j, const std::string& key, const std::string& path) {
+        if (j.is_object() && j.contains(key)) return j[key];
+        ++out.claims;
+        fail(file, path, "missing");
+        return nullptr;
+    }
+    // The file's bytes, or nullopt (and a failure) where it is missing or unreadable.
+    std::optional<std::vector<std::uint8_t>> bytes(const std::string& relative) {
+        ++out.claims;
+        const fs::path p = dir_ / relative;
+        std::error_code ec;
+        if (!fs::is_regular_file(p, ec)) {
+            fail(relative, "", "missing");
+            return std::nullopt;
+        }
+        try {
+            return io::read_file(p);
+        } catch (const Error& e) {
+            fail(relative, "", e.what());
+            return std::nullopt;
+        }
+    }
+    std::optional<Json> json(const std::string& relative, std::string* text = nullptr) {
+        auto b = bytes(relative);
+        if (!b) return std::nullopt;
+        std::string t(b->begin(), b->end());
+        try {
+            Json j = Json::parse(t);
+            if (!j.is_object()) throw std::runtime_error("not an object");
+            if (text) *text = std::move(t);
+            return j;
+        } catch (const std::exception& e) {
+            fail(relative, "", std::string("not a JSON object (") + e.what() + ")");
+            return std::nullopt;
+        }
+    }
+
+    VerifyOutcome out;
+
+private:
+    fs::path dir_;
+};
+
+std::string sha_of(const std::vector<std::uint8_t>& b) { return io::sha256_hex(b); }
+std::string sha_of(const std::string& t) { return io::sha256_hex(t.data(), t.size()); }
+
+// The protocol as protocol.json states it; nullopt (with failures) where it cannot be read.
+std::optional<Protocol> protocol_from(Checker& c, const Json& j) {
+    const std::string f = "protocol.json";
+    Protocol p;
+    try {
+        p.config.update_from_json(nlohmann::json::parse(c.at(f, j, "config", "config").dump()));
+        p.config.validate();
+    } catch (const std::exception& e) {
+        c.fail(f, "config", e.what());
+        return std::nullopt;
+    }
+    try {
+        p.band = Band::parse(c.at(f, j, "band_percent", "band_percent").get<std::string>(), "band_percent");
+    } catch (const std::exception& e) {
+        c.fail(f, "band_percent", e.what());
+        return std::nullopt;
+    }
+    const Json seeds = c.at(f, j, "dataset_seeds", "dataset_seeds");
+    if (!seeds.is_array() || seeds.empty() || seeds.size() > 1000) {
+        c.fail(f, "dataset_seeds", "not a list of 1..1000 seeds");
+        return std::nullopt;
+    }
+    try {
+        p.first_seed = seeds[0].get<std::uint64_t>();
+        p.draws = static_cast<int>(seeds.size());
+        for (int i = 0; i < p.draws; ++i)
+            if (seeds[i].get<std::uint64_t>() != p.seed(i)) {
+                c.fail(f, "dataset_seeds[" + std::to_string(i) + "]",
+                       "the protocol's seeds follow one another; expected " + std::to_string(p.seed(i)));
+                return std::nullopt;
+            }
+    } catch (const std::exception& e) {
+        c.fail(f, "dataset_seeds", e.what());
+        return std::nullopt;
+    }
+    if (j.contains("backend") && j["backend"].is_object() && j["backend"].contains("requested") &&
+        j["backend"]["requested"].is_string())
+        p.backend = j["backend"]["requested"].get<std::string>();
+    p.together = false;
+    c.equal(f, "learner_seed", c.at(f, j, "learner_seed", "learner_seed"), p.config.seed);
+    c.equal(f, "draw_count", c.at(f, j, "draw_count", "draw_count"), p.draws);
+    c.equal(f, "train_count", c.at(f, j, "train_count", "train_count"), data::kMediumTrain);
+    c.equal(f, "test_count", c.at(f, j, "test_count", "test_count"), data::kMediumTest);
+    c.equal(f, "total_count", c.at(f, j, "total_count", "total_count"), data::kMediumTest * p.draws);
+    c.equal(f, "required_correct", c.at(f, j, "required_correct", "required_correct"),
+            p.band.required_correct(data::kMediumTest * p.draws));
+    c.equal(f, "per_draw_floor", c.at(f, j, "per_draw_floor", "per_draw_floor"),
+            p.band.per_draw_floor(data::kMediumTest));
+    return p;
+}
+
+}  // namespace
+
+VerifyOutcome verify_submission(const VerifyRequest& request) {
+    Checker c(request.submission);
+    std::error_code ec;
+    if (!fs::is_directory(request.submission, ec))
+        throw Error(request.submission.string() + ": not a directory (the submission folder)");
+    const auto say = [&](const std::string& line) {
+        if (request.progress) request.progress(line);
+    };
+
+    std::string protocol_text, draw_manifest_text, prediction_manifest_text, accuracy_text;
+    const auto protocol_j = c.json("protocol.json", &protocol_text);
+    const auto draw_manifest = c.json("draw-manifest.json", &draw_manifest_text);
+    const auto prediction_manifest = c.json("prediction-manifest.json", &prediction_manifest_text);
+    const auto accuracy = c.json("accuracy.json", &accuracy_text);
+    c.bytes("README.md");
+
+    // The hash chain between the files.
+    if (protocol_j && draw_manifest)
+        c.equal("draw-manifest.json", "protocol_sha256",
+                c.at("draw-manifest.json", *draw_manifest, "protocol_sha256", "protocol_sha256"),
+                sha_of(protocol_text));
+    if (prediction_manifest) {
+        const std::string f = "prediction-manifest.json";
+        if (protocol_j)
+            c.equal(f, "protocol_sha256", c.at(f, *prediction_manifest, "protocol_sha256", "protocol_sha256"),
+                    sha_of(protocol_text));
+        if (draw_manifest)
+            c.equal(f, "draw_manifest_sha256",
+                    c.at(f, *prediction_manifest, "draw_manifest_sha256", "draw_manifest_sha256"),
+                    sha_of(draw_manifest_text));
+        c.equal(f, "test_labels_scored", c.at(f, *prediction_manifest, "test_labels_scored", "test_labels_scored"),
+                false);
+    }
+    if (prediction_manifest && accuracy)
+        c.equal("accuracy.json", "prediction_manifest_sha256",
+                c.at("accuracy.json", *accuracy, "prediction_manifest_sha256", "prediction_manifest_sha256"),
+                sha_of(prediction_manifest_text));
+    if (!protocol_j) return c.out;
+    const auto protocol = protocol_from(c, *protocol_j);
+    if (!protocol) return c.out;
+    const Protocol& p = *protocol;
+
+    // The raw sources against the IDX files at hand.
+    say("reading " + request.idx_dir.string());
+    const TrainingSet set = load_training_set(request.idx_dir);
+    const Json sources = c.at("protocol.json", *protocol_j, "raw_sources", "raw_sources");
+    const char* names[] = {"train_images", "train_labels"};
+    for (int k = 0; k < 2; ++k) {
+        const std::string key = std::string("raw_sources.") + names[k];
+        const Json claimed = sources.is_object() && sources.contains(names[k]) ? sources[names[k]] : Json(nullptr);
+        const Json derived = raw_source_json(set.checks[k]);
+        for (const char* field : {"bytes", "md5", "sha256", "official"})
+            c.equal("protocol.json", key + "." + field,
+                    claimed.is_object() && claimed.contains(field) ? claimed[field] : Json(nullptr), derived[field]);
+    }
+    c.equal("protocol.json", "official_mnist", c.at("protocol.json", *protocol_j, "official_mnist", "official_mnist"),
+            set.official());
+
+    // Each draw re-derived: indices, input hashes, labels.
+    say("drawing " + std::to_string(p.draws) + " draws");
+    std::vector<PreparedDraw> draws = prepare_draws(set.set, p, true);
+    const Json manifest_draws =
+        draw_manifest ? c.at("draw-manifest.json", *draw_manifest, "draws", "draws") : Json(nullptr);
+    const Json pm_draws =
+        prediction_manifest ? c.at("prediction-manifest.json", *prediction_manifest, "draws", "draws") : Json(nullptr);
+    const Json acc_draws = accuracy ? c.at("accuracy.json", *accuracy, "draws", "draws") : Json(nullptr);
+    const auto entry = [&](const Json& list, const std::string& file, int i) -> Json {
+        if (list.is_array() && i < static_cast<int>(list.size())) return list[i];
+        if (list.is_array()) {
+            ++c.out.claims;
+            c.fail(file, "draws[" + std::to_string(i) + "]", "missing");
+        }
+        return nullptr;
+    };
+    for (const auto& [list, file] :
+         {std::pair{manifest_draws, "draw-manifest.json"}, std::pair{pm_draws, "prediction-manifest.json"},
+          std::pair{acc_draws, "accuracy.json"}})
+        if (list.is_array() && static_cast<int>(list.size()) > p.draws)
+            c.fail(file, "draws", std::to_string(list.size()) + " entries for " + std::to_string(p.draws) + " draws");
+
+    // A placeholder token: the labels here are freshly drawn by the verifier, which reads the
+    // frozen predictions from disk; no learner sees them.
+    const FrozenPredictions key = freeze_predictions({}, Json::object(), nullptr);
+    std::vector<DrawScore> scores;
+    bool all_scored = true;
+    for (int i = 0; i < p.draws; ++i) {
+        const PreparedDraw& d = draws[i];
+        const std::string k = "draws[" + std::to_string(i) + "]";
+        const Json m = entry(manifest_draws, "draw-manifest.json", i);
+        if (!m.is_null()) {
+            const Json derived = d.record.to_json();
+            for (const auto& [field, value] : derived.items())
+                c.equal("draw-manifest.json", k + "." + field,
+                        m.is_object() && m.contains(field) ? m[field] : Json(nullptr), value);
+        }
+        // The files of the draw and their hashes in the prediction manifest.
+        const std::string pf = predictions_file(i), rf = result_file(i);
+        const auto npy = c.bytes(pf);
+        const auto result = c.bytes(rf);
+        const Json pm = entry(pm_draws, "prediction-manifest.json", i);
+        if (!pm.is_null()) {
+            c.equal("prediction-manifest.json", k + ".index", pm.value("index", Json(nullptr)), i);
+            c.equal("prediction-manifest.json", k + ".predictions_file", pm.value("predictions_file", Json(nullptr)),
+                    pf);
+            c.equal("prediction-manifest.json", k + ".result_file", pm.value("result_file", Json(nullptr)), rf);
+            if (npy) {
+                ++c.out.claims;
+                const Json claimed = pm.value("predictions_sha256", Json(nullptr));
+                if (claimed != sha_of(*npy))
+                    c.fail(pf, "sha256",
+                           sha_of(*npy) + " is not prediction-manifest.json " + k + ".predictions_sha256 " +
+                               shown(claimed));
+            }
+            if (result) {
+                ++c.out.claims;
+                const Json claimed = pm.value("result_sha256", Json(nullptr));
+                if (claimed != sha_of(*result))
+                    c.fail(
+                        rf, "sha256",
+                        sha_of(*result) + " is not prediction-manifest.json " + k + ".result_sha256 " + shown(claimed));
+            }
+        }
+        // The predictions, scored afresh.
+        std::optional<std::vector<std::int64_t>> predictions;
+        if (npy) {
+            try {
+                const io::Array a = io::parse_npy(*npy, pf);
+                if (a.dtype != "<i8" || a.shape != std::vector<std::int64_t>{data::kMediumTest})
+                    throw Error("not int64 (" + std::to_string(data::kMediumTest) + ",) but " + a.dtype + " " +
+                                io::Array::shape_string(a.shape));
+                predictions = a.as<std::int64_t>();
+                for (auto v : *predictions)
+                    if (v < 0 || v > 9) throw Error("a prediction " + std::to_string(v) + " outside 0..9");
+            } catch (const Error& e) {
+                ++c.out.claims;
+                c.fail(pf, "", e.what());
+                predictions.reset();
+            }
+        }
+        if (result) {
+            try {
+                const Json r = Json::parse(std::string(result->begin(), result->end()));
+                c.equal(rf, "config", r.value("config", Json(nullptr)), p.config.to_json());
+                c.equal(rf, "input_hashes", r.value("input_hashes", Json(nullptr)), d.record.input_sha256);
+                if (predictions)
+                    c.equal(rf, "predictions_sha256", r.value("predictions_sha256", Json(nullptr)),
+                            io::sha256_hex(*predictions));
+            } catch (const std::exception& e) {
+                ++c.out.claims;
+                c.fail(rf, "", std::string("not JSON (") + e.what() + ")");
+            }
+        }
+        if (!predictions) {
+            all_scored = false;
+            continue;
+        }
+        const DrawScore s = score_draw(d.record, *predictions, d.labels.open(key));
+        scores.push_back(s);
+        const Json a = entry(acc_draws, "accuracy.json", i);
+        if (!a.is_null()) {
+            const double percent = 100.0 * double(s.correct) / double(s.total);
+            const Json derived = {
+                {"index", s.index}, {"dataset_seed", s.dataset_seed}, {"correct", s.correct},
+                {"total", s.total}, {"accuracy_percent", percent},    {"test_labels_sha256", s.test_labels_sha256}};
+            for (const auto& [field, value] : derived.items())
+                c.equal("accuracy.json", k + "." + field, a.is_object() && a.contains(field) ? a[field] : Json(nullptr),
+                        value);
+        }
+        if (request.retrain) {
+            say("retraining draw " + std::to_string(i));
+            PreparedTask task(d.inputs, p.config, make_backend(request.backend.value_or(p.backend)));
+            task.run();
+            const auto fresh = io::serialize_npy(io::predictions_array(task.outputs().state.predictions));
+            ++c.out.claims;
+            if (fresh != *npy)
+                c.fail(pf, "retrain",
+                       "a fresh training on " + task.backend().name() + " predicts other bytes (sha256 " +
+                           sha_of(fresh) + ")");
+        }
+    }
+
+    // The totals and the verdict, from the fresh scores.
+    if (accuracy && all_scored) {
+        Scores s;
+        s.draws = scores;
+        s.verdict = verdict_of(scores, p.band);
+        const Json derived = accuracy_json(s, p.band, set.official());
+        for (const auto& [field, value] : derived.items()) {
+            if (field == "draws") continue;
+            if (value.is_object()) {
+                const Json claimed = accuracy->value(field, Json(nullptr));
+                for (const auto& [sub, v] : value.items())
+                    c.equal("accuracy.json", field + "." + sub,
+                            claimed.is_object() && claimed.contains(sub) ? claimed[sub] : Json(nullptr), v);
+            } else {
+                c.equal("accuracy.json", field, accuracy->value(field, Json(nullptr)), value);
+            }
+        }
+    }
+    return c.out;
+}
+
+}  // namespace revgraph::qualify

