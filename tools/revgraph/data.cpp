@@ -63,8 +63,8 @@ void write_draw(const data::TaskData& d, const DataOptions& o) {
 int data_mnist(const DataOptions& o) {
     const auto s = static_cast<std::uint64_t>(parse_int("seed", *o.seed, 0, INT64_MAX));
     check_outputs(o);
-    const auto checks = check_official_mnist(*o.idx_dir);
     const auto set = read_official_training_set(*o.idx_dir);
+    const auto checks = check_official_mnist(set);
     const auto draw = data::mnist_medium_draw(set.images.pixels, set.labels, s);
     report_official_mnist(checks, o.quiet);  // once nothing can fail but the write: an error stays one line
     write_draw(draw, o);
@@ -96,9 +96,9 @@ io::MnistSet read_official_training_set(const std::filesystem::path& dir) {
     return io::read_mnist(find_idx(dir, "train-images-idx3-ubyte"), find_idx(dir, "train-labels-idx1-ubyte"));
 }
 
-std::vector<io::IdxFileCheck> check_official_mnist(const std::filesystem::path& dir) {
-    return {io::check_official_mnist(find_idx(dir, "train-images-idx3-ubyte"), io::MnistFile::train_images),
-            io::check_official_mnist(find_idx(dir, "train-labels-idx1-ubyte"), io::MnistFile::train_labels)};
+std::vector<io::IdxFileCheck> check_official_mnist(const io::MnistSet& set) {
+    return {io::check_official_mnist(set.images.digests, io::MnistFile::train_images),
+            io::check_official_mnist(set.labels_digests, io::MnistFile::train_labels)};
 }
 
 bool report_official_mnist(const std::vector<io::IdxFileCheck>& checks, bool quiet) {
@@ -107,7 +107,9 @@ bool report_official_mnist(const std::vector<io::IdxFileCheck>& checks, bool qui
     for (const auto& c : checks) {
         if (!quiet)
             std::cerr << "revgraph: " << c.path << ": md5 " << c.md5 << ", sha256 " << c.sha256
-                      << (c.official ? " (the official MNIST file)" : " (not the official MNIST file)") << "\n";
+                      << (c.official ? " (the official MNIST file, by " + c.rule + ")"
+                                     : " (not the official MNIST file)")
+                      << "\n";
         if (!c.official)
             why += (why.empty() ? "" : "; ") + std::filesystem::path(c.path).filename().string() + ": " + c.reason;
         official = official && c.official;

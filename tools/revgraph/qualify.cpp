@@ -46,8 +46,8 @@ int qualify_command(const QualifyOptions& o) {
     const bool quiet = o.quiet;
     const bool together = o.together;  // every draw at once (PreparedTask::run_together)
 
-    const auto idx_checks = check_official_mnist(*dir);
     const auto set = read_official_training_set(*dir);
+    const auto idx_checks = check_official_mnist(set);
     const bool official = std::all_of(idx_checks.begin(), idx_checks.end(), [](const auto& c) { return c.official; });
     const std::int64_t per_draw = data::kMediumTest;
     const std::int64_t total_needed =
