@@ -48,6 +48,7 @@ int qualify_command(const QualifyOptions& o) {
 
     const auto set = read_official_training_set(*dir);
     const auto idx_checks = check_official_mnist(set);
+    const data::DrawSource source(set.images.pixels, set.labels);  // each image resized at most once
     const bool official = std::all_of(idx_checks.begin(), idx_checks.end(), [](const auto& c) { return c.official; });
     const std::int64_t per_draw = data::kMediumTest;
     const std::int64_t total_needed =
@@ -74,7 +75,7 @@ int qualify_command(const QualifyOptions& o) {
     };
     const auto prepare = [&](int i) {
         const std::uint64_t seed = first + static_cast<std::uint64_t>(i);
-        auto d = data::mnist_medium_draw(set.images.pixels, set.labels, seed);
+        auto d = source.mnist_medium_draw(seed);
         auto task = std::make_unique<PreparedTask>(
             TaskInputs{std::move(d.train_images), std::move(d.train_labels), std::move(d.test_images)}, config,
             make_backend(backend));
