@@ -10,8 +10,11 @@
 #include <cerrno>
 #include <climits>
 #include <cstring>
+#include <exception>
 #include <optional>
 #include <string>
+#include <system_error>
+#include <thread>
 #include <utility>
 
 #include "engine/error.hpp"
@@ -24,8 +27,8 @@ namespace {
 
 constexpr std::uint32_t kImagesMagic = 2051;  // 0x00000803: unsigned bytes, 3 dimensions
 constexpr std::uint32_t kLabelsMagic = 2049;  // 0x00000801: unsigned bytes, 1 dimension
-// Bytes are moved (read, inflated, copied) and hashed in slices of this size, so that each slice is
-// hashed while it is still in the cache it was just written to.
+// Bytes are moved (read, inflated, copied) in slices of this size; inflated content is hashed slice
+// by slice, while it is still in the cache it was just written to.
 constexpr std::size_t kSlice = std::size_t{1} << 18;
 
 std::uint32_t be32(const std::uint8_t* p) {
@@ -73,8 +76,8 @@ class ContentSink {
 public:
     // plausible_body: how much body the input can hold at most (its size for raw bytes; a bound for
     // gzip), so that a header claiming 2^32 images never allocates more than the input could fill.
-    ContentSink(Kind kind, std::string where, bool hash, std::uint64_t plausible_body, Md5* also_md5 = nullptr)
-        : kind_(kind), where_(std::move(where)), hash_(hash), plausible_(plausible_body), also_md5_(also_md5) {}
+    ContentSink(Kind kind, std::string where, bool hash, std::uint64_t plausible_body)
+        : kind_(kind), where_(std::move(where)), hash_(hash), plausible_(plausible_body) {}
 
     // Where the next bytes go: never empty, at most one slice.
     std::span<std::uint8_t> space() {
@@ -103,7 +106,6 @@ public:
             overflow_bytes_ += n;
         }
         if (hash_) sha256_.update(p, n);
-        if (also_md5_ != nullptr) also_md5_->update(p, n);
         total_ += n;
     }
 
@@ -144,6 +146,11 @@ public:
 
     std::uint32_t count() const { return be32(header_ + 4); }
 
+    // What was kept so far: all the content unless more came than the header promises (which
+    // finish() refuses).
+    std::span<const std::uint8_t> header_bytes() const { return {header_, header_fill_}; }
+    std::span<const std::uint8_t> body_bytes() const { return {body_.data(), static_cast<std::size_t>(body_fill_)}; }
+
 private:
     std::size_t header_size() const { return kind_ == Kind::images ? 16 : 8; }
 
@@ -160,7 +167,6 @@ private:
     std::string where_;
     bool hash_;
     std::uint64_t plausible_;
-    Md5* also_md5_;
     std::uint8_t header_[16]{};
     std::size_t header_fill_ = 0;
     std::uint64_t expected_ = 0;  // body bytes the header promises (0 until it is complete and valid)
@@ -322,8 +328,53 @@ private:
     std::optional<std::uint64_t> size_;
 };
 
-// Reads the file once. A raw file goes straight into the sink (hashed there, md5 too); a gzip file is
-// read whole (hashed as each slice arrives), then inflated into the sink, which hashes the content.
+// The md5 of a file's stored bytes, on a thread of its own beside the rest of the read (sha256,
+// inflate): the hashes are the slowest part of reading MNIST, and a second core takes one of them.
+// Small inputs are hashed at once, on the caller's thread. The bytes must stay unchanged until
+// digest().
+class Md5Aside {
+public:
+    explicit Md5Aside(std::vector<std::span<const std::uint8_t>> parts) : parts_(std::move(parts)) {
+        std::size_t total = 0;
+        for (const auto& p : parts_) total += p.size();
+        if (total >= (std::size_t{1} << 20)) {
+            try {
+                thread_ = std::thread([this] { run(); });
+                return;
+            } catch (const std::system_error&) {}  // no thread to be had: hash here
+        }
+        run();
+    }
+    ~Md5Aside() {
+        if (thread_.joinable()) thread_.join();
+    }
+    Md5Aside(const Md5Aside&) = delete;
+    Md5Aside& operator=(const Md5Aside&) = delete;
+
+    std::string digest() {
+        if (thread_.joinable()) thread_.join();
+        if (error_) std::rethrow_exception(error_);
+        return hex_;
+    }
+
+private:
+    void run() noexcept {
+        try {
+            Md5 md5;
+            for (const auto& p : parts_) md5.update(p.data(), p.size());
+            hex_ = md5.hex_digest();
+        } catch (...) { error_ = std::current_exception(); }
+    }
+    std::vector<std::span<const std::uint8_t>> parts_;
+    std::string hex_;
+    std::exception_ptr error_;
+    std::thread thread_;
+};
+
+// Reads the file once, straight into where it stays: a raw file into the sink, a gzip file into one
+// buffer that is then inflated into the sink (which hashes the content as it is produced). The md5
+// of the stored bytes runs beside their sha256 (and the inflate), in RAM at memory speed rather
+// than slice by slice, so that it can use the second core.
 std::vector<std::uint8_t> read_and_decode(const std::filesystem::path& path, Kind kind, IdxFileDigests& d,
                                           std::uint32_t* count) {
     InputFile file(path);
@@ -336,11 +387,9 @@ std::vector<std::uint8_t> read_and_decode(const std::filesystem::path& path, Kin
         if (got == 0) break;
         lead_n += got;
     }
-    Md5 md5;
     std::vector<std::uint8_t> body;
     if (is_gzip({lead, lead_n})) {
         d.compressed = true;
-        Sha256 sha256;
         std::vector<std::uint8_t> stored;
         size_for_overwrite(stored, static_cast<std::size_t>(std::max<std::uint64_t>(file.size().value_or(0), 2)));
         std::memcpy(stored.data(), lead, 2);
@@ -352,25 +401,21 @@ std::vector<std::uint8_t> read_and_decode(const std::filesystem::path& path, Kin
             fill += got;
         }
         stored.resize(fill);
-        // Hashed after the read, yet in the same slices, each while it is in the cache: the read of a
-        // slice and its hashing are one pass over memory either way.
-        for (std::size_t pos = 0; pos < fill; pos += kSlice) {
-            const std::size_t n = std::min(kSlice, fill - pos);
-            md5.update(stored.data() + pos, n);
-            sha256.update(stored.data() + pos, n);
-        }
         d.stored_bytes = fill;
-        d.md5 = md5.hex_digest();
+        Md5Aside md5({stored});
+        Sha256 sha256;
+        sha256.update(stored.data(), stored.size());
         d.sha256 = sha256.hex_digest();
         ContentSink sink(kind, d.path, true, std::max(plausible_gunzip_size(stored), std::uint64_t{kSlice}));
         inflate_into(stored, d.path, kMaxGunzipBytes, sink);
+        d.md5 = md5.digest();
         d.content_bytes = sink.total();
         d.content_sha256 = sink.content_sha256();
         body = sink.finish();
         *count = sink.count();
     } else {
         const std::uint64_t size = file.size().value_or(0);
-        ContentSink sink(kind, d.path, true, size > 16 ? size - (kind == Kind::images ? 16 : 8) : kSlice, &md5);
+        ContentSink sink(kind, d.path, false, size > 16 ? size - (kind == Kind::images ? 16 : 8) : kSlice);
         const std::span<std::uint8_t> first = sink.space();
         std::memcpy(first.data(), lead, lead_n);  // the header has room for at least 8 bytes
         sink.produced(lead_n);
@@ -381,8 +426,13 @@ std::vector<std::uint8_t> read_and_decode(const std::filesystem::path& path, Kin
             sink.produced(got);
         }
         d.stored_bytes = d.content_bytes = sink.total();
-        d.md5 = md5.hex_digest();
-        d.sha256 = d.content_sha256 = sink.content_sha256();
+        // Both digests are of the bytes kept; where more came than that, finish() refuses the file.
+        Md5Aside md5({sink.header_bytes(), sink.body_bytes()});
+        Sha256 sha256;
+        sha256.update(sink.header_bytes().data(), sink.header_bytes().size());
+        sha256.update(sink.body_bytes().data(), sink.body_bytes().size());
+        d.sha256 = d.content_sha256 = sha256.hex_digest();
+        d.md5 = md5.digest();
         body = sink.finish();
         *count = sink.count();
     }

@@ -3,10 +3,11 @@
 // (magic 2049, N bytes in 0..9), big-endian headers, optionally gzip-compressed (.gz as
 // distributed; detected by content, not by name).
 //
-// A file is read once: its stored bytes are hashed as they are read (md5 and sha256), a gzip file is
-// inflated straight into the final pixel buffer (sized from the IDX header), and the decompressed
-// content is hashed as it is produced, so that whether the file is official MNIST
-// (mnist_official.hpp) needs no second read.
+// A file is read once, straight into where it stays: a raw file into the final pixel buffer (sized
+// from the IDX header), a gzip file into one buffer that is inflated straight into the final pixel
+// buffer, its content hashed slice by slice as it is produced. The stored bytes' md5 runs on a
+// second thread beside their sha256 and the inflate. Whether the file is official MNIST
+// (mnist_official.hpp) then needs no second read.
 #include <cstdint>
 #include <filesystem>
 #include <span>
