@@ -1,6 +1,8 @@
 #pragma once
 // Labelled draws for a task (docs/spec.md §9): which images train the learner and which are queried.
+#include <atomic>
 #include <cstdint>
+#include <memory>
 #include <span>
 #include <vector>
 
@@ -26,6 +28,29 @@ struct TaskData {
 // inconsistent sizes, a label above 9, or train_count + test_count > n.
 TaskData split_draw(std::span<const std::uint8_t> images28, std::span<const std::uint8_t> labels, std::uint64_t seed,
                     std::int64_t train_count, std::int64_t test_count);
+
+// A set of 28x28 images that many draws share, from one thread or several at once: sizes and labels
+// are checked once, and each image is resized 28 -> 9 the first time any draw uses it, then reused.
+// One draw resizes only its own rows (20,000 of 60,000); 11 draws resize each image at most once.
+// The draws are those of split_draw, bit for bit (the resize of an image does not depend on when
+// or where it runs). images28 and labels must outlive the source and stay unchanged.
+class DrawSource {
+public:
+    // Throws revgraph::Error on inconsistent sizes or a label above 9 (split_draw's messages).
+    DrawSource(std::span<const std::uint8_t> images28, std::span<const std::uint8_t> labels);
+    DrawSource(const DrawSource&) = delete;
+    DrawSource& operator=(const DrawSource&) = delete;
+
+    std::int64_t size() const { return static_cast<std::int64_t>(labels_.size()); }
+    TaskData split_draw(std::uint64_t seed, std::int64_t train_count, std::int64_t test_count) const;
+    TaskData mnist_medium_draw(std::uint64_t seed) const;
+
+private:
+    const float* row9(std::size_t image) const;  // resized on first use; safe from any thread
+    std::span<const std::uint8_t> images28_, labels_;
+    std::unique_ptr<float[]> rows9_;                      // n x 81, written once per row
+    std::unique_ptr<std::atomic<std::uint8_t>[]> state_;  // per row: 0 not yet, 1 being resized, 2 done
+};
 
 // docs/spec.md §9 MNIST-medium draw for dataset seed s: 10,000 train and the next 10,000 test images
 // of the permutation of the official 60,000 training images (any n >= 20,000 is accepted; the

@@ -38,9 +38,9 @@ bool disjoint(const std::vector<std::int64_t>& a, const std::vector<std::int64_t
 
 }  // namespace
 
-PreparedDraw prepare_draw(const io::MnistSet& set, const Protocol& protocol, int index) {
+PreparedDraw prepare_draw(const data::DrawSource& source, const Protocol& protocol, int index) {
     const std::uint64_t seed = protocol.seed(index);
-    data::TaskData d = data::mnist_medium_draw(set.images.pixels, set.labels, seed);
+    data::TaskData d = source.mnist_medium_draw(seed);
     DrawRecord r;
     r.index = index;
     r.dataset_seed = seed;
@@ -53,10 +53,11 @@ PreparedDraw prepare_draw(const io::MnistSet& set, const Protocol& protocol, int
 }
 
 std::vector<PreparedDraw> prepare_draws(const io::MnistSet& set, const Protocol& protocol, bool parallel) {
+    const data::DrawSource source(set.images.pixels, set.labels);  // each image resized at most once, for every draw
     std::vector<std::unique_ptr<PreparedDraw>> slots(static_cast<std::size_t>(protocol.draws));
     if (!parallel) {
         for (int i = 0; i < protocol.draws; ++i)
-            slots[i] = std::make_unique<PreparedDraw>(prepare_draw(set, protocol, i));
+            slots[i] = std::make_unique<PreparedDraw>(prepare_draw(source, protocol, i));
     } else {
         // One worker per hardware thread, each taking draws i, i+T, ...; the first error is rethrown
         // once every worker stopped (a thread may not throw across its own end).
@@ -68,7 +69,7 @@ std::vector<PreparedDraw> prepare_draws(const io::MnistSet& set, const Protocol&
             threads.emplace_back([&, w] {
                 try {
                     for (int i = static_cast<int>(w); i < protocol.draws; i += static_cast<int>(workers))
-                        slots[i] = std::make_unique<PreparedDraw>(prepare_draw(set, protocol, i));
+                        slots[i] = std::make_unique<PreparedDraw>(prepare_draw(source, protocol, i));
                 } catch (...) { errors[w] = std::current_exception(); }
             });
         for (auto& t : threads) t.join();

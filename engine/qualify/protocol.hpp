@@ -15,6 +15,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/config.hpp"
+#include "engine/data/draws.hpp"
 #include "engine/inputs.hpp"
 #include "engine/task.hpp"
 #include "engine/io/idx.hpp"
@@ -66,10 +67,10 @@ struct PreparedDraw {
 };
 
 // The draws of `protocol` from the training set, in index order; built on parallel threads when
-// `parallel` (data::mnist_medium_draw is pure), else one after another. Both give the same bytes.
+// `parallel` (one data::DrawSource, safe from any thread), else one after another. Both give the same bytes.
 std::vector<PreparedDraw> prepare_draws(const io::MnistSet& set, const Protocol& protocol, bool parallel);
 // One draw alone (verify re-derives them one by one where memory matters).
-PreparedDraw prepare_draw(const io::MnistSet& set, const Protocol& protocol, int index);
+PreparedDraw prepare_draw(const data::DrawSource& source, const Protocol& protocol, int index);
 
 // One draw trained and predicted: its predictions and its RESULT.json, labels still sealed.
 struct DrawRun {

@@ -17,12 +17,15 @@ std::filesystem::path find_idx(const std::filesystem::path& dir, const std::stri
 }
 
 io::MnistSet read_official_training_set(const std::filesystem::path& dir) {
-    return io::read_mnist(find_idx(dir, "train-images-idx3-ubyte"), find_idx(dir, "train-labels-idx1-ubyte"));
+    // Images first, then labels, so a missing file is named in that order (argument order is unspecified).
+    const auto images = find_idx(dir, "train-images-idx3-ubyte");
+    const auto labels = find_idx(dir, "train-labels-idx1-ubyte");
+    return io::read_mnist(images, labels);
 }
 
-std::vector<io::IdxFileCheck> check_official_mnist(const std::filesystem::path& dir) {
-    return {io::check_official_mnist(find_idx(dir, "train-images-idx3-ubyte"), io::MnistFile::train_images),
-            io::check_official_mnist(find_idx(dir, "train-labels-idx1-ubyte"), io::MnistFile::train_labels)};
+std::vector<io::IdxFileCheck> check_official_mnist(const io::MnistSet& set) {
+    return {io::check_official_mnist(set.images.digests, io::MnistFile::train_images),
+            io::check_official_mnist(set.labels_digests, io::MnistFile::train_labels)};
 }
 
 bool TrainingSet::official() const {
@@ -31,8 +34,8 @@ bool TrainingSet::official() const {
 
 TrainingSet load_training_set(const std::filesystem::path& dir) {
     TrainingSet t;
-    t.checks = check_official_mnist(dir);
-    t.set = read_official_training_set(dir);
+    t.set = read_official_training_set(dir);  // each file read once, hashed as it is read
+    t.checks = check_official_mnist(t.set);
     return t;
 }
 

@@ -17,8 +17,9 @@ std::filesystem::path find_idx(const std::filesystem::path& dir, const std::stri
 // The training images and labels; throws Error naming the file that is missing or malformed.
 io::MnistSet read_official_training_set(const std::filesystem::path& dir);
 
-// Each of the two files against the official MNIST ones: images first, then labels.
-std::vector<io::IdxFileCheck> check_official_mnist(const std::filesystem::path& dir);
+// Each of the two files against the official MNIST ones (mnist_official.hpp), from the digests
+// taken while it was read: images first, then labels.
+std::vector<io::IdxFileCheck> check_official_mnist(const io::MnistSet& set);
 
 struct TrainingSet {
     io::MnistSet set;

@@ -1190,14 +1190,26 @@ class DataMnist(CliTestCase):
                     self.assertEqual(entry["path"], os.path.join(d, name))
                     self.assertEqual(entry["md5"], hashlib.md5(data).hexdigest())
                     self.assertEqual(entry["sha256"], hashlib.sha256(data).hexdigest())
+                    self.assertEqual(entry["bytes"], len(data))
                     self.assertIs(entry["official"], False)
+                    self.assertNotIn("rule", entry)
+                    raw_official = {"train_images": "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
+                                    "train_labels": "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5"}[key]
+                    self.assertIn(raw_official, entry["reason"])
                     if kind == "raw":
-                        self.assertEqual(entry["reason"], "uncompressed files cannot be checked against the gzip md5s")
+                        self.assertIs(entry["compressed"], False)
+                        self.assertNotIn("decompressed_sha256", entry)
+                        self.assertIn(entry["sha256"], entry["reason"])
                     else:
+                        content = gzip.decompress(data)
+                        self.assertIs(entry["compressed"], True)
+                        self.assertEqual(entry["decompressed_bytes"], len(content))
+                        self.assertEqual(entry["decompressed_sha256"], hashlib.sha256(content).hexdigest())
                         official = {"train_images": "f68b3c2dcbeaaa9fbdd348bbdeb94873",
                                     "train_labels": "d53e105ee54ea40749a09fcbcd1e9432"}[key]
                         self.assertIn(official, entry["reason"])
                         self.assertIn(entry["md5"], entry["reason"])
+                        self.assertIn(entry["decompressed_sha256"], entry["reason"])
                 lines = p.stderr.splitlines()
                 self.assertTrue(any("NOT the official MNIST" in l for l in lines), p.stderr)
                 self.assertIn("NOT a qualification", lines[-1])

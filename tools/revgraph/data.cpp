@@ -53,8 +53,8 @@ void write_draw(const data::TaskData& d, const DataOptions& o) {
 int data_mnist(const DataOptions& o) {
     const auto s = static_cast<std::uint64_t>(parse_int("seed", *o.seed, 0, INT64_MAX));
     check_outputs(o);
-    const auto checks = check_official_mnist(*o.idx_dir);
     const auto set = read_official_training_set(*o.idx_dir);
+    const auto checks = check_official_mnist(set);
     const auto draw = data::mnist_medium_draw(set.images.pixels, set.labels, s);
     report_official_mnist(checks, o.quiet);  // once nothing can fail but the write: an error stays one line
     write_draw(draw, o);
