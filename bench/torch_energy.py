@@ -4,7 +4,7 @@
   /usr/bin/python3 bench/torch_energy.py --input task.npz [--mode graph|eager] [--seconds 5]
       [--min-tasks 50] [--idle-seconds 1] [--warmup 10] [--output energy.json]
 
-Uses tools/torch_reference.py's Task (and GraphRunner for --mode graph) as they are, and NVML
+Uses the reference learner's Task (and GraphRunner for --mode graph; tools/torchref/) as they are, and NVML
 through ctypes (libnvidia-ml.so.1, loaded at run time): idle power (nvmlDeviceGetPowerUsage)
 sampled for --idle-seconds before and after; the energy counter
 (nvmlDeviceGetTotalEnergyConsumption, mJ) read before and after back-to-back tasks, each
@@ -13,7 +13,6 @@ or a CUDA device is missing, the report says "not available" and why, and the ex
 """
 import argparse
 import ctypes
-import importlib.util
 import json
 import os
 import statistics
@@ -21,6 +20,7 @@ import sys
 import time
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "tools"))  # the tools' packages (torchref, python_with) live there
 
 
 class NvmlMissing(Exception):
@@ -70,27 +70,25 @@ class Nvml:
                 return samples
 
 
-def load_torch_reference():
-    spec = importlib.util.spec_from_file_location("torch_reference", os.path.join(ROOT, "tools", "torch_reference.py"))
-    mod = importlib.util.module_from_spec(spec)
-    spec.loader.exec_module(mod)
-    return mod
-
-
 def measure(a):
     try:
         nvml = Nvml(a.nvml_library, a.nvml_index)
     except NvmlMissing as e:
         return {"available": False, "reason": str(e)}
-    tr = load_torch_reference()
-    torch = tr.torch
+    from python_with import require
+    require("numpy", "torch")  # after NVML: a machine without it reports so without torch
+    import torch
+    from torchref.graphs import GraphRunner
+    from torchref.inputs import load_inputs
+    from torchref.spec import parse_config
+    from torchref.task import Task
     if not torch.cuda.is_available():
         return {"available": False, "reason": f"torch {torch.__version__} sees no CUDA device"}
     torch.backends.cuda.matmul.allow_tf32 = False
     torch.backends.cudnn.allow_tf32 = False
-    task = tr.Task(tr.parse_config([]), tr.load_inputs(a.input), "cuda", torch.float32, "reconstruct")
+    task = Task(parse_config([]), load_inputs(a.input), "cuda", torch.float32, "reconstruct")
     task.reset()
-    runner = tr.GraphRunner(task, warmups=2) if a.mode == "graph" else task
+    runner = GraphRunner(task, warmups=2) if a.mode == "graph" else task
     for _ in range(a.warmup):
         runner.run()
     torch.cuda.synchronize()

@@ -9,29 +9,26 @@ scores and predictions. Prints a JSON report; exit status 1 when a check fails.
 """
 import argparse
 import json
-import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from python_with import require  # noqa: E402
+from python_with import require
 
 require("numpy")
 
-import numpy as np
+import numpy as np  # noqa: E402
 
-HALF = 41
-DEFAULTS = {"depth": 2, "alpha": 0.5, "seed": 11, "epochs": 2, "learning_rate": 0.1, "batch_size": 128,
-            "momentum": 0.9, "weight_decay": 0.0}
+# The spec's sizes, config and permutations from the reference learner's numpy-only part (no torch).
+from torchref.spec import HALF, Fail, epoch_permutations, param_shapes, parse_config  # noqa: E402
 
 
 def unflatten(flat, depth):
-    ws, o = [], 0
-    for _ in range(2 * depth):
-        ws.append(flat[o:o + HALF * HALF].reshape(HALF, HALF))
-        o += HALF * HALF
-    hw = flat[o:o + 820].reshape(10, 82)
-    hb = flat[o + 820:o + 830]
-    return ws, hw, hb
+    """The state vector's parameters in name order: 2*depth branch weights, the head's weight and bias."""
+    out, o = [], 0
+    for shape in param_shapes(depth):
+        size = int(np.prod(shape))
+        out.append(flat[o:o + size].reshape(shape))
+        o += size
+    return out[:-2], out[-2], out[-1]
 
 
 def scores(flat, x, depth, alpha):
@@ -57,17 +54,17 @@ def main(argv=None):
     ap.add_argument("--set", action="append", default=[])
     ap.add_argument("--fd-step", type=float, default=1e-6)
     a = ap.parse_args(argv)
-    cfg = dict(DEFAULTS)
-    for pair in a.set:
-        k, _, v = pair.partition("=")
-        cfg[k] = type(DEFAULTS[k])(v)
+    try:
+        cfg = parse_config(a.set)
+    except Fail as e:
+        print(f"check_torch_trace: error: {e}", file=sys.stderr)
+        return 2
     d, alpha = cfg["depth"], cfg["alpha"]
     inp, tr = np.load(a.input), np.load(a.trace)
     n = inp["train_images"].shape[0]
     rep, ok = {"config": cfg}, True
 
-    rng = np.random.Generator(np.random.PCG64(cfg["seed"]))
-    perms = np.stack([rng.permutation(n) for _ in range(cfg["epochs"])])
+    perms = epoch_permutations(cfg["seed"], n, cfg["epochs"])
     rep["permutations_equal"] = bool(np.array_equal(perms, tr["permutations"]))
     dt = tr["initial_params"].dtype
     lift = lambda im: np.pad(im.reshape(len(im), 81).astype(dt) * dt.type(4) - dt.type(0.5), ((0, 0), (0, 1)))

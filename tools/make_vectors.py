@@ -8,26 +8,23 @@ their uint32 bit patterns and hashes are sha256 of raw little-endian bytes (docs
 tests compare bit for bit. The script refuses to write anything if torch's normal_ would not take
 its AVX2 path here, since the published hashes come from that path.
 """
-import hashlib
 import json
 import math
 import os
 import sys
 
-sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from python_with import require  # noqa: E402
+from python_with import require
 
 require("numpy", "torch")
 
-import numpy as np
-import torch
+import numpy as np  # noqa: E402
+import torch  # noqa: E402
+
+from torchref.model import initial_parameters  # noqa: E402  (the reference learner's own draws)
+from torchref.spec import param_names, sha256 as sha  # noqa: E402
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 OUT = os.path.join(ROOT, "test", "vectors")
-
-
-def sha(a):
-    return hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest()
 
 
 def bits(a):
@@ -193,15 +190,9 @@ def init_hashes():
     out = []
     for depth in (1, 2, 3, 8):
         for s in (0, 1, 11, 199, 781, 2**32 + 11, 2026091400):
-            torch.manual_seed(s)
-            params = {}
-            for i in range(2 * depth):
-                w = torch.empty(41, 41)
-                w.normal_(0, 0.05 / math.sqrt(41))
-                params[f"weights.{i}"] = w.numpy()
-            head = torch.nn.Linear(82, 10)
-            params["head.weight"] = head.weight.detach().numpy()
-            params["head.bias"] = head.bias.detach().numpy()
+            # The reference learner's draws (torch.manual_seed, normal_ per branch, nn.Linear's
+            # default init): check_published holds them to the published learner's hashes.
+            params = {name: p.numpy() for name, p in zip(param_names(depth), initial_parameters(s, depth))}
             state = np.concatenate([p.ravel() for p in params.values()])
             out.append({"depth": depth, "seed": s, "sha256": {k: sha(v) for k, v in params.items()},
                         "state_vector_sha256": sha(state)})

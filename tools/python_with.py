@@ -4,9 +4,12 @@ needs (numpy, torch). The python3 first on PATH may be a shim without numpy whil
 script missing a module re-runs itself once under the first of $REVGRAPH_PYTHON, python3 on PATH
 and /usr/bin/python3 that has them all, and otherwise stops with one line saying what to install.
 
-    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "tools"))
-    from python_with import require
+    from python_with import require   # a script in tools/: its folder is on sys.path already
     require("numpy", "torch")
+
+tools/ is the one import root of the tools' Python (python_with, torchref, gpu_check): scripts in
+tools/ have it as Python's first sys.path entry, scripts elsewhere (bench/) insert it once at their
+top, and meson's tests get it as PYTHONPATH (test/meson.build).
 """
 import importlib.util
 import os

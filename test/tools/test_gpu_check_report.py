@@ -1,10 +1,11 @@
 #!/usr/bin/env python3
-"""tools/gpu_check_report.py on made-up step results: a GPU run is scarce, so the report that sums it
+"""gpu-check's report (tools/gpu_check/report.py, run as `python -m gpu_check report`) on made-up step results: a GPU run is scarce, so the report that sums it
 up is tested here, where there is no GPU. One good run (every required step 0, equal hashes, both
 validations passed) must pass with the timings side by side; each kind of failure must fail it
 with a reason; what is only recorded (CPU suites, a sanitizer that could not run) must not.
 
-  test_gpu_check_report.py SOURCE_ROOT
+  test_gpu_check_report.py SOURCE_ROOT   (meson's test env puts tools/ on PYTHONPATH; by hand:
+  PYTHONPATH=tools python3 test/tools/test_gpu_check_report.py .)
 """
 import copy
 import json
@@ -21,7 +22,7 @@ except ImportError:
     sys.exit(77)
 
 ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-SCRIPT = os.path.join(ROOT, "tools", "gpu_check_report.py")
+REPORT = [sys.executable, "-m", "gpu_check", "report"]
 
 REQUIRED = ("binaries", "gpu-suite", "gpu-validation", "gpu-validation-fused", "run-cuda-1", "run-cuda-2",
             "run-fused-1", "run-fused-2", "revgraph-validate")
@@ -42,7 +43,7 @@ class Run:
     def __init__(self):
         self.steps = {name: 0 for name in REQUIRED}
         self.steps.update({"cpu-suites": 0, "sanitize-racecheck-cuda-fused": 0, "torch-cuda-graph": 0})
-        self.plan = None  # [(name, required)]: gpu_check.py's plan.tsv, where the run had one
+        self.plan = None  # [(name, required)]: gpu-check's plan.tsv, where the run had one
         self.logs = {}  # artifacts' text files: compute-sanitizer logs
         self.tests = [("cuda-gpu", "OK")]  # meson test --suite gpu
         self.rest_tests = [("cpu", "OK"), ("gpu-check-report", "SKIP")]  # every other suite
@@ -93,7 +94,7 @@ class Run:
                 with open(os.path.join(scratch, name), "w") as f:
                     json.dump(content, f)
                 np.save(os.path.join(scratch, content["predictions_file"]), labels)
-            p = subprocess.run([sys.executable, SCRIPT, "--out", out, "--artifacts", art, "--scratch", scratch,
+            p = subprocess.run(REPORT + ["--out", out, "--artifacts", art, "--scratch", scratch,
                                 "--git-commit", "abc123", "--gpu-arch", "90"] + (["--partial", partial] if partial else []),
                                stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
             if p.returncode != 0:

@@ -1,0 +1,129 @@
+"""The binaries of a run: prebuilt by tools/pack-gpu-deps where their sources are this tree's and
+they start here (check-backends), else configured and built on the device."""
+import json
+import os
+import shutil
+import subprocess
+
+from .commit import tracked_files_match
+from .machine import gpu_arch, toolkit_library_dir
+from .meson_tests import portable_manifest
+from .steps import ROOT, Step, self_command, self_env
+
+
+def prebuilt_dir(root):
+    d = os.path.join(root, ".gpudeps", "prebuilt")
+    return d if os.path.exists(os.path.join(d, "tools", "revgraph")) else None
+
+
+def use_prebuilt(ctx, env):
+    """Prebuilt binaries where they exist, their sources are this tree's and they are wanted: (yes, why)."""
+    pre = prebuilt_dir(ROOT)
+    same, why = tracked_files_match(ROOT)
+    if env.get("GPU_CHECK_PREBUILT", "1") == "0":
+        return False, "GPU_CHECK_PREBUILT=0"
+    if not pre:
+        return False, "no prebuilt binaries (tools/pack-gpu-deps makes them)"
+    if not same:
+        return False, f"prebuilt binaries are of another tree: {why}"
+    ctx.bindir, ctx.manifest, ctx.ld_path = pre, os.path.join(pre, "tests.json"), os.path.join(pre, "lib")
+    return True, f"prebuilt binaries in {pre}"
+
+
+def packed_arch(pre):
+    try:
+        with open(os.path.join(pre, "ARCH")) as f:
+            return f.read().strip()
+    except OSError:
+        return None
+
+
+# What the binaries must be able to run on the lent machine: the report's required GPU steps.
+REQUIRED_BACKENDS = ("cuda-fused",)
+
+
+def backends_verdict(text, required=REQUIRED_BACKENDS):
+    """(ok, why) from `revgraph backends --json`: ok only where every required backend is usable and
+    reports the name asked for (a binary that starts but sees no GPU fails here)."""
+    try:
+        rows = {b.get("requested"): b for b in json.loads(text).get("backends", [])}
+    except (ValueError, AttributeError) as e:
+        return False, f"revgraph backends --json gave no JSON ({e})"
+    for name in required:
+        b = rows.get(name)
+        if b is None:
+            return False, f"{name}: not in revgraph backends"
+        if b.get("usable") is not True:
+            return False, f"{name}: not usable: {b.get('reason', 'no reason given')}"
+        if b.get("backend") != name:
+            return False, f"{name}: reports {b.get('backend')!r}, not the name asked for"
+    return True, "usable: " + ", ".join(f"{n} ({rows[n].get('device')})" for n in required)
+
+
+def check_backends(args):
+    """Runs `revgraph backends --json` and exits 0 only where the required backends are usable."""
+    try:
+        p = subprocess.run([args.revgraph, "backends", "--json"], capture_output=True, text=True, timeout=60,
+                           stdin=subprocess.DEVNULL)
+    except (OSError, subprocess.SubprocessError) as e:
+        print(f"check-backends: {args.revgraph} does not start: {e}", flush=True)
+        return 1
+    print(p.stdout + p.stderr, end="", flush=True)
+    if p.returncode != 0:
+        print(f"check-backends: revgraph backends exited {p.returncode}", flush=True)
+        return 1
+    ok, why = backends_verdict(p.stdout, args.require or REQUIRED_BACKENDS)
+    print(f"check-backends: {why}", flush=True)
+    return 0 if ok else 1
+
+
+def prebuilt_step(ctx):
+    # Will they start here and see the GPU? A binary built on another image may miss a library, and
+    # `revgraph backends` exits 0 whatever it finds, so its JSON is judged.
+    return Step("binaries", 20, "binaries",
+                self_command(ctx.python, "check-backends", "--revgraph", ctx.bin("tools/revgraph")), True,
+                env=self_env())
+
+
+def gpudeps_env(root, env):
+    """What configure and build need from .gpudeps on a machine without the dev packages: the packed
+    pkg-config files ahead of the machine's own, and the packed tools (pkg-config, pkgconf) on PATH
+    after the machine's own, so a machine that has them keeps using them."""
+    deps = os.path.join(root, ".gpudeps")
+    out = {}
+    pc = os.path.join(deps, "lib", "pkgconfig")
+    if os.path.isdir(pc):
+        out["PKG_CONFIG_PATH"] = pc + (":" + env["PKG_CONFIG_PATH"] if env.get("PKG_CONFIG_PATH") else "")
+    tools = os.path.join(deps, "bin")
+    if os.path.isdir(tools):
+        out["PATH"] = (env.get("PATH", os.defpath) + ":" + tools).lstrip(":")
+    return out
+
+
+def build_steps(ctx, env, commit):
+    build = env.get("GPU_CHECK_BUILD", os.path.join(ROOT, "build-gpucheck"))
+    arch = env.get("GPU_CHECK_ARCH") or gpu_arch()
+    ctx.bindir, ctx.manifest, ctx.ld_path = build, ctx.s("tests.json"), ""
+    shutil.rmtree(build, ignore_errors=True)
+    # Without .git, tools/git-commit takes the commit the build embeds from REVGRAPH_GIT_COMMIT.
+    # The Python package is not built: the device has no pybind11, and no step needs it.
+    stamp = {"REVGRAPH_GIT_COMMIT": commit, **gpudeps_env(ROOT, env)}
+    return [Step("configure", 60, "binaries",
+                 ["meson", "setup", build, "-Dcuda=enabled", f"-Dgpu_arch={arch}", "--buildtype=release",
+                  "-Dpython=disabled"], True, False, stamp),
+            Step("build", 240, "binaries", ["ninja", "-C", build, "-j", str(os.cpu_count() or 4)], True, False,
+                 stamp)], arch
+
+
+def after_build(runner, ctx):
+    """Built here: the test list from meson, and the toolkit's runtime where the loader lacks it."""
+    try:
+        tests = json.loads(subprocess.run(["meson", "introspect", "--tests", ctx.bindir], capture_output=True,
+                                          text=True, timeout=60).stdout)
+        with open(ctx.manifest, "w") as f:
+            json.dump(portable_manifest(tests, ctx.bindir, ROOT), f)
+    except (OSError, ValueError, subprocess.SubprocessError) as e:
+        runner.log(f"tests: cannot list the build's tests: {e}")
+    # The toolkit's runtime, and .gpudeps/lib where the build linked a packed shared library (benchmark).
+    packed = os.path.join(ROOT, ".gpudeps", "lib")
+    ctx.ld_path = ":".join(d for d in (toolkit_library_dir(), packed if os.path.isdir(packed) else "") if d)

@@ -1,0 +1,46 @@
+"""The commit gpu-check reports: git's HEAD, $GIT_COMMIT, or the one tools/pack-gpu-deps packed
+while the tree is still that commit."""
+import hashlib
+import os
+import subprocess
+
+
+def tracked_files_match(root):
+    """(True, "") where every file .gpudeps/sources.sha256 lists has the content it had when packed."""
+    listing = os.path.join(root, ".gpudeps", "sources.sha256")
+    if not os.path.exists(listing):
+        return False, "no .gpudeps/sources.sha256"
+    with open(listing, encoding="utf-8") as f:
+        lines = f.read().splitlines()
+    for line in lines:
+        digest, _, rel = line.partition("  ")
+        try:
+            with open(os.path.join(root, rel), "rb") as f:
+                if hashlib.sha256(f.read()).hexdigest() != digest:
+                    return False, f"{rel} differs from the packed commit"
+        except OSError:
+            return False, f"{rel} is missing"
+    return True, ""
+
+
+def detect_commit(root, env):
+    """(commit, how): git's HEAD, else $GIT_COMMIT, else the packed commit where the tree is its."""
+    if os.path.isdir(os.path.join(root, ".git")):
+        try:
+            head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True,
+                                  timeout=20).stdout.strip()
+            if head:
+                return head, "git"
+        except (OSError, subprocess.SubprocessError):
+            pass
+    if env.get("GIT_COMMIT"):
+        return env["GIT_COMMIT"], "GIT_COMMIT"
+    packed = os.path.join(root, ".gpudeps", "COMMIT")
+    if os.path.exists(packed):
+        with open(packed) as f:
+            commit = f.read().strip()
+        same, why = tracked_files_match(root)
+        if same:
+            return commit, ".gpudeps/COMMIT (every tracked file as packed)"
+        return "unknown", f"the tree is not {commit}: {why}"
+    return "unknown", "no .git, no GIT_COMMIT, no .gpudeps/COMMIT"

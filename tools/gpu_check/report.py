@@ -1,0 +1,365 @@
+"""gpu-check's report, OUT/report.json, from what its steps left behind; cli calls it after every
+step, and a person can run it on a scratch folder by hand:
+
+  tools/gpu-check report --out OUT --scratch SCRATCH [--artifacts DIR] [--git-commit C]
+                         [--gpu-arch A] [--partial AFTER_STEP]
+
+SCRATCH holds steps.tsv (name, exit status, seconds per step), plan.tsv (the steps gpu-check
+meant to run: name, limit, group, required), the test logs, the runs' JSON and predictions; the
+tools' files (GPU validation, validate, PyTorch baselines, energy, bench, ncu, sanitizer logs)
+are in ARTIFACTS. A report written on the way (`complete: false`, `written_after`) judges only the
+steps that have run, and never passes. `passed` is true only when every required step exited 0,
+the GPU test suite ran to OK, both GPU validations passed, two fresh processes per GPU backend
+gave the same hashes and compute-sanitizer found no hazard and no API error outside cuBLASLt (an
+API error inside cuBLASLt, a tool that cannot run on the machine and a sanitizer that ran out of
+time are recorded, not failures); `failures` says what failed. test/tools/test_gpu_check_report.py
+checks it on made-up runs, so a broken report never costs a GPU run.
+"""
+import argparse
+import datetime
+import json
+import os
+import subprocess
+import sys
+
+from .sanitizer import sanitizer_verdicts
+
+# Required where no plan.tsv says otherwise (reports of scratch folders made by hand).
+DEFAULT_REQUIRED = ("binaries", "gpu-suite", "gpu-validation", "gpu-validation-fused", "revgraph-validate",
+                    "run-cuda-1", "run-cuda-2", "run-fused-1", "run-fused-2")
+# What two runs of one task must share to count as the same result.
+RESULT_HASHES = ("state_vector_sha256", "final_parameter_sha256", "final_velocity_sha256", "predictions_sha256",
+                 "scores_sha256")
+
+
+def load(path):
+    try:
+        with open(path) as f:
+            return json.load(f)
+    except Exception:
+        return None
+
+
+def read_plan(scratch):
+    """gpu-check's plan.tsv: [(name, limit, group, required)] in order, or None."""
+    try:
+        rows = [line.rstrip("\n").split("\t") for line in open(os.path.join(scratch, "plan.tsv")) if line.strip()]
+        return [(n, int(limit), group, req == "1") for n, limit, group, req in rows]
+    except (OSError, ValueError):
+        return None
+
+
+def read_steps(scratch):
+    """steps.tsv: {name: {"exit": status (int, or a word such as "skipped"), "seconds": s}}."""
+    steps = {}
+    for line in open(os.path.join(scratch, "steps.tsv")):
+        name, rc, seconds = line.rstrip("\n").split("\t")
+        steps[name] = {"exit": int(rc) if rc.lstrip("-").isdigit() else rc, "seconds": float(seconds)}
+    return steps
+
+
+def header(git_commit, gpu_arch, partial):
+    """The report's first keys: what was checked, where, when, and whether the report is whole."""
+    report = {"git_commit": git_commit, "device": None, "gpu_arch": gpu_arch, "passed": False,
+              "complete": not partial,
+              "written_utc": datetime.datetime.now(datetime.timezone.utc).strftime("%Y-%m-%dT%H:%M:%SZ")}
+    if partial:
+        report["written_after"] = partial
+    try:
+        report["device"] = subprocess.run(["nvidia-smi", "--query-gpu=name,driver_version,memory.total",
+                                           "--format=csv,noheader"],
+                                          capture_output=True, text=True, timeout=20).stdout.strip() or None
+    except Exception:
+        pass
+    return report
+
+
+def meson_test_results(scratch):
+    """Every test's result; on a GPU machine a skipped GPU suite is a failure. The GPU suite is what
+    `meson test --suite gpu` ran (testlog-gpu.json), not every name holding "gpu": the CPU suites
+    have gpu-check-report, which may SKIP where python3 lacks numpy."""
+    tests = []
+    for log in ("testlog-gpu.json", "testlog-rest.json"):
+        try:
+            for line in open(os.path.join(scratch, log)):
+                t = json.loads(line)
+                tests.append({"name": t.get("name"), "result": t.get("result"),
+                              "seconds": round(t.get("duration", 0), 2)})
+        except Exception:
+            pass
+    counts = {}
+    for t in tests:
+        counts[t["result"]] = counts.get(t["result"], 0) + 1
+    gpu_tests = []
+    try:
+        for line in open(os.path.join(scratch, "testlog-gpu.json")):
+            gpu_tests.append(json.loads(line).get("result"))
+    except Exception:
+        pass
+    return {"counts": counts, "tests": tests, "gpu_suite_ran": bool(gpu_tests) and all(r == "OK" for r in gpu_tests)}
+
+
+def revgraph_validate(cli, steps):
+    """`revgraph validate`'s verdicts, from its JSON."""
+    if cli is None:
+        return None
+    return {"passed": cli.get("passed"), "exit": steps.get("revgraph-validate", {}).get("exit"),
+            "numerical_validation_passed": (cli.get("numerical_validation") or {}).get("passed"),
+            "api_cli_smoke_passed": (cli.get("api_cli_smoke") or {}).get("passed"),
+            "cpu_numerical_validation_passed": (cli.get("cpu_numerical_validation") or {}).get("passed")}
+
+
+def two_processes(scratch, first, second):
+    """Two processes, one task: every hash equal."""
+    r1, r2 = load(os.path.join(scratch, first)), load(os.path.join(scratch, second))
+    if not (r1 and r2):
+        return {"identical": False, "missing": [f for f, r in ((first, r1), (second, r2)) if not r]}
+    return {"identical": all(r1.get(k) == r2.get(k) for k in RESULT_HASHES),
+            "state_vector_sha256": r1.get("state_vector_sha256"), "predictions_sha256": r1.get("predictions_sha256"),
+            "scores_sha256": r1.get("scores_sha256"), "input_hashes": r1.get("input_hashes"),
+            "backend": r1.get("backend"), "device": r1.get("device"),
+            "training_prediction_seconds": [r1.get("training_prediction_seconds"), r2.get("training_prediction_seconds")],
+            "preparation_seconds": [r1.get("preparation_seconds"), r2.get("preparation_seconds")],
+            "core_saved_bytes_per_example": r1.get("core_saved_bytes_per_example")}
+
+
+def fused_bit_equal_to_reference(fused1, reference):
+    """cuda-fused is built to give the float32 reference's very bits (recorded; the GPU suite tests it)."""
+    if not (fused1 and reference):
+        return None
+    return all(fused1.get(k) == reference.get(k)
+               for k in ("state_vector_sha256", "final_velocity_sha256", "scores_sha256", "predictions_sha256"))
+
+
+def prediction_agreement(scratch):
+    """Prediction agreement of the cuda run with the CPU backend, cuda-fused and PyTorch on the same
+    task, and accuracies."""
+    agreement = {}
+    try:
+        import numpy as np
+        labels = np.load(os.path.join(scratch, "rev88_labels.npy"))
+
+        def preds(result):
+            if result and "predictions_file" in result:
+                return np.load(os.path.join(scratch, result["predictions_file"]))
+            return None
+        cuda_p = preds(load(os.path.join(scratch, "run1.json")))
+        others = {"cpu": preds(load(os.path.join(scratch, "run_cpu.json"))),
+                  "cuda-fused": preds(load(os.path.join(scratch, "fused1.json")))}
+        tp = os.path.join(scratch, "torch_predictions.npy")
+        if os.path.exists(tp):
+            others["torch-cuda-graph"] = np.load(tp)
+        if cuda_p is not None:
+            agreement["cuda_accuracy_on_synthetic_labels"] = float((cuda_p == labels).mean())
+            for name, p in others.items():
+                if p is not None:
+                    agreement["cuda_vs_" + name] = float((cuda_p == p).mean())
+    except Exception as e:
+        agreement["error"] = str(e)
+    emb = load(os.path.join(scratch, "embedded.json"))
+    if emb:
+        agreement["embedded_digits_accuracy"] = emb.get("accuracy")
+    return agreement
+
+
+def replay_timing(validation, source, diagnostics):
+    """One backend's device time from a gpu_validation's replays, with the named diagnostics; None
+    where the validation has no timing."""
+    replays = (validation or {}).get("replay_repeatability")
+    if not (isinstance(replays, dict) and "task_ms" in replays):
+        return None
+    entry = {"task_ms": replays["task_ms"], "source": source}
+    for key in diagnostics:
+        entry[key] = (replays.get("diagnostics") or {}).get(key)
+    return entry
+
+
+def torch_timing(tj):
+    """A PyTorch baseline's task times (the runs counted, not listed)."""
+    runs = tj["task_ms"].get("runs")
+    return {"task_ms": {"median": tj["task_ms"]["median"], "min": tj["task_ms"]["min"], "max": tj["task_ms"]["max"],
+                        "runs": len(runs) if isinstance(runs, list) else runs},
+            "device": "cuda", "repeat_runs_byte_identical": tj.get("repeat_runs_byte_identical"),
+            "accuracy": tj.get("accuracy")}
+
+
+def timings(out, gv, gvf, gvp):
+    """Device time of one complete task (reset, normalisation, permutation copies, training,
+    predict) per backend and baseline, and the speedups side by side from this one run."""
+    timing = {}
+    for name, validation, diagnostics in (
+            ("cuda-graphs", gv, ("launches_per_step", "graph_nodes")),
+            ("cuda-fused", gvf, ("launches_per_step", "fused_weights_in_shared_memory", "graph_nodes"))):
+        entry = replay_timing(validation, "gpu_validation replays, rev88 10k/10k", diagnostics)
+        if entry is not None:
+            timing[name] = entry
+    for name, file in (("torch-cuda-graph", "torch-cuda-graph.json"), ("torch-eager", "torch-cuda-eager.json")):
+        tj = load(os.path.join(out, file))
+        if tj and "task_ms" in tj:
+            timing[name] = torch_timing(tj)
+    # cuda-fused with Programmatic Dependent Launch (an experiment, recorded only).
+    entry = replay_timing(gvp, "gpu_validation --pdl replays, rev88 10k/10k", ())
+    if entry is not None:
+        timing["cuda-fused-pdl"] = entry
+    # Side by side: torch median / revgraph median.
+    for ours in ("cuda-fused", "cuda-graphs", "cuda-fused-pdl"):
+        for base in ("torch-cuda-graph", "torch-eager"):
+            if ours in timing and base in timing:
+                try:
+                    timing[ours].setdefault("speedup_vs", {})[base] = round(
+                        timing[base]["task_ms"]["median"] / timing[ours]["task_ms"]["median"], 2)
+                except Exception:
+                    pass
+    return timing
+
+
+def programmatic_launch(gvp, fused1, fused_pdl):
+    """cuda-fused with PDL (recorded only): validated like cuda-fused, its bytes against the plain launches'."""
+    return {"validation_passed": None if gvp is None else gvp.get("passed"),
+            "same_bytes_as_plain_launches": None if not (fused1 and fused_pdl) else all(
+                fused1.get(k) == fused_pdl.get(k) for k in RESULT_HASHES),
+            "in_use": None if gvp is None else ((gvp.get("replay_repeatability") or {}).get("diagnostics") or {}).get(
+                "programmatic_dependent_launch")}
+
+
+def energy(out):
+    found = {}
+    for name, file in (("cuda-fused", "energy-cuda-fused.json"), ("cuda-graphs", "energy-cuda.json"),
+                       ("torch-cuda-graph", "energy-torch-cuda-graph.json"),
+                       ("cuda-fused-16-at-once", "energy-cuda-fused-x16.json")):
+        ej = load(os.path.join(out, file))
+        if ej:
+            found[name] = ej.get("energy", ej)
+    return found or "not measured"
+
+
+def bench(bj):
+    return [{k: b.get(k) for k in ("name", "real_time", "cpu_time", "time_unit", "iterations")}
+            for b in bj.get("benchmarks", [])]
+
+
+def throughput(tj):
+    """K tasks at once, each on its own stream (bench throughput/<backend>/tasks:K): recorded only."""
+    return [{"name": b.get("name", "").removesuffix("/manual_time"),
+             **{k: b.get(k) for k in ("tasks", "median_ms", "ms_per_task", "tasks_per_second")}}
+            for b in tj.get("benchmarks", []) if not b.get("error_occurred")]
+
+
+def plan_rows(plan):
+    return None if plan is None else [
+        {"name": n, "limit_seconds": limit, "group": g, "required": req} for n, limit, g, req in plan]
+
+
+def evidence_failures(steps, plan, partial, report, gv, gvf, crosses):
+    """A required step (plan.tsv's) that did not exit 0, and each piece of evidence that is not what
+    it must be. A report on the way judges only the steps that have run."""
+    required = [n for n, _, _, req in plan if req] if plan is not None else list(DEFAULT_REQUIRED)
+
+    def due(step):
+        return not partial or step in steps
+    reasons = []
+    for name in required:
+        if due(name) and steps.get(name, {}).get("exit") != 0:
+            reasons.append(f"step {name}: {steps.get(name, {}).get('exit', 'not run')}")
+    if due("gpu-suite") and not report["meson_test"]["gpu_suite_ran"]:
+        reasons.append("the GPU test suite did not run to OK")
+    if due("gpu-validation") and not (gv and gv.get("passed") is True):
+        reasons.append("gpu_validation did not pass")
+    if due("gpu-validation-fused") and not (gvf and gvf.get("passed") is True):
+        reasons.append("gpu_validation of cuda-fused did not pass")
+    for what, c, last in crosses:
+        if not due(last):
+            continue
+        if c.get("missing"):
+            reasons.append(f"{what}: runs missing ({', '.join(c['missing'])})")
+        elif not c.get("identical"):
+            reasons.append(f"{what} gave different hashes")
+    return reasons
+
+
+def sanitizer_failures(sanitizers):
+    return [f"{name} found errors: {'; '.join(v.get('examples') or []) or 'see gpu-check.log'}"
+            for name, v in sanitizers.items() if v["verdict"] == "found errors"]
+
+
+def build_report(scratch, out, git_commit, commit_source, gpu_arch, partial, binaries, kind):
+    """The report as a dict, its keys in the order they are written."""
+    steps = read_steps(scratch)
+    report = header(git_commit, gpu_arch, partial)
+    report["steps"] = steps
+    report["meson_test"] = meson_test_results(scratch)
+    gv, gvf = load(os.path.join(out, "gpu-validation.json")), load(os.path.join(out, "gpu-validation-fused.json"))
+    report["numerical_validation"] = gv
+    report["numerical_validation_fused"] = gvf
+    report["revgraph_validate"] = revgraph_validate(load(os.path.join(out, "validate.json")), steps)
+    cross, cross_fused = two_processes(scratch, "run1.json", "run2.json"), two_processes(scratch, "fused1.json", "fused2.json")
+    report["two_process_repeatability"] = cross
+    report["two_process_repeatability_fused"] = cross_fused
+    fused1 = load(os.path.join(scratch, "fused1.json"))
+    report["cuda_fused_bit_equal_to_cpu_reference"] = fused_bit_equal_to_reference(
+        fused1, load(os.path.join(scratch, "run_cpu_reference.json")))
+    report["prediction_agreement"] = prediction_agreement(scratch)
+    gvp = load(os.path.join(out, "gpu-validation-fused-pdl.json"))
+    report["programmatic_launch"] = programmatic_launch(gvp, fused1, load(os.path.join(scratch, "fused-pdl.json")))
+    report["energy"] = energy(out)
+    report["ncu_csv"] = [f for f in ("ncu-cuda-fused.csv", "ncu-cuda.csv") if os.path.exists(os.path.join(out, f))]
+    report["timing"] = timings(out, gv, gvf, gvp)
+    bj = load(os.path.join(out, "bench.json"))
+    if bj:
+        report["bench"] = bench(bj)
+    tj = load(os.path.join(out, "bench-throughput.json"))
+    if tj:
+        report["throughput"] = throughput(tj)
+    plan = read_plan(scratch)
+    report["plan"] = plan_rows(plan)
+    reasons = evidence_failures(steps, plan, partial, report, gv, gvf,
+                                (("two processes", cross, "run-cuda-2"),
+                                 ("two cuda-fused processes", cross_fused, "run-fused-2")))
+    report["cublaslt_library"] = (gv or {}).get("cublaslt_library")
+    sanitizers = sanitizer_verdicts(steps, out)
+    report["compute_sanitizer"] = sanitizers or "not run"
+    reasons += sanitizer_failures(sanitizers)
+    report["kind"] = kind
+    report["commit_source"] = commit_source
+    report["binaries"] = binaries
+    if kind == "follow-up":  # recorded only: the verdict is the main run's
+        reasons = []
+    report["failures"] = reasons
+    report["passed"] = None if kind == "follow-up" else (not reasons and not partial)  # only a whole run can pass
+    return report
+
+
+def write_whole(path, report):
+    """Whole or not at all: a kill while writing must not leave half a report over the last one."""
+    tmp = os.path.join(os.path.dirname(path), "." + os.path.basename(path) + ".tmp")
+    with open(tmp, "w") as f:
+        json.dump(report, f, indent=2)
+        f.write("\n")
+        f.flush()
+        os.fsync(f.fileno())
+    os.replace(tmp, path)
+
+
+def write_report(out, scratch, artifacts=None, git_commit="unknown", commit_source=None, gpu_arch=None, partial=None,
+                 binaries=None, kind="main", name="report.json"):
+    """(Re)writes OUT/NAME from what the steps left (the tools' files in ARTIFACTS); returns the report."""
+    report = build_report(scratch, artifacts or out, git_commit, commit_source, gpu_arch, partial, binaries, kind)
+    write_whole(os.path.join(out, name), report)
+    if partial:
+        print(f"gpu-check: report so far (after {partial}): {len(report['failures'])} open points", file=sys.stderr)
+    return report
+
+
+def main(argv=None):
+    ap = argparse.ArgumentParser(prog="gpu-check report", description=__doc__.splitlines()[0])
+    ap.add_argument("--out", required=True, help="where report.json goes")
+    ap.add_argument("--scratch", required=True, help="gpu-check's scratch folder (steps.tsv, plan.tsv, test logs, runs)")
+    ap.add_argument("--artifacts", help="the tools' files (default: --out)")
+    ap.add_argument("--git-commit", default="unknown")
+    ap.add_argument("--gpu-arch", help="the gpu_arch the binaries were built for (e.g. 90)")
+    ap.add_argument("--partial", metavar="AFTER_STEP", help="written on the way, after this step")
+    a = ap.parse_args(argv)
+    r = write_report(a.out, a.scratch, a.artifacts, a.git_commit, None, a.gpu_arch, a.partial)
+    if not a.partial:
+        print("gpu-check:", "PASSED" if r["passed"] else "FAILED: " + "; ".join(r["failures"]))
+    return 0
