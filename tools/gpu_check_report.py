@@ -226,7 +226,7 @@ def _write(out_dir, scratch, out, git_commit, commit_source, gpu_arch, partial, 
     # Timing: device time of one complete task (reset, normalisation, permutation copies, training, predict).
     timing = {}
     if gv and isinstance(gv.get("replay_repeatability"), dict) and "task_ms" in gv["replay_repeatability"]:
-        timing["cuda-graphs"] = {"task_ms": gv["replay_repeatability"]["task_ms"], "source": "gpu_validation replays, rev88 10k/10k",
+        timing["cuda"] = {"task_ms": gv["replay_repeatability"]["task_ms"], "source": "gpu_validation replays, rev88 10k/10k",
                                  "launches_per_step": (gv["replay_repeatability"].get("diagnostics") or {}).get("launches_per_step"),
                                  "graph_nodes": (gv["replay_repeatability"].get("diagnostics") or {}).get("graph_nodes")}
     if gvf and isinstance(gvf.get("replay_repeatability"), dict) and "task_ms" in gvf["replay_repeatability"]:
@@ -256,7 +256,7 @@ def _write(out_dir, scratch, out, git_commit, commit_source, gpu_arch, partial, 
         timing["cuda-fused-pdl"] = {"task_ms": gvp["replay_repeatability"]["task_ms"],
                                     "source": "gpu_validation --pdl replays, rev88 10k/10k"}
     # Side by side, from this one run: torch median / revgraph median.
-    for ours in ("cuda-fused", "cuda-graphs", "cuda-fused-pdl"):
+    for ours in ("cuda-fused", "cuda", "cuda-fused-pdl"):
         for base in ("torch-cuda-graph", "torch-eager"):
             if ours in timing and base in timing:
                 try:
@@ -265,7 +265,7 @@ def _write(out_dir, scratch, out, git_commit, commit_source, gpu_arch, partial, 
                 except Exception:
                     pass
     energy = {}
-    for name, file in (("cuda-fused", "energy-cuda-fused.json"), ("cuda-graphs", "energy-cuda.json"),
+    for name, file in (("cuda-fused", "energy-cuda-fused.json"), ("cuda", "energy-cuda.json"),
                        ("torch-cuda-graph", "energy-torch-cuda-graph.json"),
                        ("cuda-fused-16-at-once", "energy-cuda-fused-x16.json")):
         ej = load(os.path.join(out, file))

@@ -111,7 +111,7 @@ class Task:
 
     @property
     def backend(self):
-        """The backend that runs it (e.g. "cpu-fast", "cuda-graphs")."""
+        """The backend that runs it (its row of `revgraph.backends()`: "cpu", "cpu-reference", "cuda", "cuda-fused")."""
         return self._task.backend
 
     @property

@@ -372,6 +372,8 @@ PYBIND11_MODULE(_core, m) {
 
     m.def("run_together", &Task::run_together, py::arg("tasks"), py::arg("threads") = 0u, py::arg("metadata") = true);
     m.def("backends", &backends);
+    m.def("backend_names", &revgraph::backend_names);
+    m.def("backend_name_list", &revgraph::backend_name_list);
     m.def("config_from", &config_from, py::arg("path"), py::arg("sets"));
     m.def("configure_gpu", &configure_gpu, py::arg("device") = py::none(), py::arg("workspace_bytes") = py::none(),
           py::arg("pdl") = py::none());

@@ -1555,6 +1555,31 @@ class Misc(CliTestCase):
         self.assert_clean_error(rg("backends", "extra"), 2, ["extra"])
         self.assert_clean_error(rg("backends", "--pdl"), 2, ["--pdl"])  # a task option, not this command's
 
+    def test_backend_names_come_from_one_table(self):
+        # `revgraph backends --json` lists the engine's backend table; every help text and the
+        # unknown-name error must name exactly those rows, in the same order.
+        p = rg("backends", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = [b["requested"] for b in json.loads(p.stdout)["backends"]]
+
+        def names_in(text):  # "a, b, c or d" -> [a, b, c, d]
+            head, _, last = text.rpartition(" or ")
+            return head.split(", ") + [last]
+
+        for command in ("run", "sweep", "validate", "qualify"):
+            with self.subTest(command=command):
+                q = rg(command, "--help")
+                self.assertEqual(q.returncode, 0, q.stderr)
+                line = next(ln for ln in q.stdout.splitlines() if ln.strip().startswith("--backend"))
+                listed = line.split(None, 2)[2].split(" (", 1)[0]
+                self.assertEqual(names_in(listed), rows, line)
+        err = self.assert_clean_error(rg("run", "--backend", "bogus", "--quiet"), 1, ["bogus"])
+        self.assertEqual(names_in(err.split("(expected ", 1)[1].rstrip(")")), rows, err)
+        # A backend that runs reports the name it was asked by (auto, an alias, reports its pick).
+        for b in json.loads(p.stdout)["backends"]:
+            if b["usable"] and b["requested"] != "auto":
+                self.assertEqual(b["backend"], b["requested"], b)
+
     def test_gpu_options_refused_on_cpu_backends(self):
         # --device and --pdl steer the CUDA backends only: on a CPU one they are a usage error,
         # before any work and before any output, not silently ignored.

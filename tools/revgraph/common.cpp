@@ -32,8 +32,8 @@ void add_task_options(CLI::App& app, TaskOptions& o) {
         ->type_name("KEY=VALUE")
         ->check(kNonEmpty);
     app.add_option("--backend", o.backend,
-                   "auto (cuda where a GPU is usable, else cpu), cpu, cpu-reference, "
-                   "cuda, cuda-fused; `revgraph backends` says which this machine runs")
+                   backend_name_list() + " (auto: " + find_backend("auto")->reported +
+                       "); `revgraph backends` says which this machine runs")
         ->type_name("B")
         ->check(kNonEmpty);
     app.add_option("--device", o.device, "CUDA device index (CUDA backends only)")->type_name("N")->check(kNonEmpty);
@@ -90,7 +90,8 @@ void refuse_gpu_options_on_cpu(const TaskOptions& o) {
     if (!option) return;
     // What the name builds, without building it (no GPU state is touched).
     for (const auto& a : backend_availability()) {
-        if (a.requested != o.backend || !a.usable || a.backend.rfind("cpu", 0) != 0) continue;
+        const BackendRow* built = find_backend(a.backend);
+        if (a.requested != o.backend || !a.usable || !built || built->gpu) continue;
         throw UsageError{std::string(option) + " applies to the CUDA backends only, and --backend " + o.backend +
                          (o.backend == a.backend ? "" : " chose " + a.backend) + " (drop " + option + ")"};
     }
