@@ -26,7 +26,7 @@ struct BackendRow {
     std::unique_ptr<Backend> (*make)() = nullptr;  // call only where unbuildable() is ""
 };
 
-const std::vector<BackendRow>& backend_table();  // in the order `revgraph backends` lists them
+const std::vector<BackendRow>& backend_table();                // in the order `revgraph backends` lists them
 const BackendRow* find_backend(const std::string& requested);  // nullptr for an unknown name
 std::vector<std::string> backend_names();                      // every row's requested name
 // The names for help texts and errors: "auto, cpu, cpu-reference, cuda or cuda-fused".
