@@ -148,19 +148,16 @@ def configure_gpu(*, device=None, workspace_bytes=None, pdl=None):
     device index, the cuBLASLt workspace of the `cuda` backend, and Programmatic Dependent Launch
     for `cuda-fused`. None leaves an option as it is; returns the options in force (and whether a
     GPU task has started). Set them before the first GPU task: afterwards only the options already
-    in force are accepted (RuntimeError). Out-of-range values raise ValueError."""
-    # The command's ranges for --device and --workspace-bytes.
-    for name, value, top in (("device", device, 1023), ("workspace_bytes", workspace_bytes, 1 << 32)):
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise ValueError(f"{name} must be an integer, got {value!r}")
-        if not 0 <= value <= top:
-            raise ValueError(f"{name} must be in 0..{top}, got {value}")
+    in force are accepted (RuntimeError). A value of the wrong type raises TypeError, an
+    out-of-range one ValueError (the engine's ranges, those of the command)."""
+    for name, value in (("device", device), ("workspace_bytes", workspace_bytes)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+            raise TypeError(f"{name} must be an integer, got {value!r}")
     if pdl is not None and not isinstance(pdl, bool):
-        raise ValueError(f"pdl must be True or False, got {pdl!r}")
-    return _core.configure_gpu(None if device is None else int(device),
-                               None if workspace_bytes is None else int(workspace_bytes), pdl)
+        raise TypeError(f"pdl must be True or False, got {pdl!r}")
+    # As decimal text: the engine checks the range of an int of any size.
+    return _core.configure_gpu(None if device is None else str(int(device)),
+                               None if workspace_bytes is None else str(int(workspace_bytes)), pdl)
 
 
 def backends():

@@ -306,13 +306,16 @@ py::object config_from(const std::optional<std::string>& path, const std::vector
 
 // The process's GPU options (engine/runtime_options.hpp), as the command's --device,
 // --workspace-bytes and --pdl set them: None leaves an option as it is. Returns the options in
-// force. The Python layer checks types and ranges (ValueError); changing them once a GPU task
-// has started is RuntimeError (the device, workspace and launch mode are fixed then).
-py::dict configure_gpu(std::optional<int> device, std::optional<std::int64_t> workspace_bytes,
+// force. The numbers come as str() of Python ints, so the engine checks their ranges whatever
+// their size (ValueError); changing the options once a GPU task has started is RuntimeError.
+py::dict configure_gpu(std::optional<std::string> device, std::optional<std::string> workspace_bytes,
                        std::optional<bool> pdl) {
     RuntimeOptions o = Runtime::options();
-    if (device) o.device = *device;
-    if (workspace_bytes) o.cublaslt_workspace_bytes = static_cast<std::size_t>(*workspace_bytes);
+    try {
+        if (device) o.device = RuntimeOptions::device_from(*device, "device");
+        if (workspace_bytes)
+            o.cublaslt_workspace_bytes = RuntimeOptions::workspace_bytes_from(*workspace_bytes, "workspace_bytes");
+    } catch (const Error& e) { bad(e.what()); }
     if (pdl) o.programmatic_launch = *pdl;
     try {
         Runtime::configure(o);

@@ -1555,6 +1555,20 @@ class Misc(CliTestCase):
         self.assert_clean_error(rg("backends", "extra"), 2, ["extra"])
         self.assert_clean_error(rg("backends", "--pdl"), 2, ["--pdl"])  # a task option, not this command's
 
+    def test_gpu_option_ranges_are_the_engines(self):
+        # RuntimeOptions' ranges (0..1023, 0..2**32), the same numbers Python's configure_gpu takes.
+        for option, value, rng in (("--device", "1024", "0..1023"), ("--device", "-1", "0..1023"),
+                                   ("--workspace-bytes", "4294967297", "0..4294967296"),
+                                   ("--workspace-bytes", "99999999999999999999999", "0..4294967296")):
+            with self.subTest(option=option, value=value):
+                err = self.assert_clean_error(rg("backends", option, value) if option == "--device" else
+                                              rg("run", "--backend", "cuda", option, value, "--quiet"), 2, [option])
+                self.assertEqual(err, f"revgraph: error: option {option} must be in {rng}, got {value}")
+        err = self.assert_clean_error(rg("backends", "--device", "x"), 2, ["device"])
+        self.assertEqual(err, "revgraph: error: option --device needs an integer, got 'x'")
+        # The edges themselves are accepted (no such device here: the row says so, exit 0).
+        self.assertEqual(rg("backends", "--device", "1023").returncode, 0)
+
     def test_backend_names_come_from_one_table(self):
         # `revgraph backends --json` lists the engine's backend table; every help text and the
         # unknown-name error must name exactly those rows, in the same order.

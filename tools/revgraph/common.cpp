@@ -77,10 +77,12 @@ TaskConfig config_from(const TaskOptions& o) {
 
 void configure_runtime(const TaskOptions& o) {
     RuntimeOptions r = Runtime::options();
-    if (o.device) r.device = static_cast<int>(parse_int("device", *o.device, 0, 1023));
-    if (o.workspace_bytes)
-        r.cublaslt_workspace_bytes =
-            static_cast<std::size_t>(parse_int("workspace-bytes", *o.workspace_bytes, 0, std::int64_t(1) << 32));
+    try {  // the ranges are the engine's (RuntimeOptions); a number out of them is a usage error
+        if (o.device) r.device = RuntimeOptions::device_from(*o.device, "option --device");
+        if (o.workspace_bytes)
+            r.cublaslt_workspace_bytes =
+                RuntimeOptions::workspace_bytes_from(*o.workspace_bytes, "option --workspace-bytes");
+    } catch (const Error& e) { throw UsageError{e.what()}; }
     if (o.pdl) r.programmatic_launch = true;
     Runtime::configure(r);
 }
