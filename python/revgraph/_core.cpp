@@ -47,31 +47,15 @@ PyObject* set_syntax_error = nullptr;
 
 std::string dtype_str(const py::array& a) { return py::str(a.dtype().attr("str")).cast<std::string>(); }
 
-std::string shape_str(const py::array& a) {
-    std::vector<std::int64_t> shape(a.shape(), a.shape() + a.ndim());
-    return io::Array::shape_string(shape);
-}
-
-// The CLI's rules for an input array (io::task_inputs_from_archive): exactly this dtype, and here
-// also C order and aligned, since the engine reads the array's own memory in place.
-py::array checked_array(const py::object& obj, const char* name, const char* dtype, const char* what) {
+// A numpy array as the engine's one input check (check_input_arrays) sees it. Anything else is
+// the wrong type: TypeError.
+InputArray described(const py::object& obj, const char* name) {
     if (!py::isinstance<py::array>(obj))
-        bad(std::string("input: ") + name + " must be a numpy array of " + what + ", got " +
-            py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
-    auto a = py::reinterpret_borrow<py::array>(obj);
-    if (dtype_str(a) != dtype)
-        bad(std::string("input: ") + name + " must be " + what + ", got " + dtype_str(a) +
-            " (never cast: convert it yourself)");
-    if (!(a.flags() & py::array::c_style))
-        bad(std::string("input: ") + name + " must be C-contiguous (np.ascontiguousarray makes a copy that is)");
-    if (!a.attr("flags").attr("aligned").cast<bool>())
-        bad(std::string("input: ") + name + " is not aligned to its dtype (np.require(a, requirements='A') copies it)");
-    return a;
-}
-
-void expect_images(const py::array& a, const char* name) {
-    if (a.ndim() != 4 || a.shape(1) != 1 || a.shape(2) != 9 || a.shape(3) != 9)
-        bad(std::string("input: ") + name + " must have shape (N, 1, 9, 9), got " + shape_str(a));
+        throw py::type_error(std::string("input: ") + name + " must be a numpy array, got " +
+                             py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
+    const auto a = py::reinterpret_borrow<py::array>(obj);
+    return InputArray{dtype_str(a), std::vector<std::int64_t>(a.shape(), a.shape() + a.ndim()),
+                      (a.flags() & py::array::c_style) != 0, a.attr("flags").attr("aligned").cast<bool>()};
 }
 
 // What keeps the caller's arrays alive while the engine reads them in place. It may be dropped
@@ -95,15 +79,15 @@ std::span<const T> span_of(const py::array& a) {
 }
 
 TaskInputs task_inputs(const py::object& train_images, const py::object& train_labels, const py::object& test_images) {
-    const py::array train = checked_array(train_images, "train_images", "<f4", "float32 (<f4)");
-    const py::array labels = checked_array(train_labels, "train_labels", "<i8", "int64 (<i8)");
-    const py::array test = checked_array(test_images, "test_images", "<f4", "float32 (<f4)");
-    expect_images(train, "train_images");
-    expect_images(test, "test_images");
-    if (labels.ndim() != 1) bad("input: train_labels must have shape (N,), got " + shape_str(labels));
-    if (labels.shape(0) != train.shape(0))
-        bad("input: " + std::to_string(train.shape(0)) + " train images but " + std::to_string(labels.shape(0)) +
-            " train labels");
+    const InputArray d_train = described(train_images, "train_images");
+    const InputArray d_labels = described(train_labels, "train_labels");
+    const InputArray d_test = described(test_images, "test_images");
+    try {
+        check_input_arrays(d_train, d_labels, d_test);
+    } catch (const Error& e) { bad(e.what()); }
+    const auto train = py::reinterpret_borrow<py::array>(train_images);
+    const auto labels = py::reinterpret_borrow<py::array>(train_labels);
+    const auto test = py::reinterpret_borrow<py::array>(test_images);
     // Used in place, never copied: the task holds references to the arrays themselves.
     return TaskInputs::borrow(span_of<float>(train), span_of<std::int64_t>(labels), span_of<float>(test),
                               own(train, labels, test));
