@@ -12,6 +12,7 @@
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/npz.hpp"
 #include "engine/io/task_files.hpp"
+#include "engine/stats.hpp"
 #include "engine/task.hpp"
 #include "tools/revgraph/commands.hpp"
 #include "tools/revgraph/common.hpp"
@@ -26,13 +27,6 @@ struct RunOptions {
     bool quiet = false;
     bool timings = false;  // run_seconds is always recorded now; the flag stays for older scripts
 };
-
-// The median of the run times (the mean of the middle two for an even count).
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
-}
 
 int run_command(const RunOptions& o) {
     const bool quiet = o.quiet;
@@ -95,23 +89,17 @@ int run_command(const RunOptions& o) {
         if (!quiet && repeat > 1)
             std::cerr << "revgraph: run " << (r + 1) << "/" << repeat << ": " << run_seconds.back() * 1e3 << " ms\n";
     }
-    TaskOutputs out = prepared.outputs();
+    TaskOutputs out = prepared.outputs(run_seconds);
     auto& m = out.metadata;
-    m["run_seconds"] = run_seconds;
-    if (repeat > 1) {
-        m["training_prediction_seconds"] = median(run_seconds);
-        m["training_prediction_seconds_statistic"] = "median";
-    }
     m["input"] = task.source;
     if (!task.test_labels.empty()) {
         m["correct"] = correct_count(out.state.predictions, task.test_labels);
         m["accuracy"] = accuracy(out.state.predictions, task.test_labels);
     }
     if (!quiet) {
-        if (repeat > 1)
-            std::cerr << "revgraph: " << repeat << " runs: median " << median(run_seconds) * 1e3 << " ms, min "
-                      << *std::min_element(run_seconds.begin(), run_seconds.end()) * 1e3 << " ms, max "
-                      << *std::max_element(run_seconds.begin(), run_seconds.end()) * 1e3 << " ms";
+        if (const Summary times = summarize(run_seconds); repeat > 1)
+            std::cerr << "revgraph: " << repeat << " runs: median " << times.median * 1e3 << " ms, min "
+                      << times.min * 1e3 << " ms, max " << times.max * 1e3 << " ms";
         else
             std::cerr << "revgraph: run " << run_seconds.back() * 1e3 << " ms";
         if (m.contains("accuracy"))
