@@ -40,6 +40,6 @@ TEST_CASE("outputs: one run's time, or the median of the runs it stands for") {
     CHECK(many["training_prediction_seconds_statistic"] == "median");
     CHECK(many["training_prediction_seconds"].get<double>() == 0.0025);
     CHECK(many["run_seconds"].get<std::vector<double>>() == times);  // in order, unsorted
-    CHECK(many.back() == many["run_seconds"]);                        // the last key
+    CHECK(many.back() == many["run_seconds"]);                       // the last key
     CHECK(many["predictions_sha256"] == one["predictions_sha256"]);
 }
