@@ -1,8 +1,9 @@
-// revgraph._core: the engine's PreparedTask for Python. The Python package (__init__.py) wraps
-// these few entry points; everything that computes lives in the engine, so Python gets the
-// CLI's bytes. Error mapping: what the caller got wrong (inputs, config, an unknown backend
-// name) is ValueError with the engine's message; anything that fails once the inputs and config
-// are known good (a backend that cannot be built, the device) is RuntimeError.
+// revgraph._core: the engine's PreparedTask for Python. revgraph/_api.py names these few entry
+// points for users; everything that computes lives in the engine, so Python gets the CLI's bytes.
+// Errors: a wrong type is TypeError; what the caller got wrong in value (inputs, config, an unknown
+// backend name, an option out of range) is ValueError with the engine's message; anything that
+// fails once those are known good (a backend that cannot be built, the device) is RuntimeError,
+// through the one translator registered with the module.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -133,12 +134,11 @@ TaskConfig task_config(const py::dict& config) {
 
 // Unknown names are the caller's mistake; a known backend this machine cannot run is not.
 std::unique_ptr<Backend> backend_named(const std::string& name) {
-    const auto names = backend_names();
     try {
         return make_backend(name);
     } catch (const Error& e) {
-        if (std::find(names.begin(), names.end(), name) == names.end()) bad(e.what());
-        throw std::runtime_error(e.what());
+        if (!find_backend(name)) bad(e.what());
+        throw;  // a known backend this machine cannot build: RuntimeError
     }
 }
 
@@ -201,20 +201,15 @@ public:
         py::gil_scoped_release nogil;
         try {
             inputs.validate();  // here, so that bad values are ValueError and not a device failure
-        } catch (const Error& e) { throw py::value_error(e.what()); }
-        auto b = backend_named(backend);
-        try {
-            task_ = std::make_unique<PreparedTask>(std::move(inputs), c, std::move(b));
-        } catch (const Error& e) { throw std::runtime_error(e.what()); }
+        } catch (const Error& e) { bad(e.what()); }
+        task_ = std::make_unique<PreparedTask>(std::move(inputs), c, backend_named(backend));
     }
 
     std::unique_ptr<RunOutput> run(bool metadata) {
         py::gil_scoped_release nogil;
         std::lock_guard<std::mutex> lock(mutex_);
-        try {
-            task_->run();
-            return collect(metadata);
-        } catch (const Error& e) { throw std::runtime_error(e.what()); }
+        task_->run();
+        return collect(metadata);
     }
 
     static std::vector<std::unique_ptr<RunOutput>> run_together(const std::vector<Task*>& tasks, unsigned threads,
@@ -232,10 +227,8 @@ public:
         std::vector<PreparedTask*> prepared;
         for (Task* t : tasks) prepared.push_back(t->task_.get());
         std::vector<std::unique_ptr<RunOutput>> results;
-        try {
-            PreparedTask::run_together(prepared, threads);
-            for (Task* t : tasks) results.push_back(t->collect(metadata));
-        } catch (const Error& e) { throw std::runtime_error(e.what()); }
+        PreparedTask::run_together(prepared, threads);
+        for (Task* t : tasks) results.push_back(t->collect(metadata));
         return results;
     }
 
@@ -282,9 +275,8 @@ py::object backends() {
 py::object config_from(const std::optional<std::string>& path, const std::vector<std::string>& sets) {
     try {
         return json_to_python(revgraph::config_from(path, sets).to_json());
-    } catch (const SetSyntaxError& e) {
-        PyErr_SetString(set_syntax_error, e.what());
-        throw py::error_already_set();
+    } catch (const SetSyntaxError&) {
+        throw;  // the translator's _core.SetSyntaxError
     } catch (const Error& e) { bad(e.what()); }
 }
 
@@ -301,9 +293,7 @@ py::dict configure_gpu(std::optional<std::string> device, std::optional<std::str
             o.cublaslt_workspace_bytes = RuntimeOptions::workspace_bytes_from(*workspace_bytes, "workspace_bytes");
     } catch (const Error& e) { bad(e.what()); }
     if (pdl) o.programmatic_launch = *pdl;
-    try {
-        Runtime::configure(o);
-    } catch (const Error& e) { throw std::runtime_error(e.what()); }
+    Runtime::configure(o);
     const RuntimeOptions now = Runtime::options();
     py::dict d;
     d["device"] = now.device;
@@ -321,9 +311,7 @@ void write_files_atomic(const std::vector<std::pair<std::string, py::bytes>>& fi
         staged.push_back({path, std::vector<std::uint8_t>(view.begin(), view.end())});
     }
     py::gil_scoped_release nogil;
-    try {
-        io::write_files_atomic(staged);
-    } catch (const Error& e) { throw std::runtime_error(e.what()); }
+    io::write_files_atomic(staged);
 }
 
 }  // namespace
@@ -333,6 +321,17 @@ PYBIND11_MODULE(_core, m) {
     using namespace revgraph::python;
     m.doc() = "revgraph's engine: prepared tasks, runs and their results (use the revgraph package).";
     set_syntax_error = py::exception<revgraph::SetSyntaxError>(m, "SetSyntaxError", PyExc_ValueError).ptr();
+    // The one translation of the engine's errors that reach Python: a --set syntax error is
+    // _core.SetSyntaxError (a ValueError); any other revgraph::Error is RuntimeError. What the
+    // caller got wrong (inputs, config, a value out of range) is raised as ValueError where it is
+    // checked (bad()), and a wrong type as TypeError.
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const revgraph::SetSyntaxError& e) {
+            PyErr_SetString(set_syntax_error, e.what());
+        } catch (const revgraph::Error& e) { PyErr_SetString(PyExc_RuntimeError, e.what()); }
+    });
 
     py::class_<RunOutput>(m, "RunOutput")
         .def("predictions", [](py::object self) { return self.cast<const RunOutput&>().predictions(self); })

@@ -256,3 +256,17 @@ def test_the_command_and_python_give_one_message_per_bad_input(good, tmp_path):
         p = run_cli("run", "--input", str(path), "--backend", "cpu", "--quiet", check=False)
         assert (p.returncode, p.stdout) == (1, ""), name
         assert p.stderr == f"revgraph: error: {path}: {raised.value}\n", name
+
+
+def test_engine_errors_reach_python_through_one_translator(tmp_path):
+    # _core's registered translator: a --set syntax error is SetSyntaxError (a ValueError), any
+    # other engine error that is not the caller's value mistake is RuntimeError with its message.
+    from revgraph import _core
+    with pytest.raises(_core.SetSyntaxError, match="--set needs key=value, got 'depth'"):
+        _core.config_from(None, ["depth"])
+    assert issubclass(_core.SetSyntaxError, ValueError)
+    with pytest.raises(ValueError, match="config: depth must be in 1..1024"):
+        _core.config_from(None, ["depth=0"])
+    with pytest.raises(RuntimeError, match="missing"):
+        _core.write_files_atomic([(str(tmp_path / "missing" / "f.bin"), b"x")])
+    assert not (tmp_path / "missing").exists()
