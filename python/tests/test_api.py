@@ -257,3 +257,13 @@ def test_configure_gpu_sets_the_commands_gpu_options():
     if "late" in out:  # a GPU task ran: other options are refused, the same ones accepted
         assert out["late"].startswith("runtime: the GPU is already initialised with device 0")
         assert out["same_after_start"]["initialized"] is True
+
+
+def test_the_package_is_typed():
+    # PEP 561: py.typed ships beside the modules, and the public functions say their types.
+    import importlib.resources
+    import typing
+    assert importlib.resources.files("revgraph").joinpath("py.typed").is_file()
+    assert typing.get_type_hints(revgraph.fit_predict)["return"] is revgraph.Result
+    assert typing.get_type_hints(revgraph.Task.run)["return"] is revgraph.Result
+    assert typing.get_type_hints(revgraph.configure_gpu)["device"] == typing.Optional[int]
