@@ -46,7 +46,7 @@ def _parser():
     learn.add_argument("--predictions", required=True, help="where to write int64 (Q,) predictions (.npy)")
     learn.add_argument("--config", help="a JSON object of config keys")
     learn.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="one config key (repeatable)")
-    learn.add_argument("--backend", default="auto", help="auto, cpu, cpu-reference, cuda or cuda-fused")
+    learn.add_argument("--backend", default="auto", help=_core.backend_name_list())
     learn.add_argument("--metadata", help="where to write RESULT.json's metadata for this run")
     learn.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     score = sub.add_parser("score", help="accuracy of predictions against the archive's test_labels")
