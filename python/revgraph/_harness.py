@@ -58,13 +58,18 @@ def _parser():
     return p
 
 
-def _open_archive(path):
+def _np_load(path, kind):
+    """np.load without pickles; an unreadable or malformed file is one Failure line naming `kind`."""
     try:
-        archive = np.load(path, allow_pickle=False)
+        return np.load(path, allow_pickle=False)
     except OSError as e:
         raise Failure(f"cannot read {path}: {e.strerror or e}")
     except (ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise Failure(f"{path}: not an .npz archive ({e})")
+        raise Failure(f"{path}: not an {kind} ({e})")
+
+
+def _open_archive(path):
+    archive = _np_load(path, ".npz archive")
     if not isinstance(archive, np.lib.npyio.NpzFile):
         raise Failure(f"{path}: not an .npz archive (it holds a single array)")
     return archive
@@ -168,12 +173,7 @@ def _required_correct(total, target):
 def _load_predictions(path):
     if not path.endswith((".npy", ".npz")):
         raise Failure(f"{path}: predictions must be a .npy or .npz file", 2)
-    try:
-        loaded = np.load(path, allow_pickle=False)
-    except OSError as e:
-        raise Failure(f"cannot read {path}: {e.strerror or e}")
-    except (ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise Failure(f"{path}: not an .npy/.npz file ({e})")
+    loaded = _np_load(path, ".npy/.npz file")
     if isinstance(loaded, np.lib.npyio.NpzFile):
         with loaded:
             names = loaded.files
