@@ -16,6 +16,16 @@ Digest::Digest(Algorithm algorithm) : name_(algorithm == Algorithm::sha256 ? "sh
         throw Error(std::string(name_) + ": libcrypto could not start a digest");
 }
 
+Digest::Digest(const Digest& other) : name_(other.name_), ctx_(EVP_MD_CTX_new()), finished_(other.finished_) {
+    if (!ctx_ || EVP_MD_CTX_copy_ex(ctx_.get(), other.ctx_.get()) != 1)
+        throw Error(std::string(name_) + ": libcrypto could not copy a digest");
+}
+
+Digest& Digest::operator=(const Digest& other) {
+    if (this != &other) *this = Digest(other);
+    return *this;
+}
+
 void Digest::update(const void* data, std::size_t size) {
     if (finished_) throw Error(std::string(name_) + ": update after the digest was taken");
     if (size == 0) return;

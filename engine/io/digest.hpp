@@ -14,6 +14,14 @@ namespace revgraph::io {
 
 class Digest {
 public:
+    // Copies continue independently from the state copied (EVP_MD_CTX_copy_ex), as the own
+    // implementation's did: a prefix can be hashed once and finished in several ways.
+    Digest(const Digest& other);
+    Digest& operator=(const Digest& other);
+    Digest(Digest&&) noexcept = default;
+    Digest& operator=(Digest&&) noexcept = default;
+    ~Digest() = default;
+
     // Adds size bytes; data may be null when size is 0 (an empty array may have no storage).
     void update(const void* data, std::size_t size);
     // The digest as lowercase hex; finalises: the object must not be updated after.
