@@ -5,19 +5,13 @@
 
 namespace revgraph::bench {
 
-double median_of(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
-}
-
 void report_times(benchmark::State& state, const std::vector<double>& seconds, const std::vector<double>& cpu_seconds) {
     if (seconds.empty()) return;
-    state.counters["median_ms"] = median_of(seconds) * 1e3;
-    state.counters["min_ms"] = *std::min_element(seconds.begin(), seconds.end()) * 1e3;
-    state.counters["max_ms"] = *std::max_element(seconds.begin(), seconds.end()) * 1e3;
-    if (!cpu_seconds.empty()) state.counters["thread_cpu_median_ms"] = median_of(cpu_seconds) * 1e3;
+    const Summary s = summarize(seconds);
+    state.counters["median_ms"] = s.median * 1e3;
+    state.counters["min_ms"] = s.min * 1e3;
+    state.counters["max_ms"] = s.max * 1e3;
+    if (!cpu_seconds.empty()) state.counters["thread_cpu_median_ms"] = median(cpu_seconds) * 1e3;
 }
 
 void report_shape(benchmark::State& state, PreparedTask& task) {

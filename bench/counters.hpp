@@ -4,11 +4,11 @@
 
 #include <benchmark/benchmark.h>
 
+#include "engine/stats.hpp"  // median, summarize
 #include "engine/task.hpp"
 
 namespace revgraph::bench {
 
-double median_of(std::vector<double> v);
 // Median, fastest and slowest iteration of this call, and the thread's CPU time per iteration
 // (for CPU backends: less disturbed than wall time by other processes on a shared machine).
 void report_times(benchmark::State& state, const std::vector<double>& seconds, const std::vector<double>& cpu_seconds);

@@ -10,6 +10,7 @@
 #include <thread>
 #include <type_traits>
 
+#include "engine/stats.hpp"
 #include "engine/timing.hpp"
 
 namespace revgraph::bench {
@@ -22,13 +23,6 @@ constexpr nvmlReturn_t NVML_SUCCESS = 0;
 
 double mean(const std::vector<double>& v) {
     return v.empty() ? 0.0 : std::accumulate(v.begin(), v.end(), 0.0) / static_cast<double>(v.size());
-}
-
-double median(std::vector<double> v) {
-    if (v.empty()) return 0;
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : 0.5 * (v[n / 2 - 1] + v[n / 2]);
 }
 
 }  // namespace

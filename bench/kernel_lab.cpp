@@ -31,7 +31,7 @@
 #if defined(REVGRAPH_HAVE_CUDA)
 #include <cuda_runtime.h>
 
-#include "engine/cuda/check.cuh"
+#include "engine/cuda_util/check.hpp"
 #include "engine/cuda/executor.hpp"
 #include "engine/cuda/kernels.hpp"
 #include "graphs/capture.hpp"

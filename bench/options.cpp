@@ -17,9 +17,9 @@ revgraph options (before Google Benchmark sees the command line):
   --train=N --query=Q     synthetic task size (default 10000 / 10000: data::synthetic_task)
   --data-seed=S           synthetic draw seed (default 2026)
   --input=DRAW.npz        run on this task archive instead (e.g. bench/compare's draw)
-  --backends=a,b          backends to measure (default: cpu-reference, cpu, and cuda and
-                          cuda-fused where a GPU is usable); a name that cannot be built here is
-                          reported and skipped
+  --backends=a,b          backends to measure (default: every backend of engine/backends.cpp's
+                          table: `revgraph backends` lists them); a name that cannot be built
+                          here is reported and skipped
   --warmup=N              untimed complete runs after preparation (default 1 on CPU, 10 on GPU)
   --gpu-min-time=S        minimum measured seconds per GPU benchmark (default 2)
   --flush-l2              before every GPU task or phase, write 2 x L2 of device memory (untimed)

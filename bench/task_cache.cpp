@@ -6,7 +6,7 @@
 #include "bench/options.hpp"
 #include "engine/backends.hpp"
 #include "engine/cuda/device.hpp"
-#include "engine/cuda/nvtx.hpp"
+#include "engine/cuda_util/nvtx.hpp"
 #include "engine/data/synthetic.hpp"
 #include "engine/io/task_files.hpp"
 
@@ -31,7 +31,10 @@ ManySlot g_many;
 
 }  // namespace
 
-bool is_gpu_name(const std::string& name) { return name.rfind("cuda", 0) == 0; }
+bool is_gpu_name(const std::string& name) {
+    const BackendRow* row = find_backend(name);
+    return row && row->gpu;
+}
 
 const TaskInputs& task_inputs() {
     static const TaskInputs inputs = [] {
@@ -54,11 +57,13 @@ std::string data_description() {
 
 std::vector<BackendInfo> discover_backends(std::vector<std::string>* notes) {
     std::vector<std::string> requests = options().backends;
-    if (requests.empty()) requests = {"cpu-reference", "cpu", "cuda", "cuda-fused"};  // "cpu" may be the reference
+    if (requests.empty())  // every backend of the table once (an alias only picks one of them)
+        for (const BackendRow& row : backend_table())
+            if (!row.alias) requests.push_back(row.requested);
     std::vector<BackendInfo> found;
     for (const auto& request : requests) {
-        if (request.rfind("cuda", 0) == 0 && cuda::device_count() == 0) {
-            notes->push_back(request + ": not measured (" + cuda::describe_device() + ")");
+        if (const BackendRow* row = find_backend(request); row && !row->unbuildable().empty()) {
+            notes->push_back(request + ": not measured (" + row->unbuildable() + ")");
             continue;
         }
         try {

@@ -44,10 +44,10 @@ void bm_throughput(benchmark::State& state, const BackendInfo& b) {
     state.counters["tasks"] = count;
     report_shape(state, first);
     report_times(state, seconds, {});
-    const double median = median_of(seconds);
-    if (median > 0) {
-        state.counters["tasks_per_second"] = count / median;
-        state.counters["ms_per_task"] = median * 1e3 / count;
+    const double task_seconds = median(seconds);
+    if (task_seconds > 0) {
+        state.counters["tasks_per_second"] = count / task_seconds;
+        state.counters["ms_per_task"] = task_seconds * 1e3 / count;
     }
 }
 

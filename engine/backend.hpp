@@ -37,7 +37,7 @@ struct TaskState {
 class Backend {
 public:
     virtual ~Backend() = default;
-    virtual std::string name() const = 0;    // e.g. "cpu-reference", "cuda-graphs"
+    virtual std::string name() const = 0;    // its row's reported name (engine/backends.hpp)
     virtual std::string device() const = 0;  // the processor it ran on, in words
 
     virtual void prepare(const PreparedInputs& prepared) = 0;

@@ -13,67 +13,117 @@
 #endif
 
 namespace revgraph {
+namespace {
 
-std::vector<std::string> backend_names() { return {"auto", "cpu", "cpu-reference", "cuda", "cuda-fused"}; }
+std::string buildable_anywhere() { return ""; }
+
+std::string no_cuda_device() {
+    if (!cuda::compiled_in()) return "this build has no CUDA (" + cuda::describe_device() + ")";
+    if (cuda::device_count() == 0) return cuda::describe_device();
+    return "";
+}
+
+std::unique_ptr<Backend> make_cuda([[maybe_unused]] bool fused) {
+#if defined(REVGRAPH_HAVE_CUDA)
+    return std::make_unique<cuda::CudaBackend>(fused);
+#else
+    throw Error("backend: cuda requested but this build has no CUDA");
+#endif
+}
+
+std::string gpu_needs(cuda::Path path) {
+    return cuda::path_uses_cublaslt(path)
+               ? "a CUDA build, an NVIDIA GPU and cuBLASLt (libcublasLt, loaded on first use)"
+               : "a CUDA build and an NVIDIA GPU (no cuBLASLt)";
+}
+
+std::vector<BackendRow> make_table() {
+    std::vector<BackendRow> rows;
+    rows.push_back({"auto", "cuda where that is usable, else cpu", false, false, true,
+                    "nothing: cuda where that is usable, else cpu", buildable_anywhere,
+                    [] { return make_backend(no_cuda_device().empty() ? "cuda" : "cpu"); }});
+    rows.push_back({"cpu", "cpu", false, false, false, "nothing beyond this build", buildable_anywhere,
+                    []() -> std::unique_ptr<Backend> { return std::make_unique<cpu::FastBackend>(); }});
+    rows.push_back({"cpu-reference", "cpu-reference", false, false, false, "nothing beyond this build",
+                    buildable_anywhere,
+                    []() -> std::unique_ptr<Backend> { return std::make_unique<cpu::ReferenceBackend>(); }});
+    rows.push_back({"cuda", "cuda", true, cuda::path_uses_cublaslt(cuda::Path::cublaslt), false,
+                    gpu_needs(cuda::Path::cublaslt), no_cuda_device, [] { return make_cuda(false); }});
+    rows.push_back({"cuda-fused", "cuda-fused", true, cuda::path_uses_cublaslt(cuda::Path::fused), false,
+                    gpu_needs(cuda::Path::fused), no_cuda_device, [] { return make_cuda(true); }});
+    return rows;
+}
+
+// Why a backend that was built for `requested` cannot run here: the device asked for does not
+// exist, or the cuBLASLt it loads on first use is missing (else it would surface at the first prepare()).
+std::string cannot_run(const BackendRow& built, const std::string& requested) {
+    if (!built.gpu) return "";
+    const int device = Runtime::options().device;
+    if (device >= cuda::device_count())
+        return "backend: " + requested + " requested but there is no CUDA device " + std::to_string(device);
+#if defined(REVGRAPH_HAVE_CUDA)
+    if (built.cublaslt) {
+        const std::string problem = cuda::cublaslt_load_problem();
+        if (!problem.empty()) return "cuBLASLt: " + problem;
+    }
+#endif
+    return "";
+}
+
+}  // namespace
+
+const std::vector<BackendRow>& backend_table() {
+    static const std::vector<BackendRow> table = make_table();
+    return table;
+}
+
+const BackendRow* find_backend(const std::string& requested) {
+    for (const BackendRow& row : backend_table())
+        if (row.requested == requested) return &row;
+    return nullptr;
+}
+
+std::vector<std::string> backend_names() {
+    std::vector<std::string> names;
+    for (const BackendRow& row : backend_table()) names.push_back(row.requested);
+    return names;
+}
+
+std::string backend_name_list() {
+    const auto names = backend_names();
+    std::string text;
+    for (std::size_t i = 0; i < names.size(); ++i)
+        text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
+    return text;
+}
 
 std::unique_ptr<Backend> make_backend(const std::string& name) {
-    if (name == "cpu") return std::make_unique<cpu::FastBackend>();
-    if (name == "cpu-reference") return std::make_unique<cpu::ReferenceBackend>();
-    if (name == "cuda" || name == "cuda-fused" || name == "auto") {
-        if (!cuda::compiled_in()) {
-            if (name == "auto") return make_backend("cpu");
-            throw Error("backend: " + name + " requested but this build has no CUDA (" + cuda::describe_device() + ")");
-        }
-        if (cuda::device_count() == 0) {
-            if (name == "auto") return make_backend("cpu");
-            throw Error("backend: " + name + " requested but " + cuda::describe_device());
-        }
-#if defined(REVGRAPH_HAVE_CUDA)
-        return std::make_unique<cuda::CudaBackend>(name == "cuda-fused");
-#else
-        throw Error("backend: cuda requested but this build has no CUDA");
-#endif
-    }
-    throw Error("backend: unknown backend '" + name + "' (expected auto, cpu, cpu-reference, cuda or cuda-fused)");
+    const BackendRow* row = find_backend(name);
+    if (!row) throw Error("backend: unknown backend '" + name + "' (expected " + backend_name_list() + ")");
+    if (const std::string why = row->unbuildable(); !why.empty())
+        throw Error("backend: " + name + " requested but " + why);
+    return row->make();
 }
 
 std::string backend_needs(const std::string& name) {
-    const auto gpu = [](cuda::Path path) -> std::string {
-        return cuda::path_uses_cublaslt(path)
-                   ? "a CUDA build, an NVIDIA GPU and cuBLASLt (libcublasLt, loaded on first use)"
-                   : "a CUDA build and an NVIDIA GPU (no cuBLASLt)";
-    };
-    if (name == "cpu" || name == "cpu-reference") return "nothing beyond this build";
-    if (name == "cuda") return gpu(cuda::Path::cublaslt);
-    if (name == "cuda-fused") return gpu(cuda::Path::fused);
-    if (name == "auto") return "nothing: cuda where that is usable, else cpu";
-    throw Error("backend: unknown backend '" + name + "'");
+    const BackendRow* row = find_backend(name);
+    if (!row) throw Error("backend: unknown backend '" + name + "'");
+    return row->needs;
 }
 
 std::vector<BackendAvailability> backend_availability() {
     std::vector<BackendAvailability> out;
-    for (const std::string& name : backend_names()) {
+    for (const BackendRow& row : backend_table()) {
         BackendAvailability a;
-        a.requested = name;
-        a.needs = backend_needs(name);
+        a.requested = row.requested;
+        a.needs = row.needs;
         try {
-            const std::unique_ptr<Backend> backend = make_backend(name);
+            const std::unique_ptr<Backend> backend = make_backend(row.requested);
             a.backend = backend->name();
             a.device = backend->device();
-            a.usable = true;
-#if defined(REVGRAPH_HAVE_CUDA)
-            // A GPU backend is built whenever some device exists; the one asked for must too.
-            const int device = Runtime::options().device;
-            if (a.backend != "cpu" && a.backend != "cpu-reference" && device >= cuda::device_count())
-                a.usable = false,
-                a.reason = "backend: " + name + " requested but there is no CUDA device " + std::to_string(device);
-            // Only the cuBLASLt path ("cuda", and "auto" on a GPU) needs the library; a missing one
-            // would otherwise surface at the first prepare(). cuda-fused never loads it.
-            if (a.usable && a.backend == "cuda-graphs") {
-                const std::string problem = cuda::cublaslt_load_problem();
-                if (!problem.empty()) a.usable = false, a.reason = "cuBLASLt: " + problem;
-            }
-#endif
+            const BackendRow* built = find_backend(a.backend);  // an alias's pick
+            a.reason = built ? cannot_run(*built, row.requested) : "";
+            a.usable = a.reason.empty();
         } catch (const Error& e) { a.reason = e.what(); }
         out.push_back(std::move(a));
     }

@@ -1,5 +1,8 @@
 #pragma once
-// Backend names a user can ask for, and the factory behind `--backend`.
+// The backend table: every backend a user can name (`--backend`, Python's backend=, the bench's
+// --backend), one row each. Everything that lists, explains, checks or builds a backend reads this
+// table — the command's help and errors, `revgraph backends`, the Python package, the benchmarks —
+// so adding a backend is one row here plus its own files (docs/architecture.md, "Adding a backend").
 #include <memory>
 #include <string>
 #include <vector>
@@ -10,11 +13,27 @@
 
 namespace revgraph {
 
-// "cpu" (the fast CPU backend where built, else the reference), "cpu-reference", "cuda" (cuBLASLt
-// products), "cuda-fused" (two fused kernels per SGD step),
-// "auto" (cuda where a GPU is usable, else cpu). Unknown or unavailable names throw Error.
+struct BackendRow {
+    std::string requested;  // the name asked for: "cpu", "cuda-fused", ...
+    std::string reported;   // Backend::name() of what it builds; an alias says what it picks
+    bool gpu = false;       // runs on a CUDA device: --device and --pdl apply
+    bool cublaslt = false;  // loads cuBLASLt (libcublasLt) on first use
+    bool alias = false;     // picks another row ("auto"): not a backend of its own
+    std::string needs;      // what it needs from the build and the machine, in words
+    // Why it cannot be built in this process, completing "backend: <name> requested but ...";
+    // "" where it can. Touches no GPU state beyond counting devices.
+    std::string (*unbuildable)() = nullptr;
+    std::unique_ptr<Backend> (*make)() = nullptr;  // call only where unbuildable() is ""
+};
+
+const std::vector<BackendRow>& backend_table();                // in the order `revgraph backends` lists them
+const BackendRow* find_backend(const std::string& requested);  // nullptr for an unknown name
+std::vector<std::string> backend_names();                      // every row's requested name
+// The names for help texts and errors: "auto, cpu, cpu-reference, cuda or cuda-fused".
+std::string backend_name_list();
+
+// The row's backend; unknown names and rows that cannot be built here throw Error.
 std::unique_ptr<Backend> make_backend(const std::string& name);
-std::vector<std::string> backend_names();
 
 // Whether a backend name can be used in this process, and why not: what `revgraph backends`
 // prints, so that a user can see why `auto` chose what it chose. Touches no GPU state beyond
@@ -23,15 +42,14 @@ std::vector<std::string> backend_names();
 struct BackendAvailability {
     std::string requested;  // the name asked for: "cpu", "cuda-fused", ...
     bool usable = false;
-    std::string backend;  // Backend::name() of what it builds, e.g. "cuda-graphs"
+    std::string backend;  // Backend::name() of what it builds, e.g. "cuda"
     std::string device;   // Backend::device() where usable
     std::string reason;   // why not, where not usable
-    std::string needs;    // what the name needs to be usable, usable or not (backend_needs)
+    std::string needs;    // the row's needs, usable or not
 };
-// What a backend name needs from the build and the machine, in words: the GPU names say whether
-// cuBLASLt is among it (cuda::path_uses_cublaslt, so cuda-fused does not). Unknown names throw Error.
+// What a backend name needs (its row's needs). Unknown names throw Error.
 std::string backend_needs(const std::string& name);
-std::vector<BackendAvailability> backend_availability();  // every name of backend_names(), in order
+std::vector<BackendAvailability> backend_availability();  // every row, in order
 
 // `revgraph backends --json` (and Python's revgraph.backends()): version, git_commit, and one object
 // per name (requested, usable, backend and device or reason, needs).

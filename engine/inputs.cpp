@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/error.hpp"
+#include "engine/io/npy.hpp"
 #include "engine/model/layout.hpp"
 
 namespace revgraph {
@@ -39,6 +40,19 @@ void check_pixels(std::span<const float> pixels, const char* name) {
     }
 }
 
+void check_array(const InputArray& a, const char* name, const char* dtype, const char* dtype_words) {
+    if (a.dtype != dtype)
+        throw Error(std::string("input: ") + name + " must be " + dtype_words + " (" + dtype + "), got " + a.dtype);
+    const bool images = std::string(dtype) == "<f4";
+    const bool shape_ok =
+        images ? a.shape.size() == 4 && a.shape[1] == 1 && a.shape[2] == 9 && a.shape[3] == 9 : a.shape.size() == 1;
+    if (!shape_ok)
+        throw Error(std::string("input: ") + name + " must have shape " + (images ? "(N, 1, 9, 9)" : "(N,)") +
+                    ", got " + io::Array::shape_string(a.shape));
+    if (!a.c_contiguous) throw Error(std::string("input: ") + name + " must be C-contiguous");
+    if (!a.aligned) throw Error(std::string("input: ") + name + " is not aligned to its dtype");
+}
+
 struct OwnedInputs {
     std::vector<float> train_images;
     std::vector<std::int64_t> train_labels;
@@ -65,6 +79,15 @@ TaskInputs TaskInputs::borrow(std::span<const float> train_images, std::span<con
     in.test_images = test_images;
     in.owner_ = std::move(owner);
     return in;
+}
+
+void check_input_arrays(const InputArray& train_images, const InputArray& train_labels, const InputArray& test_images) {
+    check_array(train_images, "train_images", "<f4", "float32");
+    check_array(train_labels, "train_labels", "<i8", "int64");
+    check_array(test_images, "test_images", "<f4", "float32");
+    if (train_labels.shape[0] != train_images.shape[0])
+        throw Error("input: " + std::to_string(train_images.shape[0]) + " train images but " +
+                    std::to_string(train_labels.shape[0]) + " train labels");
 }
 
 void TaskInputs::validate() const {

@@ -8,6 +8,7 @@
 #include <cstdint>
 #include <memory>
 #include <span>
+#include <string>
 #include <vector>
 
 namespace revgraph {
@@ -39,5 +40,20 @@ struct TaskInputs {
 private:
     std::shared_ptr<const void> owner_;
 };
+
+// An input array as its holder describes it (an .npz member, a numpy array), before the engine
+// reads its memory.
+struct InputArray {
+    std::string dtype;                // numpy's descriptor: "<f4", "<i8", "|u1", ">f4" ...
+    std::vector<std::int64_t> shape;  // empty for a 0-d array
+    bool c_contiguous = true;         // its memory in C order (an .npz member always is)
+    bool aligned = true;              // its memory aligned to its dtype
+};
+
+// The one check of the three input arrays before their values (which TaskInputs::validate checks):
+// images exactly float32 (<f4) (N, 1, 9, 9), labels exactly int64 (<i8) (N,) — never cast —, each
+// C-contiguous and aligned, as many labels as train images. Throws Error "input: <why>", the
+// message the command (after the file's name) and Python (as ValueError) both give.
+void check_input_arrays(const InputArray& train_images, const InputArray& train_labels, const InputArray& test_images);
 
 }  // namespace revgraph

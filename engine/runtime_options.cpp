@@ -1,5 +1,6 @@
 #include "engine/runtime_options.hpp"
 
+#include <charconv>
 #include <mutex>
 
 #include "engine/error.hpp"
@@ -11,17 +12,41 @@ std::mutex mutex;
 RuntimeOptions current;
 bool is_initialized = false;
 
-void check(const RuntimeOptions& o) {
-    if (o.device < 0) throw Error("runtime: device must be >= 0, got " + std::to_string(o.device));
-    if (o.cublaslt_workspace_bytes > (std::size_t(1) << 32))
-        throw Error("runtime: cuBLASLt workspace above 4 GiB is not accepted");
+[[noreturn]] void out_of_range(const std::string& as, std::int64_t max, std::string_view got) {
+    throw Error(as + " must be in 0.." + std::to_string(max) + ", got " + std::string(got));
+}
+
+// Decimal text to a number in 0..max; an integer too large for int64 is out of range, not a
+// syntax error.
+std::int64_t in_range(std::string_view text, const std::string& as, std::int64_t max) {
+    std::int64_t v = 0;
+    const auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    const bool whole = !text.empty() && ptr == text.data() + text.size();
+    if (!whole || (ec != std::errc() && ec != std::errc::result_out_of_range))
+        throw Error(as + " needs an integer, got '" + std::string(text) + "'");
+    if (ec == std::errc::result_out_of_range || v < 0 || v > max) out_of_range(as, max, text);
+    return v;
 }
 
 }  // namespace
 
+int RuntimeOptions::device_from(std::string_view text, const std::string& as) {
+    return static_cast<int>(in_range(text, as, kMaxDevice));
+}
+
+std::size_t RuntimeOptions::workspace_bytes_from(std::string_view text, const std::string& as) {
+    return static_cast<std::size_t>(in_range(text, as, kMaxWorkspaceBytes));
+}
+
+void RuntimeOptions::check() const {
+    if (device < 0 || device > kMaxDevice) out_of_range("runtime: device", kMaxDevice, std::to_string(device));
+    if (cublaslt_workspace_bytes > static_cast<std::size_t>(kMaxWorkspaceBytes))
+        out_of_range("runtime: cuBLASLt workspace bytes", kMaxWorkspaceBytes, std::to_string(cublaslt_workspace_bytes));
+}
+
 void Runtime::configure(const RuntimeOptions& options) {
     std::lock_guard lock(mutex);
-    check(options);
+    options.check();
     if (is_initialized && !(options == current))
         throw Error("runtime: the GPU is already initialised with device " + std::to_string(current.device) + ", a " +
                     std::to_string(current.cublaslt_workspace_bytes) + "-byte cuBLASLt workspace and " +

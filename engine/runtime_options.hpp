@@ -3,8 +3,10 @@
 // initialisation rejected"): which device, and the size of the one cuBLASLt workspace every
 // captured matmul uses. Host-only logic, so its rules are tested on machines without a GPU.
 #include <cstddef>
+#include <cstdint>
 #include <functional>
 #include <string>
+#include <string_view>
 
 namespace revgraph {
 
@@ -18,6 +20,18 @@ struct RuntimeOptions {
     // has measured it (bench/NOTES.md).
     bool programmatic_launch = false;
     bool operator==(const RuntimeOptions&) const = default;
+
+    // The ranges, written once: the command's --device and --workspace-bytes and Python's
+    // configure_gpu all set the options through the two functions below.
+    static constexpr std::int64_t kMaxDevice = 1023;
+    static constexpr std::int64_t kMaxWorkspaceBytes = std::int64_t(1) << 32;
+    // A user's number, as decimal text (the command's argument, str() of a Python int: any size),
+    // into an option. Throws Error "<as> needs an integer, got 'x'" or "<as> must be in 0..1023,
+    // got 5000", `as` naming the option the way the caller spells it ("option --device", "device").
+    static int device_from(std::string_view text, const std::string& as);
+    static std::size_t workspace_bytes_from(std::string_view text, const std::string& as);
+    // The same ranges on the options as they are (Runtime::configure's check): throws Error.
+    void check() const;
 };
 
 class Runtime {

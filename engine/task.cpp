@@ -13,6 +13,7 @@
 #include "engine/io/sha256.hpp"
 #include "engine/rng/pcg64.hpp"
 #include "engine/rng/torch_init.hpp"
+#include "engine/stats.hpp"
 #include "engine/utc_time.hpp"
 #include "engine/version.hpp"
 
@@ -161,7 +162,7 @@ double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsig
     return total;
 }
 
-TaskOutputs PreparedTask::outputs() {
+TaskOutputs PreparedTask::outputs(const std::vector<double>& run_seconds) {
     if (run_count_ == 0) throw Error("task: outputs() before run()");
     TaskOutputs out;
     out.state = backend_->read_state();
@@ -182,8 +183,9 @@ TaskOutputs PreparedTask::outputs() {
     m["predictions_sha256"] = io::sha256_hex(out.state.predictions);
     m["scores_sha256"] = io::sha256_hex(out.state.scores);
     m["preparation_seconds"] = preparation_seconds_;
-    m["training_prediction_seconds"] = last_run_seconds_;
-    m["training_prediction_seconds_statistic"] = run_count_ == 1 ? "single run" : "last run";
+    const std::vector<double> runs = run_seconds.empty() ? std::vector<double>{last_run_seconds_} : run_seconds;
+    m["training_prediction_seconds"] = runs.size() == 1 ? runs[0] : median(runs);
+    m["training_prediction_seconds_statistic"] = runs.size() == 1 ? "single run" : "median";
     m["run_count"] = run_count_;
     m["retained_core_states"] = backend_->retained_core_states();
     const std::int64_t full_batch = std::min<std::int64_t>(config_.batch_size, inputs_.train_count());
@@ -194,6 +196,7 @@ TaskOutputs PreparedTask::outputs() {
     m["revgraph_version"] = version();
     m["git_commit"] = git_commit();
     m["created_utc"] = utc_timestamp();
+    m["run_seconds"] = runs;  // last: the one list that differs between two results of one task
     return out;
 }
 

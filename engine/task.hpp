@@ -55,8 +55,11 @@ public:
     // (device time, or its thread's wall time). Returns the wall time from the first launch to
     // the last task done. A task may appear once; the first error is rethrown once all stopped.
     static double run_together(const std::vector<PreparedTask*>& tasks, unsigned threads = 0);
-    // Results of the latest run(), with docs/spec.md §7's metadata.
-    TaskOutputs outputs();
+    // Results of the latest run(), with docs/spec.md §7's metadata: RESULT.json as the command and
+    // Python give it, assembled here only. `run_seconds`: the times of the runs the result stands
+    // for, in order (the command's --repeat N); empty: the latest run alone. training_prediction_seconds
+    // is that run's time ("single run") or, for several, their median ("median"); run_seconds lists them.
+    TaskOutputs outputs(const std::vector<double>& run_seconds = {});
 
     Backend& backend() { return *backend_; }
     const TaskConfig& config() const { return config_; }

@@ -1,5 +1,5 @@
 #pragma once
-// `--backend cuda`: the reversible MLP on one GPU through cuBLASLt and CUDA graphs ("cuda-graphs");
+// `--backend cuda`: the reversible MLP on one GPU through cuBLASLt and CUDA graphs (reported as "cuda");
 // `--backend cuda-fused`: the same graphs with each SGD step two fused kernels (engine/cuda/fused.hpp).
 // prepare() does everything that allocates or may fail: device state (parameters, gradients,
 // momentum, raw pixels, labels, every epoch's permutation; on the cuBLASLt path only, the cuBLASLt
@@ -21,7 +21,7 @@ public:
     explicit CudaBackend(bool fused = false);
     ~CudaBackend() override;
 
-    std::string name() const override { return fused_ ? "cuda-fused" : "cuda-graphs"; }
+    std::string name() const override { return fused_ ? "cuda-fused" : "cuda"; }
     std::string device() const override;
     bool asynchronous() const override { return true; }
 

@@ -3,7 +3,7 @@
 #include <algorithm>
 #include <optional>
 
-#include "engine/cuda/check.cuh"
+#include "engine/cuda_util/check.hpp"
 #include "engine/cuda/lt_candidate.hpp"
 #include "engine/error.hpp"
 

@@ -7,11 +7,7 @@ namespace {
 
 const char* const kInputNames[] = {"train_images", "train_labels", "test_images"};
 
-void expect_images(const Array& a, const std::string& source, const char* name) {
-    if (a.dtype != "<f4") throw Error(source + ": " + name + " must be float32 (<f4), got " + a.dtype);
-    if (a.shape.size() != 4 || a.shape[1] != 1 || a.shape[2] != 9 || a.shape[3] != 9)
-        throw Error(source + ": " + name + " must have shape (N, 1, 9, 9), got " + Array::shape_string(a.shape));
-}
+InputArray described(const Array& a) { return InputArray{a.dtype, a.shape}; }  // C order, aligned: ours
 
 }  // namespace
 
@@ -29,16 +25,10 @@ TaskInputs task_inputs_from_archive(const NpzArchive& archive, const std::string
     const Array& train = archive.at("train_images");
     const Array& labels = archive.at("train_labels");
     const Array& test = archive.at("test_images");
-    expect_images(train, source, "train_images");
-    expect_images(test, source, "test_images");
-    if (labels.dtype != "<i8") throw Error(source + ": train_labels must be int64 (<i8), got " + labels.dtype);
-    if (labels.shape.size() != 1)
-        throw Error(source + ": train_labels must have shape (N,), got " + Array::shape_string(labels.shape));
-    if (labels.shape[0] != train.shape[0])
-        throw Error(source + ": " + std::to_string(train.shape[0]) + " train images but " +
-                    std::to_string(labels.shape[0]) + " train labels");
-    TaskInputs in{train.as<float>(), labels.as<std::int64_t>(), test.as<float>()};
+    TaskInputs in;
     try {
+        check_input_arrays(described(train), described(labels), described(test));
+        in = TaskInputs{train.as<float>(), labels.as<std::int64_t>(), test.as<float>()};
         in.validate();
     } catch (const Error& e) { throw Error(source + ": " + e.what()); }
     return in;

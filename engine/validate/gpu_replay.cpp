@@ -14,6 +14,7 @@
 #include "engine/data/synthetic.hpp"
 #include "engine/error.hpp"
 #include "engine/io/sha256.hpp"
+#include "engine/stats.hpp"
 #include "engine/runtime_options.hpp"
 #include "engine/task.hpp"
 
@@ -71,12 +72,10 @@ json backend_diagnostics(Backend& backend) {
     return json{{"backend", backend.name()}};
 }
 
-json timing(std::vector<double> ms) {
+json timing(const std::vector<double>& ms) {
     if (ms.empty()) return json{{"runs", 0}};
-    std::sort(ms.begin(), ms.end());
-    const std::size_t n = ms.size();
-    const double median = n % 2 ? ms[n / 2] : 0.5 * (ms[n / 2 - 1] + ms[n / 2]);
-    return json{{"median", median}, {"min", ms.front()}, {"max", ms.back()}, {"runs", n}};
+    const Summary s = summarize(ms);
+    return json{{"median", s.median}, {"min", s.min}, {"max", s.max}, {"runs", s.runs}};
 }
 
 }  // namespace

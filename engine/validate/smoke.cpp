@@ -26,8 +26,8 @@ using json = nlohmann::ordered_json;
 
 namespace {
 
-// Runs this very binary with `args`, stderr to `err_file`; returns the exit status.
-int run_self(const std::string& self, const std::vector<std::string>& args, const fs::path& err_file) {
+// Runs the command's executable with `args`, stderr to `err_file`; returns the exit status.
+int run_command(const std::string& self, const std::vector<std::string>& args, const fs::path& err_file) {
     std::vector<std::string> all{self};
     all.insert(all.end(), args.begin(), args.end());
     std::vector<char*> cargv;
@@ -76,7 +76,7 @@ json cpu_numerical_validation() {
          "buffer the backward is handed. First-order differentiation only."}};
 }
 
-json api_cli_smoke(const std::string& self, const std::string& backend) {
+json api_cli_smoke(const SmokeCommand& command, const std::string& backend) {
     TaskConfig config;  // rev88 with docs/spec.md §8's smoke sizes
     config.batch_size = 8;
     const auto synthetic = data::synthetic_task(19, 7, 20260914);
@@ -101,11 +101,10 @@ json api_cli_smoke(const std::string& self, const std::string& backend) {
         }
     } cleanup{dir};
     io::write_npz(dir / "draw.npz", io::task_inputs_archive(inputs));
-    const int rc =
-        run_self(self,
-                 {"run", "--input", (dir / "draw.npz").string(), "--set", "batch_size=8", "--backend", backend,
-                  "--output", (dir / "result.json").string(), "--state", (dir / "state.npz").string(), "--quiet"},
-                 dir / "run.err");
+    const int rc = run_command(command.executable,
+                               command.arguments({(dir / "draw.npz").string(), backend, config.batch_size,
+                                                  (dir / "result.json").string(), (dir / "state.npz").string()}),
+                               dir / "run.err");
     bool predictions_equal = false, parameters_equal = false, velocity_equal = false, scores_equal = false;
     if (rc == 0) {
         const auto state = io::read_npz(dir / "state.npz");
@@ -132,10 +131,10 @@ json api_cli_smoke(const std::string& self, const std::string& backend) {
     try {
         (void)io::read_task_inputs(dir / "labelled.npz");
     } catch (const Error&) { api_rejected = true; }
-    const int rc_labels = run_self(
-        self,
-        {"run", "--input", (dir / "labelled.npz").string(), "--output", (dir / "labelled.json").string(), "--quiet"},
-        dir / "labelled.err");
+    const int rc_labels =
+        run_command(command.executable,
+                    command.arguments({(dir / "labelled.npz").string(), "", 0, (dir / "labelled.json").string(), ""}),
+                    dir / "labelled.err");
     const bool cli_rejected = rc_labels == 1 && !fs::exists(dir / "labelled.json") &&
                               first_line(dir / "labelled.err").find("test_labels") != std::string::npos;
 

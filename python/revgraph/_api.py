@@ -1,15 +1,19 @@
 """The Python API over the engine: Task (prepare once, run many times), Result, fit_predict,
 run_together, backends. The engine does all the work in revgraph._core; this layer only names
 things and turns the engine's results into numpy arrays and dicts."""
+from __future__ import annotations
+
 import json
 import numbers
+from typing import Any, Iterable, Optional
 
 import numpy as np
+import numpy.typing as npt
 
 from . import _core
 
 
-def _config_kwargs(config):
+def _config_kwargs(config: dict[str, Any]) -> dict[str, Any]:
     # numpy scalars (np.int64(3), np.float32(0.5)) mean their value; Python ints and floats and
     # anything else go to the engine's config reader as they are, which refuses what is wrong.
     out = {}
@@ -34,7 +38,7 @@ class Result:
 
     __slots__ = ("_out", "_predictions", "_scores", "_state", "_metadata")
 
-    def __init__(self, out):
+    def __init__(self, out: Any) -> None:
         self._out = out
         # Views onto the engine's buffers, which `out` owns: no copy.
         self._predictions = out.predictions()
@@ -43,41 +47,39 @@ class Result:
         self._metadata = None
 
     @property
-    def predictions(self):
+    def predictions(self) -> npt.NDArray[np.int64]:
         return self._predictions
 
     @property
-    def scores(self):
+    def scores(self) -> npt.NDArray[np.float32]:
         return self._scores
 
     @property
-    def state(self):
+    def state(self) -> dict[str, npt.NDArray[np.float32]]:
         if self._state is None:  # built on first use: most callers only want predictions
             self._state = self._out.state()
         return self._state
 
     @property
-    def metadata(self):
+    def metadata(self) -> Optional[dict[str, Any]]:
         """RESULT.json's keys and values; None for a run(metadata=False)."""
         if self._metadata is None and self._out.has_metadata:
             metadata = json.loads(self._out.metadata_json())
             # The CLI's RESULT.json names where the inputs came from; here they came from the caller.
+            # (The rest, timings included, is the engine's: a Result is one run's.)
             metadata["input"] = "numpy arrays (train_images, train_labels, test_images)"
-            # RESULT.json lists every run's time of its invocation; a Result is one run's.
-            metadata.setdefault("run_seconds", [metadata["training_prediction_seconds"]])
-            metadata["training_prediction_seconds_statistic"] = "single run"
             self._metadata = metadata
         return self._metadata
 
     @property
-    def run_seconds(self):
+    def run_seconds(self) -> float:
         return self._out.run_seconds
 
-    def predictions_npy(self):
+    def predictions_npy(self) -> bytes:
         """The predictions as the bytes of an .npy file (what `revgraph run` writes)."""
         return self._out.predictions_npy()
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"<revgraph.Result: {self._predictions.shape[0]} predictions, "
                 f"run {self.run_seconds * 1e3:.1f} ms>")
 
@@ -88,16 +90,18 @@ class Task:
     run() trains from the seed and predicts; every call gives the same bytes.
 
     Inputs: train_images float32 (N,1,9,9), train_labels int64 (N,), test_images float32
-    (Q,1,9,9), all C-contiguous, aligned numpy arrays (anything else raises ValueError, never a
-    cast). They are used in place, not copied: the task holds them, and CPU runs read them each
-    time, so do not write to them while the task lives.
+    (Q,1,9,9), all C-contiguous, aligned numpy arrays (another dtype, shape or order raises
+    ValueError, never a cast; something that is not a numpy array TypeError). They are used in
+    place, not copied: the task holds them, and CPU runs read them each time, so do not write to
+    them while the task lives.
     Config keys: depth alpha seed epochs learning_rate batch_size momentum weight_decay.
     """
 
-    def __init__(self, train_images, train_labels, test_images, *, backend="auto", **config):
+    def __init__(self, train_images: npt.NDArray[np.float32], train_labels: npt.NDArray[np.int64],
+                 test_images: npt.NDArray[np.float32], *, backend: str = "auto", **config: Any) -> None:
         self._task = _core.Task(train_images, train_labels, test_images, backend, _config_kwargs(config))
 
-    def run(self, *, metadata=True):
+    def run(self, *, metadata: bool = True) -> Result:
         """Reset from the seed, train every epoch, predict: a Result. The GIL is released meanwhile.
 
         metadata=False skips docs/spec.md §7's hashes (Result.metadata is then None): for callers that
@@ -106,34 +110,35 @@ class Task:
         return Result(self._task.run(metadata))
 
     @property
-    def preparation_seconds(self):
+    def preparation_seconds(self) -> float:
         return self._task.preparation_seconds
 
     @property
-    def backend(self):
-        """The backend that runs it (e.g. "cpu-fast", "cuda-graphs")."""
+    def backend(self) -> str:
+        """The backend that runs it (its row of `revgraph.backends()`: "cpu", "cpu-reference", "cuda", "cuda-fused")."""
         return self._task.backend
 
     @property
-    def device(self):
+    def device(self) -> str:
         return self._task.device
 
     @property
-    def config(self):
+    def config(self) -> dict[str, Any]:
         """The eight config keys and their values, defaults included."""
         return self._task.config
 
-    def __repr__(self):
+    def __repr__(self) -> str:
         return (f"<revgraph.Task: {self._task.train_count} train / {self._task.test_count} query "
                 f"on {self.backend} ({self.device})>")
 
 
-def fit_predict(train_images, train_labels, test_images, *, backend="auto", **config):
+def fit_predict(train_images: npt.NDArray[np.float32], train_labels: npt.NDArray[np.int64],
+                test_images: npt.NDArray[np.float32], *, backend: str = "auto", **config: Any) -> Result:
     """Prepare and run one task: Task(...).run()."""
     return Task(train_images, train_labels, test_images, backend=backend, **config).run()
 
 
-def run_together(tasks, *, threads=0, metadata=True):
+def run_together(tasks: Iterable[Task], *, threads: int = 0, metadata: bool = True) -> list[Result]:
     """Run every task at once (GPU tasks each on its own stream, CPU tasks on up to `threads`
     worker threads, 0: one per hardware thread); each Result is the bytes of that task's run()."""
     tasks = list(tasks)
@@ -143,27 +148,25 @@ def run_together(tasks, *, threads=0, metadata=True):
     return [Result(out) for out in _core.run_together([t._task for t in tasks], threads, metadata)]
 
 
-def configure_gpu(*, device=None, workspace_bytes=None, pdl=None):
+def configure_gpu(*, device: Optional[int] = None, workspace_bytes: Optional[int] = None,
+                  pdl: Optional[bool] = None) -> dict[str, Any]:
     """The process's GPU options, as the command's --device, --workspace-bytes and --pdl: the CUDA
     device index, the cuBLASLt workspace of the `cuda` backend, and Programmatic Dependent Launch
     for `cuda-fused`. None leaves an option as it is; returns the options in force (and whether a
     GPU task has started). Set them before the first GPU task: afterwards only the options already
-    in force are accepted (RuntimeError). Out-of-range values raise ValueError."""
-    # The command's ranges for --device and --workspace-bytes.
-    for name, value, top in (("device", device, 1023), ("workspace_bytes", workspace_bytes, 1 << 32)):
-        if value is None:
-            continue
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise ValueError(f"{name} must be an integer, got {value!r}")
-        if not 0 <= value <= top:
-            raise ValueError(f"{name} must be in 0..{top}, got {value}")
+    in force are accepted (RuntimeError). A value of the wrong type raises TypeError, an
+    out-of-range one ValueError (the engine's ranges, those of the command)."""
+    for name, value in (("device", device), ("workspace_bytes", workspace_bytes)):
+        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
+            raise TypeError(f"{name} must be an integer, got {value!r}")
     if pdl is not None and not isinstance(pdl, bool):
-        raise ValueError(f"pdl must be True or False, got {pdl!r}")
-    return _core.configure_gpu(None if device is None else int(device),
-                               None if workspace_bytes is None else int(workspace_bytes), pdl)
+        raise TypeError(f"pdl must be True or False, got {pdl!r}")
+    # As decimal text: the engine checks the range of an int of any size.
+    return _core.configure_gpu(None if device is None else str(int(device)),
+                               None if workspace_bytes is None else str(int(workspace_bytes)), pdl)
 
 
-def backends():
+def backends() -> dict[str, Any]:
     """What `revgraph backends --json` prints: version, git_commit, and for each backend name
     whether it is usable here (and on what), or why not."""
     return _core.backends()

@@ -1,8 +1,9 @@
-// revgraph._core: the engine's PreparedTask for Python. The Python package (__init__.py) wraps
-// these few entry points; everything that computes lives in the engine, so Python gets the
-// CLI's bytes. Error mapping: what the caller got wrong (inputs, config, an unknown backend
-// name) is ValueError with the engine's message; anything that fails once the inputs and config
-// are known good (a backend that cannot be built, the device) is RuntimeError.
+// revgraph._core: the engine's PreparedTask for Python. revgraph/_api.py names these few entry
+// points for users; everything that computes lives in the engine, so Python gets the CLI's bytes.
+// Errors: a wrong type is TypeError; what the caller got wrong in value (inputs, config, an unknown
+// backend name, an option out of range) is ValueError with the engine's message; anything that
+// fails once those are known good (a backend that cannot be built, the device) is RuntimeError,
+// through the one translator registered with the module.
 #include <pybind11/numpy.h>
 #include <pybind11/pybind11.h>
 #include <pybind11/stl.h>
@@ -50,31 +51,15 @@ PyObject* set_syntax_error = nullptr;
 
 std::string dtype_str(const py::array& a) { return py::str(a.dtype().attr("str")).cast<std::string>(); }
 
-std::string shape_str(const py::array& a) {
-    std::vector<std::int64_t> shape(a.shape(), a.shape() + a.ndim());
-    return io::Array::shape_string(shape);
-}
-
-// The CLI's rules for an input array (io::task_inputs_from_archive): exactly this dtype, and here
-// also C order and aligned, since the engine reads the array's own memory in place.
-py::array checked_array(const py::object& obj, const char* name, const char* dtype, const char* what) {
+// A numpy array as the engine's one input check (check_input_arrays) sees it. Anything else is
+// the wrong type: TypeError.
+InputArray described(const py::object& obj, const char* name) {
     if (!py::isinstance<py::array>(obj))
-        bad(std::string("input: ") + name + " must be a numpy array of " + what + ", got " +
-            py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
-    auto a = py::reinterpret_borrow<py::array>(obj);
-    if (dtype_str(a) != dtype)
-        bad(std::string("input: ") + name + " must be " + what + ", got " + dtype_str(a) +
-            " (never cast: convert it yourself)");
-    if (!(a.flags() & py::array::c_style))
-        bad(std::string("input: ") + name + " must be C-contiguous (np.ascontiguousarray makes a copy that is)");
-    if (!a.attr("flags").attr("aligned").cast<bool>())
-        bad(std::string("input: ") + name + " is not aligned to its dtype (np.require(a, requirements='A') copies it)");
-    return a;
-}
-
-void expect_images(const py::array& a, const char* name) {
-    if (a.ndim() != 4 || a.shape(1) != 1 || a.shape(2) != 9 || a.shape(3) != 9)
-        bad(std::string("input: ") + name + " must have shape (N, 1, 9, 9), got " + shape_str(a));
+        throw py::type_error(std::string("input: ") + name + " must be a numpy array, got " +
+                             py::str(py::type::of(obj).attr("__name__")).cast<std::string>());
+    const auto a = py::reinterpret_borrow<py::array>(obj);
+    return InputArray{dtype_str(a), std::vector<std::int64_t>(a.shape(), a.shape() + a.ndim()),
+                      (a.flags() & py::array::c_style) != 0, a.attr("flags").attr("aligned").cast<bool>()};
 }
 
 // What keeps the caller's arrays alive while the engine reads them in place. It may be dropped
@@ -98,15 +83,15 @@ std::span<const T> span_of(const py::array& a) {
 }
 
 TaskInputs task_inputs(const py::object& train_images, const py::object& train_labels, const py::object& test_images) {
-    const py::array train = checked_array(train_images, "train_images", "<f4", "float32 (<f4)");
-    const py::array labels = checked_array(train_labels, "train_labels", "<i8", "int64 (<i8)");
-    const py::array test = checked_array(test_images, "test_images", "<f4", "float32 (<f4)");
-    expect_images(train, "train_images");
-    expect_images(test, "test_images");
-    if (labels.ndim() != 1) bad("input: train_labels must have shape (N,), got " + shape_str(labels));
-    if (labels.shape(0) != train.shape(0))
-        bad("input: " + std::to_string(train.shape(0)) + " train images but " + std::to_string(labels.shape(0)) +
-            " train labels");
+    const InputArray d_train = described(train_images, "train_images");
+    const InputArray d_labels = described(train_labels, "train_labels");
+    const InputArray d_test = described(test_images, "test_images");
+    try {
+        check_input_arrays(d_train, d_labels, d_test);
+    } catch (const Error& e) { bad(e.what()); }
+    const auto train = py::reinterpret_borrow<py::array>(train_images);
+    const auto labels = py::reinterpret_borrow<py::array>(train_labels);
+    const auto test = py::reinterpret_borrow<py::array>(test_images);
     // Used in place, never copied: the task holds references to the arrays themselves.
     return TaskInputs::borrow(span_of<float>(train), span_of<std::int64_t>(labels), span_of<float>(test),
                               own(train, labels, test));
@@ -152,12 +137,11 @@ TaskConfig task_config(const py::dict& config) {
 
 // Unknown names are the caller's mistake; a known backend this machine cannot run is not.
 std::unique_ptr<Backend> backend_named(const std::string& name) {
-    const auto names = backend_names();
     try {
         return make_backend(name);
     } catch (const Error& e) {
-        if (std::find(names.begin(), names.end(), name) == names.end()) bad(e.what());
-        throw std::runtime_error(e.what());
+        if (!find_backend(name)) bad(e.what());
+        throw;  // a known backend this machine cannot build: RuntimeError
     }
 }
 
@@ -220,20 +204,15 @@ public:
         py::gil_scoped_release nogil;
         try {
             inputs.validate();  // here, so that bad values are ValueError and not a device failure
-        } catch (const Error& e) { throw py::value_error(e.what()); }
-        auto b = backend_named(backend);
-        try {
-            task_ = std::make_unique<PreparedTask>(std::move(inputs), c, std::move(b));
-        } catch (const Error& e) { throw std::runtime_error(e.what()); }
+        } catch (const Error& e) { bad(e.what()); }
+        task_ = std::make_unique<PreparedTask>(std::move(inputs), c, backend_named(backend));
     }
 
     std::unique_ptr<RunOutput> run(bool metadata) {
         py::gil_scoped_release nogil;
         std::lock_guard<std::mutex> lock(mutex_);
-        try {
-            task_->run();
-            return collect(metadata);
-        } catch (const Error& e) { throw std::runtime_error(e.what()); }
+        task_->run();
+        return collect(metadata);
     }
 
     static std::vector<std::unique_ptr<RunOutput>> run_together(const std::vector<Task*>& tasks, unsigned threads,
@@ -251,10 +230,8 @@ public:
         std::vector<PreparedTask*> prepared;
         for (Task* t : tasks) prepared.push_back(t->task_.get());
         std::vector<std::unique_ptr<RunOutput>> results;
-        try {
-            PreparedTask::run_together(prepared, threads);
-            for (Task* t : tasks) results.push_back(t->collect(metadata));
-        } catch (const Error& e) { throw std::runtime_error(e.what()); }
+        PreparedTask::run_together(prepared, threads);
+        for (Task* t : tasks) results.push_back(t->collect(metadata));
         return results;
     }
 
@@ -301,25 +278,25 @@ py::object backends() {
 py::object config_from(const std::optional<std::string>& path, const std::vector<std::string>& sets) {
     try {
         return json_to_python(revgraph::config_from(path, sets).to_json());
-    } catch (const SetSyntaxError& e) {
-        PyErr_SetString(set_syntax_error, e.what());
-        throw py::error_already_set();
+    } catch (const SetSyntaxError&) {
+        throw;  // the translator's _core.SetSyntaxError
     } catch (const Error& e) { bad(e.what()); }
 }
 
 // The process's GPU options (engine/runtime_options.hpp), as the command's --device,
 // --workspace-bytes and --pdl set them: None leaves an option as it is. Returns the options in
-// force. The Python layer checks types and ranges (ValueError); changing them once a GPU task
-// has started is RuntimeError (the device, workspace and launch mode are fixed then).
-py::dict configure_gpu(std::optional<int> device, std::optional<std::int64_t> workspace_bytes,
+// force. The numbers come as str() of Python ints, so the engine checks their ranges whatever
+// their size (ValueError); changing the options once a GPU task has started is RuntimeError.
+py::dict configure_gpu(std::optional<std::string> device, std::optional<std::string> workspace_bytes,
                        std::optional<bool> pdl) {
     RuntimeOptions o = Runtime::options();
-    if (device) o.device = *device;
-    if (workspace_bytes) o.cublaslt_workspace_bytes = static_cast<std::size_t>(*workspace_bytes);
-    if (pdl) o.programmatic_launch = *pdl;
     try {
-        Runtime::configure(o);
-    } catch (const Error& e) { throw std::runtime_error(e.what()); }
+        if (device) o.device = RuntimeOptions::device_from(*device, "device");
+        if (workspace_bytes)
+            o.cublaslt_workspace_bytes = RuntimeOptions::workspace_bytes_from(*workspace_bytes, "workspace_bytes");
+    } catch (const Error& e) { bad(e.what()); }
+    if (pdl) o.programmatic_launch = *pdl;
+    Runtime::configure(o);
     const RuntimeOptions now = Runtime::options();
     py::dict d;
     d["device"] = now.device;
@@ -337,9 +314,7 @@ void write_files_atomic(const std::vector<std::pair<std::string, py::bytes>>& fi
         staged.push_back({path, std::vector<std::uint8_t>(view.begin(), view.end())});
     }
     py::gil_scoped_release nogil;
-    try {
-        io::write_files_atomic(staged);
-    } catch (const Error& e) { throw std::runtime_error(e.what()); }
+    io::write_files_atomic(staged);
 }
 
 // ===== qualify / verify / the band rule (issue 24; engine/qualify/) — one block, kept apart =====
@@ -411,6 +386,17 @@ PYBIND11_MODULE(_core, m) {
     using namespace revgraph::python;
     m.doc() = "revgraph's engine: prepared tasks, runs and their results (use the revgraph package).";
     set_syntax_error = py::exception<revgraph::SetSyntaxError>(m, "SetSyntaxError", PyExc_ValueError).ptr();
+    // The one translation of the engine's errors that reach Python: a --set syntax error is
+    // _core.SetSyntaxError (a ValueError); any other revgraph::Error is RuntimeError. What the
+    // caller got wrong (inputs, config, a value out of range) is raised as ValueError where it is
+    // checked (bad()), and a wrong type as TypeError.
+    py::register_exception_translator([](std::exception_ptr p) {
+        try {
+            if (p) std::rethrow_exception(p);
+        } catch (const revgraph::SetSyntaxError& e) {
+            PyErr_SetString(set_syntax_error, e.what());
+        } catch (const revgraph::Error& e) { PyErr_SetString(PyExc_RuntimeError, e.what()); }
+    });
 
     py::class_<RunOutput>(m, "RunOutput")
         .def("predictions", [](py::object self) { return self.cast<const RunOutput&>().predictions(self); })
@@ -437,6 +423,8 @@ PYBIND11_MODULE(_core, m) {
 
     m.def("run_together", &Task::run_together, py::arg("tasks"), py::arg("threads") = 0u, py::arg("metadata") = true);
     m.def("backends", &backends);
+    m.def("backend_names", &revgraph::backend_names);
+    m.def("backend_name_list", &revgraph::backend_name_list);
     m.def("config_from", &config_from, py::arg("path"), py::arg("sets"));
     m.def("configure_gpu", &configure_gpu, py::arg("device") = py::none(), py::arg("workspace_bytes") = py::none(),
           py::arg("pdl") = py::none());

@@ -46,7 +46,7 @@ def _parser():
     learn.add_argument("--predictions", required=True, help="where to write int64 (Q,) predictions (.npy)")
     learn.add_argument("--config", help="a JSON object of config keys")
     learn.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="one config key (repeatable)")
-    learn.add_argument("--backend", default="auto", help="auto, cpu, cpu-reference, cuda or cuda-fused")
+    learn.add_argument("--backend", default="auto", help=_core.backend_name_list())
     learn.add_argument("--metadata", help="where to write RESULT.json's metadata for this run")
     learn.add_argument("--quiet", action="store_true", help="no progress lines on stderr")
     score = sub.add_parser("score", help="accuracy of predictions against the archive's test_labels")
@@ -58,13 +58,18 @@ def _parser():
     return p
 
 
-def _open_archive(path):
+def _np_load(path, kind):
+    """np.load without pickles; an unreadable or malformed file is one Failure line naming `kind`."""
     try:
-        archive = np.load(path, allow_pickle=False)
+        return np.load(path, allow_pickle=False)
     except OSError as e:
         raise Failure(f"cannot read {path}: {e.strerror or e}")
     except (ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise Failure(f"{path}: not an .npz archive ({e})")
+        raise Failure(f"{path}: not an {kind} ({e})")
+
+
+def _open_archive(path):
+    archive = _np_load(path, ".npz archive")
     if not isinstance(archive, np.lib.npyio.NpzFile):
         raise Failure(f"{path}: not an .npz archive (it holds a single array)")
     return archive
@@ -168,12 +173,7 @@ def _required_correct(total, target):
 def _load_predictions(path):
     if not path.endswith((".npy", ".npz")):
         raise Failure(f"{path}: predictions must be a .npy or .npz file", 2)
-    try:
-        loaded = np.load(path, allow_pickle=False)
-    except OSError as e:
-        raise Failure(f"cannot read {path}: {e.strerror or e}")
-    except (ValueError, zipfile.BadZipFile, EOFError) as e:
-        raise Failure(f"{path}: not an .npy/.npz file ({e})")
+    loaded = _np_load(path, ".npy/.npz file")
     if isinstance(loaded, np.lib.npyio.NpzFile):
         with loaded:
             names = loaded.files

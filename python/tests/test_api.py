@@ -215,8 +215,8 @@ for kwargs in ({"device": -1}, {"device": 1.5}, {"device": True}, {"workspace_by
     try:
         revgraph.configure_gpu(**kwargs)
         errors.append(None)
-    except ValueError as e:
-        errors.append(str(e))
+    except (TypeError, ValueError) as e:
+        errors.append(f"{type(e).__name__}: {e}")
 out["errors"] = errors
 out["after_errors"] = revgraph.configure_gpu()
 gpu = [b["requested"] for b in revgraph.backends()["backends"] if b["usable"] and b["requested"].startswith("cuda")]
@@ -245,12 +245,25 @@ def test_configure_gpu_sets_the_commands_gpu_options():
     assert out["defaults"] == {"device": 0, "workspace_bytes": 32 << 20, "pdl": False, "initialized": False}
     assert out["set"] == {"device": 0, "workspace_bytes": 1 << 20, "pdl": True, "initialized": False}
     assert out["kept"] == out["set"] and out["after_errors"] == out["set"]
-    assert out["errors"] == ["device must be in 0..1023, got -1", "device must be an integer, got 1.5",
-                             "device must be an integer, got True",
-                             "workspace_bytes must be in 0..4294967296, got 8589934592",
-                             "pdl must be True or False, got 'yes'", f"device must be in 0..1023, got {2**40}",
-                             f"workspace_bytes must be in 0..4294967296, got {2**70}",
-                             "device must be in 0..1023, got 1024"]
+    # A wrong type is TypeError, a wrong value ValueError; the ranges are the command's (the engine's).
+    assert out["errors"] == ["ValueError: device must be in 0..1023, got -1",
+                             "TypeError: device must be an integer, got 1.5",
+                             "TypeError: device must be an integer, got True",
+                             "ValueError: workspace_bytes must be in 0..4294967296, got 8589934592",
+                             "TypeError: pdl must be True or False, got 'yes'",
+                             f"ValueError: device must be in 0..1023, got {2**40}",
+                             f"ValueError: workspace_bytes must be in 0..4294967296, got {2**70}",
+                             "ValueError: device must be in 0..1023, got 1024"]
     if "late" in out:  # a GPU task ran: other options are refused, the same ones accepted
         assert out["late"].startswith("runtime: the GPU is already initialised with device 0")
         assert out["same_after_start"]["initialized"] is True
+
+
+def test_the_package_is_typed():
+    # PEP 561: py.typed ships beside the modules, and the public functions say their types.
+    import importlib.resources
+    import typing
+    assert importlib.resources.files("revgraph").joinpath("py.typed").is_file()
+    assert typing.get_type_hints(revgraph.fit_predict)["return"] is revgraph.Result
+    assert typing.get_type_hints(revgraph.Task.run)["return"] is revgraph.Result
+    assert typing.get_type_hints(revgraph.configure_gpu)["device"] == typing.Optional[int]

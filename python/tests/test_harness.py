@@ -309,3 +309,14 @@ def test_version_is_the_commands():
     p = harness("--version")
     assert p.returncode == 0
     assert p.stdout == run_cli("version").stdout
+
+
+def test_learn_help_names_the_backend_table():
+    # The harness's --backend help lists the engine's table, as revgraph.backends() reports it.
+    rows = [b["requested"] for b in revgraph.backends()["backends"]]
+    p = harness("learn", "--help")
+    assert p.returncode == 0, p.stderr
+    text = " ".join(p.stdout.split())
+    listed = text.split("--backend BACKEND ", 1)[1].split(" --", 1)[0]
+    head, _, last = listed.rpartition(" or ")
+    assert head.split(", ") + [last] == rows

@@ -14,10 +14,10 @@ def good():
     return train, labels, test
 
 
-def refuse(train, labels, test, match, **kwargs):
-    with pytest.raises(ValueError, match=match):
+def refuse(train, labels, test, match, error=ValueError, **kwargs):
+    with pytest.raises(error, match=match):
         revgraph.Task(train, labels, test, backend="cpu", **kwargs)
-    with pytest.raises(ValueError, match=match):
+    with pytest.raises(error, match=match):
         revgraph.fit_predict(train, labels, test, backend="cpu", **kwargs)
 
 
@@ -37,11 +37,12 @@ def test_other_dtypes_raise(good):
     refuse(train, labels.astype(">i8"), test, r"got >i8")
 
 
-def test_non_arrays_raise(good):
+def test_non_arrays_raise_type_error(good):
+    # A wrong type is TypeError; a numpy array with a wrong dtype, shape or order is ValueError.
     train, labels, test = good
-    refuse(train.tolist(), labels, test, "train_images must be a numpy array.*got list")
-    refuse(train, list(labels), test, "train_labels must be a numpy array")
-    refuse(train, labels, None, "test_images must be a numpy array.*got NoneType")
+    refuse(train.tolist(), labels, test, "train_images must be a numpy array, got list", TypeError)
+    refuse(train, list(labels), test, "train_labels must be a numpy array", TypeError)
+    refuse(train, labels, None, "test_images must be a numpy array, got NoneType", TypeError)
 
 
 def test_non_contiguous_raise(good):
@@ -227,3 +228,45 @@ def test_a_gpu_task_failing_in_preparation_releases_its_arrays_with_the_gil():
         p = subprocess.run([sys.executable, "-c", RELEASE_WITHOUT_GIL, backend], capture_output=True, text=True)
         assert p.returncode == 0, p.stderr
         assert p.stdout == "True\n", p.stdout
+
+
+def test_the_command_and_python_give_one_message_per_bad_input(good, tmp_path):
+    # The engine's one input check (check_input_arrays, then TaskInputs::validate): for each
+    # defect, Python's ValueError is the command's error line after the file's name.
+    train, labels, test = good
+    bad_pixel = train.copy()
+    bad_pixel[3, 0, 4, 4] = 1.5
+    bad_label = labels.copy()
+    bad_label[7] = 10
+    cases = {
+        "dtype": (train.astype(np.float64), labels, test),
+        "labels_dtype": (train, labels.astype(np.int32), test),
+        "shape": (train.reshape(-1, 81), labels, test),
+        "labels_shape": (train, labels.reshape(-1, 1), test),
+        "count": (train, labels[:-1].copy(), test),
+        "pixel": (bad_pixel, labels, test),
+        "label": (train, bad_label, test),
+    }
+    for name, (tr, lb, te) in cases.items():
+        path = tmp_path / f"{name}.npz"
+        np.savez(path, train_images=tr, train_labels=lb, test_images=te)
+        with pytest.raises(ValueError) as raised:
+            revgraph.Task(tr, lb, te, backend="cpu")
+        assert str(raised.value).startswith("input: "), name
+        p = run_cli("run", "--input", str(path), "--backend", "cpu", "--quiet", check=False)
+        assert (p.returncode, p.stdout) == (1, ""), name
+        assert p.stderr == f"revgraph: error: {path}: {raised.value}\n", name
+
+
+def test_engine_errors_reach_python_through_one_translator(tmp_path):
+    # _core's registered translator: a --set syntax error is SetSyntaxError (a ValueError), any
+    # other engine error that is not the caller's value mistake is RuntimeError with its message.
+    from revgraph import _core
+    with pytest.raises(_core.SetSyntaxError, match="--set needs key=value, got 'depth'"):
+        _core.config_from(None, ["depth"])
+    assert issubclass(_core.SetSyntaxError, ValueError)
+    with pytest.raises(ValueError, match="config: depth must be in 1..1024"):
+        _core.config_from(None, ["depth=0"])
+    with pytest.raises(RuntimeError, match="missing"):
+        _core.write_files_atomic([(str(tmp_path / "missing" / "f.bin"), b"x")])
+    assert not (tmp_path / "missing").exists()

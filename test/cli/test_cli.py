@@ -1567,6 +1567,45 @@ class Misc(CliTestCase):
         self.assert_clean_error(rg("backends", "extra"), 2, ["extra"])
         self.assert_clean_error(rg("backends", "--pdl"), 2, ["--pdl"])  # a task option, not this command's
 
+    def test_gpu_option_ranges_are_the_engines(self):
+        # RuntimeOptions' ranges (0..1023, 0..2**32), the same numbers Python's configure_gpu takes.
+        for option, value, rng in (("--device", "1024", "0..1023"), ("--device", "-1", "0..1023"),
+                                   ("--workspace-bytes", "4294967297", "0..4294967296"),
+                                   ("--workspace-bytes", "99999999999999999999999", "0..4294967296")):
+            with self.subTest(option=option, value=value):
+                err = self.assert_clean_error(rg("backends", option, value) if option == "--device" else
+                                              rg("run", "--backend", "cuda", option, value, "--quiet"), 2, [option])
+                self.assertEqual(err, f"revgraph: error: option {option} must be in {rng}, got {value}")
+        err = self.assert_clean_error(rg("backends", "--device", "x"), 2, ["device"])
+        self.assertEqual(err, "revgraph: error: option --device needs an integer, got 'x'")
+        # The edges themselves are accepted (no such device here: the row says so, exit 0).
+        self.assertEqual(rg("backends", "--device", "1023").returncode, 0)
+
+    def test_backend_names_come_from_one_table(self):
+        # `revgraph backends --json` lists the engine's backend table; every help text and the
+        # unknown-name error must name exactly those rows, in the same order.
+        p = rg("backends", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = [b["requested"] for b in json.loads(p.stdout)["backends"]]
+
+        def names_in(text):  # "a, b, c or d" -> [a, b, c, d]
+            head, _, last = text.rpartition(" or ")
+            return head.split(", ") + [last]
+
+        for command in ("run", "sweep", "validate", "qualify"):
+            with self.subTest(command=command):
+                q = rg(command, "--help")
+                self.assertEqual(q.returncode, 0, q.stderr)
+                line = next(ln for ln in q.stdout.splitlines() if ln.strip().startswith("--backend"))
+                listed = line.split(None, 2)[2].split(" (", 1)[0]
+                self.assertEqual(names_in(listed), rows, line)
+        err = self.assert_clean_error(rg("run", "--backend", "bogus", "--quiet"), 1, ["bogus"])
+        self.assertEqual(names_in(err.split("(expected ", 1)[1].rstrip(")")), rows, err)
+        # A backend that runs reports the name it was asked by (auto, an alias, reports its pick).
+        for b in json.loads(p.stdout)["backends"]:
+            if b["usable"] and b["requested"] != "auto":
+                self.assertEqual(b["backend"], b["requested"], b)
+
     def test_gpu_options_refused_on_cpu_backends(self):
         # --device and --pdl steer the CUDA backends only: on a CPU one they are a usage error,
         # before any work and before any output, not silently ignored.

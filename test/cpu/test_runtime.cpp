@@ -42,7 +42,33 @@ TEST_CASE("runtime options: changeable before initialisation, fixed after it") {
     RuntimeOptions bad;
     bad.device = -1;
     Runtime::reset_for_tests();
-    CHECK_THROWS_WITH_AS(Runtime::configure(bad), doctest::Contains("device must be >= 0"), Error);
+    CHECK_THROWS_WITH_AS(Runtime::configure(bad), doctest::Contains("device must be in 0..1023, got -1"), Error);
     CHECK(Runtime::options() == RuntimeOptions{});
     Runtime::reset_for_tests();
+}
+
+TEST_CASE("runtime options: the ranges of device and workspace, written once") {
+    // Edges of each range, and numbers of any size (a Python int is passed as its decimal text).
+    CHECK(RuntimeOptions::device_from("0", "device") == 0);
+    CHECK(RuntimeOptions::device_from("1023", "device") == 1023);
+    CHECK_THROWS_WITH_AS(RuntimeOptions::device_from("1024", "device"), "device must be in 0..1023, got 1024", Error);
+    CHECK_THROWS_WITH_AS(RuntimeOptions::device_from("-1", "option --device"),
+                         "option --device must be in 0..1023, got -1", Error);
+    CHECK_THROWS_WITH_AS(RuntimeOptions::device_from("99999999999999999999999", "device"),
+                         "device must be in 0..1023, got 99999999999999999999999", Error);
+    CHECK_THROWS_WITH_AS(RuntimeOptions::device_from("1.5", "device"), "device needs an integer, got '1.5'", Error);
+    CHECK_THROWS_WITH_AS(RuntimeOptions::device_from("", "device"), "device needs an integer, got ''", Error);
+    CHECK_THROWS_WITH_AS(RuntimeOptions::device_from("+1", "device"), "device needs an integer, got '+1'", Error);
+    CHECK(RuntimeOptions::workspace_bytes_from("4294967296", "w") == (std::size_t(1) << 32));
+    CHECK(RuntimeOptions::workspace_bytes_from("0", "w") == 0);
+    CHECK_THROWS_WITH_AS(RuntimeOptions::workspace_bytes_from("4294967297", "w"),
+                         "w must be in 0..4294967296, got 4294967297", Error);
+    // check() holds a whole set of options to the same ranges.
+    RuntimeOptions o;
+    CHECK_NOTHROW(o.check());
+    o.device = 1024;
+    CHECK_THROWS_WITH_AS(o.check(), "runtime: device must be in 0..1023, got 1024", Error);
+    o.device = 1023;
+    o.cublaslt_workspace_bytes = (std::size_t(1) << 32) + 1;
+    CHECK_THROWS_WITH_AS(o.check(), doctest::Contains("must be in 0..4294967296"), Error);
 }

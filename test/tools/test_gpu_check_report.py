@@ -60,7 +60,7 @@ class Run:
                           "bench-throughput.json": {"benchmarks": [
                               {"name": "throughput/cuda-fused/tasks:4/manual_time", "tasks": 4, "median_ms": 4.0,
                                "ms_per_task": 1.0, "tasks_per_second": 1000.0},
-                              {"name": "throughput/cuda-graphs/tasks:16/manual_time", "error_occurred": True}]}}
+                              {"name": "throughput/cuda/tasks:16/manual_time", "error_occurred": True}]}}
         self.runs = {name: dict(HASHES, predictions_file=name.replace(".json", ".predictions.npy"))
                      for name in ("run1.json", "run2.json", "fused1.json", "fused2.json", "run_cpu.json",
                                   "run_cpu_reference.json", "fused-pdl.json")}
@@ -114,11 +114,11 @@ class GpuCheckReport(unittest.TestCase):
         self.assertEqual(r["gpu_arch"], "90")
         t = r["timing"]
         self.assertEqual(t["cuda-fused"]["task_ms"]["median"], 2.0)
-        self.assertEqual(t["cuda-graphs"]["task_ms"]["runs"], 100)
+        self.assertEqual(t["cuda"]["task_ms"]["runs"], 100)
         self.assertEqual(t["torch-cuda-graph"]["task_ms"], {"median": 30.0, "min": 29.0, "max": 33.0, "runs": 20})
         self.assertEqual(t["torch-eager"]["task_ms"]["runs"], 10)
         self.assertEqual(t["cuda-fused"]["speedup_vs"], {"torch-cuda-graph": 15.0, "torch-eager": 60.0})
-        self.assertEqual(t["cuda-graphs"]["speedup_vs"]["torch-cuda-graph"], 3.0)
+        self.assertEqual(t["cuda"]["speedup_vs"]["torch-cuda-graph"], 3.0)
         self.assertTrue(r["two_process_repeatability"]["identical"])
         self.assertTrue(r["two_process_repeatability_fused"]["identical"])
         self.assertEqual(r["prediction_agreement"]["cuda_vs_cuda-fused"], 1.0)

@@ -188,7 +188,7 @@ def timings(out, gv, gvf, gvp):
     predict) per backend and baseline, and the speedups side by side from this one run."""
     timing = {}
     for name, validation, diagnostics in (
-            ("cuda-graphs", gv, ("launches_per_step", "graph_nodes")),
+            ("cuda", gv, ("launches_per_step", "graph_nodes")),
             ("cuda-fused", gvf, ("launches_per_step", "fused_weights_in_shared_memory", "graph_nodes"))):
         entry = replay_timing(validation, "gpu_validation replays, rev88 10k/10k", diagnostics)
         if entry is not None:
@@ -202,7 +202,7 @@ def timings(out, gv, gvf, gvp):
     if entry is not None:
         timing["cuda-fused-pdl"] = entry
     # Side by side: torch median / revgraph median.
-    for ours in ("cuda-fused", "cuda-graphs", "cuda-fused-pdl"):
+    for ours in ("cuda-fused", "cuda", "cuda-fused-pdl"):
         for base in ("torch-cuda-graph", "torch-eager"):
             if ours in timing and base in timing:
                 try:
@@ -224,7 +224,7 @@ def programmatic_launch(gvp, fused1, fused_pdl):
 
 def energy(out):
     found = {}
-    for name, file in (("cuda-fused", "energy-cuda-fused.json"), ("cuda-graphs", "energy-cuda.json"),
+    for name, file in (("cuda-fused", "energy-cuda-fused.json"), ("cuda", "energy-cuda.json"),
                        ("torch-cuda-graph", "energy-torch-cuda-graph.json"),
                        ("cuda-fused-16-at-once", "energy-cuda-fused-x16.json")):
         ej = load(os.path.join(out, file))

@@ -32,8 +32,8 @@ void add_task_options(CLI::App& app, TaskOptions& o) {
         ->type_name("KEY=VALUE")
         ->check(kNonEmpty);
     app.add_option("--backend", o.backend,
-                   "auto (cuda where a GPU is usable, else cpu), cpu, cpu-reference, "
-                   "cuda, cuda-fused; `revgraph backends` says which this machine runs")
+                   backend_name_list() + " (auto: " + find_backend("auto")->reported +
+                       "); `revgraph backends` says which this machine runs")
         ->type_name("B")
         ->check(kNonEmpty);
     app.add_option("--device", o.device, "CUDA device index (CUDA backends only)")->type_name("N")->check(kNonEmpty);
@@ -77,10 +77,12 @@ TaskConfig config_from(const TaskOptions& o) {
 
 void configure_runtime(const TaskOptions& o) {
     RuntimeOptions r = Runtime::options();
-    if (o.device) r.device = static_cast<int>(parse_int("device", *o.device, 0, 1023));
-    if (o.workspace_bytes)
-        r.cublaslt_workspace_bytes =
-            static_cast<std::size_t>(parse_int("workspace-bytes", *o.workspace_bytes, 0, std::int64_t(1) << 32));
+    try {  // the ranges are the engine's (RuntimeOptions); a number out of them is a usage error
+        if (o.device) r.device = RuntimeOptions::device_from(*o.device, "option --device");
+        if (o.workspace_bytes)
+            r.cublaslt_workspace_bytes =
+                RuntimeOptions::workspace_bytes_from(*o.workspace_bytes, "option --workspace-bytes");
+    } catch (const Error& e) { throw UsageError{e.what()}; }
     if (o.pdl) r.programmatic_launch = true;
     Runtime::configure(r);
 }
@@ -90,7 +92,8 @@ void refuse_gpu_options_on_cpu(const TaskOptions& o) {
     if (!option) return;
     // What the name builds, without building it (no GPU state is touched).
     for (const auto& a : backend_availability()) {
-        if (a.requested != o.backend || !a.usable || a.backend.rfind("cpu", 0) != 0) continue;
+        const BackendRow* built = find_backend(a.backend);
+        if (a.requested != o.backend || !a.usable || !built || built->gpu) continue;
         throw UsageError{std::string(option) + " applies to the CUDA backends only, and --backend " + o.backend +
                          (o.backend == a.backend ? "" : " chose " + a.backend) + " (drop " + option + ")"};
     }

@@ -12,6 +12,7 @@
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/npz.hpp"
 #include "engine/io/task_files.hpp"
+#include "engine/stats.hpp"
 #include "engine/task.hpp"
 #include "tools/revgraph/commands.hpp"
 #include "tools/revgraph/common.hpp"
@@ -27,119 +28,120 @@ struct RunOptions {
     bool timings = false;  // run_seconds is always recorded now; the flag stays for older scripts
 };
 
-// The median of the run times (the mean of the middle two for an even count).
-double median(std::vector<double> v) {
-    std::sort(v.begin(), v.end());
-    const std::size_t n = v.size();
-    return n % 2 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+// Refuse to start a long run whose outputs could not be written anyway.
+void require_writable_outputs(const RunOptions& o) {
+    std::vector<std::pair<std::string, std::string>> targets;
+    if (o.output) {
+        targets.push_back({"--output", *o.output});
+        targets.push_back({"the predictions file of --output", io::predictions_path_for(*o.output).string()});
+    }
+    if (o.state) targets.push_back({"--state", *o.state});
+    if (o.scores) targets.push_back({"--scores", *o.scores});
+    std::vector<std::pair<std::string, std::string>> inputs;  // none of which an output may replace
+    if (o.input) inputs.push_back({"--input", *o.input});
+    if (o.test_labels) inputs.push_back({"--test-labels", *o.test_labels});
+    if (o.task.config) inputs.push_back({"--config", *o.task.config});
+    require_distinct_writable_outputs(targets, inputs);
 }
 
-int run_command(const RunOptions& o) {
-    const bool quiet = o.quiet;
-    std::cerr << std::fixed << std::setprecision(1);
-    const int repeat = static_cast<int>(parse_int("repeat", o.repeat, 1, 100000));
-    if (o.test_labels && !o.input) throw UsageError{"run: --test-labels needs --input"};
-
-    // Refuse to start a long run whose outputs could not be written anyway.
-    const auto& output = o.output;
-    const auto& state_path = o.state;
-    {
-        std::vector<std::pair<std::string, std::string>> targets;
-        if (output) {
-            targets.push_back({"--output", *output});
-            targets.push_back({"the predictions file of --output", io::predictions_path_for(*output).string()});
-        }
-        if (state_path) targets.push_back({"--state", *state_path});
-        if (o.scores) targets.push_back({"--scores", *o.scores});
-        std::vector<std::pair<std::string, std::string>> inputs;  // none of which an output may replace
-        if (o.input) inputs.push_back({"--input", *o.input});
-        if (o.test_labels) inputs.push_back({"--test-labels", *o.test_labels});
-        if (o.task.config) inputs.push_back({"--config", *o.task.config});
-        require_distinct_writable_outputs(targets, inputs);
-    }
-    const TaskConfig config = config_from(o.task);
-    refuse_gpu_options_on_cpu(o.task);
-    configure_runtime(o.task);
-
+// --input (with --test-labels), or the embedded digits.
+LabelledTask load_task(const RunOptions& o) {
+    if (!o.input) return embedded_task();
     LabelledTask task;
-    if (const auto& input = o.input) {
-        task.inputs = io::read_task_inputs(*input);
-        task.source = *input;
-        if (const auto& labels = o.test_labels) task.test_labels = io::read_labels(*labels, task.inputs.test_count());
-    } else {
-        task = embedded_task();
-    }
-    PreparedTask prepared(std::move(task.inputs), config, make_backend(o.task.backend));
-    if (!quiet)
-        std::cerr << "revgraph: " << prepared.inputs().train_count() << " train / " << prepared.inputs().test_count()
-                  << " query, depth " << config.depth << ", " << config.epochs << " epochs, batch " << config.batch_size
-                  << " on " << prepared.backend().name() << " (" << prepared.backend().device() << "); prepared in "
-                  << prepared.preparation_seconds() * 1e3 << " ms\n";
+    task.inputs = io::read_task_inputs(*o.input);
+    task.source = *o.input;
+    if (o.test_labels) task.test_labels = io::read_labels(*o.test_labels, task.inputs.test_count());
+    return task;
+}
 
+// `repeat` runs of the prepared task; every run's time, in order. Epoch progress for the last run
+// only (the one whose outputs are written), timed from that run's own start.
+std::vector<double> run_repeats(PreparedTask& prepared, int repeat, bool quiet) {
+    const int epochs = prepared.config().epochs;
+    const bool asynchronous = prepared.backend().asynchronous();
     const std::string of_run = repeat > 1 ? " of run " + std::to_string(repeat) + "/" + std::to_string(repeat) : "";
-    std::vector<double> run_seconds;  // every run's time, in order
+    std::vector<double> run_seconds;
     for (int r = 0; r < repeat; ++r) {
-        // Epoch progress for the last run only (the one whose outputs are written), timed from
-        // that run's own start.
         const bool report = !quiet && r == repeat - 1;
         const auto start = std::chrono::steady_clock::now();
         prepared.run([&](int e) {
             if (!report) return;
             const double ms =
                 std::chrono::duration<double, std::milli>(std::chrono::steady_clock::now() - start).count();
-            std::cerr << "revgraph: epoch " << (e + 1) << "/" << config.epochs << of_run << " "
-                      << (prepared.backend().name().rfind("cuda", 0) == 0 ? "enqueued" : "done") << " at " << ms
-                      << " ms\n";
+            std::cerr << "revgraph: epoch " << (e + 1) << "/" << epochs << of_run << " "
+                      << (asynchronous ? "enqueued" : "done") << " at " << ms << " ms\n";
         });
         run_seconds.push_back(prepared.last_run_seconds());
         if (!quiet && repeat > 1)
             std::cerr << "revgraph: run " << (r + 1) << "/" << repeat << ": " << run_seconds.back() * 1e3 << " ms\n";
     }
-    TaskOutputs out = prepared.outputs();
-    auto& m = out.metadata;
-    m["run_seconds"] = run_seconds;
-    if (repeat > 1) {
-        m["training_prediction_seconds"] = median(run_seconds);
-        m["training_prediction_seconds_statistic"] = "median";
-    }
-    m["input"] = task.source;
-    if (!task.test_labels.empty()) {
-        m["correct"] = correct_count(out.state.predictions, task.test_labels);
-        m["accuracy"] = accuracy(out.state.predictions, task.test_labels);
-    }
-    if (!quiet) {
-        if (repeat > 1)
-            std::cerr << "revgraph: " << repeat << " runs: median " << median(run_seconds) * 1e3 << " ms, min "
-                      << *std::min_element(run_seconds.begin(), run_seconds.end()) * 1e3 << " ms, max "
-                      << *std::max_element(run_seconds.begin(), run_seconds.end()) * 1e3 << " ms";
-        else
-            std::cerr << "revgraph: run " << run_seconds.back() * 1e3 << " ms";
-        if (m.contains("accuracy"))
-            std::cerr << ", accuracy " << std::setprecision(2) << m["accuracy"].get<double>() * 100 << "%"
-                      << std::setprecision(1);
-        std::cerr << "\n";
-    }
+    return run_seconds;
+}
 
-    // The result file (--output) is the commit point: written last, after the files it describes.
+void print_summary(const std::vector<double>& run_seconds, const nlohmann::ordered_json& m) {
+    if (const Summary times = summarize(run_seconds); times.runs > 1)
+        std::cerr << "revgraph: " << times.runs << " runs: median " << times.median * 1e3 << " ms, min "
+                  << times.min * 1e3 << " ms, max " << times.max * 1e3 << " ms";
+    else
+        std::cerr << "revgraph: run " << run_seconds.back() * 1e3 << " ms";
+    if (m.contains("accuracy"))
+        std::cerr << ", accuracy " << std::setprecision(2) << m["accuracy"].get<double>() * 100 << "%"
+                  << std::setprecision(1);
+    std::cerr << "\n";
+}
+
+// Every output at once; the result file (--output) is the commit point, written last after the
+// files it names. Without --output the result goes to stdout.
+void write_outputs(const RunOptions& o, const PreparedTask& prepared, TaskOutputs& out) {
+    auto& m = out.metadata;
     std::vector<std::pair<std::filesystem::path, std::vector<std::uint8_t>>> files;
-    if (state_path) {
-        m["state_file"] = std::filesystem::path(*state_path).filename().string();
-        files.push_back({*state_path, io::serialize_npz(io::state_archive(prepared.layout(), out.state))});
+    if (o.state) {
+        m["state_file"] = std::filesystem::path(*o.state).filename().string();
+        files.push_back({*o.state, io::serialize_npz(io::state_archive(prepared.layout(), out.state))});
     }
     if (o.scores) {
         m["scores_file"] = std::filesystem::path(*o.scores).filename().string();
         files.push_back({*o.scores, io::serialize_npy(io::scores_array(out.state.scores))});
     }
-    if (output) {
-        const auto predictions = io::predictions_path_for(*output);
+    if (o.output) {
+        const auto predictions = io::predictions_path_for(*o.output);
         m["predictions_file"] = predictions.filename().string();
         files.push_back({predictions, io::serialize_npy(io::predictions_array(out.state.predictions))});
         const std::string text = m.dump(2) + "\n";
-        io::write_result_set(*output, std::vector<std::uint8_t>(text.begin(), text.end()), files);
-    } else if (!files.empty()) {
-        io::write_files_atomic(files);
+        io::write_result_set(*o.output, std::vector<std::uint8_t>(text.begin(), text.end()), files);
+        return;
     }
-    if (!output) write_stdout(m.dump(2) + "\n");
+    if (!files.empty()) io::write_files_atomic(files);
+    write_stdout(m.dump(2) + "\n");
+}
+
+int run_command(const RunOptions& o) {
+    std::cerr << std::fixed << std::setprecision(1);
+    const int repeat = static_cast<int>(parse_int("repeat", o.repeat, 1, 100000));
+    if (o.test_labels && !o.input) throw UsageError{"run: --test-labels needs --input"};
+    require_writable_outputs(o);
+    const TaskConfig config = config_from(o.task);
+    refuse_gpu_options_on_cpu(o.task);
+    configure_runtime(o.task);
+
+    LabelledTask task = load_task(o);
+    PreparedTask prepared(std::move(task.inputs), config, make_backend(o.task.backend));
+    if (!o.quiet)
+        std::cerr << "revgraph: " << prepared.inputs().train_count() << " train / " << prepared.inputs().test_count()
+                  << " query, depth " << config.depth << ", " << config.epochs << " epochs, batch " << config.batch_size
+                  << " on " << prepared.backend().name() << " (" << prepared.backend().device() << "); prepared in "
+                  << prepared.preparation_seconds() * 1e3 << " ms\n";
+
+    const std::vector<double> run_seconds = run_repeats(prepared, repeat, o.quiet);
+    TaskOutputs out = prepared.outputs(run_seconds);
+    auto& m = out.metadata;
+    m["input"] = task.source;
+    if (!task.test_labels.empty()) {
+        m["correct"] = correct_count(out.state.predictions, task.test_labels);
+        m["accuracy"] = accuracy(out.state.predictions, task.test_labels);
+    }
+    if (!o.quiet) print_summary(run_seconds, m);
+    write_outputs(o, prepared, out);
     return 0;
 }
 

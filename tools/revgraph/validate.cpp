@@ -4,6 +4,8 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "engine/backends.hpp"
 #include "engine/cuda/device.hpp"
@@ -30,6 +32,17 @@ struct ValidateOptions {
     bool quiet = false;
 };
 
+// The smoke's end-to-end run is this command's `run`, spelled here where its flags live.
+std::vector<std::string> smoke_run_arguments(const validate::SmokeRun& r) {
+    std::vector<std::string> a{"run", "--input", r.input};
+    if (r.batch_size > 0) a.insert(a.end(), {"--set", "batch_size=" + std::to_string(r.batch_size)});
+    if (!r.backend.empty()) a.insert(a.end(), {"--backend", r.backend});
+    a.insert(a.end(), {"--output", r.result});
+    if (!r.state.empty()) a.insert(a.end(), {"--state", r.state});
+    a.push_back("--quiet");
+    return a;
+}
+
 int validate_command(const ValidateOptions& o, const std::string& self_path) {
     if (const auto& out = o.output) require_distinct_writable_outputs({{"--output", *out}});
     const int replays = o.replays ? static_cast<int>(parse_int("replays", *o.replays, 1, 1000)) : 100;
@@ -52,7 +65,7 @@ int validate_command(const ValidateOptions& o, const std::string& self_path) {
     const auto verdict = [](const json& section) { return section["passed"].get<bool>() ? "passed" : "FAILED"; };
     report["cpu_numerical_validation"] = validate::cpu_numerical_validation();
     say("CPU numerics (float64/float32, depth 1, 2, 8): " + std::string(verdict(report["cpu_numerical_validation"])));
-    report["api_cli_smoke"] = validate::api_cli_smoke(self_path, backend);
+    report["api_cli_smoke"] = validate::api_cli_smoke({self_path, smoke_run_arguments}, backend);
     report["api_cli_smoke"]["metadata"]["validation"] = report["cpu_numerical_validation"];
     say("API/CLI smoke on " + report["api_cli_smoke"]["backend"].get<std::string>() + ": " +
         verdict(report["api_cli_smoke"]));
