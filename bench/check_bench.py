@@ -3,7 +3,7 @@
 
   check_bench.py benchmarks BUILD/bench/revgraph_bench   every family on a tiny task -> valid JSON
   check_bench.py energy BUILD/bench/revgraph_bench       --energy: a report, or why not available
-  check_bench.py compare bench/compare BUILD              bench/compare on a tiny draw -> valid JSON
+  check_bench.py compare bench/compare_torch BUILD        bench/compare_torch on a tiny draw -> valid JSON
 """
 import json
 import os

@@ -1,27 +1,21 @@
 #pragma once
-// MD5 (RFC 1321), only to compare input files with the MD5 sums the MNIST distribution publishes;
-// it is no integrity guarantee against a forger (SHA-256 is recorded beside it for that).
+// MD5 (RFC 1321, computed by libcrypto), only to compare input files with the MD5 sums the MNIST
+// distribution publishes; it is no integrity guarantee against a forger (SHA-256 is recorded beside
+// it for that).
 #include <array>
 #include <cstddef>
 #include <cstdint>
 #include <string>
 #include <vector>
 
-#include "engine/io/block_hash.hpp"
+#include "engine/io/digest.hpp"
 
 namespace revgraph::io {
 
-class Md5 : public BlockHash<Md5> {
+class Md5 : public Digest {
 public:
-    static constexpr const char* kName = "md5";
-    static constexpr bool kBigEndianLength = false;
-    Md5();
+    Md5() : Digest(Algorithm::md5) {}
     std::array<std::uint8_t, 16> digest();  // finalises; the object must not be updated after
-
-private:
-    friend class BlockHash<Md5>;
-    std::uint32_t h_[4];
-    void compress(const std::uint8_t* block);
 };
 
 std::string md5_hex(const void* data, std::size_t size);

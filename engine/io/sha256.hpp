@@ -1,5 +1,6 @@
 #pragma once
-// SHA-256 (FIPS 180-4) for the hashes of docs/spec.md §7: raw little-endian bytes of C-order arrays.
+// SHA-256 (FIPS 180-4, computed by libcrypto) for the hashes of docs/spec.md §7: raw little-endian
+// bytes of C-order arrays.
 #include <array>
 #include <cstddef>
 #include <cstdint>
@@ -7,21 +8,14 @@
 #include <string>
 #include <vector>
 
-#include "engine/io/block_hash.hpp"
+#include "engine/io/digest.hpp"
 
 namespace revgraph::io {
 
-class Sha256 : public BlockHash<Sha256> {
+class Sha256 : public Digest {
 public:
-    static constexpr const char* kName = "sha256";
-    static constexpr bool kBigEndianLength = true;
-    Sha256();
+    Sha256() : Digest(Algorithm::sha256) {}
     std::array<std::uint8_t, 32> digest();  // finalises; the object must not be updated after
-
-private:
-    friend class BlockHash<Sha256>;
-    std::uint32_t h_[8];
-    void compress(const std::uint8_t* block);
 };
 
 std::string sha256_hex(const void* data, std::size_t size);

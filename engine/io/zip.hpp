@@ -1,8 +1,9 @@
 #pragma once
 // The subset of the ZIP format that np.savez / np.savez_compressed (Python's zipfile) write:
 // one disk, members stored (method 0) or raw-deflated (method 8), ZIP64 extra fields and end
-// records. Reading verifies everything it can (structure, sizes, CRC-32, names); writing is
-// deterministic (fixed 1980-01-01 timestamps) so equal inputs give byte-equal archives.
+// records. Reading (zip_read.cpp, over libzip) verifies everything it can (structure, local
+// headers against the central directory, sizes, CRC-32, names); writing (zip_write.cpp, our own)
+// is deterministic (fixed 1980-01-01 timestamps) so equal inputs give byte-equal archives.
 #include <cstdint>
 #include <functional>
 #include <span>

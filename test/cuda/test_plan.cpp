@@ -469,7 +469,10 @@ TEST_CASE("fused emulator: rows per block and the predict tile are launch shapes
     // Any grouping of rows into blocks, including blocks larger than the batch or the query set and
     // groupings that leave a short last block, gives the reference's bits.
     TaskConfig c;  // rev88, on 300 rows (batches of 128, 128, 44) and 150 query rows
-    for (const auto& [rows_per_block, tile] : {std::pair{1, 1}, {3, 7}, {5, 50}, {16, 128}, {200, 151}}) {
+    for (const auto& shape : {std::pair{1, 1}, {3, 7}, {5, 50}, {16, 128}, {200, 151}}) {
+        // Plain variables, not a structured binding: CAPTURE takes them into a lambda, which
+        // clang 14 (C++20 before P1091/P1381) refuses for structured bindings.
+        const int rows_per_block = shape.first, tile = shape.second;
         CAPTURE(rows_per_block);
         CAPTURE(tile);
         check_fused_against_reference(c, 300, 150, 11, kEmulatedSharedBytes, false, rows_per_block, tile);

@@ -66,6 +66,19 @@ TEST_CASE("sha256: streaming in uneven pieces equals one call") {
     CHECK(h.hex_digest() == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
     Sha256 bad;
     CHECK_THROWS_AS(bad.update(nullptr, 1), revgraph::Error);
+    Sha256 done;
+    done.update("abc", 3);
+    CHECK(done.hex_digest() == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    CHECK_THROWS_AS(done.update("d", 1), revgraph::Error);  // a finalised digest refuses more input
+    CHECK_THROWS_AS(done.digest(), revgraph::Error);        // and a second digest
+    // A copy goes on from the state copied, independently of the original.
+    Sha256 prefix;
+    prefix.update("abcdbcdecdefdefgefghfghighijhijk", 32);
+    Sha256 copy = prefix;
+    copy.update("ijkljklmklmnlmnomnopnopq", 24);
+    prefix.update("x", 1);
+    CHECK(copy.hex_digest() == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
+    CHECK(prefix.hex_digest() == hex("abcdbcdecdefdefgefghfghighijhijkx"));
 }
 
 TEST_CASE("sha256: hashes typed arrays as their raw little-endian bytes") {

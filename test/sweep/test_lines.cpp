@@ -80,13 +80,13 @@ TEST_CASE("sweep lines: each point's hashes are those of the point run alone, wh
             for (std::size_t q = 0; q < s.labels.size(); ++q) correct += out_solo.state.predictions[q] == s.labels[q];
             CHECK(j["index"] == i);
             CHECK(j["points"] == 6);
-            CHECK(j["config"] == out_solo.metadata["config"]);
+            CHECK(j["config"] == nlohmann::json(out_solo.metadata["config"]));  // metadata is ordered_json
             CHECK(j["correct"] == correct);
             CHECK(j["total"] == 7);
             CHECK(j["accuracy"].get<double>() == double(correct) / 7.0);
             for (const char* key : {"predictions_sha256", "scores_sha256", "state_vector_sha256",
                                     "final_parameter_sha256", "final_velocity_sha256"})
-                CHECK(j[key] == out_solo.metadata[key]);
+                CHECK(j[key] == nlohmann::json(out_solo.metadata[key]));
             CHECK(j["run_seconds"].get<double>() >= 0);
             CHECK(lines.complete[i].rfind(",\"run_seconds\":") != std::string::npos);
         }
