@@ -39,6 +39,7 @@ def main():
     args = ap.parse_args()
     if not args.idx_dir:
         sys.exit("draw_speed: --idx-dir (or REVGRAPH_MNIST_DIR) is needed")
+    load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         cases = [
             ("data mnist, one draw", lambda exe: [exe, "data", "mnist", "--idx-dir", args.idx_dir, "--seed",
@@ -62,6 +63,20 @@ def main():
             ca, cb = (statistics.median(c for _, c in runs[k]) for k in ("a", "b"))
             print("%-22s %10.3f %10.3f %7.2f   %10.3f %10.3f %7.2f" % (name, wa, wb, wb / wa, ca, cb, cb / ca))
     print("A = " + args.a + "\nB = " + args.b + "\nidx-dir = " + args.idx_dir)
+    # What the numbers were measured on: on a shared machine wall times mean little without the load.
+    print("cpu: %s, %d logical cpus; load average (1 min) %.2f before, %.2f after"
+          % (cpu_model(), os.cpu_count() or 0, load_before[0], os.getloadavg()[0]))
+
+
+def cpu_model():
+    try:
+        with open("/proc/cpuinfo") as f:
+            for line in f:
+                if line.startswith("model name"):
+                    return line.split(":", 1)[1].strip()
+    except OSError:
+        pass
+    return "unknown"
 
 
 if __name__ == "__main__":

@@ -7,10 +7,12 @@
 #include <zlib.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cerrno>
 #include <climits>
 #include <cstring>
 #include <exception>
+#include <memory>
 #include <optional>
 #include <string>
 #include <system_error>
@@ -150,6 +152,12 @@ public:
     // finish() refuses).
     std::span<const std::uint8_t> header_bytes() const { return {header_, header_fill_}; }
     std::span<const std::uint8_t> body_bytes() const { return {body_.data(), static_cast<std::size_t>(body_fill_)}; }
+    // The body's buffer once it holds all the header promises, so that it will not move again;
+    // nullptr before (or when the input could not fill it, and it would have to grow).
+    const std::uint8_t* final_body() const {
+        return expected_ > 0 && body_.size() == expected_ ? body_.data() : nullptr;
+    }
+    std::uint64_t expected_body() const { return expected_; }
 
 private:
     std::size_t header_size() const { return kind_ == Kind::images ? 16 : 8; }
@@ -371,6 +379,79 @@ private:
     std::thread thread_;
 };
 
+// The md5 of a raw file's bytes as they are read, on a thread of its own that follows the reader:
+// the reader says how much of a buffer that no longer moves is final, the thread hashes up to there
+// and waits for more. So the md5 (the slowest of the hashes) runs beside the read and the sha256
+// rather than after the read. Where no thread is to be had, finish() hashes on the caller's thread.
+class Md5Following {
+public:
+    Md5Following(std::span<const std::uint8_t> head, const std::uint8_t* body) : head_(head), body_(body) {
+        try {
+            thread_ = std::thread([this] { run(); });
+        } catch (const std::system_error&) {}
+    }
+    ~Md5Following() { stop(); }
+    Md5Following(const Md5Following&) = delete;
+    Md5Following& operator=(const Md5Following&) = delete;
+
+    // Bytes [0, n) of the body are final.
+    void advance(std::size_t n) {
+        state_.store(n, std::memory_order_release);
+        state_.notify_one();
+    }
+    // The md5 of the head and body bytes [0, n).
+    std::string finish(std::size_t n) {
+        stop(n);
+        if (!ran_) run();  // no thread was started: the caller hashes it all
+        if (error_) std::rethrow_exception(error_);
+        return hex_;
+    }
+
+private:
+    static constexpr std::uint64_t kDone = std::uint64_t{1} << 63;
+
+    void stop(std::optional<std::size_t> n = std::nullopt) {
+        if (!thread_.joinable()) {
+            if (n) state_.store(*n | kDone);
+            return;
+        }
+        state_.store((n ? *n : hashed_limit()) | kDone, std::memory_order_release);
+        state_.notify_one();
+        thread_.join();
+    }
+    std::uint64_t hashed_limit() const { return state_.load(std::memory_order_acquire) & ~kDone; }
+
+    void run() noexcept {
+        ran_ = true;
+        try {
+            Md5 md5;
+            md5.update(head_.data(), head_.size());
+            std::uint64_t hashed = 0;
+            for (;;) {
+                const std::uint64_t s = state_.load(std::memory_order_acquire);
+                const std::uint64_t ready = s & ~kDone;
+                if (ready > hashed) {
+                    md5.update(body_ + hashed, static_cast<std::size_t>(ready - hashed));
+                    hashed = ready;
+                } else if (s & kDone) {
+                    break;
+                } else {
+                    state_.wait(s, std::memory_order_acquire);
+                }
+            }
+            hex_ = md5.hex_digest();
+        } catch (...) { error_ = std::current_exception(); }
+    }
+
+    std::span<const std::uint8_t> head_;
+    const std::uint8_t* body_;
+    std::atomic<std::uint64_t> state_{0};
+    bool ran_ = false;
+    std::string hex_;
+    std::exception_ptr error_;
+    std::thread thread_;
+};
+
 // Reads the file once, straight into where it stays: a raw file into the sink, a gzip file into one
 // buffer that is then inflated into the sink (which hashes the content as it is produced). The md5
 // of the stored bytes runs beside their sha256 (and the inflate), in RAM at memory speed rather
@@ -419,20 +500,26 @@ std::vector<std::uint8_t> read_and_decode(const std::filesystem::path& path, Kin
         const std::span<std::uint8_t> first = sink.space();
         std::memcpy(first.data(), lead, lead_n);  // the header has room for at least 8 bytes
         sink.produced(lead_n);
+        // A large body whose buffer is final is md5-hashed as it arrives (Md5Following), else after.
+        std::unique_ptr<Md5Following> following;
         for (;;) {
             const std::span<std::uint8_t> space = sink.space();
             const std::size_t got = file.read(space.data(), space.size());
             if (got == 0) break;
             sink.produced(got);
+            if (!following && sink.final_body() && sink.expected_body() >= (std::uint64_t{1} << 20))
+                following = std::make_unique<Md5Following>(sink.header_bytes(), sink.final_body());
+            if (following) following->advance(sink.body_bytes().size());
         }
         d.stored_bytes = d.content_bytes = sink.total();
         // Both digests are of the bytes kept; where more came than that, finish() refuses the file.
-        Md5Aside md5({sink.header_bytes(), sink.body_bytes()});
+        std::optional<Md5Aside> md5;
+        if (!following) md5.emplace(std::vector<std::span<const std::uint8_t>>{sink.header_bytes(), sink.body_bytes()});
         Sha256 sha256;
         sha256.update(sink.header_bytes().data(), sink.header_bytes().size());
         sha256.update(sink.body_bytes().data(), sink.body_bytes().size());
         d.sha256 = d.content_sha256 = sha256.hex_digest();
-        d.md5 = md5.digest();
+        d.md5 = following ? following->finish(sink.body_bytes().size()) : md5->digest();
         body = sink.finish();
         *count = sink.count();
     }

@@ -32,7 +32,7 @@ struct Protocol {
     Band band = Band::parse("12");
     std::uint64_t first_seed = kPublishedFirstSeed;
     int draws = kPublishedDraws;
-    bool together = false;  // runs all at once (PreparedTask::run_together), draws built in parallel
+    bool together = false;  // trains all at once (PreparedTask::run_together), not one after another
 
     std::uint64_t seed(int index) const { return first_seed + static_cast<std::uint64_t>(index); }
 };

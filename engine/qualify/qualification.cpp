@@ -122,8 +122,10 @@ QualifyOutcome run_qualification(const QualifyRequest& request) {
     if (request.submission) check_submission_target(*request.submission);  // before any work
     TrainingSet set = load_training_set(request.idx_dir);
     const bool official = set.official();
+    // The draws are built on every core in both modes (the same bytes either way); only their
+    // training runs one after another, each alone, unless together.
     std::vector<DrawRun> runs =
-        run_draws(prepare_draws(set.set, p, p.together), p, request.idx_dir.string(), request.progress);
+        run_draws(prepare_draws(set.set, p, true), p, request.idx_dir.string(), request.progress);
     set.set = {};  // the 47 MB of pixels are not needed any more
 
     // The chain: protocol.json <- draw-manifest.json <- prediction-manifest.json <- accuracy.json.

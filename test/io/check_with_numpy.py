@@ -72,7 +72,40 @@ def main(writer):
                 method = zf.infolist()[0].compress_type
                 if method != (zipfile.ZIP_DEFLATED if name.startswith("deflate") else zipfile.ZIP_STORED):
                     sys.exit("%s: compression method %d" % (name, method))
+        check_threaded(os.path.join(d, "threaded.npz"))
     print("numpy read every file revgraph wrote")
+
+
+def check_threaded(path):
+    """Members deflated on threads: each one's stored bytes are what Python's zlib makes of its .npy
+    with zipfile's settings (level 6, raw 15-bit window, memLevel 8), and numpy reads the values."""
+    import io
+    import struct
+    import zipfile
+    import zlib
+    i = np.arange(300000)
+    expected = {"wave": ((i * 7919) % 1000 / 1000.0).astype(np.float32),
+                "labels": np.arange(10000, dtype=np.int64) % 7,
+                "steps": (i // 1000).astype(np.float32)}
+    with np.load(path) as z:
+        if list(z.files) != list(expected):
+            sys.exit("threaded.npz: members %r" % z.files)
+        for key, value in expected.items():
+            same(z[key], value, "threaded.npz:" + key)
+    with open(path, "rb") as f:
+        raw = f.read()
+    with zipfile.ZipFile(path) as zf:
+        for info in zf.infolist():
+            name_len, extra_len = struct.unpack("<HH", raw[info.header_offset + 26:info.header_offset + 30])
+            start = info.header_offset + 30 + name_len + extra_len
+            ours = raw[start:start + info.compress_size]
+            npy = io.BytesIO()
+            np.save(npy, expected[info.filename[:-len(".npy")]])
+            c = zlib.compressobj(6, zlib.DEFLATED, -15, 8, zlib.Z_DEFAULT_STRATEGY)
+            if ours != c.compress(npy.getvalue()) + c.flush():
+                sys.exit("threaded.npz: %s: deflated bytes differ from Python's zlib" % info.filename)
+            if info.CRC != zlib.crc32(npy.getvalue()):
+                sys.exit("threaded.npz: %s: CRC-32 differs" % info.filename)
 
 
 if __name__ == "__main__":

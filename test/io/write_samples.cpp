@@ -45,6 +45,18 @@ int main(int argc, char** argv) {
         write_npz(dir / "deflate.npz", a, {Compression::deflate, false});
         write_npz(dir / "stored_zip64.npz", a, {Compression::stored, true});
         write_npz(dir / "deflate_zip64.npz", a, {Compression::deflate, true});
+
+        // Over a MiB in all: its members are deflated side by side on threads (engine/io/deflate.hpp).
+        NpzArchive t;
+        std::vector<float> wave(300000), steps(300000);
+        for (std::size_t i = 0; i < wave.size(); ++i) {
+            wave[i] = static_cast<float>((i * 7919) % 1000) / 1000.0f;
+            steps[i] = static_cast<float>(i / 1000);
+        }
+        t.add("wave", Array::from<float>({300000}, wave));
+        t.add("labels", Array::from<std::int64_t>({10000}, big));
+        t.add("steps", Array::from<float>({300000}, steps));
+        write_npz(dir / "threaded.npz", t, {Compression::deflate, false});
     } catch (const revgraph::Error& e) {
         std::fprintf(stderr, "%s\n", e.what());
         return 1;

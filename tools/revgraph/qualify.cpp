@@ -38,7 +38,7 @@ int qualify_command(const QualifyOptions& o) {
     refuse_gpu_options_on_cpu(o.task);
     configure_runtime(o.task);
     p.backend = o.task.backend;
-    p.together = o.together;  // every draw at once (PreparedTask::run_together), draws built in parallel
+    p.together = o.together;  // every draw trained at once (PreparedTask::run_together)
     if (o.submission) r.submission = *o.submission;
     if (!o.quiet) r.progress = [](const std::string& line) { std::cerr << "revgraph: " << line << "\n"; };
 
