@@ -119,6 +119,7 @@ std::string readme_text(const nlohmann::ordered_json& protocol, const nlohmann::
 
 QualifyOutcome run_qualification(const QualifyRequest& request) {
     const Protocol& p = request.protocol;
+    p.check();  // the band and draw ranges, whoever called
     if (request.submission) check_submission_target(*request.submission);  // before any work
     TrainingSet set = load_training_set(request.idx_dir);
     const bool official = set.official();
