@@ -323,7 +323,8 @@ class Submission(unittest.TestCase):
         self.assertIn("not empty", p.stderr)
         self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
         self.assertEqual(os.listdir(taken), ["keep"])
-        # A failure part way (here: no label file) leaves neither the folder nor a temporary one.
+        # A failure before any file (here: no label file) leaves neither the folder nor a temporary one;
+        # a failure with files written is test_submission_writer.cpp's.
         broken = os.path.join(self.tmp, "broken-idx")
         os.makedirs(broken)
         shutil.copy(os.path.join(self.idx, "train-images-idx3-ubyte"), broken)
