@@ -12,6 +12,7 @@ import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 
 try:
@@ -307,6 +308,30 @@ class Submission(unittest.TestCase):
         lines = self.assert_caught(d, ["protocol.json: config: "])
         self.assertEqual(len(lines), 1, lines)
         self.assertIn("(10 of 11 hold)", self.verify(d).stderr)  # as for the band above
+
+    def test_gzip_fifo_refused(self):
+        # A FIFO named as the .gz that never ends: refused at the gunzip bound, not read until memory runs out.
+        d = os.path.join(self.tmp, "fifo-idx")
+        os.makedirs(d)
+        shutil.copy(os.path.join(self.idx, "train-labels-idx1-ubyte"), d)
+        fifo = os.path.join(d, "train-images-idx3-ubyte.gz")
+        os.mkfifo(fifo)
+
+        def endless():
+            try:
+                with open(fifo, "wb") as f:
+                    f.write(b"\x1f\x8b")
+                    chunk = bytes(1 << 20)
+                    while True:
+                        f.write(chunk)
+            except (BrokenPipeError, OSError):
+                pass
+        writer = threading.Thread(target=endless, daemon=True)
+        writer.start()
+        p = rg("qualify", "--idx-dir", d, "--draws", 1, "--quiet")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("a gzip file of more than 1073741824 bytes", p.stderr)
+        writer.join(10)
 
     def test_backend_without_retrain(self):
         p = rg("verify", self.sub, "--idx-dir", self.idx, "--backend", "cpu")
