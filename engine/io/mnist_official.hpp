@@ -19,7 +19,6 @@ enum class MnistFile { train_images, train_labels };
 // The official file's published facts.
 struct OfficialMnistFile {
     const char* gzip_md5;         // of the distributed .gz, as published beside it
-    const char* gzip_sha256;      // of the same .gz
     const char* raw_sha256;       // of its decompressed content, the raw IDX file
     std::uint64_t raw_bytes = 0;  // the raw IDX file's size
 };

@@ -144,9 +144,10 @@ std::vector<ZipMember> parse_zip(std::span<const std::uint8_t> bytes, std::strin
 
     const zip_int64_t count = zip_get_num_entries(za.get(), 0);
     std::vector<ZipMember> members;
-    // Members may not share bytes: overlapping entries are how a small archive makes a huge one
-    // (each member within the deflate ratio, the sum not). libzip does not look; members that
-    // lie apart hold at most the archive's bytes between them, which bounds the total.
+    // A bound on the members' compressed sizes, not an interval check: overlapping entries are how
+    // a small archive makes a huge one (each member within the deflate ratio, the sum not), and
+    // libzip neither looks nor tells the members' data offsets. Members that lie apart hold at most
+    // the archive's bytes between them, so a sum above the archive's size means some share bytes.
     std::uint64_t compressed_total = 0;
     for (zip_uint64_t i = 0; i < static_cast<zip_uint64_t>(count); ++i) {
         zip_stat_t st;
@@ -166,7 +167,8 @@ std::vector<ZipMember> parse_zip(std::span<const std::uint8_t> bytes, std::strin
                         " (only stored and deflate)");
         compressed_total += st.comp_size;
         if (compressed_total > bytes.size())
-            throw Error(who + " overlaps another member (the members' data adds up to more than the archive)");
+            throw Error(who + ": the members' compressed sizes add up to more than the archive's " +
+                        std::to_string(bytes.size()) + " bytes (members share bytes)");
         if (st.comp_method == ZIP_CM_STORE && st.comp_size != st.size) throw Error(who + ": stored sizes differ");
         if (st.comp_method == ZIP_CM_DEFLATE && st.size > st.comp_size * kMaxDeflateRatio + 1024)
             throw Error(who + ": recorded size " + std::to_string(st.size) + " is impossible for its compressed size");

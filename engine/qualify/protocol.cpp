@@ -278,4 +278,13 @@ nlohmann::ordered_json accuracy_json(const Scores& scores, const Band& band, boo
     return j;
 }
 
+void check_band_range(const Band& band, const std::string& what) {
+    if (band.nano_percent() <= 0 || band.nano_percent() >= Band::parse("100").nano_percent())
+        throw Error(what + " must be a percentage in (0, 100), got '" + band.text() + "'");
+}
+
+void check_draw_count(std::int64_t draws, const std::string& what) {
+    if (draws < 1 || draws > 1000) throw Error(what + " must be in 1..1000, got " + std::to_string(draws));
+}
+
 }  // namespace revgraph::qualify

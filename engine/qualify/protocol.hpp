@@ -26,6 +26,12 @@ namespace revgraph::qualify {
 inline constexpr std::uint64_t kPublishedFirstSeed = 2026091400;
 inline constexpr int kPublishedDraws = 11;
 
+// The protocol's ranges, written once: a band strictly between 0 and 100 percent (a band of 0
+// admits no error, one of 100 any) and 1..1000 draws. Throw Error "<what> must be ...". qualify
+// (and its front ends, to tell a usage error) and verify (on protocol.json) call these.
+void check_band_range(const Band& band, const std::string& what = "band");
+void check_draw_count(std::int64_t draws, const std::string& what = "draws");
+
 struct Protocol {
     TaskConfig config;
     std::string backend = "auto";  // as requested (make_backend's name)
@@ -35,6 +41,10 @@ struct Protocol {
     bool together = false;  // trains all at once (PreparedTask::run_together), not one after another
 
     std::uint64_t seed(int index) const { return first_seed + static_cast<std::uint64_t>(index); }
+    void check() const {  // the ranges above
+        check_band_range(band);
+        check_draw_count(draws);
+    }
 };
 
 class FrozenPredictions;

@@ -119,7 +119,9 @@ std::string readme_text(const nlohmann::ordered_json& protocol, const nlohmann::
 
 QualifyOutcome run_qualification(const QualifyRequest& request) {
     const Protocol& p = request.protocol;
-    if (request.submission) check_submission_target(*request.submission);  // before any work
+    // The band and draw ranges, whoever called; then the target, before any work.
+    p.check();
+    if (request.submission) check_submission_target(*request.submission);
     TrainingSet set = load_training_set(request.idx_dir);
     const bool official = set.official();
     // The draws are built on every core in both modes (the same bytes either way); only their

@@ -1,10 +1,13 @@
 #include "engine/qualify/submission.hpp"
 
 #include <fcntl.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdio>
 #include <cstring>
+#include <random>
 
 #include "engine/error.hpp"
 
@@ -54,15 +57,22 @@ void check_submission_target(const fs::path& out) {
 
 SubmissionWriter::SubmissionWriter(fs::path out) : out_(std::move(out)) {
     check_submission_target(out_);
-    temp_ = parent_of(out_) / ("." + name_of(out_).string() + ".tmp-" + std::to_string(::getpid()));
-    std::error_code ec;
-    fs::remove_all(temp_, ec);  // a killed writer of this process id's (the id is reused) left it
-    if (!fs::create_directory(temp_, ec) || ec)
-        throw Error("cannot create " + temp_.string() + ": " + (ec ? ec.message() : "it exists"));
+    // A fresh name of its own (as mkdtemp, but with the usual mode): two writers, even of one target
+    // in one process, never share a folder, and a folder someone else made is never touched.
+    std::random_device entropy;
+    const std::string base = "." + name_of(out_).string() + ".tmp-";
+    for (int attempt = 0;; ++attempt) {
+        char suffix[17];
+        std::snprintf(suffix, sizeof suffix, "%08x%08x", entropy(), entropy());
+        temp_ = parent_of(out_) / (base + suffix);
+        if (::mkdir(temp_.c_str(), 0777) == 0) return;
+        if (errno != EEXIST || attempt == 99)
+            throw Error("cannot create " + temp_.string() + ": " + std::strerror(errno));
+    }
 }
 
 SubmissionWriter::~SubmissionWriter() {
-    if (committed_) return;
+    if (committed_ || temp_.empty()) return;  // only the folder this writer made
     std::error_code ec;
     fs::remove_all(temp_, ec);
 }

@@ -22,30 +22,43 @@ namespace {
 
 std::string shown(const Json& j) { return j.is_string() ? j.get<std::string>() : j.dump(); }
 
+// j[key] where j is an object holding key, else null: the one way verify reads a field of a file's
+// JSON, which may have any shape, so that no shape throws.
+Json field(const Json& j, const std::string& key) {
+    if (j.is_object()) {
+        const auto it = j.find(key);
+        if (it != j.end()) return *it;
+    }
+    return nullptr;
+}
+
 class Checker {
 public:
     explicit Checker(fs::path dir) : dir_(std::move(dir)) {}
 
+    // A claim that failed: one line, and one claim counted (so "N of M hold" adds up).
     void fail(const std::string& file, const std::string& key, const std::string& what) {
+        ++out.claims;
         out.failures.push_back(file + (key.empty() ? "" : ": " + key) + ": " + what);
     }
+    void held() { ++out.claims; }  // a claim that holds
     // One claim: `claimed` (from the file) must equal `derived`.
     bool equal(const std::string& file, const std::string& key, const Json& claimed, const Json& derived) {
-        ++out.claims;
-        if (claimed == derived) return true;
+        if (claimed == derived) {
+            held();
+            return true;
+        }
         fail(file, key, "claims " + shown(claimed) + ", re-derived " + shown(derived));
         return false;
     }
     // The value at `key` of object `j`, null (and a failure) where it is missing.
     Json at(const std::string& file, const Json& j, const std::string& key, const std::string& path) {
         if (j.is_object() && j.contains(key)) return j[key];
-        ++out.claims;
         fail(file, path, "missing");
         return nullptr;
     }
     // The file's bytes, or nullopt (and a failure) where it is missing or unreadable.
     std::optional<std::vector<std::uint8_t>> bytes(const std::string& relative) {
-        ++out.claims;
         const fs::path p = dir_ / relative;
         std::error_code ec;
         if (!fs::is_regular_file(p, ec)) {
@@ -53,7 +66,9 @@ public:
             return std::nullopt;
         }
         try {
-            return io::read_file(p);
+            auto b = io::read_file(p);
+            held();
+            return b;
         } catch (const Error& e) {
             fail(relative, "", e.what());
             return std::nullopt;
@@ -87,25 +102,33 @@ std::string sha_of(const std::string& t) { return io::sha256_hex(t.data(), t.siz
 std::optional<Protocol> protocol_from(Checker& c, const Json& j) {
     const std::string f = "protocol.json";
     Protocol p;
+    // The keys the protocol is built from; a missing one is its failure line, and nothing more is checked.
+    for (const char* key : {"config", "band_percent", "dataset_seeds"})
+        if (!j.contains(key)) {
+            c.fail(f, key, "missing");
+            return std::nullopt;
+        }
+    const Json config = j["config"];
     try {
-        p.config.update_from_json(nlohmann::json::parse(c.at(f, j, "config", "config").dump()));
+        p.config.update_from_json(nlohmann::json::parse(config.dump()));
         p.config.validate();
     } catch (const std::exception& e) {
         c.fail(f, "config", e.what());
         return std::nullopt;
     }
+    const Json band = j["band_percent"];
     try {
-        p.band = Band::parse(c.at(f, j, "band_percent", "band_percent").get<std::string>(), "band_percent");
+        if (!band.is_string()) throw Error("band_percent must be a decimal string, got " + band.dump());
+        p.band = Band::parse(band.get<std::string>(), "band_percent");
+        check_band_range(p.band, "band_percent");  // the protocol's own range, as qualify applies it
     } catch (const std::exception& e) {
         c.fail(f, "band_percent", e.what());
         return std::nullopt;
     }
-    const Json seeds = c.at(f, j, "dataset_seeds", "dataset_seeds");
-    if (!seeds.is_array() || seeds.empty() || seeds.size() > 1000) {
-        c.fail(f, "dataset_seeds", "not a list of 1..1000 seeds");
-        return std::nullopt;
-    }
+    const Json seeds = j["dataset_seeds"];
     try {
+        if (!seeds.is_array()) throw Error("not a list of seeds");
+        check_draw_count(static_cast<std::int64_t>(seeds.size()), "the number of dataset_seeds");
         p.first_seed = seeds[0].get<std::uint64_t>();
         p.draws = static_cast<int>(seeds.size());
         for (int i = 0; i < p.draws; ++i)
@@ -136,7 +159,12 @@ std::optional<Protocol> protocol_from(Checker& c, const Json& j) {
 
 }  // namespace
 
+void VerifyRequest::check() const {
+    if (backend && !retrain) throw Error("a backend only steers the retraining (retrain)");
+}
+
 VerifyOutcome verify_submission(const VerifyRequest& request) {
+    request.check();
     Checker c(request.submission);
     std::error_code ec;
     if (!fs::is_directory(request.submission, ec))
@@ -185,11 +213,10 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
     const char* names[] = {"train_images", "train_labels"};
     for (int k = 0; k < 2; ++k) {
         const std::string key = std::string("raw_sources.") + names[k];
-        const Json claimed = sources.is_object() && sources.contains(names[k]) ? sources[names[k]] : Json(nullptr);
+        const Json claimed = field(sources, names[k]);
         const Json derived = raw_source_json(set.checks[k]);
-        for (const char* field : {"bytes", "md5", "sha256", "official"})
-            c.equal("protocol.json", key + "." + field,
-                    claimed.is_object() && claimed.contains(field) ? claimed[field] : Json(nullptr), derived[field]);
+        for (const char* f : {"bytes", "md5", "sha256", "official"})
+            c.equal("protocol.json", key + "." + f, field(claimed, f), derived[f]);
     }
     c.equal("protocol.json", "official_mnist", c.at("protocol.json", *protocol_j, "official_mnist", "official_mnist"),
             set.official());
@@ -197,24 +224,34 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
     // Each draw re-derived: indices, input hashes, labels.
     say("drawing " + std::to_string(p.draws) + " draws");
     std::vector<PreparedDraw> draws = prepare_draws(set.set, p, true);
-    const Json manifest_draws =
-        draw_manifest ? c.at("draw-manifest.json", *draw_manifest, "draws", "draws") : Json(nullptr);
-    const Json pm_draws =
-        prediction_manifest ? c.at("prediction-manifest.json", *prediction_manifest, "draws", "draws") : Json(nullptr);
-    const Json acc_draws = accuracy ? c.at("accuracy.json", *accuracy, "draws", "draws") : Json(nullptr);
-    const auto entry = [&](const Json& list, const std::string& file, int i) -> Json {
-        if (list.is_array() && i < static_cast<int>(list.size())) return list[i];
-        if (list.is_array()) {
-            ++c.out.claims;
-            c.fail(file, "draws[" + std::to_string(i) + "]", "missing");
+    // A file's "draws": a list of one object per draw, else one failure line and its per-draw
+    // claims unchecked (each entry that is an object is still checked).
+    const auto draws_of = [&](const std::optional<Json>& doc, const std::string& file) -> Json {
+        if (!doc) return nullptr;  // the file's own failure is recorded
+        if (!doc->contains("draws")) {
+            c.fail(file, "draws", "missing");
+            return nullptr;
         }
+        const Json list = (*doc)["draws"];
+        if (!list.is_array() || static_cast<int>(list.size()) != p.draws) {
+            c.fail(file, "draws",
+                   "not a list of " + std::to_string(p.draws) + " objects (" +
+                       (list.is_array() ? std::to_string(list.size()) + " entries" : list.dump()) + ")");
+        } else {
+            c.held();
+        }
+        return list;
+    };
+    const Json manifest_draws = draws_of(draw_manifest, "draw-manifest.json");
+    const Json pm_draws = draws_of(prediction_manifest, "prediction-manifest.json");
+    const Json acc_draws = draws_of(accuracy, "accuracy.json");
+    // Entry i of such a list where it is an object, else null (a non-object entry is its own line).
+    const auto entry = [&](const Json& list, const std::string& file, int i) -> Json {
+        if (!list.is_array() || i >= static_cast<int>(list.size())) return nullptr;
+        if (list[i].is_object()) return list[i];
+        c.fail(file, "draws[" + std::to_string(i) + "]", "not an object (" + list[i].dump() + ")");
         return nullptr;
     };
-    for (const auto& [list, file] :
-         {std::pair{manifest_draws, "draw-manifest.json"}, std::pair{pm_draws, "prediction-manifest.json"},
-          std::pair{acc_draws, "accuracy.json"}})
-        if (list.is_array() && static_cast<int>(list.size()) > p.draws)
-            c.fail(file, "draws", std::to_string(list.size()) + " entries for " + std::to_string(p.draws) + " draws");
 
     // A placeholder token: the labels here are freshly drawn by the verifier, which reads the
     // frozen predictions from disk; no learner sees them.
@@ -224,96 +261,106 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
     for (int i = 0; i < p.draws; ++i) {
         const PreparedDraw& d = draws[i];
         const std::string k = "draws[" + std::to_string(i) + "]";
-        const Json m = entry(manifest_draws, "draw-manifest.json", i);
-        if (!m.is_null()) {
-            const Json derived = d.record.to_json();
-            for (const auto& [field, value] : derived.items())
-                c.equal("draw-manifest.json", k + "." + field,
-                        m.is_object() && m.contains(field) ? m[field] : Json(nullptr), value);
-        }
-        // The files of the draw and their hashes in the prediction manifest.
         const std::string pf = predictions_file(i), rf = result_file(i);
-        const auto npy = c.bytes(pf);
-        const auto result = c.bytes(rf);
-        const Json pm = entry(pm_draws, "prediction-manifest.json", i);
-        if (!pm.is_null()) {
-            c.equal("prediction-manifest.json", k + ".index", pm.value("index", Json(nullptr)), i);
-            c.equal("prediction-manifest.json", k + ".predictions_file", pm.value("predictions_file", Json(nullptr)),
-                    pf);
-            c.equal("prediction-manifest.json", k + ".result_file", pm.value("result_file", Json(nullptr)), rf);
+        std::optional<std::vector<std::uint8_t>> npy;
+        std::optional<std::vector<std::int64_t>> predictions;
+        // The draw's claims; whatever a malformed file makes throw here is a failure line, never the end of verify.
+        try {
+            const Json m = entry(manifest_draws, "draw-manifest.json", i);
+            if (!m.is_null()) {
+                const Json derived = d.record.to_json();  // named: a temporary would die before the loop
+                for (const auto& [name, value] : derived.items())
+                    c.equal("draw-manifest.json", k + "." + name, field(m, name), value);
+            }
+            // The files of the draw and their hashes in the prediction manifest.
+            npy = c.bytes(pf);
+            const auto result = c.bytes(rf);
+            const Json pm = entry(pm_draws, "prediction-manifest.json", i);
+            if (!pm.is_null()) {
+                c.equal("prediction-manifest.json", k + ".index", field(pm, "index"), i);
+                c.equal("prediction-manifest.json", k + ".predictions_file", field(pm, "predictions_file"), pf);
+                c.equal("prediction-manifest.json", k + ".result_file", field(pm, "result_file"), rf);
+                if (npy) {
+                    const Json claimed = field(pm, "predictions_sha256");
+                    if (claimed != sha_of(*npy))
+                        c.fail(pf, "sha256",
+                               sha_of(*npy) + " is not prediction-manifest.json " + k + ".predictions_sha256 " +
+                                   shown(claimed));
+                    else
+                        c.held();
+                }
+                if (result) {
+                    const Json claimed = field(pm, "result_sha256");
+                    if (claimed != sha_of(*result))
+                        c.fail(rf, "sha256",
+                               sha_of(*result) + " is not prediction-manifest.json " + k + ".result_sha256 " +
+                                   shown(claimed));
+                    else
+                        c.held();
+                }
+            }
+            // The predictions, scored afresh.
             if (npy) {
-                ++c.out.claims;
-                const Json claimed = pm.value("predictions_sha256", Json(nullptr));
-                if (claimed != sha_of(*npy))
-                    c.fail(pf, "sha256",
-                           sha_of(*npy) + " is not prediction-manifest.json " + k + ".predictions_sha256 " +
-                               shown(claimed));
+                try {
+                    const io::Array a = io::parse_npy(*npy, pf);
+                    if (a.dtype != "<i8" || a.shape != std::vector<std::int64_t>{data::kMediumTest})
+                        throw Error("not int64 (" + std::to_string(data::kMediumTest) + ",) but " + a.dtype + " " +
+                                    io::Array::shape_string(a.shape));
+                    predictions = a.as<std::int64_t>();
+                    for (auto v : *predictions)
+                        if (v < 0 || v > 9) throw Error("a prediction " + std::to_string(v) + " outside 0..9");
+                } catch (const Error& e) {
+                    c.fail(pf, "", e.what());
+                    predictions.reset();
+                }
             }
             if (result) {
-                ++c.out.claims;
-                const Json claimed = pm.value("result_sha256", Json(nullptr));
-                if (claimed != sha_of(*result))
-                    c.fail(
-                        rf, "sha256",
-                        sha_of(*result) + " is not prediction-manifest.json " + k + ".result_sha256 " + shown(claimed));
+                Json r;
+                try {
+                    r = Json::parse(std::string(result->begin(), result->end()));
+                } catch (const std::exception& e) { c.fail(rf, "", std::string("not JSON (") + e.what() + ")"); }
+                if (!r.is_null()) {
+                    c.equal(rf, "config", field(r, "config"), p.config.to_json());
+                    c.equal(rf, "input_hashes", field(r, "input_hashes"), d.record.input_sha256);
+                    if (predictions)
+                        c.equal(rf, "predictions_sha256", field(r, "predictions_sha256"), io::sha256_hex(*predictions));
+                }
             }
-        }
-        // The predictions, scored afresh.
-        std::optional<std::vector<std::int64_t>> predictions;
-        if (npy) {
-            try {
-                const io::Array a = io::parse_npy(*npy, pf);
-                if (a.dtype != "<i8" || a.shape != std::vector<std::int64_t>{data::kMediumTest})
-                    throw Error("not int64 (" + std::to_string(data::kMediumTest) + ",) but " + a.dtype + " " +
-                                io::Array::shape_string(a.shape));
-                predictions = a.as<std::int64_t>();
-                for (auto v : *predictions)
-                    if (v < 0 || v > 9) throw Error("a prediction " + std::to_string(v) + " outside 0..9");
-            } catch (const Error& e) {
-                ++c.out.claims;
-                c.fail(pf, "", e.what());
-                predictions.reset();
+            if (predictions) {
+                const DrawScore s = score_draw(d.record, *predictions, d.labels.open(key));
+                scores.push_back(s);
+                const Json a = entry(acc_draws, "accuracy.json", i);
+                if (!a.is_null()) {
+                    const double percent = 100.0 * double(s.correct) / double(s.total);
+                    const Json derived = {{"index", s.index},
+                                          {"dataset_seed", s.dataset_seed},
+                                          {"correct", s.correct},
+                                          {"total", s.total},
+                                          {"accuracy_percent", percent},
+                                          {"test_labels_sha256", s.test_labels_sha256}};
+                    for (const auto& [name, value] : derived.items())
+                        c.equal("accuracy.json", k + "." + name, field(a, name), value);
+                }
             }
-        }
-        if (result) {
-            try {
-                const Json r = Json::parse(std::string(result->begin(), result->end()));
-                c.equal(rf, "config", r.value("config", Json(nullptr)), p.config.to_json());
-                c.equal(rf, "input_hashes", r.value("input_hashes", Json(nullptr)), d.record.input_sha256);
-                if (predictions)
-                    c.equal(rf, "predictions_sha256", r.value("predictions_sha256", Json(nullptr)),
-                            io::sha256_hex(*predictions));
-            } catch (const std::exception& e) {
-                ++c.out.claims;
-                c.fail(rf, "", std::string("not JSON (") + e.what() + ")");
-            }
+        } catch (const std::exception& e) {
+            c.fail("draw " + std::to_string(i), "", std::string("cannot be checked (") + e.what() + ")");
+            predictions.reset();
         }
         if (!predictions) {
             all_scored = false;
             continue;
-        }
-        const DrawScore s = score_draw(d.record, *predictions, d.labels.open(key));
-        scores.push_back(s);
-        const Json a = entry(acc_draws, "accuracy.json", i);
-        if (!a.is_null()) {
-            const double percent = 100.0 * double(s.correct) / double(s.total);
-            const Json derived = {
-                {"index", s.index}, {"dataset_seed", s.dataset_seed}, {"correct", s.correct},
-                {"total", s.total}, {"accuracy_percent", percent},    {"test_labels_sha256", s.test_labels_sha256}};
-            for (const auto& [field, value] : derived.items())
-                c.equal("accuracy.json", k + "." + field, a.is_object() && a.contains(field) ? a[field] : Json(nullptr),
-                        value);
         }
         if (request.retrain) {
             say("retraining draw " + std::to_string(i));
             PreparedTask task(d.inputs, p.config, make_backend(request.backend.value_or(p.backend)));
             task.run();
             const auto fresh = io::serialize_npy(io::predictions_array(task.outputs().state.predictions));
-            ++c.out.claims;
             if (fresh != *npy)
                 c.fail(pf, "retrain",
                        "a fresh training on " + task.backend().name() + " predicts other bytes (sha256 " +
                            sha_of(fresh) + ")");
+            else
+                c.held();
         }
     }
 
@@ -323,15 +370,14 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
         s.draws = scores;
         s.verdict = verdict_of(scores, p.band);
         const Json derived = accuracy_json(s, p.band, set.official());
-        for (const auto& [field, value] : derived.items()) {
-            if (field == "draws") continue;
+        for (const auto& [name, value] : derived.items()) {
+            if (name == "draws") continue;
             if (value.is_object()) {
-                const Json claimed = accuracy->value(field, Json(nullptr));
+                const Json claimed = field(*accuracy, name);
                 for (const auto& [sub, v] : value.items())
-                    c.equal("accuracy.json", field + "." + sub,
-                            claimed.is_object() && claimed.contains(sub) ? claimed[sub] : Json(nullptr), v);
+                    c.equal("accuracy.json", name + "." + sub, field(claimed, sub), v);
             } else {
-                c.equal("accuracy.json", field, accuracy->value(field, Json(nullptr)), value);
+                c.equal("accuracy.json", name, field(*accuracy, name), value);
             }
         }
     }

@@ -18,6 +18,9 @@ struct VerifyRequest {
     bool retrain = false;
     std::optional<std::string> backend;  // for retrain; default: the protocol's requested backend
     Progress progress;
+    // Throws Error where the request itself is wrong (a backend without retrain steers nothing);
+    // verify_submission calls it first, front ends call it to tell a usage error.
+    void check() const;
 };
 
 struct VerifyOutcome {
@@ -27,7 +30,7 @@ struct VerifyOutcome {
     bool holds() const { return failures.empty(); }
 };
 
-// Throws Error only where nothing can be checked (the IDX directory unreadable); everything wrong
+// Throws Error only where nothing can be checked (a wrong request, the IDX directory unreadable); everything wrong
 // with the submission itself is a failure line.
 VerifyOutcome verify_submission(const VerifyRequest& request);
 

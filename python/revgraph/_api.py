@@ -5,6 +5,7 @@ from __future__ import annotations
 
 import json
 import numbers
+import os
 from typing import Any, Iterable, Optional
 
 import numpy as np
@@ -173,25 +174,31 @@ def backends() -> dict[str, Any]:
 
 
 # ----- qualify / verify (issue 24): engine/qualify over Python -----
-def qualify(idx_dir, *, submission=None, draws=11, first_seed=2026091400, band="12", backend="auto", together=False,
-            **config):
+def qualify(idx_dir: str | os.PathLike[str], *, submission: Optional[str | os.PathLike[str]] = None, draws: int = 11,
+            first_seed: int = 2026091400, band: str = "12", backend: str = "auto", together: bool = False,
+            **config: Any) -> dict[str, Any]:
     """The qualification protocol of docs/spec.md §9 on the MNIST training IDX files in idx_dir, as
     `revgraph qualify`: returns its JSON report as a dict (passed, qualified, total_correct, ...).
     With submission="OUT/", also writes the verifiable submission folder (all or nothing, never into
-    a non-empty folder). band is a decimal string ("12", "7.5"). ValueError for a bad band, config
-    or backend name; RuntimeError for what the run meets (missing IDX files, an existing folder)."""
+    a non-empty folder). band is a decimal string ("12", "7.5"). TypeError for an argument of the
+    wrong type (band not a str, draws or first_seed not an int); ValueError for a bad value (the
+    band or draws outside the engine's ranges, a bad config or backend name); RuntimeError for what
+    the run meets (missing IDX files, an existing folder)."""
     if not isinstance(band, str):
-        raise ValueError(f"band must be a decimal string such as \"12\" or \"7.5\", got {band!r}")
+        raise TypeError(f"band must be a decimal string such as \"12\" or \"7.5\", got {band!r}")
     for name, value in (("draws", draws), ("first_seed", first_seed)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral) or value < 0:
-            raise ValueError(f"{name} must be a non-negative integer, got {value!r}")
+        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+            raise TypeError(f"{name} must be an integer, got {value!r}")
+    if first_seed < 0:
+        raise ValueError(f"first_seed must be a non-negative integer, got {first_seed!r}")
     return _core.qualify(str(idx_dir), None if submission is None else str(submission), band, int(first_seed),
                          int(draws), bool(together), backend, _config_kwargs(config))
 
 
-def verify(submission, idx_dir, *, retrain=False, backend=None):
+def verify(submission: str | os.PathLike[str], idx_dir: str | os.PathLike[str], *, retrain: bool = False,
+           backend: Optional[str] = None) -> dict[str, Any]:
     """`revgraph verify`: every claim of a submission folder re-derived from the IDX files in
     idx_dir. Returns {"holds": bool, "failures": ["FILE: KEY: ...", ...], "claims": n}; with
     retrain=True every draw is trained again (on `backend`, default the protocol's) and its
-    predictions must be byte-equal."""
+    predictions must be byte-equal. A backend without retrain is ValueError (it steers nothing)."""
     return _core.verify(str(submission), str(idx_dir), bool(retrain), backend)

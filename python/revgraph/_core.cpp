@@ -329,19 +329,18 @@ std::int64_t band_required_correct(std::int64_t total, const std::string& band, 
 }
 
 py::object qualify_run(const std::string& idx_dir, const std::optional<std::string>& submission,
-                       const std::string& band, std::uint64_t first_seed, int draws, bool together,
+                       const std::string& band, std::uint64_t first_seed, std::int64_t draws, bool together,
                        const std::string& backend, const py::dict& config) {
     qualify::QualifyRequest r;
     r.idx_dir = idx_dir;
     if (submission) r.submission = *submission;
-    try {
+    try {  // the engine's ranges; out of them is ValueError
         r.protocol.band = qualify::Band::parse(band, "band");
+        qualify::check_band_range(r.protocol.band, "band");
+        qualify::check_draw_count(draws, "draws");
     } catch (const Error& e) { bad(e.what()); }
-    if (r.protocol.band.nano_percent() <= 0 || r.protocol.band.nano_percent() >= 100'000'000'000)
-        bad("band must be a percentage in (0, 100), got '" + band + "'");
-    if (draws < 1 || draws > 1000) bad("draws must be in 1..1000, got " + std::to_string(draws));
     r.protocol.first_seed = first_seed;
-    r.protocol.draws = draws;
+    r.protocol.draws = static_cast<int>(draws);
     r.protocol.together = together;
     r.protocol.backend = backend;
     r.protocol.config = task_config(config);
@@ -363,6 +362,9 @@ py::dict verify_run(const std::string& submission, const std::string& idx_dir, b
     r.idx_dir = idx_dir;
     r.retrain = retrain;
     r.backend = backend;
+    try {
+        r.check();
+    } catch (const Error& e) { bad(e.what()); }
     if (backend) backend_named(*backend);
     qualify::VerifyOutcome o;
     {

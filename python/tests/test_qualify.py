@@ -52,10 +52,22 @@ def test_qualify_and_verify(tmp_path, idx):
 
 def test_qualify_refusals(tmp_path, idx):
     d, _ = idx
-    for kwargs in ({"band": 12}, {"band": "1e1"}, {"band": "100"}, {"draws": 0}, {"backend": "nope"},
-                   {"epochs": -1}):
+    # A wrong type is TypeError, a wrong value ValueError (the module's rule, _core.cpp).
+    for kwargs in ({"band": 12}, {"band": 12.0}, {"draws": 1.0}, {"draws": True}, {"draws": "1"},
+                   {"first_seed": 1.5}, {"first_seed": False}):
+        with pytest.raises(TypeError):
+            revgraph.qualify(d, **{"draws": 1, "band": "12", **kwargs})
+    for kwargs in ({"band": "1e1"}, {"band": "100"}, {"band": "0"}, {"draws": 0}, {"draws": 1001},
+                   {"first_seed": -1}, {"backend": "nope"}, {"epochs": -1}):
         with pytest.raises(ValueError):
             revgraph.qualify(d, **{"draws": 1, "band": "12", **kwargs})
+    with pytest.raises(ValueError, match="band must be a percentage in \\(0, 100\\), got '100'"):
+        revgraph.qualify(d, draws=1, band="100")
+    with pytest.raises(ValueError, match="draws must be in 1..1000, got 1001"):
+        revgraph.qualify(d, draws=1001)
+    # A backend without retrain steers nothing: refused as the command refuses --backend without --retrain.
+    with pytest.raises(ValueError, match="retrain"):
+        revgraph.verify(tmp_path, d, backend="cpu")
     (tmp_path / "taken").mkdir()
     (tmp_path / "taken" / "x").write_text("")
     with pytest.raises(RuntimeError, match="not empty"):

