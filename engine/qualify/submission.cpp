@@ -60,7 +60,9 @@ SubmissionWriter::SubmissionWriter(fs::path out) : out_(std::move(out)) {
     // A fresh name of its own (as mkdtemp, but with the usual mode): two writers, even of one target
     // in one process, never share a folder, and a folder someone else made is never touched.
     std::random_device entropy;
-    const std::string base = "." + name_of(out_).string() + ".tmp-";
+    std::string base = ".";  // appended, not "." + name + ...: gcc 12 warns (-Wrestrict) on that form
+    base += name_of(out_).string();
+    base += ".tmp-";
     for (int attempt = 0;; ++attempt) {
         char suffix[17];
         std::snprintf(suffix, sizeof suffix, "%08x%08x", entropy(), entropy());
