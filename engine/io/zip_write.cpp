@@ -69,6 +69,18 @@ std::vector<std::uint8_t> build_zip(std::span<const ZipInput> members, const Zip
     std::set<std::string_view> names;
     Writer w;
     const std::uint16_t method = options.deflate ? 8 : 0;
+    // The fields the local header and the central directory entry share, in the same order (from the
+    // flags to the name's length): written once, so the two can never disagree.
+    const auto same_in_both_headers = [&](const Written& e) {
+        w.u16(e.flags);
+        w.u16(method);
+        w.u16(kDosTime);
+        w.u16(kDosDate);
+        w.u32(e.crc);
+        w.u32(e.zip64 ? kSentinel32 : e.csize);
+        w.u32(e.zip64 ? kSentinel32 : e.usize);
+        w.u16(static_cast<std::uint16_t>(e.name.size()));
+    };
     for (const ZipInput& m : members) {
         if (m.name.empty() || m.name.size() > 0xFFFF || m.name.find('\0') != std::string_view::npos)
             throw Error("cannot store member '" + std::string(m.name) + "': invalid name");
@@ -98,14 +110,7 @@ std::vector<std::uint8_t> build_zip(std::span<const ZipInput> members, const Zip
 
         w.u32(kLocalSig);
         w.u16(e.zip64 ? 45 : 20);  // version needed to extract
-        w.u16(e.flags);
-        w.u16(method);
-        w.u16(kDosTime);
-        w.u16(kDosDate);
-        w.u32(e.crc);
-        w.u32(e.zip64 ? kSentinel32 : e.csize);
-        w.u32(e.zip64 ? kSentinel32 : e.usize);
-        w.u16(m.name.size());
+        same_in_both_headers(e);
         w.u16(e.zip64 ? 20 : 0);
         w.text(m.name);
         if (e.zip64) {
@@ -125,14 +130,7 @@ std::vector<std::uint8_t> build_zip(std::span<const ZipInput> members, const Zip
         w.u32(kCentralSig);
         w.u16((3 << 8) | 45);  // made by: Unix, spec 4.5
         w.u16(e.zip64 || big_offset ? 45 : 20);
-        w.u16(e.flags);
-        w.u16(method);
-        w.u16(kDosTime);
-        w.u16(kDosDate);
-        w.u32(e.crc);
-        w.u32(e.zip64 ? kSentinel32 : e.csize);
-        w.u32(e.zip64 ? kSentinel32 : e.usize);
-        w.u16(e.name.size());
+        same_in_both_headers(e);
         w.u16(extra == 0 ? 0 : extra + 4);
         w.u16(0);               // comment length
         w.u16(0);               // disk
