@@ -134,7 +134,8 @@ TEST_CASE("task graphs: warm-up runs each launcher once before any capture, then
     CHECK(world().graphs.empty());
     CHECK(world().execs.size() == 7);  // reset, normalize, 3 orders, epoch, predict
     for (const auto& entry : world().execs) {
-        const auto exec = entry.first;  // a plain variable: CAPTURE's lambda cannot take a structured binding (clang 14)
+        const auto exec =
+            entry.first;  // a plain variable: CAPTURE's lambda cannot take a structured binding (clang 14)
         CAPTURE(exec);
         CHECK(world().uploads[exec] == 1);
         CHECK(world().launches[exec] == 0);
