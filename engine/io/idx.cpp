@@ -336,63 +336,22 @@ private:
     std::optional<std::uint64_t> size_;
 };
 
-// The md5 of a file's stored bytes, on a thread of its own beside the rest of the read (sha256,
-// inflate): the hashes are the slowest part of reading MNIST, and a second core takes one of them.
-// Small inputs are hashed at once, on the caller's thread. The bytes must stay unchanged until
-// digest().
-class Md5Aside {
+// The md5 of a file's stored bytes on a thread of its own, beside the read, the sha256 and the
+// inflate (the hashes are the slowest part of reading MNIST; a second core takes this one): the head
+// at once, then the body as the reader says how much of a buffer that no longer moves is final
+// (advance), so a raw file is hashed as it arrives; bytes already all in place are simply the head,
+// or a body finished at once. Where no thread is to be had, finish() hashes on the caller's thread.
+// The bytes must stay unchanged until finish().
+class Md5Beside {
 public:
-    explicit Md5Aside(std::vector<std::span<const std::uint8_t>> parts) : parts_(std::move(parts)) {
-        std::size_t total = 0;
-        for (const auto& p : parts_) total += p.size();
-        if (total >= (std::size_t{1} << 20)) {
-            try {
-                thread_ = std::thread([this] { run(); });
-                return;
-            } catch (const std::system_error&) {}  // no thread to be had: hash here
-        }
-        run();
-    }
-    ~Md5Aside() {
-        if (thread_.joinable()) thread_.join();
-    }
-    Md5Aside(const Md5Aside&) = delete;
-    Md5Aside& operator=(const Md5Aside&) = delete;
-
-    std::string digest() {
-        if (thread_.joinable()) thread_.join();
-        if (error_) std::rethrow_exception(error_);
-        return hex_;
-    }
-
-private:
-    void run() noexcept {
-        try {
-            Md5 md5;
-            for (const auto& p : parts_) md5.update(p.data(), p.size());
-            hex_ = md5.hex_digest();
-        } catch (...) { error_ = std::current_exception(); }
-    }
-    std::vector<std::span<const std::uint8_t>> parts_;
-    std::string hex_;
-    std::exception_ptr error_;
-    std::thread thread_;
-};
-
-// The md5 of a raw file's bytes as they are read, on a thread of its own that follows the reader:
-// the reader says how much of a buffer that no longer moves is final, the thread hashes up to there
-// and waits for more. So the md5 (the slowest of the hashes) runs beside the read and the sha256
-// rather than after the read. Where no thread is to be had, finish() hashes on the caller's thread.
-class Md5Following {
-public:
-    Md5Following(std::span<const std::uint8_t> head, const std::uint8_t* body) : head_(head), body_(body) {
+    Md5Beside(std::span<const std::uint8_t> head, const std::uint8_t* body) : head_(head), body_(body) {
         try {
             thread_ = std::thread([this] { run(); });
         } catch (const std::system_error&) {}
     }
-    ~Md5Following() { stop(); }
-    Md5Following(const Md5Following&) = delete;
-    Md5Following& operator=(const Md5Following&) = delete;
+    ~Md5Beside() { stop(); }
+    Md5Beside(const Md5Beside&) = delete;
+    Md5Beside& operator=(const Md5Beside&) = delete;
 
     // Bytes [0, n) of the body are final.
     void advance(std::size_t n) {
@@ -489,13 +448,13 @@ std::vector<std::uint8_t> read_and_decode(const std::filesystem::path& path, Kin
         }
         stored.resize(fill);
         d.stored_bytes = fill;
-        Md5Aside md5({stored});
+        Md5Beside md5(stored, nullptr);  // all of it in place: the head, no body
         Sha256 sha256;
         sha256.update(stored.data(), stored.size());
         d.sha256 = sha256.hex_digest();
         ContentSink sink(kind, d.path, true, std::max(plausible_gunzip_size(stored), std::uint64_t{kSlice}));
         inflate_into(stored, d.path, kMaxGunzipBytes, sink);
-        d.md5 = md5.digest();
+        d.md5 = md5.finish(0);
         d.content_bytes = sink.total();
         d.content_sha256 = sink.content_sha256();
         body = sink.finish();
@@ -506,26 +465,25 @@ std::vector<std::uint8_t> read_and_decode(const std::filesystem::path& path, Kin
         const std::span<std::uint8_t> first = sink.space();
         std::memcpy(first.data(), lead, lead_n);  // the header has room for at least 8 bytes
         sink.produced(lead_n);
-        // A large body whose buffer is final is md5-hashed as it arrives (Md5Following), else after.
-        std::unique_ptr<Md5Following> following;
+        // A large body whose buffer is final is md5-hashed as it arrives, else once it is all read.
+        std::unique_ptr<Md5Beside> following;
         for (;;) {
             const std::span<std::uint8_t> space = sink.space();
             const std::size_t got = file.read(space.data(), space.size());
             if (got == 0) break;
             sink.produced(got);
             if (!following && sink.final_body() && sink.expected_body() >= (std::uint64_t{1} << 20))
-                following = std::make_unique<Md5Following>(sink.header_bytes(), sink.final_body());
+                following = std::make_unique<Md5Beside>(sink.header_bytes(), sink.final_body());
             if (following) following->advance(sink.body_bytes().size());
         }
         d.stored_bytes = d.content_bytes = sink.total();
         // Both digests are of the bytes kept; where more came than that, finish() refuses the file.
-        std::optional<Md5Aside> md5;
-        if (!following) md5.emplace(std::vector<std::span<const std::uint8_t>>{sink.header_bytes(), sink.body_bytes()});
+        if (!following) following = std::make_unique<Md5Beside>(sink.header_bytes(), sink.body_bytes().data());
         Sha256 sha256;
         sha256.update(sink.header_bytes().data(), sink.header_bytes().size());
         sha256.update(sink.body_bytes().data(), sink.body_bytes().size());
         d.sha256 = d.content_sha256 = sha256.hex_digest();
-        d.md5 = following ? following->finish(sink.body_bytes().size()) : md5->digest();
+        d.md5 = following->finish(sink.body_bytes().size());
         body = sink.finish();
         *count = sink.count();
     }
