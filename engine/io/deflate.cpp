@@ -3,14 +3,11 @@
 #include <zlib.h>
 
 #include <algorithm>
-#include <atomic>
 #include <climits>
-#include <exception>
 #include <numeric>
-#include <system_error>
-#include <thread>
 
 #include "engine/error.hpp"
+#include "engine/parallel_for.hpp"
 
 namespace revgraph::io {
 
@@ -59,40 +56,14 @@ std::vector<Deflated> deflate_raw_each(std::span<const std::span<const std::uint
     std::vector<Deflated> out(inputs.size());
     const std::size_t total = std::accumulate(inputs.begin(), inputs.end(), std::size_t{0},
                                               [](std::size_t s, const auto& in) { return s + in.size(); });
-    const unsigned cores = std::max(1u, std::thread::hardware_concurrency());
-    const auto workers = static_cast<unsigned>(std::min<std::size_t>(cores, inputs.size()));
-    if (workers < 2 || total < kThreadedBytes) {
-        for (std::size_t i = 0; i < inputs.size(); ++i) out[i] = deflate_raw(inputs[i]);
-        return out;
-    }
+    // Side by side only where it pays: below kThreadedBytes a thread costs more than it saves.
+    const unsigned threads = total < kThreadedBytes ? 1u : usable_cpus();
     // The largest first: the longest jobs start at once and the small ones fill the gaps.
     std::vector<std::size_t> order(inputs.size());
     std::iota(order.begin(), order.end(), std::size_t{0});
     std::stable_sort(order.begin(), order.end(),
                      [&](std::size_t a, std::size_t b) { return inputs[a].size() > inputs[b].size(); });
-    std::atomic<std::size_t> next{0};
-    std::vector<std::exception_ptr> errors(workers);
-    const auto work = [&](unsigned w) noexcept {
-        try {
-            for (std::size_t k = next.fetch_add(1); k < order.size(); k = next.fetch_add(1))
-                out[order[k]] = deflate_raw(inputs[order[k]]);
-        } catch (...) {
-            errors[w] = std::current_exception();
-            next.store(order.size());  // the others stop after their current member
-        }
-    };
-    std::vector<std::thread> threads;
-    for (unsigned w = 1; w < workers; ++w) {
-        try {
-            threads.emplace_back(work, w);
-        } catch (const std::system_error&) {
-            break;  // fewer threads to be had: the ones there (and this one) do all the work
-        }
-    }
-    work(0);
-    for (auto& t : threads) t.join();
-    for (const auto& e : errors)
-        if (e) std::rethrow_exception(e);
+    parallel_for(order.size(), threads, [&](std::size_t k) { out[order[k]] = deflate_raw(inputs[order[k]]); });
     return out;
 }
 

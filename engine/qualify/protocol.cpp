@@ -5,7 +5,6 @@
 #include <cstdio>
 #include <exception>
 #include <memory>
-#include <thread>
 
 #include "engine/backends.hpp"
 #include "engine/data/draws.hpp"
@@ -13,6 +12,7 @@
 #include "engine/io/npy.hpp"
 #include "engine/io/sha256.hpp"
 #include "engine/io/task_files.hpp"
+#include "engine/parallel_for.hpp"
 
 namespace revgraph::qualify {
 
@@ -68,27 +68,10 @@ PreparedDraw prepare_draw(const data::DrawSource& source, const Protocol& protoc
 std::vector<PreparedDraw> prepare_draws(const io::MnistSet& set, const Protocol& protocol, bool parallel) {
     const data::DrawSource source(set.images.pixels, set.labels);  // each image resized at most once, for every draw
     std::vector<std::unique_ptr<PreparedDraw>> slots(static_cast<std::size_t>(protocol.draws));
-    if (!parallel) {
-        for (int i = 0; i < protocol.draws; ++i)
-            slots[i] = std::make_unique<PreparedDraw>(prepare_draw(source, protocol, i));
-    } else {
-        // One worker per hardware thread, each taking draws i, i+T, ...; the first error is rethrown
-        // once every worker stopped (a thread may not throw across its own end).
-        const unsigned hw = std::max(1u, std::thread::hardware_concurrency());
-        const unsigned workers = std::min<unsigned>(hw, static_cast<unsigned>(protocol.draws));
-        std::vector<std::exception_ptr> errors(workers);
-        std::vector<std::thread> threads;
-        for (unsigned w = 0; w < workers; ++w)
-            threads.emplace_back([&, w] {
-                try {
-                    for (int i = static_cast<int>(w); i < protocol.draws; i += static_cast<int>(workers))
-                        slots[i] = std::make_unique<PreparedDraw>(prepare_draw(source, protocol, i));
-                } catch (...) { errors[w] = std::current_exception(); }
-            });
-        for (auto& t : threads) t.join();
-        for (const auto& e : errors)
-            if (e) std::rethrow_exception(e);
-    }
+    // Each draw on whichever core is free (one alone where !parallel); the same bytes either way.
+    parallel_for(slots.size(), parallel ? usable_cpus() : 1u, [&](std::size_t i) {
+        slots[i] = std::make_unique<PreparedDraw>(prepare_draw(source, protocol, static_cast<int>(i)));
+    });
     std::vector<PreparedDraw> out;
     out.reserve(slots.size());
     for (auto& s : slots) out.push_back(std::move(*s));

@@ -1,61 +1,18 @@
 #include "engine/sweep/runner.hpp"
 
-#include <sched.h>
-
 #include <algorithm>
-#include <atomic>
 #include <chrono>
-#include <exception>
 #include <memory>
 #include <nlohmann/json.hpp>
-#include <system_error>
-#include <thread>
 
 #include "engine/backends.hpp"
 #include "engine/error.hpp"
+#include "engine/parallel_for.hpp"
 #include "engine/sweep/jsonl.hpp"
 #include "engine/sweep/line_file.hpp"
 #include "engine/task.hpp"
 
 namespace revgraph::sweep {
-namespace {
-
-// fn(0..n-1) on up to `threads` threads (the caller's included); the first error is rethrown
-// once all have stopped.
-template <typename Fn>
-void parallel_for(std::size_t n, unsigned threads, const Fn& fn) {
-    std::atomic<std::size_t> next{0};
-    std::vector<std::exception_ptr> errors(n);
-    const auto work = [&] {
-        for (std::size_t k = next++; k < n; k = next++) {
-            try {
-                fn(k);
-            } catch (...) { errors[k] = std::current_exception(); }
-        }
-    };
-    {
-        std::vector<std::jthread> pool;
-        for (std::size_t w = 1; w < std::min<std::size_t>(threads, n); ++w) {
-            try {
-                pool.emplace_back(work);
-            } catch (const std::system_error&) {
-                break;  // fewer threads: the same results, later
-            }
-        }
-        work();
-    }
-    for (const auto& e : errors)
-        if (e) std::rethrow_exception(e);
-}
-
-}  // namespace
-
-unsigned usable_cpus() {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    if (::sched_getaffinity(0, sizeof set, &set) == 0) return std::max(1, CPU_COUNT(&set));
-    return std::max(1u, std::thread::hardware_concurrency());
-}
 
 SweepSummary run_sweep(const SweepJob& job) {
     using Clock = std::chrono::steady_clock;

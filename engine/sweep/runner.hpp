@@ -44,7 +44,4 @@ struct SweepSummary {
 
 SweepSummary run_sweep(const SweepJob& job);
 
-// CPUs this process may run on (its affinity mask, which Slurm and taskset narrow), at least 1.
-unsigned usable_cpus();
-
 }  // namespace revgraph::sweep
