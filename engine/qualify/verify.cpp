@@ -280,24 +280,19 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
                 c.equal("prediction-manifest.json", k + ".index", field(pm, "index"), i);
                 c.equal("prediction-manifest.json", k + ".predictions_file", field(pm, "predictions_file"), pf);
                 c.equal("prediction-manifest.json", k + ".result_file", field(pm, "result_file"), rf);
-                if (npy) {
-                    const Json claimed = field(pm, "predictions_sha256");
-                    if (claimed != sha_of(*npy))
-                        c.fail(pf, "sha256",
-                               sha_of(*npy) + " is not prediction-manifest.json " + k + ".predictions_sha256 " +
+                // A file's sha256 against the manifest's claim for it (the failure names the file).
+                const auto hash_claim = [&](const std::string& file, const auto& bytes, const std::string& key) {
+                    if (!bytes) return;
+                    const Json claimed = field(pm, key);
+                    if (claimed != sha_of(*bytes))
+                        c.fail(file, "sha256",
+                               sha_of(*bytes) + " is not prediction-manifest.json " + k + "." + key + " " +
                                    shown(claimed));
                     else
                         c.held();
-                }
-                if (result) {
-                    const Json claimed = field(pm, "result_sha256");
-                    if (claimed != sha_of(*result))
-                        c.fail(rf, "sha256",
-                               sha_of(*result) + " is not prediction-manifest.json " + k + ".result_sha256 " +
-                                   shown(claimed));
-                    else
-                        c.held();
-                }
+                };
+                hash_claim(pf, npy, "predictions_sha256");
+                hash_claim(rf, result, "result_sha256");
             }
             // The predictions, scored afresh.
             if (npy) {
