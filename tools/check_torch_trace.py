@@ -18,13 +18,13 @@ require("numpy")
 import numpy as np  # noqa: E402
 
 # The spec's sizes, config and permutations from the reference learner's numpy-only part (no torch).
-from torchref.spec import HALF, Fail, epoch_permutations, param_shapes, parse_config  # noqa: E402
+from torchref.spec import Fail, epoch_permutations, param_shapes, parse_config  # noqa: E402
 
 
-def unflatten(flat, depth):
+def unflatten(flat, depth, width):
     """The state vector's parameters in name order: 2*depth branch weights, the head's weight and bias."""
     out, o = [], 0
-    for shape in param_shapes(depth):
+    for shape in param_shapes(depth, width):
         size = int(np.prod(shape))
         out.append(flat[o:o + size].reshape(shape))
         o += size
@@ -32,8 +32,9 @@ def unflatten(flat, depth):
 
 
 def scores(flat, x, depth, alpha):
-    ws, hw, hb = unflatten(flat, depth)
-    l, r = x[:, :HALF], x[:, HALF:]
+    ws, hw, hb = unflatten(flat, depth, x.shape[1])
+    half = x.shape[1] // 2
+    l, r = x[:, :half], x[:, half:]
     for k in range(depth):
         l = l + alpha * (np.maximum(r, 0) @ ws[2 * k].T)
         r = r + alpha * (np.maximum(l, 0) @ ws[2 * k + 1].T)
@@ -67,7 +68,8 @@ def main(argv=None):
     perms = epoch_permutations(cfg["seed"], n, cfg["epochs"])
     rep["permutations_equal"] = bool(np.array_equal(perms, tr["permutations"]))
     dt = tr["initial_params"].dtype
-    lift = lambda im: np.pad(im.reshape(len(im), 81).astype(dt) * dt.type(4) - dt.type(0.5), ((0, 0), (0, 1)))
+    lift = lambda im: np.pad(im.reshape(len(im), 81).astype(dt) * dt.type(4) - dt.type(0.5),
+                             ((0, 0), (0, cfg["width"] - 81)))
     rep["train_inputs_equal"] = bool(np.array_equal(lift(inp["train_images"]), tr["train_inputs"]))
     rep["test_inputs_equal"] = bool(np.array_equal(lift(inp["test_images"]), tr["test_inputs"]))
     ok &= rep["permutations_equal"] and rep["train_inputs_equal"] and rep["test_inputs_equal"]

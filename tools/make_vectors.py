@@ -196,15 +196,24 @@ def init_hashes():
             state = np.concatenate([p.ravel() for p in params.values()])
             out.append({"depth": depth, "seed": s, "sha256": {k: sha(v) for k, v in params.items()},
                         "state_vector_sha256": sha(state)})
+    # Other widths (docs/spec.md §2): W/2 x W/2 branches with std 0.05/sqrt(W/2), nn.Linear(W, 10).
+    # 84 and 90 give branch sizes that are not multiples of 16 (normal_'s redrawn tail block).
+    for depth, width in ((2, 84), (1, 90), (2, 128), (3, 256), (1, 1024)):
+        for s in (0, 11, 2026091400):
+            params = {name: p.numpy()
+                      for name, p in zip(param_names(depth), initial_parameters(s, depth, width))}
+            state = np.concatenate([p.ravel() for p in params.values()])
+            out.append({"depth": depth, "width": width, "seed": s,
+                        "sha256": {k: sha(v) for k, v in params.items()}, "state_vector_sha256": sha(state)})
     return out
 
 
 def check_published(torch_vectors):
     """The published torch_init.json (test/vectors/) must agree with what this machine's torch gives."""
     path = os.path.join(ROOT, "test", "vectors", "torch_init.json")
-    ours = {(e["depth"], e["seed"]): e["sha256"] for e in torch_vectors["init"]}
+    ours = {(e["depth"], e.get("width", 82), e["seed"]): e["sha256"] for e in torch_vectors["init"]}
     for e in json.load(open(path)):
-        key = (e["depth"], e["seed"])
+        key = (e["depth"], e.get("width", 82), e["seed"])
         if key in ours and ours[key] != e["sha256"]:
             sys.exit(f"torch here disagrees with test/vectors/torch_init.json at {key}")
 

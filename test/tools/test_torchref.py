@@ -62,16 +62,25 @@ class CommittedVectors(unittest.TestCase):
         GraphRunner(t, emulate=True).run()
         self.check_hashes(t, published("torch_smoke_d2_s11_f32.json"))
 
-    def test_every_step_of_the_float64_trace(self):
-        t = task(["depth=1", "seed=781"], torch.float64, "autograd")
+    def check_trace(self, sets, name):
+        t = task(sets, torch.float64, "autograd")
         t.trace = []
         t.run()
-        self.check_hashes(t, published("torch_trace_d1_s781_f64.json"))
-        with np.load(os.path.join(V, "torch_trace_d1_s781_f64.npz")) as tr:
+        self.check_hashes(t, published(name + ".json"))
+        with np.load(os.path.join(V, name + ".npz")) as tr:
             self.assertEqual(len(t.trace), len([k for k in tr.files if k.endswith(".grad")]))
             for k, rec in enumerate(t.trace):
                 for key in ("batch", "grad", "param", "velocity"):
                     self.assertTrue(np.array_equal(rec[key], tr[f"step{k}.{key}"]), (k, key))
+
+    def test_every_step_of_the_float64_trace(self):
+        self.check_trace(["depth=1", "seed=781"], "torch_trace_d1_s781_f64")
+
+    def test_every_step_of_the_float64_trace_at_width_90(self):
+        self.check_trace(["depth=1", "seed=781", "width=90"], "torch_trace_d1_s781_w90_f64")
+        t = task(["depth=1", "width=90"], torch.float64, "autograd")
+        self.assertEqual([p.shape for p in t.init_host], [(45, 45), (45, 45), (10, 90), (10,)])
+        self.assertEqual(tuple(t.x_train.shape), (19, 90))
 
 
 class Package(unittest.TestCase):
@@ -85,6 +94,13 @@ class Package(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertEqual(p.stderr, "torch_reference: error: config depth=0 must be >= 1\n")
         self.assertEqual(p.stdout, "")
+        for width in ("81", "83", "1026", "0"):
+            p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "torch_reference.py"), "--input",
+                                os.path.join(V, "synthetic_19x7.npz"), "--set", "width=" + width],
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 2)
+            self.assertEqual(p.stderr, f"torch_reference: error: config width={width} must be an even integer "
+                                       "in 82..1024\n")
 
 
 if __name__ == "__main__":

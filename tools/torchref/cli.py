@@ -36,7 +36,7 @@ import torch
 from .checks import gradient_check
 from .graphs import GraphRunner
 from .inputs import load_inputs, load_test_labels
-from .spec import FEATURES, Fail, parse_config, sha256
+from .spec import Fail, parse_config, sha256
 from .task import Task
 
 
@@ -165,7 +165,7 @@ def run_main(a):
         "preparation_seconds": preparation_seconds,
         "training_prediction_seconds": statistics.median(times) / 1e3,
         "run_count": a.repeat + a.warmup,
-        "retained_core_states": core_bytes / (3 * FEATURES * task.p.element_size()),
+        "retained_core_states": core_bytes / (3 * cfg["width"] * task.p.element_size()),
         "core_saved_bytes_per_example": core_bytes / 3,
         "core_saved_storages": core_storages,
         "device": describe_device(a.device),

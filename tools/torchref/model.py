@@ -5,14 +5,16 @@ import math
 import torch
 import torch.nn.functional as F
 
-from .spec import CLASSES, FEATURES, HALF
+from .spec import CLASSES, FEATURES
 
-def initial_parameters(seed, depth):
-    """float32 CPU tensors in name order: torch.manual_seed, normal_ per branch, default Linear."""
+def initial_parameters(seed, depth, width=FEATURES):
+    """float32 CPU tensors in name order: torch.manual_seed, normal_(0, 0.05/sqrt(width/2)) per
+    width/2 x width/2 branch, then the default nn.Linear(width, 10)."""
     torch.manual_seed(seed)
-    std = 0.05 / math.sqrt(HALF)
-    branches = [torch.empty(HALF, HALF, dtype=torch.float32).normal_(0.0, std) for _ in range(2 * depth)]
-    head = torch.nn.Linear(FEATURES, CLASSES)  # default init: weight, then bias
+    half = width // 2
+    std = 0.05 / math.sqrt(half)
+    branches = [torch.empty(half, half, dtype=torch.float32).normal_(0.0, std) for _ in range(2 * depth)]
+    head = torch.nn.Linear(width, CLASSES)  # default init: weight, then bias
     return branches + [head.weight.detach().clone(), head.bias.detach().clone()]
 
 
@@ -34,11 +36,12 @@ def core_inverse(left, right, ws, alpha):
 
 class ReversibleCore(torch.autograd.Function):
     """Core whose backward rebuilds earlier states by the inverse (docs/spec.md §4): it saves one
-    B x 82 state (its output) plus references to the 2D branch weights, whatever the depth."""
+    B x width state (its output) plus references to the 2D branch weights, whatever the depth."""
 
     @staticmethod
     def forward(ctx, x, alpha, *ws):
-        left, right = core_forward(x[:, :HALF], x[:, HALF:], ws, alpha)
+        half = x.shape[1] // 2
+        left, right = core_forward(x[:, :half], x[:, half:], ws, alpha)
         z = torch.cat((left, right), 1)
         ctx.alpha = alpha
         ctx.save_for_backward(z, *ws)
@@ -48,8 +51,9 @@ class ReversibleCore(torch.autograd.Function):
     def backward(ctx, gz):
         z, *ws = ctx.saved_tensors
         alpha = ctx.alpha
-        l, r = z[:, :HALF], z[:, HALF:]
-        dl, dr = gz[:, :HALF], gz[:, HALF:]
+        half = z.shape[1] // 2
+        l, r = z[:, :half], z[:, half:]
+        dl, dr = gz[:, :half], gz[:, half:]
         dws = [None] * len(ws)
         for k in reversed(range(len(ws) // 2)):
             wf, wg = ws[2 * k], ws[2 * k + 1]
@@ -72,7 +76,8 @@ class ReversibleCore(torch.autograd.Function):
 def core(x, ws, alpha, backward):
     if backward == "reconstruct" and torch.is_grad_enabled():
         return ReversibleCore.apply(x, alpha, *ws)
-    left, right = core_forward(x[:, :HALF], x[:, HALF:], ws, alpha)
+    half = x.shape[1] // 2
+    left, right = core_forward(x[:, :half], x[:, half:], ws, alpha)
     return torch.cat((left, right), 1)
 
 

@@ -6,9 +6,10 @@ import math
 
 import numpy as np
 
-PIXELS, FEATURES, HALF, CLASSES = 81, 82, 41, 10
+PIXELS, FEATURES, HALF, CLASSES = 81, 82, 41, 10  # FEATURES, HALF: rev88's width and its half
+MAX_WIDTH = 1024
 CONFIG_TYPES = {  # docs/spec.md §1 names and order, rev88 defaults
-    "depth": (int, 2), "alpha": (float, 0.5), "seed": (int, 11), "epochs": (int, 2),
+    "depth": (int, 2), "width": (int, FEATURES), "alpha": (float, 0.5), "seed": (int, 11), "epochs": (int, 2),
     "learning_rate": (float, 0.1), "batch_size": (int, 128), "momentum": (float, 0.9),
     "weight_decay": (float, 0.0),
 }
@@ -34,6 +35,8 @@ def parse_config(pairs):
             raise Fail(f"--set {key}: {text!r} is not a valid {kind.__name__}") from None
     checks = [
         ("depth", cfg["depth"] >= 1, "must be >= 1"),
+        ("width", FEATURES <= cfg["width"] <= MAX_WIDTH and cfg["width"] % 2 == 0,
+         f"must be an even integer in {FEATURES}..{MAX_WIDTH}"),
         ("alpha", math.isfinite(cfg["alpha"]), "must be finite"),
         ("seed", 0 <= cfg["seed"] < 2**64, "must be in [0, 2^64)"),
         ("epochs", cfg["epochs"] >= 1, "must be >= 1"),
@@ -52,8 +55,10 @@ def param_names(depth):
     return [f"weights.{i}" for i in range(2 * depth)] + ["head.weight", "head.bias"]
 
 
-def param_shapes(depth):
-    return [(HALF, HALF)] * (2 * depth) + [(CLASSES, FEATURES), (CLASSES,)]
+def param_shapes(depth, width=FEATURES):
+    """Branches width/2 x width/2, the head 10 x width (docs/spec.md §3)."""
+    half = width // 2
+    return [(half, half)] * (2 * depth) + [(CLASSES, width), (CLASSES,)]
 
 
 def sha256(array):

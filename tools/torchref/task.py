@@ -4,7 +4,7 @@ import torch
 import torch.nn.functional as F
 
 from .model import core, initial_parameters, scores_of
-from .spec import CLASSES, FEATURES, PIXELS, epoch_permutations, param_names, param_shapes
+from .spec import CLASSES, PIXELS, epoch_permutations, param_names, param_shapes
 
 class Task:
     """Everything that allocates happens here; run() only resets, copies and computes on static
@@ -14,13 +14,13 @@ class Task:
         tri, trl, tei = inputs
         self.cfg, self.device, self.dtype, self.backward = cfg, device, dtype, backward
         self.n, self.q = tri.shape[0], tei.shape[0]
-        self.depth = cfg["depth"]
-        self.names, self.shapes = param_names(self.depth), param_shapes(self.depth)
+        self.depth, self.width = cfg["depth"], cfg["width"]
+        self.names, self.shapes = param_names(self.depth), param_shapes(self.depth, self.width)
         self.sizes = [int(np.prod(s)) for s in self.shapes]
         self.count = sum(self.sizes)
 
         self.perms_host = epoch_permutations(cfg["seed"], self.n, cfg["epochs"])
-        self.init_host = initial_parameters(cfg["seed"], self.depth)  # float32, CPU
+        self.init_host = initial_parameters(cfg["seed"], self.depth, self.width)  # float32, CPU
         init_flat = torch.cat([p.reshape(-1) for p in self.init_host]).to(dtype)
 
         dev = torch.device(device)
@@ -30,8 +30,8 @@ class Task:
         self.perms = torch.from_numpy(self.perms_host).to(dev)  # resident (E, N)
         self.init_flat = init_flat.to(dev)
         self.perm_buf = torch.empty(self.n, dtype=torch.int64, device=dev)  # what epoch() reads
-        self.x_train = torch.empty(self.n, FEATURES, dtype=dtype, device=dev)
-        self.x_test = torch.empty(self.q, FEATURES, dtype=dtype, device=dev)
+        self.x_train = torch.empty(self.n, self.width, dtype=dtype, device=dev)
+        self.x_test = torch.empty(self.q, self.width, dtype=dtype, device=dev)
         self.p = torch.empty(self.count, dtype=dtype, device=dev)   # parameters, name order
         self.g = torch.empty(self.count, dtype=dtype, device=dev)   # gradients
         self.v = torch.empty(self.count, dtype=dtype, device=dev)   # momentum
@@ -53,7 +53,7 @@ class Task:
             pix = x[:, :PIXELS]
             pix.copy_(raw)
             pix.mul_(4.0).sub_(0.5)   # multiply by 4, then subtract 0.5 (in self.dtype)
-            x[:, PIXELS].zero_()      # the appended zero
+            x[:, PIXELS:].zero_()     # the width - 81 appended zeros
 
     def set_epoch(self, e):
         self.perm_buf.copy_(self.perms[e])  # device-to-device on GPU
