@@ -11,6 +11,7 @@
 
 #include "engine/config.hpp"
 #include "engine/inputs.hpp"
+#include "engine/model/layout.hpp"
 #include "engine/rng/epoch_orders.hpp"
 
 namespace revgraph {
@@ -40,6 +41,11 @@ public:
     virtual std::string name() const = 0;    // its row's reported name (engine/backends.hpp)
     virtual std::string device() const = 0;  // the processor it ran on, in words
 
+    // Whether it computes the model at this width (docs/spec.md §2): the CPU backends at every
+    // width TaskConfig allows; the GPU backends at rev88's 82 alone until a GPU report covers
+    // another. PreparedTask refuses the rest before prepare(), in one line.
+    virtual bool runs_width(int width) const { return width == model::kFeatures; }
+
     virtual void prepare(const PreparedInputs& prepared) = 0;
     // The timed task: reset, normalise, `epochs` epochs, predict. Graph backends replay instead.
     // `after_epoch(e)` (optional) is called once epoch e's work is done (CPU) or enqueued (GPU);
@@ -48,7 +54,7 @@ public:
     virtual void run(int epochs, const EpochHook& after_epoch = nullptr);
     // Phases, also used one by one by tests and benchmarks.
     virtual void reset() = 0;      // parameters from the seed's init, velocity and gradients zero
-    virtual void normalize() = 0;  // raw train and query pixels to lifted 82-wide rows
+    virtual void normalize() = 0;  // raw train and query pixels to lifted rows, `width` wide
     virtual void epoch(int e) = 0;
     virtual void predict() = 0;
     // One SGD step (batch b of epoch e), for step-by-step comparison between backends.

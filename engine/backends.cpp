@@ -39,8 +39,8 @@ std::string gpu_needs(cuda::Path path) {
 
 std::vector<BackendRow> make_table() {
     std::vector<BackendRow> rows;
-    rows.push_back({"auto", "cuda where that is usable, else cpu", false, false, true,
-                    "nothing: cuda where that is usable, else cpu", buildable_anywhere,
+    rows.push_back({"auto", "cuda where that is usable (at width 82), else cpu", false, false, true,
+                    "nothing: cuda where that is usable (at width 82), else cpu", buildable_anywhere,
                     [] { return make_backend(no_cuda_device().empty() ? "cuda" : "cpu"); }});
     rows.push_back({"cpu", "cpu", false, false, false, "nothing beyond this build", buildable_anywhere,
                     []() -> std::unique_ptr<Backend> { return std::make_unique<cpu::FastBackend>(); }});
@@ -103,6 +103,12 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
     if (const std::string why = row->unbuildable(); !why.empty())
         throw Error("backend: " + name + " requested but " + why);
     return row->make();
+}
+
+std::unique_ptr<Backend> make_backend(const std::string& name, const TaskConfig& config) {
+    std::unique_ptr<Backend> backend = make_backend(name);
+    if (find_backend(name)->alias && !backend->runs_width(config.width)) return make_backend("cpu");
+    return backend;
 }
 
 std::string backend_needs(const std::string& name) {

@@ -34,6 +34,10 @@ std::string backend_name_list();
 
 // The row's backend; unknown names and rows that cannot be built here throw Error.
 std::unique_ptr<Backend> make_backend(const std::string& name);
+// The same for a task of this config: an alias ("auto") picks `cpu` where its first pick does not
+// run the config's width (a GPU backend at a width other than 82); a named backend is what was
+// asked for, and PreparedTask refuses a width it does not run.
+std::unique_ptr<Backend> make_backend(const std::string& name, const TaskConfig& config);
 
 // Whether a backend name can be used in this process, and why not: what `revgraph backends`
 // prints, so that a user can see why `auto` chose what it chose. Touches no GPU state beyond

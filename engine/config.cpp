@@ -14,6 +14,8 @@ namespace revgraph {
 namespace {
 
 constexpr int kMaxDepth = 1024;
+constexpr int kMinWidth = 82;  // 81 pixels + one zero: the smallest injective lift
+constexpr int kMaxWidth = 1024;
 constexpr int kMaxEpochs = 1000000;
 constexpr int kMaxBatch = 1 << 20;
 
@@ -89,9 +91,38 @@ int narrow_int(const std::string& key, std::int64_t v) {
 }  // namespace
 
 const std::vector<std::string>& TaskConfig::keys() {
-    static const std::vector<std::string> k = {"depth",         "alpha",      "seed",     "epochs",
+    static const std::vector<std::string> k = {"depth",         "width",      "alpha",    "seed",        "epochs",
                                                "learning_rate", "batch_size", "momentum", "weight_decay"};
     return k;
+}
+
+namespace {
+
+// The members behind the keys, by kind: one place that maps a name to its field, so set(),
+// update_from_json() and to_json() cannot disagree on which keys exist or what type they hold.
+int* int_member(TaskConfig& c, const std::string& key) {
+    if (key == "depth") return &c.depth;
+    if (key == "width") return &c.width;
+    if (key == "epochs") return &c.epochs;
+    if (key == "batch_size") return &c.batch_size;
+    return nullptr;
+}
+
+double* real_member(TaskConfig& c, const std::string& key) {
+    if (key == "alpha") return &c.alpha;
+    if (key == "learning_rate") return &c.learning_rate;
+    if (key == "momentum") return &c.momentum;
+    if (key == "weight_decay") return &c.weight_decay;
+    return nullptr;
+}
+
+}  // namespace
+
+bool TaskConfig::integer_key(const std::string& key) {
+    TaskConfig c;
+    if (key == "seed" || int_member(c, key)) return true;
+    if (real_member(c, key)) return false;
+    unknown_key(key);
 }
 
 std::string TaskConfig::problem(const std::string& key) const {
@@ -108,6 +139,12 @@ std::string TaskConfig::problem(const std::string& key) const {
         return "config: " + key + " must be " + expected + ", got " + got.str();
     };
     if (key == "depth") return range(depth, 1, kMaxDepth);
+    if (key == "width")
+        return width >= kMinWidth && width <= kMaxWidth && width % 2 == 0
+                   ? std::string()
+                   : "config: width must be an even integer in " + std::to_string(kMinWidth) + ".." +
+                         std::to_string(kMaxWidth) + " (81 pixels and at least one appended zero), got " +
+                         std::to_string(width);
     if (key == "alpha") return real(alpha, true, "finite");
     if (key == "seed") return {};
     if (key == "epochs") return range(epochs, 0, kMaxEpochs);
@@ -124,22 +161,12 @@ void TaskConfig::validate() const {
 }
 
 void TaskConfig::set(const std::string& key, const std::string& value) {
-    if (key == "depth")
-        depth = narrow_int(key, parse_integer(key, value));
-    else if (key == "alpha")
-        alpha = parse_real(key, value);
-    else if (key == "seed")
+    if (key == "seed")
         seed = parse_unsigned(key, value);
-    else if (key == "epochs")
-        epochs = narrow_int(key, parse_integer(key, value));
-    else if (key == "learning_rate")
-        learning_rate = parse_real(key, value);
-    else if (key == "batch_size")
-        batch_size = narrow_int(key, parse_integer(key, value));
-    else if (key == "momentum")
-        momentum = parse_real(key, value);
-    else if (key == "weight_decay")
-        weight_decay = parse_real(key, value);
+    else if (int* i = int_member(*this, key))
+        *i = narrow_int(key, parse_integer(key, value));
+    else if (double* r = real_member(*this, key))
+        *r = parse_real(key, value);
     else
         unknown_key(key);
 }
@@ -147,6 +174,7 @@ void TaskConfig::set(const std::string& key, const std::string& value) {
 nlohmann::ordered_json TaskConfig::to_json() const {
     nlohmann::ordered_json j;
     j["depth"] = depth;
+    j["width"] = width;
     j["alpha"] = alpha;
     j["seed"] = seed;
     j["epochs"] = epochs;
@@ -160,54 +188,33 @@ nlohmann::ordered_json TaskConfig::to_json() const {
 void TaskConfig::update_from_json(const nlohmann::json& object) {
     require(object.is_object(), "config: expected a JSON object");
     for (const auto& [key, value] : object.items()) {
-        const bool integral_key = key == "depth" || key == "seed" || key == "epochs" || key == "batch_size";
-        const bool real_key = key == "alpha" || key == "learning_rate" || key == "momentum" || key == "weight_decay";
-        if (!integral_key && !real_key) unknown_key(key);
-        if (integral_key && value.is_number_float()) {
-            // 2.0 is the integer 2 (a tool may write every number as a float); 2.5 is refused.
-            require(json_integral(value), "config: " + key + " must be an integer");
-            const double v = value.get<double>();
-            if (key == "seed") {
-                require(v >= 0, "config: seed must be a non-negative integer");
-                seed = static_cast<std::uint64_t>(v);
+        if (key == "seed") {
+            if (value.is_number_float()) {
+                // 5.0 is the integer 5 (a tool may write every number as a float); 5.5 is refused.
+                require(json_integral(value), "config: seed must be an integer");
+                require(value.get<double>() >= 0, "config: seed must be a non-negative integer");
+                seed = static_cast<std::uint64_t>(value.get<double>());
             } else {
-                const auto n = narrow_int(key, static_cast<std::int64_t>(v));
-                if (key == "depth")
-                    depth = n;
-                else if (key == "epochs")
-                    epochs = n;
-                else
-                    batch_size = n;
-            }
-        } else if (integral_key) {
-            require(value.is_number_integer(), "config: " + key + " must be an integer");
-            if (key == "seed") {
+                require(value.is_number_integer(), "config: seed must be an integer");
                 require(value.is_number_unsigned() || value.get<std::int64_t>() >= 0,
                         "config: seed must be a non-negative integer");
                 seed = value.get<std::uint64_t>();
-            } else {
-                const auto v =
-                    narrow_int(key, value.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(
-                                                                     value.get<std::uint64_t>(), 1ull << 40))
-                                                               : value.get<std::int64_t>());
-                if (key == "depth")
-                    depth = v;
-                else if (key == "epochs")
-                    epochs = v;
-                else
-                    batch_size = v;
             }
-        } else {
+        } else if (int* i = int_member(*this, key)) {
+            if (value.is_number_float()) {
+                require(json_integral(value), "config: " + key + " must be an integer");
+                *i = narrow_int(key, static_cast<std::int64_t>(value.get<double>()));
+            } else {
+                require(value.is_number_integer(), "config: " + key + " must be an integer");
+                *i = narrow_int(key, value.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                                                      value.get<std::uint64_t>(), 1ull << 40))
+                                                                : value.get<std::int64_t>());
+            }
+        } else if (double* r = real_member(*this, key)) {
             require(value.is_number(), "config: " + key + " must be a number");
-            const double v = value.get<double>();
-            if (key == "alpha")
-                alpha = v;
-            else if (key == "learning_rate")
-                learning_rate = v;
-            else if (key == "momentum")
-                momentum = v;
-            else
-                weight_decay = v;
+            *r = value.get<double>();
+        } else {
+            unknown_key(key);
         }
     }
 }

@@ -12,6 +12,9 @@ namespace revgraph {
 
 struct TaskConfig {
     int depth = 2;
+    // Coordinates of the lift (docs/spec.md §2): 81 pixels and width - 81 appended zeros, split in
+    // two halves of width / 2. 82 is rev88's; the GPU backends run only that one.
+    int width = 82;
     double alpha = 0.5;
     std::uint64_t seed = 11;
     int epochs = 2;
@@ -26,13 +29,16 @@ struct TaskConfig {
     // or "" when it is fine; lets a caller say where a bad value came from.
     std::string problem(const std::string& key) const;
 
-    // The eight keys of docs/spec.md §1, in that order.
+    // The nine keys of docs/spec.md §1, in that order.
     static const std::vector<std::string>& keys();
+    // Whether `key` takes an integer (depth, width, seed, epochs, batch_size): "2.0" is 2, and a
+    // sweep may give it a range A..B. Throws for an unknown key.
+    static bool integer_key(const std::string& key);
 
     // Set one key from its text form ("depth", "3"); unknown keys and unparsable values throw.
     void set(const std::string& key, const std::string& value);
 
-    // JSON object with exactly the eight keys of docs/spec.md §1, in that order.
+    // JSON object with exactly the nine keys of docs/spec.md §1, in that order.
     nlohmann::ordered_json to_json() const;
     // Reads a JSON object; every key must be known, every value of the right type. Keys not
     // present keep their current value.

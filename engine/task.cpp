@@ -31,7 +31,7 @@ PreparedInputs prepare_inputs(const TaskInputs& inputs, const TaskConfig& config
     PreparedInputs p;
     p.inputs = &inputs;
     p.config = config;
-    const model::Layout layout(config.depth);
+    const model::Layout layout(config.depth, config.width);
     p.initial_parameters.resize(layout.total());
     rng::init_parameters(layout, config.seed, p.initial_parameters.data());
     p.permutations = rng::EpochOrders(config.seed, inputs.train_count(), config.epochs);
@@ -70,9 +70,16 @@ PreparedTask::PreparedTask(const HashedInputs& inputs, const TaskConfig& config,
 
 PreparedTask::PreparedTask(TaskInputs inputs, const nlohmann::ordered_json* known_hashes, const TaskConfig& config,
                            std::unique_ptr<Backend> backend)
-    : inputs_(std::move(inputs)), config_(validated(config)), layout_(config.depth), backend_(std::move(backend)) {
+    : inputs_(std::move(inputs)),
+      config_(validated(config)),
+      layout_(config.depth, config.width),
+      backend_(std::move(backend)) {
     const auto start = Clock::now();
     if (!backend_) throw Error("task: no backend");
+    if (!backend_->runs_width(config_.width))
+        throw Error("backend: " + backend_->name() + " runs width " + std::to_string(model::kFeatures) +
+                    " only (no GPU report covers another width yet), got width " + std::to_string(config_.width) +
+                    ": use --backend cpu or cpu-reference");
     if (known_hashes) {
         input_hashes_ = *known_hashes;  // HashedInputs validated and hashed these very inputs
     } else {

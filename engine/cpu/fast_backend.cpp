@@ -12,8 +12,6 @@
 namespace revgraph::cpu {
 
 using model::kClasses;
-using model::kFeatures;
-using model::kHalf;
 
 template <typename T>
 void AlignedArray<T>::Free::operator()(T* p) const {
@@ -54,7 +52,7 @@ void FastBackend::prepare(const PreparedInputs& prepared) {
     const TaskConfig& c = prepared.config;
     if (in == nullptr) throw Error("cpu: no inputs");
     c.validate();
-    const model::Layout layout(c.depth);
+    const model::Layout layout(c.depth, c.width);
     if (prepared.initial_parameters.size() != layout.total())
         throw Error("cpu: initial parameters have the wrong size");
     if (static_cast<int>(prepared.permutations.size()) < c.epochs) throw Error("cpu: too few epoch permutations");
@@ -69,7 +67,8 @@ void FastBackend::prepare(const PreparedInputs& prepared) {
     initial_ = prepared.initial_parameters;
     permutations_ = prepared.permutations;
     const int ld = static_cast<int>(std::min<std::int64_t>(c.batch_size, n));
-    const std::size_t f = kFeatures, h = kHalf, k = kClasses;
+    const std::size_t f = static_cast<std::size_t>(layout.width()), h = static_cast<std::size_t>(layout.half()),
+                      k = kClasses;
 
     params_.resize(layout.total());
     grads_.resize(layout.total());
@@ -93,6 +92,8 @@ void FastBackend::prepare(const PreparedInputs& prepared) {
     fast::Workspace& w = ws_;
     w = fast::Workspace{};
     w.depth = c.depth;
+    w.width = layout.width();
+    w.half = layout.half();
     w.alpha = static_cast<float>(c.alpha);
     w.learning_rate = static_cast<float>(c.learning_rate);
     w.momentum = static_cast<float>(c.momentum);

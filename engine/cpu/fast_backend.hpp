@@ -39,6 +39,7 @@ public:
     std::string name() const override { return "cpu"; }
     std::string device() const override;
     fast::Isa isa() const { return isa_; }
+    bool runs_width(int) const override { return true; }  // any width TaskConfig allows
 
     void prepare(const PreparedInputs& prepared) override;
     void reset() override;

@@ -3,7 +3,7 @@
 // fast_avx2.cpp, fast_portable.cpp) from the one template in fast_kernels.inl.
 //
 // Layout: every batch-sized matrix is feature-major ("transposed"): row f holds feature f of
-// every example, `ld` floats apart, so SIMD lanes run along the batch. 41 is never padded, and
+// every example, `ld` floats apart, so SIMD lanes run along the batch. A half is never padded, and
 // weights are read in place from the flat parameter buffer (model::Layout order) as broadcast
 // scalars: W for the forward (sum over the input index) and Wᵀ for the backward (sum over the
 // output index) are the same buffer read with swapped strides, so no transposed copy exists to
@@ -32,6 +32,7 @@ std::vector<Isa> supported_isas();
 struct Workspace {
     // Model and optimiser.
     int depth = 0;
+    int width = 0, half = 0;  // lifted coordinates (82 for rev88) and width / 2
     float alpha = 0, learning_rate = 0, momentum = 0, weight_decay = 0;
     std::size_t parameter_count = 0;
     std::size_t head_weight_offset = 0, head_bias_offset = 0;
@@ -45,23 +46,23 @@ struct Workspace {
     const float* train_pixels = nullptr;         // N x 81
     const std::int64_t* train_labels = nullptr;  // N
     const float* test_pixels = nullptr;          // Q x 81
-    float* train_rows = nullptr;                 // N x 82, example-major (gathered by the permutation each step)
+    float* train_rows = nullptr;                 // N x width, example-major (gathered by the permutation each step)
 
     // One training batch, feature-major with leading dimension ld = min(batch_size, N).
     int ld = 0;
-    float* state = nullptr;    // 82 x ld: the only core activations kept from forward to backward
-    float* dstate = nullptr;   // 82 x ld
-    float* relu_l = nullptr;   // 41 x ld scratch: relu(left) of the current block
-    float* relu_r = nullptr;   // 41 x ld scratch: relu(right)
+    float* state = nullptr;    // width x ld: the only core activations kept from forward to backward
+    float* dstate = nullptr;   // width x ld
+    float* relu_l = nullptr;   // half x ld scratch: relu(left) of the current block
+    float* relu_r = nullptr;   // half x ld scratch: relu(right)
     float* scores = nullptr;   // 10 x ld
     float* dscores = nullptr;  // 10 x ld
     float* labels = nullptr;   // ld, the batch's labels as floats (compared lane-wise)
 
     // Prediction runs over column chunks of width pld with its own scratch.
     int pld = 0;
-    float* pstate = nullptr;                  // 82 x pld
-    float* prelu_l = nullptr;                 // 41 x pld
-    float* prelu_r = nullptr;                 // 41 x pld
+    float* pstate = nullptr;                  // width x pld
+    float* prelu_l = nullptr;                 // half x pld
+    float* prelu_r = nullptr;                 // half x pld
     float* pscores = nullptr;                 // 10 x pld
     float* out_scores = nullptr;              // Q x 10
     std::int64_t* out_predictions = nullptr;  // Q

@@ -22,11 +22,10 @@
 
 using V = Simd::V;
 constexpr int W = Simd::W;
-constexpr int kH = model::kHalf;
-constexpr int kF = model::kFeatures;
 constexpr int kC = model::kClasses;
 constexpr int kP = model::kPixels;
-constexpr std::ptrdiff_t kBranch = static_cast<std::ptrdiff_t>(model::kBranchSize);
+// The width (Workspace::width, 82 for rev88) and its half are run-time values: every loop over
+// features already had a run-time trip count (the k of K1, the rows of K2), so rev88 pays nothing.
 
 // Register blocks live in registers only if every loop over them is unrolled.
 #define RG_UNROLL _Pragma("GCC unroll 64")
@@ -42,7 +41,7 @@ inline void store_part(float* p, V v, bool part, int n) {
 // ---------------------------------------------------------------------------------------------
 // K1, the broadcast kernel: for m < M and columns c < N,
 //     acc[m][c] = sum_k a(m, k) * x[k][c],   a(m, k) = a[m*sam + k*sak]
-// then one of the epilogues below. With (sam, sak) = (41, 1) a is W, with (1, 41) it is Wᵀ.
+// then one of the epilogues below. With (sam, sak) = (h, 1) a is W (h x h), with (1, h) it is Wᵀ.
 // Register block: MR rows x NR vectors of accumulators; a scalars are broadcast, x rows loaded
 // once per k and reused across the MR rows.
 enum Epilogue {
@@ -352,33 +351,40 @@ void sgd(Workspace& w) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// The model on feature-major states: left = rows 0..40, right = rows 41..81.
+// The model on feature-major states: left = rows 0 .. h-1, right = rows h .. 2h-1 (h = w.half).
 
-// y += s * (relu(x) Wᵀ) with relu(x) given; optionally writes relu of the new y.
-void couple(const float* w, const float* relu_x, float* y, float* relu_y, std::ptrdiff_t ld, int cols, float s) {
-    const K1 g{w, kH, 1, kH, relu_x, ld, y, ld, s, nullptr, 0, relu_y, ld, nullptr};
+// Branch i's h x h matrix in the flat parameter buffer (model::Layout order).
+inline const float* branch(const Workspace& w, int i) {
+    return w.params + static_cast<std::ptrdiff_t>(i) * w.half * w.half;
+}
+
+// y += s * (relu(x) Wᵀ) with relu(x) given, W h x h; optionally writes relu of the new y.
+void couple(const float* wt, int h, const float* relu_x, float* y, float* relu_y, std::ptrdiff_t ld, int cols,
+            float s) {
+    const K1 g{wt, h, 1, h, relu_x, ld, y, ld, s, nullptr, 0, relu_y, ld, nullptr};
     if (relu_y != nullptr)
-        k1<kAccumRelu>(g, kH, cols);
+        k1<kAccumRelu>(g, h, cols);
     else
-        k1<kAccum>(g, kH, cols);
+        k1<kAccum>(g, h, cols);
 }
 
 // Core forward in place; relu_l and relu_r are scratch.
 void core_forward(const Workspace& w, float* state, std::ptrdiff_t ld, float* relu_l, float* relu_r, int cols) {
+    const int h = w.half;
     float* left = state;
-    float* right = state + kH * ld;
-    relu_rows(right, ld, relu_r, ld, kH, cols);
+    float* right = state + h * ld;
+    relu_rows(right, ld, relu_r, ld, h, cols);
     for (int k = 0; k < w.depth; ++k) {
-        const float* wf = w.params + (2 * k) * kBranch;
-        const float* wg = w.params + (2 * k + 1) * kBranch;
-        couple(wf, relu_r, left, relu_l, ld, cols, w.alpha);                               // left += α F(right)
-        couple(wg, relu_l, right, k + 1 < w.depth ? relu_r : nullptr, ld, cols, w.alpha);  // right += α G(left)
+        couple(branch(w, 2 * k), h, relu_r, left, relu_l, ld, cols, w.alpha);  // left += α F(right)
+        couple(branch(w, 2 * k + 1), h, relu_l, right, k + 1 < w.depth ? relu_r : nullptr, ld, cols,
+               w.alpha);  // right += α G(left)
     }
 }
 
 void head_forward(const Workspace& w, const float* state, std::ptrdiff_t ld, float* scores, int cols) {
-    const K1 g{w.params + w.head_weight_offset, kF, 1, kF, state, ld, scores, ld, 0.0f, nullptr, 0, nullptr, 0,
-               w.params + w.head_bias_offset};
+    const K1 g{
+        w.params + w.head_weight_offset, w.width, 1, w.width, state, ld, scores, ld, 0.0f, nullptr, 0, nullptr, 0,
+        w.params + w.head_bias_offset};
     k1<kStoreBias>(g, kC, cols);
 }
 
@@ -392,21 +398,21 @@ void normalize(Workspace& w) {
     // Training rows stay example-major (each step gathers whole rows by the permutation).
     for (std::int64_t i = 0; i < w.train_count; ++i) {
         const float* px = w.train_pixels + i * kP;
-        float* row = w.train_rows + i * kF;
+        float* row = w.train_rows + i * w.width;
         int f = 0;
         for (; f + W <= kP; f += W) Simd::store(row + f, lift(Simd::load(px + f)));
         for (; f < kP; ++f) {
             const float scaled = px[f] * 4.0f;
             row[f] = scaled - 0.5f;
         }
-        row[kP] = 0.0f;
+        std::fill(row + kP, row + w.width, 0.0f);  // the appended zeros
     }
     // Query pixels are read once, so predict() lifts them chunk by chunk as it loads them.
 }
 
-// Lifts raw pixel rows first .. first+cols-1 into feature-major dst (82 x ld), W x W tiles at a
-// time through registers; row 81 is the appended zero.
-void lift_transposed(const float* pixels, std::int64_t first, int cols, float* dst, std::ptrdiff_t ld) {
+// Lifts raw pixel rows first .. first+cols-1 into feature-major dst (width x ld), W x W tiles at a
+// time through registers; rows 81 .. width-1 are the appended zeros.
+void lift_transposed(const float* pixels, std::int64_t first, int cols, float* dst, std::ptrdiff_t ld, int width) {
     const float* px = pixels + first * kP;
     int c0 = 0;
     for (; c0 + W <= cols; c0 += W) {
@@ -428,7 +434,7 @@ void lift_transposed(const float* pixels, std::int64_t first, int cols, float* d
             const float scaled = px[c0 * kP + f] * 4.0f;
             dst[f * ld + c0] = scaled - 0.5f;
         }
-    std::fill_n(dst + kP * ld, cols, 0.0f);
+    for (int f = kP; f < width; ++f) std::fill_n(dst + f * ld, cols, 0.0f);
 }
 
 // Copies examples order[0..rows-1] from the example-major training rows into the feature-major
@@ -436,33 +442,36 @@ void lift_transposed(const float* pixels, std::int64_t first, int cols, float* d
 // cache line per value, and a power-of-two ld maps them all to a few cache sets).
 void gather(Workspace& w, const std::int64_t* order, int rows) {
     const std::ptrdiff_t ld = w.ld;
+    const int width = w.width;
     int c0 = 0;
     for (; c0 + W <= rows; c0 += W) {
         const float* src[W];
-        for (int i = 0; i < W; ++i) src[i] = w.train_rows + order[c0 + i] * kF;
+        for (int i = 0; i < W; ++i) src[i] = w.train_rows + order[c0 + i] * width;
         int f = 0;
-        for (; f + W <= kF; f += W) {
+        for (; f + W <= width; f += W) {
             V r[W];
             for (int i = 0; i < W; ++i) r[i] = Simd::load(src[i] + f);
             Simd::transpose(r);
             for (int j = 0; j < W; ++j) Simd::store(w.state + (f + j) * ld + c0, r[j]);
         }
-        for (; f < kF; ++f)
+        for (; f < width; ++f)
             for (int i = 0; i < W; ++i) w.state[f * ld + c0 + i] = src[i][f];
     }
     for (; c0 < rows; ++c0) {
-        const float* row = w.train_rows + order[c0] * kF;
-        for (int f = 0; f < kF; ++f) w.state[f * ld + c0] = row[f];
+        const float* row = w.train_rows + order[c0] * width;
+        for (int f = 0; f < width; ++f) w.state[f * ld + c0] = row[f];
     }
     for (int c = 0; c < rows; ++c) w.labels[c] = static_cast<float>(w.train_labels[order[c]]);
 }
 
 void step(Workspace& w, const std::int64_t* order, int rows) {
     const std::ptrdiff_t ld = w.ld;
+    const int h = w.half, f = w.width;
+    const std::ptrdiff_t branch_size = static_cast<std::ptrdiff_t>(h) * h;
     float* left = w.state;
-    float* right = w.state + kH * ld;
+    float* right = w.state + h * ld;
     float* dleft = w.dstate;
-    float* dright = w.dstate + kH * ld;
+    float* dright = w.dstate + h * ld;
 
     // Gather the batch into the one retained buffer.
     gather(w, order, rows);
@@ -473,32 +482,32 @@ void step(Workspace& w, const std::int64_t* order, int rows) {
     softmax_grad(w.scores, w.dscores, w.labels, ld, rows, 1.0f / static_cast<float>(rows));
 
     // Head backward: weight and bias gradients, and the gradient of the final core state.
-    k2(K2{w.dscores, ld, w.state, ld, rows, w.grads + w.head_weight_offset, kF, 1.0f}, kC, kF);
+    k2(K2{w.dscores, ld, w.state, ld, rows, w.grads + w.head_weight_offset, f, 1.0f}, kC, f);
     row_sums(w.dscores, ld, kC, rows, w.grads + w.head_bias_offset);
     const K1 hb{
-        w.params + w.head_weight_offset, 1, kF, kC, w.dscores, ld, w.dstate, ld, 0.0f, nullptr, 0, nullptr, 0, nullptr};
-    k1<kStore>(hb, kF, rows);
+        w.params + w.head_weight_offset, 1, f, kC, w.dscores, ld, w.dstate, ld, 0.0f, nullptr, 0, nullptr, 0, nullptr};
+    k1<kStore>(hb, f, rows);
 
     // Core backward by reconstruction (docs/spec.md §4), blocks in reverse. relu_l/relu_r are rebuilt
     // from the state itself, then kept current by the coupling steps' epilogues.
-    relu_rows(left, ld, w.relu_l, ld, kH, rows);
+    relu_rows(left, ld, w.relu_l, ld, h, rows);
     const float a = w.alpha;
     for (int k = w.depth - 1; k >= 0; --k) {
-        const float* wf = w.params + (2 * k) * kBranch;
-        const float* wg = w.params + (2 * k + 1) * kBranch;
-        float* dwf = w.grads + (2 * k) * kBranch;
-        float* dwg = w.grads + (2 * k + 1) * kBranch;
+        const float* wf = branch(w, 2 * k);
+        const float* wg = branch(w, 2 * k + 1);
+        float* dwf = w.grads + (2 * k) * branch_size;
+        float* dwg = w.grads + (2 * k + 1) * branch_size;
         // G branch: rebuild right; dWg = α dRᵀ relu(l); dL += α (dR Wg) ⊙ [l > 0].
-        couple(wg, w.relu_l, right, w.relu_r, ld, rows, -a);
-        k2(K2{dright, ld, w.relu_l, ld, rows, dwg, kH, a}, kH, kH);
-        k1<kAccumMask>(K1{wg, 1, kH, kH, dright, ld, dleft, ld, a, w.relu_l, ld, nullptr, 0, nullptr}, kH, rows);
+        couple(wg, h, w.relu_l, right, w.relu_r, ld, rows, -a);
+        k2(K2{dright, ld, w.relu_l, ld, rows, dwg, h, a}, h, h);
+        k1<kAccumMask>(K1{wg, 1, h, h, dright, ld, dleft, ld, a, w.relu_l, ld, nullptr, 0, nullptr}, h, rows);
         // F branch: rebuild left; dWf = α dLᵀ relu(r); dR += α (dL Wf) ⊙ [r > 0].
         // In block 0 the rebuilt left half and dR are the core input and its gradient, which
         // training never reads: those two products are skipped (a sixth of the backward).
-        if (k > 0) couple(wf, w.relu_r, left, w.relu_l, ld, rows, -a);
-        k2(K2{dleft, ld, w.relu_r, ld, rows, dwf, kH, a}, kH, kH);
+        if (k > 0) couple(wf, h, w.relu_r, left, w.relu_l, ld, rows, -a);
+        k2(K2{dleft, ld, w.relu_r, ld, rows, dwf, h, a}, h, h);
         if (k > 0)
-            k1<kAccumMask>(K1{wf, 1, kH, kH, dleft, ld, dright, ld, a, w.relu_r, ld, nullptr, 0, nullptr}, kH, rows);
+            k1<kAccumMask>(K1{wf, 1, h, h, dleft, ld, dright, ld, a, w.relu_r, ld, nullptr, 0, nullptr}, h, rows);
     }
 
     sgd(w);
@@ -509,7 +518,7 @@ void predict(Workspace& w) {
     const std::ptrdiff_t ld = w.pld;
     for (std::int64_t q0 = 0; q0 < q; q0 += ld) {
         const int cols = static_cast<int>(std::min<std::int64_t>(ld, q - q0));
-        lift_transposed(w.test_pixels, q0, cols, w.pstate, ld);
+        lift_transposed(w.test_pixels, q0, cols, w.pstate, ld, w.width);
         core_forward(w, w.pstate, ld, w.prelu_l, w.prelu_r, cols);
         head_forward(w, w.pstate, ld, w.pscores, cols);
         for (int c = 0; c < cols; ++c) {

@@ -8,19 +8,18 @@
 namespace revgraph::cpu {
 
 using model::kClasses;
-using model::kFeatures;
-using model::kHalf;
 
 template <typename T>
-Reference<T>::Reference(int depth, T alpha) : layout_(depth), alpha_(alpha) {}
+Reference<T>::Reference(int depth, T alpha, int width) : layout_(depth, width), alpha_(alpha) {}
 
 template <typename T>
 void Reference<T>::couple(const T* w, const T* in, T* out, int rows, T sign) const {
+    const int width = layout_.width(), half = layout_.half();
     for (int r = 0; r < rows; ++r) {
-        const T* x = in + static_cast<std::size_t>(r) * kFeatures;
-        T* y = out + static_cast<std::size_t>(r) * kFeatures;
-        for (int o = 0; o < kHalf; ++o) {
-            const T branch = model::branch_dot(w + o * kHalf, x);
+        const T* x = in + static_cast<std::size_t>(r) * width;
+        T* y = out + static_cast<std::size_t>(r) * width;
+        for (int o = 0; o < half; ++o) {
+            const T branch = model::branch_dot(w + o * half, x, half);
             y[o] = y[o] + sign * (alpha_ * branch);
         }
     }
@@ -28,30 +27,33 @@ void Reference<T>::couple(const T* w, const T* in, T* out, int rows, T sign) con
 
 template <typename T>
 void Reference<T>::core_forward(const T* params, T* state, int rows) const {
+    const int half = layout_.half();
     for (int k = 0; k < layout_.depth(); ++k) {
         // left += α·linear(relu(right), W_2k); right += α·linear(relu(left), W_2k+1)
-        couple(params + layout_.branch_offset(2 * k), state + kHalf, state, rows, T(1));
-        couple(params + layout_.branch_offset(2 * k + 1), state, state + kHalf, rows, T(1));
+        couple(params + layout_.branch_offset(2 * k), state + half, state, rows, T(1));
+        couple(params + layout_.branch_offset(2 * k + 1), state, state + half, rows, T(1));
     }
 }
 
 template <typename T>
 void Reference<T>::core_inverse(const T* params, T* state, int rows) const {
+    const int half = layout_.half();
     for (int k = layout_.depth() - 1; k >= 0; --k) {
-        couple(params + layout_.branch_offset(2 * k + 1), state, state + kHalf, rows, T(-1));
-        couple(params + layout_.branch_offset(2 * k), state + kHalf, state, rows, T(-1));
+        couple(params + layout_.branch_offset(2 * k + 1), state, state + half, rows, T(-1));
+        couple(params + layout_.branch_offset(2 * k), state + half, state, rows, T(-1));
     }
 }
 
 template <typename T>
 void Reference<T>::head_forward(const T* params, const T* state, int rows, T* scores) const {
+    const int width = layout_.width();
     const T* w = params + layout_.head_weight_offset();
     const T* b = params + layout_.head_bias_offset();
     for (int r = 0; r < rows; ++r) {
-        const T* x = state + static_cast<std::size_t>(r) * kFeatures;
+        const T* x = state + static_cast<std::size_t>(r) * width;
         for (int j = 0; j < kClasses; ++j) {
             T acc = T(0);
-            for (int i = 0; i < kFeatures; ++i) acc += x[i] * w[j * kFeatures + i];
+            for (int i = 0; i < width; ++i) acc += x[i] * w[j * width + i];
             scores[r * kClasses + j] = acc + b[j];
         }
     }
@@ -60,77 +62,81 @@ void Reference<T>::head_forward(const T* params, const T* state, int rows, T* sc
 template <typename T>
 void Reference<T>::head_backward(const T* params, const T* state, const T* dscores, int rows, T* grads,
                                  T* dstate) const {
+    const int width = layout_.width();
     const T* w = params + layout_.head_weight_offset();
     T* dw = grads + layout_.head_weight_offset();
     T* db = grads + layout_.head_bias_offset();
     for (int j = 0; j < kClasses; ++j) {
-        for (int i = 0; i < kFeatures; ++i) {
+        for (int i = 0; i < width; ++i) {
             T acc = T(0);
-            for (int r = 0; r < rows; ++r) acc += dscores[r * kClasses + j] * state[r * kFeatures + i];
-            dw[j * kFeatures + i] += acc;
+            for (int r = 0; r < rows; ++r) acc += dscores[r * kClasses + j] * state[r * width + i];
+            dw[j * width + i] += acc;
         }
         T acc = T(0);
         for (int r = 0; r < rows; ++r) acc += dscores[r * kClasses + j];
         db[j] += acc;
     }
     for (int r = 0; r < rows; ++r)
-        for (int i = 0; i < kFeatures; ++i) {
+        for (int i = 0; i < width; ++i) {
             T acc = T(0);
-            for (int j = 0; j < kClasses; ++j) acc += dscores[r * kClasses + j] * w[j * kFeatures + i];
-            dstate[r * kFeatures + i] = acc;
+            for (int j = 0; j < kClasses; ++j) acc += dscores[r * kClasses + j] * w[j * width + i];
+            dstate[r * width + i] = acc;
         }
 }
 
 template <typename T>
 void Reference<T>::branch_backward(const T* w, const T* x, const T* g_out, int rows, T* dw, T* dx) const {
+    const int width = layout_.width(), half = layout_.half();
     // g = α·g_out, as autograd forms it (the scale is applied to the branch output).
-    std::vector<T> g(static_cast<std::size_t>(rows) * kHalf);
+    std::vector<T> g(static_cast<std::size_t>(rows) * half);
     for (int r = 0; r < rows; ++r)
-        for (int o = 0; o < kHalf; ++o) g[r * kHalf + o] = alpha_ * g_out[r * kFeatures + o];
-    for (int o = 0; o < kHalf; ++o)
-        for (int i = 0; i < kHalf; ++i) {
+        for (int o = 0; o < half; ++o) g[r * half + o] = alpha_ * g_out[r * width + o];
+    for (int o = 0; o < half; ++o)
+        for (int i = 0; i < half; ++i) {
             T acc = T(0);
-            for (int r = 0; r < rows; ++r) acc += g[r * kHalf + o] * model::relu(x[r * kFeatures + i]);
-            dw[o * kHalf + i] += acc;
+            for (int r = 0; r < rows; ++r) acc += g[r * half + o] * model::relu(x[r * width + i]);
+            dw[o * half + i] += acc;
         }
     for (int r = 0; r < rows; ++r)
-        for (int i = 0; i < kHalf; ++i) {
+        for (int i = 0; i < half; ++i) {
             T acc = T(0);
-            for (int o = 0; o < kHalf; ++o) acc += g[r * kHalf + o] * w[o * kHalf + i];
-            dx[r * kFeatures + i] += acc * model::relu_mask(x[r * kFeatures + i]);
+            for (int o = 0; o < half; ++o) acc += g[r * half + o] * w[o * half + i];
+            dx[r * width + i] += acc * model::relu_mask(x[r * width + i]);
         }
 }
 
 template <typename T>
 void Reference<T>::core_backward_reconstruct(const T* params, T* state, T* dstate, int rows, T* grads) const {
-    // l = state[0..40], r = state[41..81]; dl, dr likewise in dstate.
+    const int half = layout_.half();
+    // l = the first half of state, r = the second; dl, dr likewise in dstate.
     for (int k = layout_.depth() - 1; k >= 0; --k) {
         const std::size_t f = layout_.branch_offset(2 * k), g = layout_.branch_offset(2 * k + 1);
         // G branch: rebuild r, then its gradients read l (G's input) and dr.
-        couple(params + g, state, state + kHalf, rows, T(-1));
-        branch_backward(params + g, state, dstate + kHalf, rows, grads + g, dstate);
+        couple(params + g, state, state + half, rows, T(-1));
+        branch_backward(params + g, state, dstate + half, rows, grads + g, dstate);
         // F branch: rebuild l, then its gradients read r (F's input, just rebuilt) and dl.
-        couple(params + f, state + kHalf, state, rows, T(-1));
-        branch_backward(params + f, state + kHalf, dstate, rows, grads + f, dstate + kHalf);
+        couple(params + f, state + half, state, rows, T(-1));
+        branch_backward(params + f, state + half, dstate, rows, grads + f, dstate + half);
     }
 }
 
 template <typename T>
 std::size_t Reference<T>::core_backward_storing(const T* params, const T* input, T* dstate, int rows, T* grads) const {
-    const std::size_t n = static_cast<std::size_t>(rows) * kFeatures;
+    const int width = layout_.width(), half = layout_.half();
+    const std::size_t n = static_cast<std::size_t>(rows) * width;
     // states[2k] = input of block k's F, states[2k+1] = input of block k's G.
     std::vector<std::vector<T>> states;
     std::vector<T> s(input, input + n);
     for (int k = 0; k < layout_.depth(); ++k) {
         states.push_back(s);
-        couple(params + layout_.branch_offset(2 * k), s.data() + kHalf, s.data(), rows, T(1));
+        couple(params + layout_.branch_offset(2 * k), s.data() + half, s.data(), rows, T(1));
         states.push_back(s);
-        couple(params + layout_.branch_offset(2 * k + 1), s.data(), s.data() + kHalf, rows, T(1));
+        couple(params + layout_.branch_offset(2 * k + 1), s.data(), s.data() + half, rows, T(1));
     }
     for (int k = layout_.depth() - 1; k >= 0; --k) {
         const std::size_t f = layout_.branch_offset(2 * k), g = layout_.branch_offset(2 * k + 1);
-        branch_backward(params + g, states[2 * k + 1].data(), dstate + kHalf, rows, grads + g, dstate);
-        branch_backward(params + f, states[2 * k].data() + kHalf, dstate, rows, grads + f, dstate + kHalf);
+        branch_backward(params + g, states[2 * k + 1].data(), dstate + half, rows, grads + g, dstate);
+        branch_backward(params + f, states[2 * k].data() + half, dstate, rows, grads + f, dstate + half);
     }
     std::size_t bytes = 0;
     for (const auto& stored : states) bytes += stored.size() * sizeof(T);
@@ -141,7 +147,8 @@ template <typename T>
 BatchGradients<T> batch_gradients(const Reference<T>& ref, const std::vector<T>& params, const std::vector<T>& input,
                                   const std::vector<std::int64_t>& labels, BackwardMode mode) {
     const int rows = static_cast<int>(labels.size());
-    if (rows < 1 || input.size() != static_cast<std::size_t>(rows) * kFeatures || params.size() != ref.layout().total())
+    if (rows < 1 || input.size() != static_cast<std::size_t>(rows) * ref.layout().width() ||
+        params.size() != ref.layout().total())
         throw Error("reference: batch_gradients given mismatched sizes");
     BatchGradients<T> out;
     out.final_state = input;

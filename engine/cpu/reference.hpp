@@ -12,12 +12,13 @@ namespace revgraph::cpu {
 template <typename T>
 class Reference {
 public:
-    Reference(int depth, T alpha);
+    // width: the lifted coordinates (82 for rev88), left = the first width/2, right = the rest.
+    Reference(int depth, T alpha, int width = model::kFeatures);
 
     const model::Layout& layout() const { return layout_; }
     T alpha() const { return alpha_; }
 
-    // Core forward, in place on `rows` x 82 states (left = coords 0..40, right = 41..81).
+    // Core forward, in place on `rows` x width states (left = the first width/2 coordinates).
     void core_forward(const T* params, T* state, int rows) const;
     // The exact-up-to-rounding inverse of core_forward, in place.
     void core_inverse(const T* params, T* state, int rows) const;
@@ -55,8 +56,8 @@ struct BatchGradients {
     T loss = 0;                   // mean cross-entropy
     std::vector<T> scores;        // rows x 10
     std::vector<T> params;        // gradient of every parameter, flat in layout order
-    std::vector<T> input;         // gradient of the rows x 82 core input
-    std::vector<T> final_state;   // rows x 82 core output
+    std::vector<T> input;         // gradient of the rows x width core input
+    std::vector<T> final_state;   // rows x width core output
     std::size_t saved_bytes = 0;  // core activations kept for the backward, from the real buffers
 };
 

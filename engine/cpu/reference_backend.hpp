@@ -11,6 +11,7 @@ class ReferenceBackend final : public Backend {
 public:
     std::string name() const override { return "cpu-reference"; }
     std::string device() const override;
+    bool runs_width(int) const override { return true; }  // any width TaskConfig allows
     void prepare(const PreparedInputs& prepared) override;
     void reset() override { trainer().reset(); }
     void normalize() override { trainer().normalize(); }

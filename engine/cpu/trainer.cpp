@@ -8,7 +8,6 @@
 namespace revgraph::cpu {
 
 using model::kClasses;
-using model::kFeatures;
 using model::kPixels;
 
 template <typename T>
@@ -17,20 +16,21 @@ Trainer<T>::Trainer(const PreparedInputs& prepared)
       config_(prepared.config),
       initial_(prepared.initial_parameters),
       permutations_(prepared.permutations),
-      ref_(prepared.config.depth, static_cast<T>(prepared.config.alpha)) {
+      ref_(prepared.config.depth, static_cast<T>(prepared.config.alpha), prepared.config.width) {
     if (inputs_ == nullptr) throw Error("trainer: no inputs");
     if (initial_.size() != ref_.layout().total()) throw Error("trainer: initial parameters have the wrong size");
     if (static_cast<int>(permutations_.size()) < config_.epochs) throw Error("trainer: too few epoch permutations");
     const std::size_t batch =
         static_cast<std::size_t>(std::min<std::int64_t>(config_.batch_size, inputs_->train_count()));
+    const std::size_t width = static_cast<std::size_t>(config_.width);
     params_.resize(initial_.size());
     grads_.resize(initial_.size());
     velocity_.resize(initial_.size());
-    train_rows_.resize(static_cast<std::size_t>(inputs_->train_count()) * kFeatures);
-    test_rows_.resize(static_cast<std::size_t>(inputs_->test_count()) * kFeatures);
+    train_rows_.resize(static_cast<std::size_t>(inputs_->train_count()) * width);
+    test_rows_.resize(static_cast<std::size_t>(inputs_->test_count()) * width);
     test_state_.resize(test_rows_.size());
-    saved_state_.resize(batch * kFeatures);
-    dstate_.resize(batch * kFeatures);
+    saved_state_.resize(batch * width);
+    dstate_.resize(batch * width);
     scores_batch_.resize(batch * kClasses);
     dscores_.resize(batch * kClasses);
     labels_batch_.resize(batch);
@@ -60,10 +60,11 @@ void Trainer<T>::reset() {
 
 template <typename T>
 void Trainer<T>::normalize() {
+    const int width = config_.width;
     for (std::int64_t i = 0; i < inputs_->train_count(); ++i)
-        model::lift_row(&inputs_->train_images[i * kPixels], &train_rows_[i * kFeatures]);
+        model::lift_row(&inputs_->train_images[i * kPixels], &train_rows_[i * width], width);
     for (std::int64_t i = 0; i < inputs_->test_count(); ++i)
-        model::lift_row(&inputs_->test_images[i * kPixels], &test_rows_[i * kFeatures]);
+        model::lift_row(&inputs_->test_images[i * kPixels], &test_rows_[i * width], width);
 }
 
 template <typename T>
@@ -71,9 +72,10 @@ void Trainer<T>::step(int e, int b) {
     const int rows = batch_rows(b);
     const auto& order = permutations_.at(static_cast<std::size_t>(e));
     const std::size_t first = static_cast<std::size_t>(b) * config_.batch_size;
+    const int width = config_.width;
     for (int r = 0; r < rows; ++r) {
         const std::int64_t src = order[first + r];
-        std::copy_n(&train_rows_[src * kFeatures], kFeatures, &saved_state_[r * kFeatures]);
+        std::copy_n(&train_rows_[src * width], width, &saved_state_[r * width]);
         labels_batch_[r] = inputs_->train_labels[src];
     }
     // Forward: only saved_state_ survives to the backward.

@@ -30,7 +30,7 @@ public:
     const std::vector<T>& scores() const { return scores_; }
     const std::vector<std::int64_t>& predictions() const { return predictions_; }
     T last_loss() const { return last_loss_; }
-    // The one buffer that carries core activations from forward to backward: batch_size x 82.
+    // The one buffer that carries core activations from forward to backward: batch_size x width.
     std::size_t retained_core_bytes() const { return saved_state_.size() * sizeof(T); }
 
 private:
@@ -41,8 +41,8 @@ private:
     Reference<T> ref_;
 
     std::vector<T> params_, grads_, velocity_;
-    std::vector<T> train_rows_, test_rows_;  // lifted, N x 82 and Q x 82
-    std::vector<T> test_state_;              // Q x 82 core states of predict()
+    std::vector<T> train_rows_, test_rows_;  // lifted, N x width and Q x width
+    std::vector<T> test_state_;              // Q x width core states of predict()
     // Per-step buffers, sized once for a full batch.
     std::vector<T> saved_state_, dstate_, scores_batch_, dscores_;
     std::vector<std::int64_t> labels_batch_;

@@ -8,10 +8,13 @@
 
 namespace revgraph::model {
 
-inline constexpr int kPixels = 81;    // 9x9 image, row-major
-inline constexpr int kFeatures = 82;  // pixels plus the one appended zero (injective lift)
-inline constexpr int kHalf = 41;      // width of each half of the reversible core
+inline constexpr int kPixels = 81;  // 9x9 image, row-major
 inline constexpr int kClasses = 10;
+// rev88's width: the pixels plus one appended zero (the smallest injective lift), two halves of 41.
+// The GPU backends are written for this width alone; the CPU backends take any width of
+// TaskConfig's range through Layout.
+inline constexpr int kFeatures = 82;
+inline constexpr int kHalf = kFeatures / 2;
 inline constexpr std::size_t kBranchSize = static_cast<std::size_t>(kHalf) * kHalf;
 inline constexpr std::size_t kHeadWeightSize = static_cast<std::size_t>(kClasses) * kFeatures;
 
@@ -24,22 +27,28 @@ struct ParameterView {
 
 class Layout {
 public:
-    explicit Layout(int depth);
+    // width: the lifted coordinates, even and > 81 (TaskConfig checks the range; this the shape).
+    explicit Layout(int depth, int width = kFeatures);
 
     int depth() const { return depth_; }
+    int width() const { return width_; }
+    int half() const { return width_ / 2; }
     int branch_count() const { return 2 * depth_; }
     std::size_t total() const { return total_; }
+    std::size_t branch_size() const { return static_cast<std::size_t>(half()) * half(); }
+    std::size_t head_weight_size() const { return static_cast<std::size_t>(kClasses) * width_; }
 
     // weights.{i}: i in 0 .. 2D-1. Branch 2k is block k's F (reads right), 2k+1 its G (reads left).
-    std::size_t branch_offset(int i) const { return static_cast<std::size_t>(i) * kBranchSize; }
+    std::size_t branch_offset(int i) const { return static_cast<std::size_t>(i) * branch_size(); }
     std::size_t head_weight_offset() const { return branch_offset(branch_count()); }
-    std::size_t head_bias_offset() const { return head_weight_offset() + kHeadWeightSize; }
+    std::size_t head_bias_offset() const { return head_weight_offset() + head_weight_size(); }
 
     // Every named parameter in name order.
     const std::vector<ParameterView>& views() const { return views_; }
 
 private:
     int depth_;
+    int width_;
     std::size_t total_;
     std::vector<ParameterView> views_;
 };

@@ -37,18 +37,18 @@ RG_HD T lift_pixel(float x) {
     return scaled - T(0.5);
 }
 
-// docs/spec.md §2: every pixel lifted, then the appended zero.
+// docs/spec.md §2: every pixel lifted, then width - 81 appended zeros.
 template <typename T>
-RG_HD void lift_row(const float* pixels, T* row) {
+RG_HD void lift_row(const float* pixels, T* row, int width = kFeatures) {
     for (int i = 0; i < kPixels; ++i) row[i] = lift_pixel<T>(pixels[i]);
-    row[kPixels] = T(0);
+    for (int i = kPixels; i < width; ++i) row[i] = T(0);
 }
 
-// y[o] = sum_i relu(in[i]) * W[o][i] for W 41x41 row-major ([out, in]); index order.
+// y[o] = sum_i relu(in[i]) * W[o][i] for W half x half row-major ([out, in]); index order.
 template <typename T>
-RG_HD T branch_dot(const T* w_row, const T* in) {
+RG_HD T branch_dot(const T* w_row, const T* in, int half = kHalf) {
     T acc = T(0);
-    for (int i = 0; i < kHalf; ++i) acc += relu(in[i]) * w_row[i];
+    for (int i = 0; i < half; ++i) acc += relu(in[i]) * w_row[i];
     return acc;
 }
 

@@ -125,7 +125,8 @@ std::vector<DrawRun> run_draws(std::vector<PreparedDraw> draws, const Protocol& 
         std::vector<std::unique_ptr<PreparedTask>> tasks;
         std::vector<PreparedTask*> all;
         for (auto& d : draws) {
-            tasks.push_back(std::make_unique<PreparedTask>(d.inputs, protocol.config, make_backend(protocol.backend)));
+            tasks.push_back(std::make_unique<PreparedTask>(d.inputs, protocol.config,
+                                                           make_backend(protocol.backend, protocol.config)));
             all.push_back(tasks.back().get());
         }
         PreparedTask::run_together(all);
@@ -136,7 +137,7 @@ std::vector<DrawRun> run_draws(std::vector<PreparedDraw> draws, const Protocol& 
         }
     } else {
         for (auto& d : draws) {
-            PreparedTask task(d.inputs, protocol.config, make_backend(protocol.backend));
+            PreparedTask task(d.inputs, protocol.config, make_backend(protocol.backend, protocol.config));
             task.run();
             runs.push_back(collect(d, task, source));
             done(runs.back());

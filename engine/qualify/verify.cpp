@@ -347,7 +347,7 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
         }
         if (request.retrain) {
             say("retraining draw " + std::to_string(i));
-            PreparedTask task(d.inputs, p.config, make_backend(request.backend.value_or(p.backend)));
+            PreparedTask task(d.inputs, p.config, make_backend(request.backend.value_or(p.backend), p.config));
             task.run();
             const auto fresh = io::serialize_npy(io::predictions_array(task.outputs().state.predictions));
             if (fresh != *npy)

@@ -203,17 +203,17 @@ void torch_uniform(Mt19937& gen, float* data, std::size_t n, double from, double
 
 void init_parameters(const model::Layout& layout, std::uint64_t seed, float* params) {
     Mt19937 gen(static_cast<std::uint32_t>(seed));  // manual_seed keeps the low 32 bits
-    const double branch_std = 0.05 / std::sqrt(41.0);
+    const double branch_std = 0.05 / std::sqrt(static_cast<double>(layout.half()));
     for (int i = 0; i < layout.branch_count(); ++i) {
-        torch_normal(gen, params + layout.branch_offset(i), model::kBranchSize, 0.0, branch_std);
+        torch_normal(gen, params + layout.branch_offset(i), layout.branch_size(), 0.0, branch_std);
     }
-    // nn.Linear(82, 10).reset_parameters(): kaiming_uniform_(a=sqrt(5)) on the weight, the bound
+    // nn.Linear(width, 10).reset_parameters(): kaiming_uniform_(a=sqrt(5)) on the weight, the bound
     // computed in doubles in torch.nn.init's order, then the bias in ±1/sqrt(fan_in).
-    const double fan_in = model::kFeatures;
+    const double fan_in = layout.width();
     const double slope = std::sqrt(5.0);
     const double gain = std::sqrt(2.0 / (1.0 + slope * slope));
     const double weight_bound = std::sqrt(3.0) * (gain / std::sqrt(fan_in));
-    torch_uniform(gen, params + layout.head_weight_offset(), model::kHeadWeightSize, -weight_bound, weight_bound);
+    torch_uniform(gen, params + layout.head_weight_offset(), layout.head_weight_size(), -weight_bound, weight_bound);
     const double bias_bound = 1.0 / std::sqrt(fan_in);
     torch_uniform(gen, params + layout.head_bias_offset(), model::kClasses, -bias_bound, bias_bound);
 }

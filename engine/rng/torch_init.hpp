@@ -38,8 +38,8 @@ void torch_normal(Mt19937& gen, float* data, std::size_t n, double mean, double 
 void torch_uniform(Mt19937& gen, float* data, std::size_t n, double from, double to);
 
 // The published learner's initialisation into a flat parameter buffer of `layout`:
-// manual_seed(seed); normal_(0, 0.05/sqrt(41)) on each branch weight in order; then the default
-// nn.Linear(82, 10) init of head.weight and head.bias.
+// manual_seed(seed); normal_(0, 0.05/sqrt(W/2)) on each W/2 x W/2 branch weight in order; then the
+// default nn.Linear(W, 10) init of head.weight and head.bias (W = layout.width(), 82 for rev88).
 void init_parameters(const model::Layout& layout, std::uint64_t seed, float* params);
 
 }  // namespace revgraph::rng

@@ -9,10 +9,6 @@
 namespace revgraph::sweep {
 namespace {
 
-bool integer_key(const std::string& key) {
-    return key == "depth" || key == "seed" || key == "epochs" || key == "batch_size";
-}
-
 // Integers of a range's ends: seed is unsigned 64-bit, the others signed (their own range check
 // then says what is allowed).
 template <typename T>
@@ -59,7 +55,7 @@ Axis parse_axis(const std::string& spec) {
         const auto dots = item.find("..");
         if (dots == std::string::npos) {
             axis.values.push_back(item);
-        } else if (!integer_key(axis.key)) {
+        } else if (!TaskConfig::integer_key(axis.key)) {
             throw UsageProblem("--grid " + spec + ": ranges A..B are for integer keys only, " + axis.key +
                                " is not one");
         } else if (axis.key == "seed") {

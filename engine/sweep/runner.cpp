@@ -27,13 +27,15 @@ SweepSummary run_sweep(const SweepJob& job) {
     s.points = points.size();
     bool asynchronous = false;
     {
-        const auto probe = make_backend(job.backend);  // what "auto" resolves to, named in every line
+        const auto probe = make_backend(job.backend);  // what "auto" resolves to for rev88's width
         s.backend = probe->name();
         asynchronous = probe->asynchronous();
     }
     const std::string digest = inputs_digest(inputs, job.test_labels);
+    // Each line names the backend its point runs on: "auto" may pick another at another width.
     const auto head = [&](std::size_t k) {
-        return line_head(points[k], job.grid.size(), job.grid.point(points[k]), s.backend, digest);
+        const TaskConfig config = job.grid.point(points[k]);
+        return line_head(points[k], job.grid.size(), config, make_backend(job.backend, config)->name(), digest);
     };
 
     // Resume: the lines already there must be this shard's first points, byte for byte up to
@@ -79,8 +81,8 @@ SweepSummary run_sweep(const SweepJob& job) {
         const std::size_t count = std::min<std::size_t>(s.jobs, points.size() - first);
         std::vector<std::unique_ptr<PreparedTask>> tasks(count);
         const auto prepare = [&](std::size_t k) {
-            tasks[k] =
-                std::make_unique<PreparedTask>(inputs, job.grid.point(points[first + k]), make_backend(job.backend));
+            const TaskConfig config = job.grid.point(points[first + k]);
+            tasks[k] = std::make_unique<PreparedTask>(inputs, config, make_backend(job.backend, config));
         };
         // CPU tasks are prepared on the worker threads too (drawing the initial parameters and the
         // permutations takes about as long as a small run); GPU tasks on this thread.

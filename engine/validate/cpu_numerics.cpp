@@ -50,9 +50,8 @@ void compare(const std::vector<T>& got, const std::vector<T>& want, std::size_t 
 }  // namespace
 
 template <typename T>
-NumericsCheck check_cpu_numerics(int depth, std::uint64_t seed, int rows) {
-    using model::kFeatures;
-    const cpu::Reference<T> ref(depth, T(0.5));
+NumericsCheck check_cpu_numerics(int depth, std::uint64_t seed, int rows, int width) {
+    const cpu::Reference<T> ref(depth, T(0.5), width);
     const Tolerance tol = numerics_tolerance<T>();
 
     std::vector<float> init(ref.layout().total());
@@ -61,10 +60,10 @@ NumericsCheck check_cpu_numerics(int depth, std::uint64_t seed, int rows) {
 
     // Inputs drawn after the init from a generator of their own, so they do not depend on depth.
     rng::Mt19937 data_gen(static_cast<std::uint32_t>(seed + 1));
-    std::vector<T> input(static_cast<std::size_t>(rows) * kFeatures, T(0));
+    std::vector<T> input(static_cast<std::size_t>(rows) * width, T(0));
     for (int r = 0; r < rows; ++r)
         for (int i = 0; i < model::kPixels; ++i)
-            input[r * kFeatures + i] = T(4) * static_cast<T>(rng::torch_uniform01(data_gen)) - T(0.5);
+            input[r * width + i] = T(4) * static_cast<T>(rng::torch_uniform01(data_gen)) - T(0.5);
     const std::int64_t label_cycle[3] = {2, 7, 1};
     std::vector<std::int64_t> labels(static_cast<std::size_t>(rows));
     for (int r = 0; r < rows; ++r) labels[r] = label_cycle[r % 3];
@@ -77,12 +76,12 @@ NumericsCheck check_cpu_numerics(int depth, std::uint64_t seed, int rows) {
     c.depth = depth;
     c.rows = rows;
     c.forward_bitwise_equal = rec.scores == sto.scores && rec.final_state == sto.final_state && rec.loss == sto.loss;
-    // Input gradients: the 81 pixels of every row (the lifted 82nd coordinate is a constant).
+    // Input gradients: the 81 pixels of every row (the appended coordinates are constants).
     std::vector<T> gi_rec, gi_sto;
     for (int r = 0; r < rows; ++r)
         for (int i = 0; i < model::kPixels; ++i) {
-            gi_rec.push_back(rec.input[r * kFeatures + i]);
-            gi_sto.push_back(sto.input[r * kFeatures + i]);
+            gi_rec.push_back(rec.input[r * width + i]);
+            gi_sto.push_back(sto.input[r * width + i]);
         }
     c.maximum_gradient_excess = -INFINITY;
     compare(gi_rec, gi_sto, gi_rec.size(), tol, c.maximum_gradient_abs_error, c.maximum_gradient_excess);
@@ -99,11 +98,11 @@ NumericsCheck check_cpu_numerics(int depth, std::uint64_t seed, int rows) {
     c.storing_activation_bytes = sto.saved_bytes;
     c.saved_parameter_references = ref.layout().branch_count();
     c.passed = c.forward_bitwise_equal && c.maximum_gradient_excess <= 0 && c.inverse_within_tolerance &&
-               c.saved_activation_bytes == static_cast<std::size_t>(rows) * kFeatures * sizeof(T);
+               c.saved_activation_bytes == static_cast<std::size_t>(rows) * width * sizeof(T);
     return c;
 }
 
-template NumericsCheck check_cpu_numerics<float>(int, std::uint64_t, int);
-template NumericsCheck check_cpu_numerics<double>(int, std::uint64_t, int);
+template NumericsCheck check_cpu_numerics<float>(int, std::uint64_t, int, int);
+template NumericsCheck check_cpu_numerics<double>(int, std::uint64_t, int, int);
 
 }  // namespace revgraph::validate

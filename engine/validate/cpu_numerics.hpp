@@ -8,6 +8,8 @@
 
 #include <nlohmann/json.hpp>
 
+#include "engine/model/layout.hpp"
+
 namespace revgraph::validate {
 
 struct Tolerance {
@@ -35,8 +37,9 @@ struct NumericsCheck {
 };
 
 // Depth `depth`, initial parameters of `seed` (torch init), `rows` examples of 4u-0.5 with the
-// 82nd coordinate 0 (u from the same seed's stream after init), labels 2,7,1,… .
+// coordinates past the 81 pixels 0 (u from the same seed's stream after init), labels 2,7,1,… ;
+// `width` lifted coordinates (82, rev88's, in the validation report; others in the tests).
 template <typename T>
-NumericsCheck check_cpu_numerics(int depth, std::uint64_t seed = 199, int rows = 3);
+NumericsCheck check_cpu_numerics(int depth, std::uint64_t seed = 199, int rows = 3, int width = model::kFeatures);
 
 }  // namespace revgraph::validate

@@ -136,9 +136,9 @@ TaskConfig task_config(const py::dict& config) {
 }
 
 // Unknown names are the caller's mistake; a known backend this machine cannot run is not.
-std::unique_ptr<Backend> backend_named(const std::string& name) {
+std::unique_ptr<Backend> backend_named(const std::string& name, const TaskConfig& config = TaskConfig()) {
     try {
-        return make_backend(name);
+        return make_backend(name, config);
     } catch (const Error& e) {
         if (!find_backend(name)) bad(e.what());
         throw;  // a known backend this machine cannot build: RuntimeError
@@ -205,7 +205,7 @@ public:
         try {
             inputs.validate();  // here, so that bad values are ValueError and not a device failure
         } catch (const Error& e) { bad(e.what()); }
-        task_ = std::make_unique<PreparedTask>(std::move(inputs), c, backend_named(backend));
+        task_ = std::make_unique<PreparedTask>(std::move(inputs), c, backend_named(backend, c));
     }
 
     std::unique_ptr<RunOutput> run(bool metadata) {

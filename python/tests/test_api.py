@@ -12,7 +12,7 @@ import pytest
 import revgraph
 from conftest import TIME_KEYS, make_task, run_cli
 
-CONFIG = {"depth": 3, "alpha": 0.25, "seed": 5, "epochs": 3, "learning_rate": 0.05, "batch_size": 64,
+CONFIG = {"depth": 3, "width": 82, "alpha": 0.25, "seed": 5, "epochs": 3, "learning_rate": 0.05, "batch_size": 64,
           "momentum": 0.8, "weight_decay": 0.0001}
 
 
@@ -32,16 +32,18 @@ def assert_same_run(a, b):
 
 
 @pytest.mark.parametrize("backend", ["cpu", "cpu-reference"])
-def test_fit_predict_gives_the_cli_bytes(tmp_path, task_arrays, backend):
+@pytest.mark.parametrize("width", [82, 128])
+def test_fit_predict_gives_the_cli_bytes(tmp_path, task_arrays, backend, width):
     train, labels, test, _ = task_arrays
+    config = dict(CONFIG, width=width)
     np.savez(tmp_path / "draw.npz", train_images=train, train_labels=labels, test_images=test)
-    (tmp_path / "config.json").write_text(json.dumps(CONFIG))
+    (tmp_path / "config.json").write_text(json.dumps(config))
     run_cli("run", "--input", str(tmp_path / "draw.npz"), "--config", str(tmp_path / "config.json"),
             "--backend", backend, "--output", str(tmp_path / "r.json"), "--state", str(tmp_path / "s.npz"), "--quiet")
     cli_meta = json.loads((tmp_path / "r.json").read_text())
     cli_predictions = (tmp_path / "r.predictions.npy").read_bytes()
 
-    result = revgraph.fit_predict(train, labels, test, backend=backend, **CONFIG)
+    result = revgraph.fit_predict(train, labels, test, backend=backend, **config)
 
     # Predictions: the same .npy bytes, and the same values as numpy reads them.
     assert result.predictions_npy() == cli_predictions
@@ -70,7 +72,9 @@ def test_fit_predict_gives_the_cli_bytes(tmp_path, task_arrays, backend):
     for key in cli_meta:
         if key not in TIME_KEYS | {"input"} | sibling_files:
             assert meta[key] == cli_meta[key], key
-    assert meta["config"] == CONFIG
+    assert meta["config"] == config
+    assert result.state["head.weight"].shape == (10, width)
+    assert result.state["weights.0"].shape == (width // 2, width // 2)
     assert meta["training_prediction_seconds"] == result.run_seconds > 0
 
 

@@ -89,7 +89,8 @@ def test_values_raise_with_the_clis_message(tmp_path, good):
 
 @pytest.mark.parametrize("key,value,cli_value", [
     ("depth", 0, "0"), ("epochs", -1, "-1"), ("momentum", 1.0, "1"), ("batch_size", 0, "0"),
-    ("learning_rate", float("nan"), "nan"), ("alpha", float("inf"), "inf"), ("weight_decay", -0.5, "-0.5")])
+    ("learning_rate", float("nan"), "nan"), ("alpha", float("inf"), "inf"), ("weight_decay", -0.5, "-0.5"),
+    ("width", 81, "81"), ("width", 83, "83"), ("width", 1026, "1026")])
 def test_bad_config_values_give_the_clis_message(good, key, value, cli_value):
     train, labels, test = good
     with pytest.raises(ValueError) as raised:

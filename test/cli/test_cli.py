@@ -63,7 +63,7 @@ SPEC_KEYS = ["config", "parameter_count", "train_count", "test_count", "input_ha
 TIMING_KEYS = {"preparation_seconds", "training_prediction_seconds"}
 # Keys that differ between two runs of the same task: times, and when the result was made.
 VOLATILE_KEYS = TIMING_KEYS | {"run_seconds", "created_utc"}
-DEFAULT_CONFIG = {"depth": 2, "alpha": 0.5, "seed": 11, "epochs": 2, "learning_rate": 0.1,
+DEFAULT_CONFIG = {"depth": 2, "width": 82, "alpha": 0.5, "seed": 11, "epochs": 2, "learning_rate": 0.1,
                   "batch_size": 128, "momentum": 0.9, "weight_decay": 0.0}
 
 
@@ -498,6 +498,11 @@ class RunBadInput(CliTestCase):
             ("momentum_one", '{"momentum": 1.0}', ["momentum"]),
             ("negative_lr", '{"learning_rate": -0.1}', ["learning_rate"]),
             ("negative_wd", '{"weight_decay": -1e-4}', ["weight_decay"]),
+            ("odd_width", '{"width": 83}', ["width", "even integer in 82..1024", "got 83"]),
+            ("narrow_width", '{"width": 80}', ["width", "even integer in 82..1024", "got 80"]),
+            ("wide_width", '{"width": 1026}', ["width", "even integer in 82..1024", "got 1026"]),
+            ("string_width", '{"width": "128"}', ["width", "integer"]),
+            ("float_width", '{"width": 128.5}', ["width", "integer"]),
         ]
         for name, text, mentions in cases:
             with self.subTest(config=name):
@@ -516,14 +521,17 @@ class RunBadInput(CliTestCase):
             "learning_rate=-inf", "learning_rate=1e999", "learning_rate=0.1x", "momentum=1", "momentum=-0.5",
             "momentum=nan", "momentum=inf", "weight_decay=-1e-3", "weight_decay=inf", "weight_decay=nan",
             "alpha=nan", "alpha=inf", "alpha=-inf", "alpha=", "seed=-1", "seed=1.5", "seed=abc",
-            "seed=18446744073709551616",
+            "seed=18446744073709551616", "width=81", "width=83", "width=80", "width=0", "width=-82", "width=1025",
+            "width=1026", "width=128.5", "width=wide", "width=", "width=1e2",
         ]
         for kv in cases:
             with self.subTest(set=kv):
                 self.bad_run(["--input", self.good, "--set", kv], 1, [kv.split("=")[0]], what="--set " + kv)
         # Out-of-range values are named with what was given.
         for kv, got in (("depth=0", "got 0"), ("momentum=1", "got 1"), ("learning_rate=nan", "got nan"),
-                        ("weight_decay=-inf", "got -inf"), ("batch_size=-1", "got -1")):
+                        ("weight_decay=-inf", "got -inf"), ("batch_size=-1", "got -1"),
+                        ("width=81", "width must be an even integer in 82..1024 (81 pixels and at least one "
+                                     "appended zero), got 81")):
             with self.subTest(set=kv):
                 self.bad_run(["--input", self.good, "--set", kv], 1, ["--set " + kv, got])
         # Validation happens after every --set: a later good value repairs an earlier bad one,
@@ -1378,7 +1386,7 @@ class CommandLine(CliTestCase):
         self.assert_clean_error(rg("data", "mnsit"), 2, ["'mnsit'", "did you mean mnist?"])
 
     def test_unknown_config_key_lists_the_valid_ones(self):
-        valid = "valid keys: depth, alpha, seed, epochs, learning_rate, batch_size, momentum, weight_decay"
+        valid = "valid keys: depth, width, alpha, seed, epochs, learning_rate, batch_size, momentum, weight_decay"
         self.assert_clean_error(rg("run", "--set", "dropout=0.1", "--quiet"), 1, ["dropout", valid])
         line = self.assert_clean_error(rg("run", "--set", "batchsize=8", "--quiet"), 1,
                                        ["batchsize", "did you mean batch_size?", valid])

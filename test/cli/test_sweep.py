@@ -135,6 +135,22 @@ class SweepTest(unittest.TestCase):
             self.assertEqual(line["correct"], solo["correct"])
             self.assertEqual(line["predictions_sha256"], solo["predictions_sha256"])
 
+    def test_a_width_axis_gives_each_point_its_solo_runs_bytes(self):
+        out = self.path("width.jsonl")
+        p = rg("sweep", *self.data, "--grid", "width=82,128,256", "--grid", "depth=1,2", "--output", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = [json.loads(x) for x in read(out).decode().splitlines()]
+        self.assertEqual([(x["config"]["width"], x["config"]["depth"]) for x in lines],
+                         [(w, d) for w in (82, 128, 256) for d in (1, 2)])
+        for line in lines:
+            w, d = line["config"]["width"], line["config"]["depth"]
+            solo = json.loads(rg("run", "--quiet", *self.data, "--set", f"width={w}", "--set", f"depth={d}").stdout)
+            self.assertEqual(line["config"], solo["config"])
+            for key in HASH_KEYS:
+                self.assertEqual(line[key], solo[key], (w, d, key))
+            self.assertEqual(solo["parameter_count"], 2 * d * (w // 2) ** 2 + 10 * w + 10)
+            self.assertEqual(solo["core_saved_bytes_per_example"], 4 * w)
+
     def test_without_labels_no_accuracy(self):
         out = self.path("nolabels.jsonl")
         p = rg("sweep", "--input", self.draw, "--set", "batch_size=8", "--backend", "cpu", "--grid", "seed=5",
@@ -219,6 +235,8 @@ class SweepTest(unittest.TestCase):
         out = self.path("never.jsonl")
         for grid, mention in ((["--grid", "bogus=1"], "bogus"), (["--grid", "seed=3..1"], "empty"),
                               (["--grid", "alpha=0.1..0.5"], "integer"), (["--grid", "depth=0"], "depth"),
+                              (["--grid", "width=82,83"], "even integer in 82..1024"),
+                              (["--grid", "width=80..84"], "even integer in 82..1024"),
                               (["--grid", "seed=1,1"], "twice"), (["--grid", "seed=1", "--grid", "seed=2"], "twice"),
                               (["--grid", "seed"], "key=v1"), (["--shard", "4/4"], "shard"),
                               (["--shard", "x"], "shard"), (["--jobs", "0"], "jobs")):

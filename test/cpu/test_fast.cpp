@@ -42,6 +42,7 @@ double max_excess(const std::vector<float>& got, const std::vector<T>& want, dou
 struct Case {
     int n, q, batch, depth;
     double weight_decay;
+    int width = 82;
 };
 
 }  // namespace
@@ -49,12 +50,19 @@ struct Case {
 TEST_CASE("fast: every step matches the double-precision reference trainer, on every kernel set") {
     // Batches: full and short last batches, tails that are not a whole SIMD vector, batch > N.
     const Case cases[] = {
-        {19, 7, 8, 1, 1e-3},                           // 8, 8, 3
-        {19, 7, 8, 2, 0.0},                            // docs/spec.md §8's smoke shape
-        {19, 7, 8, 3, 0.0},      {19, 7, 32, 2, 0.0},  // batch_size > N: one batch of 19
-        {45, 9, 13, 2, 0.0},                           // 13, 13, 13, 6
-        {300, 20, 128, 2, 0.0},                        // rev88's batch: 128, 128, 44
-        {300, 20, 128, 1, 5e-4}, {300, 20, 128, 3, 0.0},
+        {19, 7, 8, 1, 1e-3},  // 8, 8, 3
+        {19, 7, 8, 2, 0.0},   // docs/spec.md §8's smoke shape
+        {19, 7, 8, 3, 0.0},
+        {19, 7, 32, 2, 0.0},     // batch_size > N: one batch of 19
+        {45, 9, 13, 2, 0.0},     // 13, 13, 13, 6
+        {300, 20, 128, 2, 0.0},  // rev88's batch: 128, 128, 44
+        {300, 20, 128, 1, 5e-4},
+        {300, 20, 128, 3, 0.0},
+        // Other widths: halves of 42 and 45 (not a multiple of any vector or block), 64, 128.
+        {45, 9, 13, 2, 0.0, 84},      //
+        {19, 7, 8, 1, 1e-3, 90},      //
+        {300, 20, 128, 2, 0.0, 128},  //
+        {300, 20, 64, 1, 0.0, 256},
     };
     for (fast::Isa isa : fast::supported_isas()) {
         CAPTURE(fast::isa_name(isa));
@@ -62,8 +70,10 @@ TEST_CASE("fast: every step matches the double-precision reference trainer, on e
             CAPTURE(k.n);
             CAPTURE(k.batch);
             CAPTURE(k.depth);
+            CAPTURE(k.width);
             TaskConfig c;
             c.depth = k.depth;
+            c.width = k.width;
             c.batch_size = k.batch;
             c.weight_decay = k.weight_decay;
             const auto in = synthetic_inputs(k.n, k.q, 5 + k.n);
@@ -221,9 +231,11 @@ TEST_CASE("fast: follows the PyTorch traces step by step within the GPU toleranc
         const char* file;
         int depth;
         std::uint64_t seed;
+        int width = 82;
     };
-    for (const Trace t : {Trace{"torch_trace_d1_s781_f64.npz", 1, 781}, Trace{"torch_trace_d2_s781_f64.npz", 2, 781},
-                          Trace{"torch_trace_d2_s11_f32.npz", 2, 11}}) {
+    for (const Trace t :
+         {Trace{"torch_trace_d1_s781_f64.npz", 1, 781}, Trace{"torch_trace_d2_s781_f64.npz", 2, 781},
+          Trace{"torch_trace_d2_s11_f32.npz", 2, 11}, Trace{"torch_trace_d1_s781_w90_f64.npz", 1, 781, 90}}) {
         CAPTURE(t.file);
         const io::NpzArchive trace = io::read_npz(dir + t.file);
         auto want = [&](const std::string& key) {
@@ -235,6 +247,7 @@ TEST_CASE("fast: follows the PyTorch traces step by step within the GPU toleranc
         TaskConfig c;
         c.depth = t.depth;
         c.seed = t.seed;
+        c.width = t.width;
         c.batch_size = 8;
         const auto p = prepare_inputs(inputs, c);
         for (fast::Isa isa : fast::supported_isas()) {

@@ -3,10 +3,13 @@
 #include <doctest/doctest.h>
 
 #include <cmath>
+#include <utility>
 #include <vector>
 
+#include "engine/backends.hpp"
 #include "engine/cpu/reference_backend.hpp"
 #include "engine/cpu/trainer.hpp"
+#include "engine/error.hpp"
 #include "engine/rng/pcg64.hpp"
 #include "engine/rng/torch_init.hpp"
 #include "engine/task.hpp"
@@ -30,7 +33,7 @@ struct DoubleLoop {
     std::vector<double> params, velocity, grads;
     explicit DoubleLoop(const PreparedInputs& prepared)
         : p(prepared),
-          ref(prepared.config.depth, prepared.config.alpha),
+          ref(prepared.config.depth, prepared.config.alpha, prepared.config.width),
           params(prepared.initial_parameters.begin(), prepared.initial_parameters.end()),
           velocity(params.size(), 0.0) {}
     void step(int e, int b) {
@@ -41,7 +44,7 @@ struct DoubleLoop {
         for (int r = 0; r < rows; ++r) {
             const auto src = p.permutations[e][b * bs + r];
             for (int i = 0; i < 81; ++i) x.push_back(4.0 * double(p.inputs->train_images[src * 81 + i]) - 0.5);
-            x.push_back(0.0);
+            x.resize(x.size() + static_cast<std::size_t>(p.config.width - 81), 0.0);  // the appended zeros
             labels.push_back(p.inputs->train_labels[src]);
         }
         grads = cpu::batch_gradients(ref, params, x, labels, cpu::BackwardMode::storing).params;
@@ -75,10 +78,12 @@ TEST_CASE("training: 19 examples with batch 8 give batches of 8, 8, 3") {
 
 TEST_CASE_TEMPLATE("training: every step matches an independent double-precision loop", T, float, double) {
     const double atol = sizeof(T) == 8 ? 1e-12 : 2e-5, rtol = sizeof(T) == 8 ? 1e-9 : 3e-3;
-    for (int depth : {1, 2}) {
+    for (const auto& [depth, width] : {std::pair{1, 82}, std::pair{2, 82}, std::pair{1, 128}, std::pair{2, 96}}) {
         CAPTURE(depth);
+        CAPTURE(width);
         auto c = smoke_config();
         c.depth = depth;
+        c.width = width;
         c.weight_decay = depth == 1 ? 1e-3 : 0.0;  // weight decay exercised too
         const auto in = synthetic_inputs(19, 7, 5);
         const auto p = prepare_inputs(in, c);
@@ -99,6 +104,7 @@ TEST_CASE_TEMPLATE("training: every step matches an independent double-precision
                 checks += 3;
             }
         CHECK(checks == 18);
+        CHECK(t.parameters().size() == model::Layout(depth, width).total());
         // Training moved the parameters: the comparison above is not of two initial states.
         double moved = 0;
         for (std::size_t i = 0; i < ref.params.size(); ++i)
@@ -132,4 +138,42 @@ TEST_CASE("training: the task API replays byte-identically and matches the train
     t.predict();
     CHECK(t.parameters() == first.state.parameters);
     CHECK(t.predictions() == first.state.predictions);
+}
+
+namespace {
+// A backend that keeps the interface's default runs_width (rev88's 82 alone), as the GPU backends
+// do, and records whether prepare() was reached.
+struct Rev88Only final : Backend {
+    bool* prepared;
+    explicit Rev88Only(bool* p) : prepared(p) {}
+    std::string name() const override { return "rev88-only"; }
+    std::string device() const override { return "test"; }
+    void prepare(const PreparedInputs&) override { *prepared = true; }
+    void reset() override {}
+    void normalize() override {}
+    void epoch(int) override {}
+    void predict() override {}
+    void step(int, int) override {}
+    TaskState read_state() override { return {}; }
+    std::size_t retained_core_bytes() const override { return 0; }
+};
+}  // namespace
+
+TEST_CASE("task: a backend that runs width 82 alone refuses another in one line, before prepare()") {
+    const auto in = synthetic_inputs(19, 7, 5);
+    TaskConfig c = smoke_config();
+    bool prepared = false;
+    CHECK_NOTHROW(PreparedTask(in, c, std::make_unique<Rev88Only>(&prepared)));
+    CHECK(prepared);
+    c.width = 128;
+    prepared = false;
+    CHECK_THROWS_WITH_AS(PreparedTask(in, c, std::make_unique<Rev88Only>(&prepared)),
+                         "backend: rev88-only runs width 82 only (no GPU report covers another width yet), got width "
+                         "128: use --backend cpu or cpu-reference",
+                         Error);
+    CHECK_FALSE(prepared);
+    // The CPU backends run it; auto picks one that does.
+    CHECK(make_backend("cpu")->runs_width(128));
+    CHECK(make_backend("cpu-reference")->runs_width(1024));
+    CHECK(make_backend("auto", c)->runs_width(128));
 }

@@ -10,6 +10,7 @@ using revgraph::TaskConfig;
 TEST_CASE("config: defaults are rev88") {
     const TaskConfig c;
     CHECK(c.depth == 2);
+    CHECK(c.width == 82);
     CHECK(c.alpha == 0.5);
     CHECK(c.seed == 11);
     CHECK(c.epochs == 2);
@@ -20,7 +21,7 @@ TEST_CASE("config: defaults are rev88") {
     CHECK_NOTHROW(c.validate());
     CHECK(
         c.to_json().dump() ==
-        R"({"depth":2,"alpha":0.5,"seed":11,"epochs":2,"learning_rate":0.1,"batch_size":128,"momentum":0.9,"weight_decay":0.0})");
+        R"({"depth":2,"width":82,"alpha":0.5,"seed":11,"epochs":2,"learning_rate":0.1,"batch_size":128,"momentum":0.9,"weight_decay":0.0})");
 }
 
 TEST_CASE("config: set parses text and rejects nonsense") {
@@ -81,7 +82,7 @@ TEST_CASE("config: problem() names the key and the value, validate() throws the 
     c.learning_rate = std::nan("");
     CHECK(c.problem("learning_rate") == "config: learning_rate must be finite and >= 0, got nan");
     CHECK_THROWS_AS((void)c.problem("dropout"), revgraph::Error);
-    CHECK(TaskConfig::keys().size() == 8);
+    CHECK(TaskConfig::keys().size() == 9);
 }
 
 TEST_CASE("config: an integer key takes 2.0 (a zero fraction) but not 2.5 or 1e3") {
@@ -110,7 +111,8 @@ TEST_CASE("config: an integer key takes 2.0 (a zero fraction) but not 2.5 or 1e3
 
 TEST_CASE("config: an unknown key lists the valid ones and names the nearest") {
     TaskConfig c;
-    const std::string all = "valid keys: depth, alpha, seed, epochs, learning_rate, batch_size, momentum, weight_decay";
+    const std::string all =
+        "valid keys: depth, width, alpha, seed, epochs, learning_rate, batch_size, momentum, weight_decay";
     CHECK_THROWS_WITH_AS(c.set("batchsize", "8"),
                          ("config: unknown key 'batchsize' (did you mean batch_size? " + all + ")").c_str(),
                          revgraph::Error);
@@ -157,4 +159,39 @@ TEST_CASE("config: a config file's text is one JSON object and nothing else, NUL
     }
     CHECK_THROWS_AS(c.update_from_json_text("{\"depth\": 2} x"), revgraph::Error);
     CHECK_THROWS_AS(c.update_from_json_text(""), revgraph::Error);
+}
+
+TEST_CASE("config: width is an even integer in 82..1024, from text, JSON and validate alike") {
+    TaskConfig c;
+    for (const char* good : {"82", "84", "128", "256", "1024", "128.0"}) {
+        CAPTURE(good);
+        c.set("width", good);
+        CHECK(c.problem("width").empty());
+    }
+    CHECK(c.width == 128);
+    const std::string rule =
+        "config: width must be an even integer in 82..1024 (81 pixels and at least one appended zero)";
+    for (const int bad : {81, 83, 80, 0, -82, 1025, 1026, 127}) {
+        CAPTURE(bad);
+        c.width = bad;
+        CHECK(c.problem("width") == rule + ", got " + std::to_string(bad));
+        CHECK_THROWS_WITH_AS(c.validate(), (rule + ", got " + std::to_string(bad)).c_str(), revgraph::Error);
+    }
+    for (const char* bad : {"wide", "128.5", "1e2", "", "0x80"})
+        CHECK_THROWS_WITH_AS(c.set("width", bad), doctest::Contains("config: width must be an integer"),
+                             revgraph::Error);
+    TaskConfig j;
+    j.update_from_json(nlohmann::json::parse(R"({"width": 256})"));
+    CHECK(j.width == 256);
+    j.update_from_json(nlohmann::json::parse(R"({"width": 96.0})"));
+    CHECK(j.width == 96);
+    CHECK_THROWS_AS(j.update_from_json(nlohmann::json::parse(R"({"width": "128"})")), revgraph::Error);
+    CHECK_THROWS_AS(j.update_from_json(nlohmann::json::parse(R"({"width": 128.5})")), revgraph::Error);
+    CHECK(j.to_json().dump().find(R"("depth":2,"width":96,"alpha")") != std::string::npos);
+}
+
+TEST_CASE("config: integer_key names the integer keys and refuses unknown ones") {
+    for (const char* key : {"depth", "width", "seed", "epochs", "batch_size"}) CHECK(TaskConfig::integer_key(key));
+    for (const char* key : {"alpha", "learning_rate", "momentum", "weight_decay"}) CHECK(!TaskConfig::integer_key(key));
+    CHECK_THROWS_AS((void)TaskConfig::integer_key("widht"), revgraph::Error);
 }

@@ -20,3 +20,25 @@ TEST_CASE("layout: parameter count and name order follow docs/spec.md §3") {
     CHECK(one.total() == 2 * 1681 + 830);
     CHECK_THROWS_AS(Layout(0), revgraph::Error);
 }
+
+TEST_CASE("layout: at width W the branches are W/2 x W/2 and the head 10 x W") {
+    const Layout w128(2, 128);
+    CHECK(w128.width() == 128);
+    CHECK(w128.half() == 64);
+    CHECK(w128.total() == 4 * 64 * 64 + 10 * 128 + 10);
+    REQUIRE(w128.views().size() == 6);
+    for (int i = 0; i < 4; ++i) {
+        CHECK(w128.views()[i].rows == 64);
+        CHECK(w128.views()[i].cols == 64);
+        CHECK(w128.views()[i].offset == static_cast<std::size_t>(i) * 4096);
+    }
+    CHECK(w128.views()[4].rows == 10);
+    CHECK(w128.views()[4].cols == 128);
+    CHECK(w128.head_bias_offset() == 4 * 4096 + 1280);
+    const Layout w1024(1, 1024);
+    CHECK(w1024.total() == 2 * 512 * 512 + 10 * 1024 + 10);
+    CHECK(Layout(2, 82).total() == Layout(2).total());
+    CHECK_THROWS_AS(Layout(2, 81), revgraph::Error);
+    CHECK_THROWS_AS(Layout(2, 83), revgraph::Error);
+    CHECK_THROWS_AS(Layout(2, 80), revgraph::Error);
+}

@@ -40,10 +40,12 @@ std::size_t mismatches(const std::vector<float>& got, const nlohmann::json& want
 
 void check_init(const nlohmann::json& e) {
     const int depth = e.at("depth").get<int>();
+    const int width = e.value("width", revgraph::model::kFeatures);  // entries without one are rev88's
     const auto seed = e.at("seed").get<std::uint64_t>();
     CAPTURE(depth);
+    CAPTURE(width);
     CAPTURE(seed);
-    const Layout layout(depth);
+    const Layout layout(depth, width);
     std::vector<float> params(layout.total(), std::nanf(""));
     init_parameters(layout, seed, params.data());
     const auto& want = e.at("sha256");
@@ -164,10 +166,15 @@ TEST_CASE("torch: every entry of the published torch_init.json") {
     for (const auto& e : v) check_init(e);
 }
 
-TEST_CASE("torch: generated initial parameter hashes, depth 1, 2, 3, 8") {
+TEST_CASE("torch: generated initial parameter hashes, depth 1, 2, 3, 8, and widths 84 to 1024") {
     const auto v = load_vector("rng_torch.json");
     REQUIRE(v.at("init").size() >= 20);
-    for (const auto& e : v.at("init")) check_init(e);
+    int wide = 0;
+    for (const auto& e : v.at("init")) {
+        check_init(e);
+        wide += e.value("width", 82) != 82;
+    }
+    CHECK(wide >= 15);  // every width entry of tools/make_vectors.py was checked
 }
 
 TEST_CASE("torch: seed report's initial parameters (seed 11, depth 2)") {

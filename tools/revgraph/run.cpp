@@ -125,12 +125,13 @@ int run_command(const RunOptions& o) {
     configure_runtime(o.task);
 
     LabelledTask task = load_task(o);
-    PreparedTask prepared(std::move(task.inputs), config, make_backend(o.task.backend));
+    PreparedTask prepared(std::move(task.inputs), config, make_backend(o.task.backend, config));
     if (!o.quiet)
         std::cerr << "revgraph: " << prepared.inputs().train_count() << " train / " << prepared.inputs().test_count()
-                  << " query, depth " << config.depth << ", " << config.epochs << " epochs, batch " << config.batch_size
-                  << " on " << prepared.backend().name() << " (" << prepared.backend().device() << "); prepared in "
-                  << prepared.preparation_seconds() * 1e3 << " ms\n";
+                  << " query, depth " << config.depth << ", width " << config.width << ", " << config.epochs
+                  << " epochs, batch " << config.batch_size << " on " << prepared.backend().name() << " ("
+                  << prepared.backend().device() << "); prepared in " << prepared.preparation_seconds() * 1e3
+                  << " ms\n";
 
     const std::vector<double> run_seconds = run_repeats(prepared, repeat, o.quiet);
     TaskOutputs out = prepared.outputs(run_seconds);
