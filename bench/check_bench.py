@@ -16,6 +16,7 @@ TINY = ["--train=1100", "--query=100", "--warmup=0", "--gpu-min-time=0.02"]
 PHASES = ("reset", "normalize", "epoch", "predict")
 DEPTHS = (1, 2, 4, 8)
 BATCHES = (8, 16, 32, 64, 128, 256, 512, 1024)
+WIDTHS = (82, 128, 256, 512)
 SPEC_BYTES_PER_EXAMPLE = 82 * 4  # docs/spec.md §4: one B x 82 float32 state, whatever the depth
 
 
@@ -74,6 +75,21 @@ def check_benchmarks(binary):
             for d in DEPTHS:
                 if by_name[f"sweep_depth/{backend}/depth:{d}"]["depth"] != d:
                     fail(f"sweep_depth {d}: depth counter wrong")
+            # Widths where the backend runs them (the CPU ones): one B x W state kept, 4·W bytes an
+            # example, and the model's FLOP count of engine/model/cost.hpp.
+            if not backend.startswith("cuda"):
+                for w in WIDTHS:
+                    name = f"sweep_width/{backend}/width:{w}"
+                    b = by_name.get(name)
+                    if b is None:
+                        fail(f"no benchmark {name!r}")
+                    if b.get("width") != w or b.get("core_bytes_per_example") != 4 * w:
+                        fail(f"{name}: width {b.get('width')}, {b.get('core_bytes_per_example')} bytes an example")
+                    if not (b.get("gflop_per_task", 0) > 0 and b.get("gflop_per_second", 0) > 0):
+                        fail(f"{name}: gflop_per_task or gflop_per_second missing")
+                flops = [by_name[f"sweep_width/{backend}/width:{w}"]["gflop_per_task"] for w in WIDTHS]
+                if flops != sorted(flops):
+                    fail(f"sweep_width/{backend}: the FLOPs do not grow with the width: {flops}")
             # K tasks at once: 1, 2, 4, ... up to 16 streams (GPU) or one per hardware thread (CPU).
             most = 16 if backend.startswith("cuda") else (os.cpu_count() or 1)
             counts = [k for k in (1, 2, 4, 8, 16, 32, 64, 128, 256) if k <= most]

@@ -22,6 +22,7 @@ void report_shape(benchmark::State& state, PreparedTask& task) {
     state.counters["core_bytes_per_example"] = bytes / static_cast<double>(full_batch);
     state.counters["retained_core_states"] = task.backend().retained_core_states();
     state.counters["depth"] = config.depth;
+    state.counters["width"] = config.width;
     state.counters["batch_size"] = config.batch_size;
     state.SetLabel(task.backend().name() + " | " + task.backend().device());
 }

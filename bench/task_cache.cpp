@@ -82,8 +82,9 @@ std::vector<BackendInfo> discover_backends(std::vector<std::string>* notes) {
     return found;
 }
 
-PreparedTask& prepared_task(const BackendInfo& b, int depth, int batch_size) {
-    const std::string key = b.request + "/" + std::to_string(depth) + "/" + std::to_string(batch_size);
+PreparedTask& prepared_task(const BackendInfo& b, int depth, int batch_size, int width) {
+    const std::string key =
+        b.request + "/" + std::to_string(depth) + "/" + std::to_string(batch_size) + "/" + std::to_string(width);
     if (g_slot.task && g_slot.key == key) return *g_slot.task;
     g_slot.task.reset();  // free the previous shape's buffers first
     g_slot.key.clear();
@@ -91,6 +92,7 @@ PreparedTask& prepared_task(const BackendInfo& b, int depth, int batch_size) {
     TaskConfig config;  // rev88
     config.depth = depth;
     config.batch_size = batch_size;
+    config.width = width;
     auto task = std::make_unique<PreparedTask>(task_inputs(), config, make_backend(b.request));
     {
         NVTX_RANGE("warm-up");

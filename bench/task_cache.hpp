@@ -29,7 +29,7 @@ std::vector<BackendInfo> discover_backends(std::vector<std::string>* notes);
 // One prepared task at a time: benchmarks with the same backend and shape run one after the other
 // (Google Benchmark calls a function several times while it sizes the iteration count), so they
 // share the preparation and the warm-up; a new shape replaces the old task.
-PreparedTask& prepared_task(const BackendInfo& b, int depth, int batch_size);
+PreparedTask& prepared_task(const BackendInfo& b, int depth, int batch_size, int width = TaskConfig{}.width);
 // `count` rev88 tasks on the same data with seeds 11, 12, ...: a seed sweep, as many people run one.
 const std::vector<PreparedTask*>& prepared_tasks(const BackendInfo& b, int count);
 // Frees every cached task (GPU buffers go before the CUDA context does).

@@ -1,6 +1,7 @@
 #include <doctest/doctest.h>
 
 #include "engine/error.hpp"
+#include "engine/model/cost.hpp"
 #include "engine/model/layout.hpp"
 
 using revgraph::model::Layout;
@@ -41,4 +42,18 @@ TEST_CASE("layout: at width W the branches are W/2 x W/2 and the head 10 x W") {
     CHECK_THROWS_AS(Layout(2, 81), revgraph::Error);
     CHECK_THROWS_AS(Layout(2, 83), revgraph::Error);
     CHECK_THROWS_AS(Layout(2, 80), revgraph::Error);
+}
+
+TEST_CASE("cost: a task's model FLOPs, counted product by product for rev88 and grown quadratically in W") {
+    using revgraph::model::task_flops;
+    // rev88, one training example: forward 4 branch products of 41x41 and the 10x82 head, backward
+    // the head's two 10x82 products and 4 branches x 3 products less block 0's two unused ones.
+    const double forward = 4 * 1681 + 820, backward = 2 * 820 + (4 * 3 - 2) * 1681;
+    CHECK(task_flops(2, 82, 1, 0, 1) == 2 * (forward + backward));
+    CHECK(task_flops(2, 82, 0, 1, 1) == 2 * forward);
+    CHECK(task_flops(2, 82, 10000, 10000, 2) == doctest::Approx(1.19e9).epsilon(0.01));
+    // The branches dominate: doubling the width costs nearly four times as much.
+    const double ratio = task_flops(2, 512, 10000, 10000, 2) / task_flops(2, 256, 10000, 10000, 2);
+    CHECK(ratio > 3.9);
+    CHECK(ratio < 4.0);
 }
