@@ -195,6 +195,16 @@ def qualify(idx_dir: str | os.PathLike[str], *, submission: Optional[str | os.Pa
                          int(draws), bool(together), backend, _config_kwargs(config))
 
 
+def band_rule(band: str, total: int, per_draw: int) -> dict[str, int]:
+    """The engine's exact band rule (docs/spec.md §9) for `total` query images over draws of
+    `per_draw`: {"required_correct": ceil(total × (100 − band) / 100), "per_draw_floor": the same
+    1.5 points below the band}. band is a decimal string ("12", "7.5"); ValueError otherwise."""
+    if not isinstance(band, str):
+        raise TypeError(f"band must be a decimal string such as \"12\" or \"7.5\", got {band!r}")
+    return {"required_correct": _core.required_correct(int(total), band),
+            "per_draw_floor": _core.per_draw_floor(int(per_draw), band)}
+
+
 def verify(submission: str | os.PathLike[str], idx_dir: str | os.PathLike[str], *, retrain: bool = False,
            backend: Optional[str] = None) -> dict[str, Any]:
     """`revgraph verify`: every claim of a submission folder re-derived from the IDX files in

@@ -319,12 +319,19 @@ void write_files_atomic(const std::vector<std::pair<std::string, py::bytes>>& fi
 
 // ===== qualify / verify / the band rule (issue 24; engine/qualify/) — one block, kept apart =====
 // revgraph.qualify(...) and revgraph.verify(...) are engine/qualify's run_qualification and
-// verify_submission; required_correct is its exact band rule, which `python -m revgraph score`
-// uses. Bad band or config: ValueError; anything the run meets (IDX files, the folder): RuntimeError.
+// verify_submission; required_correct and per_draw_floor are its exact band rule, which `python -m
+// revgraph score` and tools/frontier use. Bad band or config: ValueError; anything the run meets (IDX files, the
+// folder): RuntimeError.
 
 std::int64_t band_required_correct(std::int64_t total, const std::string& band, const std::string& what) {
     try {
         return qualify::Band::parse(band, what).required_correct(total);
+    } catch (const Error& e) { bad(e.what()); }
+}
+
+std::int64_t band_per_draw_floor(std::int64_t per_draw, const std::string& band, const std::string& what) {
+    try {
+        return qualify::Band::parse(band, what).per_draw_floor(per_draw);
     } catch (const Error& e) { bad(e.what()); }
 }
 
@@ -433,6 +440,7 @@ PYBIND11_MODULE(_core, m) {
     m.def("write_files_atomic", &write_files_atomic, py::arg("files"));
     // qualify block (issue 24)
     m.def("required_correct", &band_required_correct, py::arg("total"), py::arg("band"), py::arg("what") = "band");
+    m.def("per_draw_floor", &band_per_draw_floor, py::arg("per_draw"), py::arg("band"), py::arg("what") = "band");
     m.def("qualify", &qualify_run, py::arg("idx_dir"), py::arg("submission"), py::arg("band"), py::arg("first_seed"),
           py::arg("draws"), py::arg("together"), py::arg("backend"), py::arg("config"));
     m.def("verify", &verify_run, py::arg("submission"), py::arg("idx_dir"), py::arg("retrain"), py::arg("backend"));

@@ -75,3 +75,18 @@ def test_qualify_refusals(tmp_path, idx):
     with pytest.raises(RuntimeError, match="no train-images-idx3-ubyte"):
         revgraph.qualify(tmp_path, draws=1)
     assert os.listdir(tmp_path / "taken") == ["x"]
+
+
+def test_band_rule_is_the_engines_exact_integers():
+    # The bands on 11 draws of 10,000: 96,800 / 101,200 / 104,500 / 106,700 / 107,800.
+    got = [revgraph.band_rule(b, 110000, 10000) for b in ("12", "8", "5", "3", "2")]
+    assert [g["required_correct"] for g in got] == [96800, 101200, 104500, 106700, 107800]
+    # 1.5 points below each band, per draw of 10,000: 86.5 %, 90.5 %, 93.5 %, 95.5 %, 96.5 %.
+    assert [g["per_draw_floor"] for g in got] == [8650, 9050, 9350, 9550, 9650]
+    # Exact: a ceiling, never a float that rounds the wrong way (7.5 % of 3 draws of 7 -> 19.425 -> 20).
+    assert revgraph.band_rule("7.5", 21, 7) == {"required_correct": 20, "per_draw_floor": 7}
+    # What `revgraph qualify` reports for the same band: one rule.
+    with pytest.raises(ValueError, match="band"):
+        revgraph.band_rule("12%", 100, 10)
+    with pytest.raises(TypeError):
+        revgraph.band_rule(12, 100, 10)
