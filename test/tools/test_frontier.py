@@ -1,0 +1,195 @@
+#!/usr/bin/python3
+"""tools/frontier: the choice per band on made-up sweep lines (the engine's band rule, the margin,
+the qualification's seeds refused), and every step end to end on a made-up IDX set with the real
+revgraph: select -> qualify -> time -> write, then tools/plot frontier.
+
+usage: test_frontier.py SOURCE_ROOT BUILD_ROOT REVGRAPH   (exit 77 without numpy, matplotlib or the
+built Python package)
+"""
+import json
+import os
+import struct
+import subprocess
+import sys
+import tempfile
+import unittest
+
+ROOT, BUILD, REVGRAPH = (os.path.abspath(a) for a in sys.argv[1:4])
+del sys.argv[1:4]
+try:
+    import numpy as np
+    import matplotlib  # noqa: F401  (tools/plot needs it)
+    sys.path.insert(0, os.path.join(BUILD, "python"))
+    import revgraph  # noqa: F401  (tools/frontier needs it)
+except ImportError as e:
+    print(f"SKIP: {e}")
+    sys.exit(77)
+
+FRONTIER = os.path.join(ROOT, "tools", "frontier")
+PLOT = os.path.join(ROOT, "tools", "plot")
+BASE = {"depth": 2, "width": 82, "alpha": 0.5, "seed": 11, "epochs": 2, "learning_rate": 0.1, "batch_size": 128,
+        "momentum": 0.9, "weight_decay": 0.0}
+
+
+def run(*args, tool=FRONTIER):
+    return subprocess.run([sys.executable, tool, *[str(a) for a in args]], capture_output=True, text=True,
+                          timeout=600)
+
+
+def sweep_file(path, digest, points):
+    """points: (config changes, correct of 10,000, seconds) -> revgraph sweep lines for one draw."""
+    with open(path, "w") as f:
+        for i, (changes, correct, seconds) in enumerate(points):
+            f.write(json.dumps({"index": i, "points": len(points), "config": dict(BASE, **changes),
+                                "backend": "cpu", "inputs_sha256": digest, "correct": correct, "total": 10000,
+                                "accuracy": correct / 10000, "run_seconds": seconds}) + "\n")
+    return path
+
+
+class Select(unittest.TestCase):
+    def setUp(self):
+        self.tmp = tempfile.TemporaryDirectory()
+        self.out = os.path.join(self.tmp.name, "selection.json")
+
+    def tearDown(self):
+        self.tmp.cleanup()
+
+    def draws(self, per_draw):
+        """per_draw: one list of points for each of three draws."""
+        return [sweep_file(os.path.join(self.tmp.name, f"s{k}.jsonl"), f"{k:064x}", pts)
+                for k, pts in enumerate(per_draw)]
+
+    def test_the_fastest_configuration_that_clears_the_tightened_band(self):
+        fast, mid, slow, best = {"epochs": 1}, {"epochs": 4}, {"epochs": 16}, {"width": 256, "epochs": 32}
+        # Band 12 tightened by 0.3 to 11.7: 88.3 % of 30,000 = 26,490 in all, and 86.8 % = 8,680 a draw.
+        files = self.draws([
+            [(fast, 8830, 0.003), (mid, 9200, 0.010), (slow, 9310, 0.030), (best, 9520, 0.900)],
+            [(fast, 8830, 0.003), (mid, 9210, 0.011), (slow, 9320, 0.031), (best, 9530, 0.910)],
+            [(fast, 8830, 0.004), (mid, 9230, 0.012), (slow, 9330, 0.032), (best, 9540, 0.920)],
+        ])
+        p = run("select", "--seeds", "1,2,3", "--output", self.out, *files)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        s = json.load(open(self.out))
+        chosen = {b["band"]: (b["chosen"]["config"], b["candidates"]) for b in s["bands"]}
+        self.assertEqual(chosen["12"], (dict(BASE, **fast), 4))      # exactly 26,490 and 8,830 >= 8,680
+        self.assertEqual(chosen["8"], (dict(BASE, **slow), 2))       # mid: 27,640 < 27,690 (92.3 %)
+        self.assertEqual(chosen["5"], (dict(BASE, **best), 1))       # 28,590 >= 28,590 (95.3 %)
+        self.assertEqual(chosen["3"], (dict(BASE, **best), 0))       # none: the most accurate one tried
+        self.assertEqual(s["selection_seeds"], [1, 2, 3])
+        self.assertEqual(len(s["tried"]), 4)
+        self.assertEqual(s["tried"][0]["correct"], [8830, 8830, 8830])
+        # One count fewer and the fastest no longer clears band 12; nor does a draw under the floor.
+        files = self.draws([[(fast, 8829, 0.003), (mid, 9200, 0.01)], [(fast, 8830, 0.003), (mid, 9200, 0.01)],
+                            [(fast, 8830, 0.003), (mid, 9200, 0.01)]])
+        self.assertEqual(run("select", "--seeds", "1,2,3", "--bands", "12", "--output", self.out, *files).returncode, 0)
+        self.assertEqual(json.load(open(self.out))["bands"][0]["chosen"]["config"], dict(BASE, **mid))
+        files = self.draws([[(fast, 8679, 0.003), (mid, 9200, 0.01)], [(fast, 9000, 0.003), (mid, 9200, 0.01)],
+                            [(fast, 9000, 0.003), (mid, 9200, 0.01)]])
+        self.assertEqual(run("select", "--seeds", "1,2,3", "--bands", "12", "--output", self.out, *files).returncode, 0)
+        self.assertEqual(json.load(open(self.out))["bands"][0]["chosen"]["config"], dict(BASE, **mid))
+        # A margin of 0 takes the band itself.
+        self.assertEqual(run("select", "--seeds", "1,2,3", "--bands", "12", "--margin", "0", "--output", self.out,
+                             *files).returncode, 0)
+        self.assertEqual(json.load(open(self.out))["bands"][0]["selection_band"], "12")
+
+    def test_a_configuration_missing_on_a_draw_is_not_compared(self):
+        files = self.draws([[({"epochs": 1}, 9900, 0.001), ({"epochs": 2}, 9000, 0.01)],
+                            [({"epochs": 2}, 9000, 0.01)], [({"epochs": 2}, 9000, 0.01)]])
+        p = run("select", "--seeds", "1,2,3", "--bands", "12", "--output", self.out, *files)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        s = json.load(open(self.out))
+        self.assertEqual([t["config"]["epochs"] for t in s["tried"]], [2])
+
+    def test_refusals_are_one_line_and_write_nothing(self):
+        files = self.draws([[({}, 9000, 0.01)]] * 3)
+        bad = os.path.join(self.tmp.name, "bad.jsonl")
+        with open(bad, "w") as f:
+            f.write('{"config": {}}\n')
+        missing = os.path.join(self.tmp.name, "missing.jsonl")
+        for extra, args, mention in (([], ["--seeds", "1,2,2026091405"], "qualification"),
+                                     ([], ["--seeds", "1,2"], "3 draws"),
+                                     ([], ["--seeds", "1,2,3", "--margin", "12", "--bands", "12"], "margin"),
+                                     ([bad], ["--seeds", "1,2,3"], "bad.jsonl:1"),
+                                     ([missing], ["--seeds", "1,2,3"], "missing")):
+            p = run("select", *files, *extra, "--output", self.out, *args)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+            self.assertTrue(p.stderr.startswith("frontier: error: ") and mention in p.stderr, p.stderr)
+            self.assertFalse(os.path.exists(self.out))
+
+
+class EndToEnd(unittest.TestCase):
+    """A made-up IDX set (not official MNIST), one selection draw, two tiny grids: every step runs
+    the real revgraph and the files agree with one another."""
+
+    def test_select_qualify_time_write_plot(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            n, rng = 20011, np.random.default_rng(8)
+            labels = rng.integers(0, 10, n).astype(np.uint8)
+            base = rng.integers(0, 256, (10, 28, 28)).astype(np.int16)
+            pixels = np.clip(base[labels] + rng.integers(-200, 200, (n, 28, 28)), 0, 255).astype(np.uint8)
+            idx = os.path.join(tmp, "idx")
+            os.makedirs(idx)
+            with open(os.path.join(idx, "train-images-idx3-ubyte"), "wb") as f:
+                f.write(struct.pack(">iiii", 2051, n, 28, 28) + pixels.tobytes())
+            with open(os.path.join(idx, "train-labels-idx1-ubyte"), "wb") as f:
+                f.write(struct.pack(">ii", 2049, n) + labels.tobytes())
+            draw, draw_labels = os.path.join(tmp, "sel.npz"), os.path.join(tmp, "sel-labels.npy")
+            p = subprocess.run([REVGRAPH, "data", "mnist", "--idx-dir", idx, "--seed", "77", "--output", draw,
+                                "--test-labels-output", draw_labels], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            sweep = os.path.join(tmp, "s.jsonl")
+            p = subprocess.run([REVGRAPH, "sweep", "--input", draw, "--test-labels", draw_labels, "--backend", "cpu",
+                                "--grid", "width=82,96", "--grid", "epochs=1,2", "--output", sweep],
+                               capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            selection = os.path.join(tmp, "selection.json")
+            p = run("--build", BUILD, "select", "--seeds", "77", "--bands", "12,5", "--output", selection, sweep)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            out = os.path.join(tmp, "q")
+            p = run("qualify", selection, "--idx-dir", idx, "--out-dir", out, "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            timing = os.path.join(tmp, "timing.json")
+            p = run("time", selection, "--input", draw, "--rounds", "2", "--repeat", "1", "--output", timing,
+                    "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            frontier = os.path.join(tmp, "frontier.json")
+            p = run("write", selection, "--qualify-dir", out, "--timing", timing, "--output", frontier,
+                    "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            f, s, t = (json.load(open(x)) for x in (frontier, selection, timing))
+            self.assertEqual([e["band"] for e in f["bands"]], ["12", "5"])
+            for e, chosen in zip(f["bands"], s["bands"]):
+                self.assertEqual(e["config"], chosen["chosen"]["config"])
+                report = json.load(open(os.path.join(out, f"band-{e['band']}.qualify.json")))
+                self.assertEqual(json.load(open(os.path.join(out, f"band-{e['band']}.config.json"))), e["config"])
+                self.assertEqual(e["total_correct"], sum(d["correct"] for d in report["draws"]))
+                self.assertEqual((e["total"], len(report["draws"])), (110000, 11))
+                self.assertEqual(e["required_correct"], revgraph.band_rule(e["band"], 110000, 10000)["required_correct"])
+                self.assertFalse(e["official_mnist"])  # made-up files never qualify
+                self.assertFalse(e["qualified"])
+                timed = next(c for c in t["contenders"] if c["name"] == f"band {e['band']}")
+                self.assertEqual(e["cpu_ms_per_task"], timed["median_ms"])
+                self.assertEqual(timed["runs"], 2)
+            self.assertEqual(f["bands"][0]["rev88_cpu_ms_per_task"], t["contenders"][0]["median_ms"])
+            png = os.path.join(tmp, "f.png")
+            p = run("frontier", frontier, "--selection", selection, "--output", png, tool=PLOT)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            with open(png, "rb") as g:
+                self.assertEqual(g.read(8), b"\x89PNG\r\n\x1a\n")
+            p = run("frontier", frontier, "--output", png, tool=PLOT)
+            self.assertEqual((p.returncode, p.stderr.startswith("plot: error: ")), (1, True), p.stderr)
+            # write refuses timings of other configurations than those chosen.
+            t["contenders"][1]["config"] = dict(t["contenders"][1]["config"], epochs=99)
+            with open(timing, "w") as g:
+                json.dump(t, g)
+            os.remove(frontier)
+            p = run("write", selection, "--qualify-dir", out, "--timing", timing, "--output", frontier,
+                    "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("did not time the chosen configuration", p.stderr)
+            self.assertFalse(os.path.exists(frontier))
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
