@@ -70,11 +70,16 @@ class Select(unittest.TestCase):
         p = run("select", "--seeds", "1,2,3", "--output", self.out, *files)
         self.assertEqual(p.returncode, 0, p.stderr)
         s = json.load(open(self.out))
-        chosen = {b["band"]: (b["chosen"]["config"], b["candidates"]) for b in s["bands"]}
+        chosen = {b["band"]: (b["finalists"][0]["config"], b["candidates"]) for b in s["bands"]}
         self.assertEqual(chosen["12"], (dict(BASE, **fast), 4))      # exactly 26,490 and 8,830 >= 8,680
         self.assertEqual(chosen["8"], (dict(BASE, **slow), 2))       # mid: 27,640 < 27,690 (92.3 %)
         self.assertEqual(chosen["5"], (dict(BASE, **best), 1))       # 28,590 >= 28,590 (95.3 %)
         self.assertEqual(chosen["3"], (dict(BASE, **best), 0))       # none: the most accurate one tried
+        # The finalists: the fastest candidates, at most --finalists of them.
+        self.assertEqual([[f["config"]["epochs"] for f in b["finalists"]] for b in s["bands"]],
+                         [[1, 4, 16, 32], [16, 32], [32], [32]])
+        self.assertEqual(run("select", "--seeds", "1,2,3", "--finalists", "2", "--output", self.out, *files).returncode, 0)
+        self.assertEqual(len(json.load(open(self.out))["bands"][0]["finalists"]), 2)
         self.assertEqual(s["selection_seeds"], [1, 2, 3])
         self.assertEqual(len(s["tried"]), 4)
         self.assertEqual(s["tried"][0]["correct"], [8830, 8830, 8830])
@@ -82,11 +87,11 @@ class Select(unittest.TestCase):
         files = self.draws([[(fast, 8829, 0.003), (mid, 9200, 0.01)], [(fast, 8830, 0.003), (mid, 9200, 0.01)],
                             [(fast, 8830, 0.003), (mid, 9200, 0.01)]])
         self.assertEqual(run("select", "--seeds", "1,2,3", "--bands", "12", "--output", self.out, *files).returncode, 0)
-        self.assertEqual(json.load(open(self.out))["bands"][0]["chosen"]["config"], dict(BASE, **mid))
+        self.assertEqual(json.load(open(self.out))["bands"][0]["finalists"][0]["config"], dict(BASE, **mid))
         files = self.draws([[(fast, 8679, 0.003), (mid, 9200, 0.01)], [(fast, 9000, 0.003), (mid, 9200, 0.01)],
                             [(fast, 9000, 0.003), (mid, 9200, 0.01)]])
         self.assertEqual(run("select", "--seeds", "1,2,3", "--bands", "12", "--output", self.out, *files).returncode, 0)
-        self.assertEqual(json.load(open(self.out))["bands"][0]["chosen"]["config"], dict(BASE, **mid))
+        self.assertEqual(json.load(open(self.out))["bands"][0]["finalists"][0]["config"], dict(BASE, **mid))
         # A margin of 0 takes the band itself.
         self.assertEqual(run("select", "--seeds", "1,2,3", "--bands", "12", "--margin", "0", "--output", self.out,
                              *files).returncode, 0)
@@ -146,12 +151,12 @@ class EndToEnd(unittest.TestCase):
             selection = os.path.join(tmp, "selection.json")
             p = run("--build", BUILD, "select", "--seeds", "77", "--bands", "12,5", "--output", selection, sweep)
             self.assertEqual(p.returncode, 0, p.stderr)
-            out = os.path.join(tmp, "q")
-            p = run("qualify", selection, "--idx-dir", idx, "--out-dir", out, "--revgraph", REVGRAPH)
-            self.assertEqual(p.returncode, 0, p.stderr)
             timing = os.path.join(tmp, "timing.json")
             p = run("time", selection, "--input", draw, "--rounds", "2", "--repeat", "1", "--output", timing,
                     "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            out = os.path.join(tmp, "q")
+            p = run("qualify", selection, "--timing", timing, "--idx-dir", idx, "--out-dir", out, "--revgraph", REVGRAPH)
             self.assertEqual(p.returncode, 0, p.stderr)
             frontier = os.path.join(tmp, "frontier.json")
             p = run("write", selection, "--qualify-dir", out, "--timing", timing, "--output", frontier,
@@ -159,8 +164,12 @@ class EndToEnd(unittest.TestCase):
             self.assertEqual(p.returncode, 0, p.stderr)
             f, s, t = (json.load(open(x)) for x in (frontier, selection, timing))
             self.assertEqual([e["band"] for e in f["bands"]], ["12", "5"])
+            self.assertEqual(t["contenders"][0]["config"], None)  # rev88's default, in the same rounds
+            timed = {json.dumps(c["config"], sort_keys=True): c for c in t["contenders"][1:]}
             for e, chosen in zip(f["bands"], s["bands"]):
-                self.assertEqual(e["config"], chosen["chosen"]["config"])
+                # The band's choice: its finalist with the least median side by side.
+                fastest = min(chosen["finalists"], key=lambda x: timed[json.dumps(x["config"], sort_keys=True)]["median_ms"])
+                self.assertEqual(e["config"], fastest["config"])
                 report = json.load(open(os.path.join(out, f"band-{e['band']}.qualify.json")))
                 self.assertEqual(json.load(open(os.path.join(out, f"band-{e['band']}.config.json"))), e["config"])
                 self.assertEqual(e["total_correct"], sum(d["correct"] for d in report["draws"]))
@@ -168,9 +177,9 @@ class EndToEnd(unittest.TestCase):
                 self.assertEqual(e["required_correct"], revgraph.band_rule(e["band"], 110000, 10000)["required_correct"])
                 self.assertFalse(e["official_mnist"])  # made-up files never qualify
                 self.assertFalse(e["qualified"])
-                timed = next(c for c in t["contenders"] if c["name"] == f"band {e['band']}")
-                self.assertEqual(e["cpu_ms_per_task"], timed["median_ms"])
-                self.assertEqual(timed["runs"], 2)
+                mine = timed[json.dumps(e["config"], sort_keys=True)]
+                self.assertEqual(e["cpu_ms_per_task"], mine["median_ms"])
+                self.assertEqual(mine["runs"], 2)
             self.assertEqual(f["bands"][0]["rev88_cpu_ms_per_task"], t["contenders"][0]["median_ms"])
             png = os.path.join(tmp, "f.png")
             p = run("frontier", frontier, "--selection", selection, "--output", png, tool=PLOT)
@@ -179,7 +188,7 @@ class EndToEnd(unittest.TestCase):
                 self.assertEqual(g.read(8), b"\x89PNG\r\n\x1a\n")
             p = run("frontier", frontier, "--output", png, tool=PLOT)
             self.assertEqual((p.returncode, p.stderr.startswith("plot: error: ")), (1, True), p.stderr)
-            # write refuses timings of other configurations than those chosen.
+            # write refuses a timing without a band's finalist.
             t["contenders"][1]["config"] = dict(t["contenders"][1]["config"], epochs=99)
             with open(timing, "w") as g:
                 json.dump(t, g)
@@ -187,7 +196,7 @@ class EndToEnd(unittest.TestCase):
             p = run("write", selection, "--qualify-dir", out, "--timing", timing, "--output", frontier,
                     "--revgraph", REVGRAPH)
             self.assertEqual(p.returncode, 1, p.stderr)
-            self.assertIn("did not time the chosen configuration", p.stderr)
+            self.assertIn("the timing has no finalist", p.stderr)
             self.assertFalse(os.path.exists(frontier))
 
 
