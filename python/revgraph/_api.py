@@ -95,7 +95,7 @@ class Task:
     ValueError, never a cast; something that is not a numpy array TypeError). They are used in
     place, not copied: the task holds them, and CPU runs read them each time, so do not write to
     them while the task lives.
-    Config keys: depth alpha seed epochs learning_rate batch_size momentum weight_decay.
+    Config keys: depth width alpha seed epochs learning_rate batch_size momentum weight_decay.
     """
 
     def __init__(self, train_images: npt.NDArray[np.float32], train_labels: npt.NDArray[np.int64],

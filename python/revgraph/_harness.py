@@ -138,7 +138,8 @@ def learn(args):
         raise Failure(str(e))
     if not args.quiet:
         print(f"revgraph: {arrays[1].shape[0]} train / {arrays[2].shape[0]} query, depth {config['depth']}, "
-              f"{config['epochs']} epochs, batch {config['batch_size']} on {task.backend} ({task.device}); "
+              f"width {config['width']}, {config['epochs']} epochs, batch {config['batch_size']} on {task.backend} "
+              f"({task.device}); "
               f"prepared in {task.preparation_seconds * 1e3:.1f} ms", file=sys.stderr)
     try:
         result = task.run()
