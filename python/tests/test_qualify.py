@@ -50,6 +50,21 @@ def test_qualify_and_verify(tmp_path, idx):
     assert v["holds"] is False and [f.split(":")[:2] for f in v["failures"]] == [["accuracy.json", " total_correct"]]
 
 
+def test_a_width_reaches_the_submissions_protocol_and_verify_retrains_it(tmp_path, idx):
+    d, _ = idx
+    sub = tmp_path / "wide"
+    report = revgraph.qualify(d, submission=sub, draws=2, band="60", backend="cpu", epochs=1, width=96)
+    assert report["config"]["width"] == 96
+    protocol = json.loads((sub / "protocol.json").read_text())
+    assert protocol["config"]["width"] == 96
+    # Retrained from the protocol alone, at its width, on the reference backend: the same bytes.
+    assert revgraph.verify(sub, d, retrain=True, backend="cpu-reference")["holds"] is True
+    # The same protocol at rev88's width is another claim: its predictions no longer hold.
+    protocol["config"]["width"] = 82
+    (sub / "protocol.json").write_text(json.dumps(protocol, indent=2) + "\n")
+    assert revgraph.verify(sub, d, retrain=True, backend="cpu")["holds"] is False
+
+
 def test_qualify_refusals(tmp_path, idx):
     d, _ = idx
     # A wrong type is TypeError, a wrong value ValueError (the module's rule, _core.cpp).
