@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -208,14 +209,17 @@ class Binaries(unittest.TestCase):
         for call in gc_steps.CALLS:
             for s in gc_plan.call_plan(context(), call):
                 used |= {x[len("BIN/"):] for x in s.cmd if x.startswith("BIN/")}
-        self.assertEqual(used | {"test/cuda/test_cuda_gpu", "test/cuda/test_cuda_ops_gpu"}, set(binaries.BUILD_TARGETS))
-        # The GPU suite's programs (meson's suite 'gpu', test/cuda/meson.build) are in it.
-        with open(os.path.join(ROOT, "test", "cuda", "meson.build")) as f:
-            text = f.read()
-        for line in text.split("test(")[1:]:
-            if "'gpu'" in line.split("suite:")[1].split("timeout")[0] if "suite:" in line else False:
-                exe = line.split("executable('")[1].split("'")[0]
-                self.assertIn(f"test/cuda/{exe}", binaries.BUILD_TARGETS)
+        # The GPU suite's programs: every test(...) of meson's suite 'gpu' under test/, with its executable.
+        suite = set()
+        for d, _, files in os.walk(os.path.join(ROOT, "test")):
+            if "meson.build" in files:
+                with open(os.path.join(d, "meson.build")) as f:
+                    for chunk in f.read().split("test('")[1:]:
+                        if re.search(r"suite:\s*\[[^]]*'gpu'", chunk):
+                            exe = re.search(r"executable\('([^']+)'", chunk).group(1)
+                            suite.add(os.path.relpath(os.path.join(d, exe), ROOT))
+        self.assertEqual(suite, {"test/cuda/test_cuda_gpu", "test/cuda/test_cuda_ops_gpu", "test/graphs/test_graphs_gpu"})
+        self.assertEqual(used | suite, set(binaries.BUILD_TARGETS))
 
     def test_binaries_that_start_but_see_no_gpu_fail_the_check(self):
         def listing(**fused):
