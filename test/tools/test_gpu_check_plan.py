@@ -141,6 +141,22 @@ class Budget(unittest.TestCase):
             self.assertIn(f"left out (no room in this call): {s.name}", shown.getvalue())
 
 
+    def test_at_any_budget_nothing_is_kept_that_only_serves_steps_left_out(self):
+        for call in gc_steps.CALLS:
+            for budget in range(40, gc_steps.STEP_BUDGET + 1, 5):
+                kept, left = gc_plan.fit(plan(call), budget)
+                kept_names = names(kept)
+                self.assertLessEqual(gc_plan.BINARIES_SECONDS + sum(s.limit for s in kept), budget)
+                self.assertEqual(sorted(kept_names + names(left)), sorted(names(plan(call))))
+                for s in kept:
+                    if s.name == "make-small-task":
+                        self.assertTrue(any(n.startswith("sanitize-") for n in kept_names), (call, budget))
+                    if s.name == "run-fused-plain":
+                        self.assertIn("run-fused-pdl", kept_names, (call, budget))
+                    if s.name == "make-task" and call > 1:
+                        self.assertTrue(any("SCRATCH/rev88.npz" in " ".join(x.cmd) for x in kept if x is not s))
+
+
 class Rerun(unittest.TestCase):
     def report(self, commit, failed=(), skipped=()):
         rows = [{"name": n} for n in ["binaries"] + names(plan(1))]
@@ -570,6 +586,12 @@ class Tests(unittest.TestCase):
                 results = [json.loads(line) for line in f]
             self.assertEqual([(r["name"], r["result"]) for r in results], [("good", "OK"), ("skipped", "SKIP"),
                                                                            ("bad", "FAIL")])
+            # Every test skipped (no GPU): 77, never 0.
+            argv[argv.index("gpu")] = "none"
+            with open(os.path.join(tmp, "m.json"), "w") as f:
+                json.dump([dict(manifest[1], suite=["none"])], f)
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(cli.main(argv), 77)
 
 
 if __name__ == "__main__":

@@ -59,6 +59,7 @@ class Run:
         self.steps = {name: 0 for name in REQUIRED}
         self.steps.update({"sanitize-racecheck-cuda-fused": 0, "torch-cuda-graph": 0})
         self.plan = None  # [(name, required)]: gpu-check's plan.tsv, where the run had one
+        self.gpu = True  # nvidia-smi names a GPU
         self.logs = {}  # artifacts' text files: compute-sanitizer logs
         self.tests = [("cuda-gpu", "OK")]  # meson test --suite gpu
         self.rest_tests = [("cpu", "OK"), ("gpu-check-report", "SKIP")]  # every other suite
@@ -111,9 +112,17 @@ class Run:
                 with open(os.path.join(scratch, name), "w") as f:
                     json.dump(content, f)
                 np.save(os.path.join(scratch, content["predictions_file"]), labels)
+            # nvidia-smi as a GPU machine answers it (self.gpu), or none on the PATH at all.
+            bin_dir = os.path.join(tmp, "bin")
+            os.makedirs(bin_dir)
+            if self.gpu:
+                with open(os.path.join(bin_dir, "nvidia-smi"), "w") as f:
+                    f.write("#!/bin/sh\necho 'NVIDIA H200, 580.159.04, 143771 MiB'\n")
+                os.chmod(os.path.join(bin_dir, "nvidia-smi"), 0o755)
+            env = dict(os.environ, PATH=bin_dir + os.pathsep + os.path.dirname(sys.executable))
             p = subprocess.run(REPORT + ["--out", out, "--artifacts", art, "--scratch", scratch,
                                 "--git-commit", "abc123", "--gpu-arch", "90"] + (["--partial", partial] if partial else []),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
             if p.returncode != 0:
                 raise AssertionError(f"report script exit {p.returncode}: {p.stderr}")
             if os.listdir(out) != ["report.json"] or "report.json" in os.listdir(art):
@@ -153,6 +162,20 @@ class GpuCheckReport(unittest.TestCase):
         self.assertEqual(t["cuda-fused-pdl"]["speedup_vs"]["torch-cuda-graph"], 20.0)
         self.assertEqual(r["throughput"], [{"name": "throughput/cuda-fused/tasks:4", "tasks": 4, "median_ms": 4.0,
                                             "ms_per_task": 1.0, "tasks_per_second": 1000.0}])
+
+    def test_no_gpu_never_passes_and_what_did_not_run_is_named(self):
+        run = Run()
+        run.gpu = False
+        r = run.report()
+        self.assertFalse(r["passed"])
+        self.assertIn("no GPU: nvidia-smi named none, so nothing here ran on a GPU", r["failures"])
+        self.assertIsNone(r["device"])
+        run = Run()
+        run.steps.update({"ncu-cuda": "not-found", "kernel-lab": 77, "bench-throughput": 124})
+        r = run.report()
+        self.assertEqual(r["not_run"], {"ncu-cuda": "not-found", "kernel-lab": 77, "bench-throughput": 124})
+        self.assertTrue(r["passed"], r["failures"])  # recorded steps: named, not failures
+        self.assertEqual(r["device"], "NVIDIA H200, 580.159.04, 143771 MiB")
 
     def test_the_targets_are_judged_on_what_was_measured(self):
         r = Run().report()
@@ -317,6 +340,18 @@ class Plan(unittest.TestCase):
         self.assertIn("step must-run: not run", r["failures"])
         run.steps["must-run"] = 0
         self.assertTrue(run.report()["passed"])
+
+    def test_a_call_is_judged_on_the_evidence_its_plan_meant_to_gather(self):
+        run = Run()  # call 2: none of call 1's evidence is due, a sanitizer finding is
+        run.plan = [("binaries", True), ("kernel-lab", False), ("sanitize-racecheck-cuda-fused", False)]
+        run.steps = {"binaries": 0, "kernel-lab": 0, "sanitize-racecheck-cuda-fused": 0}
+        run.tests.clear()
+        run.runs.clear()
+        run.out_files.clear()
+        self.assertEqual(run.report()["failures"], [])
+        run.steps["sanitize-racecheck-cuda-fused"] = 3
+        run.logs["sanitize-racecheck-cuda-fused.log"] = RACE
+        self.assertFalse(run.report()["passed"])
 
     def test_a_report_on_the_way_judges_only_the_steps_that_ran(self):
         run = Run()

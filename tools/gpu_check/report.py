@@ -204,9 +204,10 @@ def evidence_failures(steps, plan, partial, report, gv, gvf, crosses, draw):
     """A required step (plan.tsv's) that did not exit 0, and each piece of evidence that is not what
     it must be. A report on the way judges only the steps that have run."""
     required = [n for n, _, _, req in plan if req] if plan is not None else list(DEFAULT_REQUIRED)
+    planned = None if plan is None else {n for n, _, _, _ in plan}
 
-    def due(step):
-        return not partial or step in steps
+    def due(step):  # evidence this call meant to gather (all of it without a plan), and has got to
+        return (planned is None or step in planned) and (not partial or step in steps)
     reasons = []
     for name in required:
         rc = steps.get(name, {}).get("exit", "not run")
@@ -270,7 +271,11 @@ def build_report(scratch, out, git_commit, commit_source, gpu_arch, partial, bin
     plan = read_plan(scratch)
     report["plan"] = plan_rows(plan)
     report["left_out_of_this_call"] = read_left_out(scratch)
-    reasons = evidence_failures(steps, plan, partial, report, gv, gvf,
+    # Steps that did not run for want of a device, a tool or time: named, never counted as passed.
+    report["not_run"] = {n: st["exit"] for n, st in steps.items()
+                         if st["exit"] in (77, "not-found", "skipped", 124, 137)}
+    reasons = [] if report["device"] else ["no GPU: nvidia-smi named none, so nothing here ran on a GPU"]
+    reasons += evidence_failures(steps, plan, partial, report, gv, gvf,
                                 (("two processes", cross, "run-cuda-2"),
                                  ("two cuda-fused processes", cross_fused, "run-fused-2")), draw)
     report["cublaslt_library"] = (gv or {}).get("cublaslt_library")

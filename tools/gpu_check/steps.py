@@ -34,6 +34,7 @@ class Step:
     required: bool = False  # the report fails where it does not exit 0
     ours: bool = True  # one of our binaries: gets the library path of the packed runtime
     env: dict = None
+    serves: tuple = ()  # steps it only exists for: where a budget keeps none of them, it goes too
 
 
 class Context:
