@@ -145,7 +145,8 @@ def check_bad_options(binary):
 
 
 def check_energy(binary):
-    quick = TINY + ["--idle-seconds=0.1", "--energy-seconds=0.1", "--energy-min-tasks=2"]
+    quick = TINY + ["--settle-seconds=0", "--idle-seconds=0.1", "--idle-after-seconds=0", "--energy-seconds=0.1",
+                    "--energy-min-tasks=2"]
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "energy.json")
         p = run([binary, "--energy", f"--energy-out={out}"] + quick)
@@ -154,7 +155,9 @@ def check_energy(binary):
         if not isinstance(e.get("available"), bool):
             fail("energy.available missing")
         if e["available"]:
-            if not (e.get("tasks", 0) >= 2 and isinstance(e.get("joules_per_task"), (int, float))):
+            if not (e.get("tasks", 0) >= 2 and isinstance(e.get("joules_per_task"), (int, float))
+                    and isinstance(e.get("gross_joules_per_task"), (int, float))
+                    and (e.get("window") or {}).get("tasks_seconds", 0) > 0):
                 fail(f"energy report incomplete: {e}")
         elif not e.get("reason"):
             fail("energy not available but no reason given")

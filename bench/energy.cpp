@@ -125,13 +125,19 @@ EnergyReport summarize(const EnergySamples& s) {
     r.concurrent_tasks = per_round;
     r.tasks = static_cast<int>(s.task_seconds.size()) * per_round;
     r.run_seconds = s.run_seconds;
+    r.settle_seconds = s.settle_seconds;
+    r.idle_before_seconds = s.idle_before_seconds;
+    r.idle_after_seconds = s.idle_after_seconds;
+    r.idle_samples_before = static_cast<int>(s.idle_before_watts.size());
+    r.idle_samples_after = static_cast<int>(s.idle_after_watts.size());
     r.idle_watts_before = mean(s.idle_before_watts);
     r.idle_watts_after = mean(s.idle_after_watts);
-    const bool before = !s.idle_before_watts.empty(), after = !s.idle_after_watts.empty();
-    r.idle_watts = before && after ? 0.5 * (r.idle_watts_before + r.idle_watts_after)
-                                   : (before ? r.idle_watts_before : r.idle_watts_after);
+    // Only the idle before the run is subtracted: NVML's power is a ~1 s average, so samples after
+    // the run can still hold its tail and would make the net figure too low.
+    r.net_known = !s.idle_before_watts.empty();
+    r.idle_watts = r.idle_watts_before;
     r.total_joules = static_cast<double>(s.energy_end_mj - s.energy_start_mj) / 1e3;
-    r.idle_joules = r.idle_watts * s.run_seconds;
+    r.idle_joules = r.net_known ? r.idle_watts * s.run_seconds : 0.0;
     r.net_joules = r.total_joules - r.idle_joules;
     if (r.tasks > 0) {
         r.joules_per_task = r.net_joules / r.tasks;
@@ -144,6 +150,11 @@ EnergyReport summarize(const EnergySamples& s) {
     if (s.energy_end_mj < s.energy_start_mj) {
         r.available = false;
         r.reason = "the energy counter went backwards (driver reloaded during the run?)";
+    } else if (r.tasks == 0) {
+        r.available = false;
+        r.reason = "no task ran between the counter's readings";
+    } else if (!r.net_known) {
+        r.reason = "no idle sample before the run: gross joules only";
     } else if (r.net_joules <= 0) {
         r.reason = "net energy <= 0: the run did not rise measurably above idle; use more tasks";
     }
@@ -159,37 +170,75 @@ EnergyReport not_available(const std::string& reason) {
 
 namespace {
 
-std::vector<double> sample_power(const Nvml& nvml, double seconds, double interval) {
+std::vector<double> sample_power(EnergyProbe& probe, double seconds, double interval) {
     std::vector<double> watts;
-    const auto start = Clock::now();
+    if (seconds <= 0) return watts;
+    const double start = probe.now_seconds();
     do {
-        if (const auto mw = nvml.power_mw()) watts.push_back(*mw / 1e3);
-        std::this_thread::sleep_for(std::chrono::duration<double>(interval));
-    } while (seconds_since(start) < seconds);
+        if (const auto w = probe.power_watts()) watts.push_back(*w);
+        probe.sleep_seconds(interval);
+    } while (probe.now_seconds() - start < seconds);
     return watts;
 }
 
+class NvmlProbe final : public EnergyProbe {
+public:
+    explicit NvmlProbe(const Nvml& nvml) : nvml_(nvml), start_(Clock::now()) {}
+    std::optional<double> power_watts() override {
+        const auto mw = nvml_.power_mw();
+        return mw ? std::optional<double>(*mw / 1e3) : std::nullopt;
+    }
+    std::optional<std::uint64_t> energy_mj(std::string* why) override { return nvml_.total_energy_mj(why); }
+    double now_seconds() override { return seconds_since(start_); }
+    void sleep_seconds(double seconds) override { std::this_thread::sleep_for(std::chrono::duration<double>(seconds)); }
+
+private:
+    const Nvml& nvml_;
+    Clock::time_point start_;
+};
+
 }  // namespace
 
-EnergyReport measure_energy(const Nvml& nvml, const std::function<double()>& run_round, const EnergyOptions& o,
+std::unique_ptr<EnergyProbe> nvml_probe(const Nvml& nvml) { return std::make_unique<NvmlProbe>(nvml); }
+
+EnergyReport measure_energy(EnergyProbe& probe, const std::function<double()>& run_round, const EnergyOptions& o,
                             int tasks_per_round) {
     EnergySamples s;
     s.tasks_per_round = std::max(1, tasks_per_round);
     const auto tasks = [&] { return static_cast<int>(s.task_seconds.size()) * s.tasks_per_round; };
-    s.idle_before_watts = sample_power(nvml, o.idle_seconds, o.sample_interval_seconds);
+    // 1. Nothing runs while NVML's averaging window empties of the warm-up, then idle is sampled.
+    double t = probe.now_seconds();
+    probe.sleep_seconds(o.settle_seconds);
+    s.settle_seconds = probe.now_seconds() - t;
+    t = probe.now_seconds();
+    s.idle_before_watts = sample_power(probe, o.idle_seconds, o.sample_interval_seconds);
+    s.idle_before_seconds = probe.now_seconds() - t;
+    // 2. The tasks, back to back, between two readings of the energy counter.
     std::string why;
-    const auto e0 = nvml.total_energy_mj(&why);
+    const auto e0 = probe.energy_mj(&why);
     if (!e0) return not_available("energy counter read failed: " + why);
-    const auto start = Clock::now();
-    while (tasks() < o.max_tasks && (tasks() < o.min_tasks || seconds_since(start) < o.min_seconds))
+    const double start = probe.now_seconds();
+    while (tasks() < o.max_tasks && (tasks() < o.min_tasks || probe.now_seconds() - start < o.min_seconds))
         s.task_seconds.push_back(run_round());
-    const auto e1 = nvml.total_energy_mj(&why);
-    s.run_seconds = seconds_since(start);
+    const auto e1 = probe.energy_mj(&why);
+    s.run_seconds = probe.now_seconds() - start;
     if (!e1) return not_available("energy counter read failed: " + why);
-    s.idle_after_watts = sample_power(nvml, o.idle_seconds, o.sample_interval_seconds);
+    // 3. Idle after, settled the same way: recorded beside the idle before, never subtracted.
+    if (o.idle_after_seconds > 0) {
+        probe.sleep_seconds(o.settle_seconds);
+        t = probe.now_seconds();
+        s.idle_after_watts = sample_power(probe, o.idle_after_seconds, o.sample_interval_seconds);
+        s.idle_after_seconds = probe.now_seconds() - t;
+    }
     s.energy_start_mj = *e0;
     s.energy_end_mj = *e1;
-    EnergyReport r = summarize(s);
+    return summarize(s);
+}
+
+EnergyReport measure_energy(const Nvml& nvml, const std::function<double()>& run_round, const EnergyOptions& o,
+                            int tasks_per_round) {
+    const auto probe = nvml_probe(nvml);
+    EnergyReport r = measure_energy(*probe, run_round, o, tasks_per_round);
     r.nvml_device = nvml.device_name();
     return r;
 }
@@ -210,13 +259,22 @@ nlohmann::ordered_json EnergyReport::to_json() const {
     j["idle_watts"] = {{"before", idle_watts_before}, {"after", idle_watts_after}, {"used", idle_watts}};
     j["average_watts"] = average_watts;
     j["total_joules"] = total_joules;
-    j["idle_joules"] = idle_joules;
-    j["net_joules"] = net_joules;
-    j["joules_per_task"] = joules_per_task;
+    const nlohmann::ordered_json unknown;  // null where no idle was sampled before the run
+    j["idle_joules"] = net_known ? nlohmann::ordered_json(idle_joules) : unknown;
+    j["net_joules"] = net_known ? nlohmann::ordered_json(net_joules) : unknown;
+    j["joules_per_task"] = net_known ? nlohmann::ordered_json(joules_per_task) : unknown;
     j["gross_joules_per_task"] = gross_joules_per_task;
+    j["window"] = {{"tasks_seconds", run_seconds},
+                   {"settle_seconds_before_each_idle", settle_seconds},
+                   {"idle_before_seconds", idle_before_seconds},
+                   {"idle_after_seconds", idle_after_seconds},
+                   {"idle_samples_before", idle_samples_before},
+                   {"idle_samples_after", idle_samples_after},
+                   {"protocol", "the group's: ~20 s of tasks, ~10 s of idle each side"}};
     j["method"] =
-        "nvmlDeviceGetTotalEnergyConsumption before/after back-to-back tasks; idle power "
-        "(nvmlDeviceGetPowerUsage, mean of the samples before and after) times the run's duration subtracted";
+        "nvmlDeviceGetTotalEnergyConsumption before/after back-to-back tasks (gross); net = gross - idle power x "
+        "the tasks' duration, idle = mean nvmlDeviceGetPowerUsage sampled BEFORE the tasks, after a settle with "
+        "nothing running (NVML's power is a ~1 s average on Hopper); idle after recorded, not subtracted";
     return j;
 }
 
@@ -226,12 +284,16 @@ std::string EnergyReport::summary_line() const {
         o << "energy: not available: " << reason;
         return o.str();
     }
-    char buf[400];
+    char net[32] = "unknown";
+    if (net_known) std::snprintf(net, sizeof net, "%.4f", joules_per_task);
+    char buf[480];
     std::snprintf(buf, sizeof buf,
-                  "energy: %s on %s: %d tasks (%d at once) in %.2f s, %.3f ms a task median; %.4f J/task net "
-                  "of idle (%.4f J/task gross; idle %.1f W before, %.1f W after; %.1f W average)",
-                  backend.c_str(), nvml_device.c_str(), tasks, concurrent_tasks, run_seconds, task_ms_median,
-                  joules_per_task, gross_joules_per_task, idle_watts_before, idle_watts_after, average_watts);
+                  "energy: %s on %s: %d tasks (%d at once) in %.2f s, %.3f ms a task median; %s J/task net "
+                  "of idle (%.4f J/task gross; idle %.1f W before (%.1f s, after %.1f s settling), %.1f W after; "
+                  "%.1f W average)",
+                  backend.c_str(), nvml_device.c_str(), tasks, concurrent_tasks, run_seconds, task_ms_median, net,
+                  gross_joules_per_task, idle_watts_before, idle_before_seconds, settle_seconds, idle_watts_after,
+                  average_watts);
     o << buf;
     if (!reason.empty()) o << "; note: " << reason;
     return o.str();

@@ -30,8 +30,12 @@ revgraph options (before Google Benchmark sees the command line):
   --energy-backend=B      backend for --energy (default cuda)
   --energy-tasks=K        K tasks at once per round (run_together, seeds 11, 12, ...; default 1):
                           joules per task for a seed sweep on one GPU
-  --energy-seconds=S      minimum measured seconds (default 5); --energy-min-tasks=N (default 50)
-  --idle-seconds=S        idle power sampling before and after (default 1)
+  --energy-seconds=S      minimum seconds of tasks (default 20, the group's protocol);
+                          --energy-min-tasks=N (default 50)
+  --settle-seconds=S      nothing runs this long before each idle window (default 3: NVML's power
+                          is a ~1 s average, so idle read right after work is inflated)
+  --idle-seconds=S        idle power sampled before the tasks, the idle subtracted (default 10)
+  --idle-after-seconds=S  idle sampled after them, recorded only (default 10; 0: none)
   --energy-out=FILE       write the energy report as JSON (also printed as one line)
   --nvml-library=PATH     NVML library to dlopen (default libnvidia-ml.so.1)
   --help
@@ -108,6 +112,8 @@ void parse_options(int* argc, char** argv) {
     app.add_option("--energy-seconds", o.energy_options.min_seconds)->check(at_least(0, false));
     app.add_option("--energy-min-tasks", o.energy_options.min_tasks)->check(at_least(1, true));
     app.add_option("--idle-seconds", o.energy_options.idle_seconds)->check(at_least(0, false));
+    app.add_option("--idle-after-seconds", o.energy_options.idle_after_seconds)->check(at_least(0, false));
+    app.add_option("--settle-seconds", o.energy_options.settle_seconds)->check(at_least(0, false));
     app.add_option("--energy-out", o.energy_out);
     app.add_option("--nvml-library", o.nvml_library);
     try {

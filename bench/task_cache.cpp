@@ -49,8 +49,7 @@ const TaskInputs& task_inputs() {
 std::string data_description() {
     const Options& o = options();
     if (!o.input.empty()) return o.input;
-    // Not byte-equal to tools/make_synthetic.py's draw for the same seed (the labels are drawn
-    // differently); bench/compare_torch passes its own file with --input where that matters.
+    // Byte for byte tools/make_synthetic.py's draw for the same sizes and seed (engine/data/synthetic.hpp).
     return "data::synthetic_task(" + std::to_string(o.train) + ", " + std::to_string(o.query) + ", " +
            std::to_string(o.data_seed) + ")";
 }

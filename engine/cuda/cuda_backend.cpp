@@ -293,6 +293,9 @@ nlohmann::ordered_json CudaBackend::diagnostics() const {
     // Strided batches the library had no deterministic algorithm for, run product by product
     // (each adds batch-1 launches to the counts above).
     j["matmul_batches_split"] = im.matmuls ? im.matmuls->split_batches() : 0;
+    // Products cuBLASLt had no deterministic FP32 algorithm for at all, on the hand-written kernel.
+    j["matmuls_on_hand_kernel"] =
+        im.matmuls ? nlohmann::ordered_json(im.matmuls->hand_kernel_products()) : nlohmann::ordered_json::array();
     return j;
 }
 

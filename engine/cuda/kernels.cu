@@ -10,6 +10,7 @@
 #include "engine/cuda/ops/copy.hpp"
 #include "engine/cuda/ops/couple.hpp"
 #include "engine/cuda/ops/gather.hpp"
+#include "engine/cuda/ops/gemm.hpp"
 #include "engine/cuda/ops/lift.hpp"
 #include "engine/cuda/ops/loss.hpp"
 #include "engine/cuda/ops/mask.hpp"

@@ -5,6 +5,7 @@
 
 #include "engine/cuda_util/check.hpp"
 #include "engine/cuda/lt_candidate.hpp"
+#include "engine/cuda/ops/gemm.hpp"
 #include "engine/error.hpp"
 
 namespace revgraph::cuda {
@@ -81,8 +82,8 @@ const char* compute_name(cublasComputeType_t c) {
 
 }  // namespace
 
-LtMatmuls::LtMatmuls(void* workspace, std::size_t workspace_bytes)
-    : workspace_(workspace), workspace_bytes_(workspace_bytes) {
+LtMatmuls::LtMatmuls(void* workspace, std::size_t workspace_bytes, bool force_hand_kernel)
+    : workspace_(workspace), workspace_bytes_(workspace_bytes), force_hand_kernel_(force_hand_kernel) {
     cublasCheck(cublasLtCreate(&handle_));
 }
 
@@ -103,7 +104,7 @@ std::uint32_t batch_alignment(const float* p, int batch, std::int64_t stride) {
 }
 }  // namespace
 
-int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, const float* d) {
+int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, const float* d, std::string* why_not) {
     spec.validate();
     const std::uint32_t aa = batch_alignment(a, spec.batch, spec.stride_a),
                         ab = batch_alignment(b, spec.batch, spec.stride_b),
@@ -111,6 +112,10 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
     const std::string key =
         spec.describe() + " align " + std::to_string(aa) + "/" + std::to_string(ab) + "/" + std::to_string(ad);
     if (const auto it = shape_index_.find(key); it != shape_index_.end()) return it->second;
+    if (const auto it = unpinned_.find(key); it != unpinned_.end()) {  // asked once per shape, not per call site
+        if (why_not != nullptr) *why_not = it->second;
+        return -1;
+    }
 
     auto s = std::make_unique<Shape>();
     s->spec = spec;
@@ -135,11 +140,22 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
         batched(s->d, spec.stride_d);  // also C's layout: C is given as D
     }
 
-    std::string refusals;
-    for (const cublasComputeType_t compute : {CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F}) {
-        cublasLtMatmulDesc_t desc = nullptr;
-        cublasCheck(cublasLtMatmulDescCreate(&desc, compute, CUDA_R_32F));
-        try {
+    // Ask the heuristic under each compute type (PEDANTIC first), keep every answer, then choose
+    // with the plain logic of lt_candidate.hpp (tested without a GPU).
+    constexpr cublasComputeType_t kComputes[] = {CUBLAS_COMPUTE_32F_PEDANTIC, CUBLAS_COMPUTE_32F};
+    std::vector<LtQuery> queries;
+    std::vector<std::vector<cublasLtMatmulAlgo_t>> algos;
+    std::vector<cublasLtMatmulDesc_t> descs;
+    const auto destroy_descs = [&](cublasLtMatmulDesc_t keep) {
+        for (auto d : descs)
+            if (d != nullptr && d != keep) (void)cublasLtMatmulDescDestroy(d);
+        descs.clear();
+    };
+    try {
+        for (const cublasComputeType_t compute : kComputes) {
+            cublasLtMatmulDesc_t desc = nullptr;
+            cublasCheck(cublasLtMatmulDescCreate(&desc, compute, CUDA_R_32F));
+            descs.push_back(desc);
             set_desc(desc, CUBLASLT_MATMUL_DESC_TRANSA,
                      static_cast<std::int32_t>(spec.trans_a ? CUBLAS_OP_T : CUBLAS_OP_N));
             set_desc(desc, CUBLASLT_MATMUL_DESC_TRANSB,
@@ -168,10 +184,11 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
                 throw;
             }
             (void)cublasLtMatmulPreferenceDestroy(pref);
-            if (status != CUBLAS_STATUS_SUCCESS) found = 0;
-            const LtFilter filter{workspace_bytes_, static_cast<std::uint32_t>(CUBLASLT_REDUCTION_SCHEME_NONE),
-                                  kReducedInputs};
-            for (int i = 0; i < found; ++i) {
+            LtQuery q;
+            q.compute = compute_name(compute);
+            q.status = static_cast<int>(status);
+            algos.emplace_back();
+            for (int i = 0; status == CUBLAS_STATUS_SUCCESS && i < found; ++i) {
                 const auto& r = results[i];
                 LtCandidate c;
                 c.heuristic_ok = r.state == CUBLAS_STATUS_SUCCESS;
@@ -182,35 +199,38 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
                 c.tile = algo_config<std::uint32_t>(r.algo, CUBLASLT_ALGO_CONFIG_TILE_ID);
                 c.stages = algo_config<std::uint32_t>(r.algo, CUBLASLT_ALGO_CONFIG_STAGES_ID);
                 c.impl_flags = impl_flags(r.algo);
-                if (lt_candidate_problem(c, filter) != nullptr) continue;
-                s->algo = r.algo;
-                s->workspace = r.workspaceSize;
-                s->splitk = *c.splitk;
-                s->reduction = *c.reduction;
-                s->impl_flags = *c.impl_flags;
-                s->algo_id = *c.algo_id;
-                s->tile = *c.tile;
-                s->stages = *c.stages;
-                s->compute = compute;
-                s->desc = desc;
-                desc = nullptr;
-                break;
+                q.candidates.push_back(c);
+                algos.back().push_back(r.algo);
             }
-            if (desc == nullptr) break;  // pinned
-            refusals +=
-                std::string(" ") + compute_name(compute) + ": " +
-                (status != CUBLAS_STATUS_SUCCESS ? "heuristic status " + std::to_string(static_cast<int>(status))
-                                                 : std::to_string(found) + " candidates, none deterministic FP32") +
-                ";";
-            (void)cublasLtMatmulDescDestroy(desc);
-        } catch (...) {
-            if (desc != nullptr) (void)cublasLtMatmulDescDestroy(desc);
-            throw;
+            queries.push_back(std::move(q));
         }
+    } catch (...) {
+        destroy_descs(nullptr);
+        throw;
     }
-    if (s->desc == nullptr)
-        throw Error("cublasLt: no deterministic FP32 algorithm for " + key + " with a " +
-                    std::to_string(workspace_bytes_) + "-byte workspace:" + refusals);
+    const LtFilter filter{workspace_bytes_, static_cast<std::uint32_t>(CUBLASLT_REDUCTION_SCHEME_NONE), kReducedInputs};
+    const LtChoice choice = force_hand_kernel_ ? LtChoice{-1, -1, "the hand-written kernel was asked for"}
+                                               : choose_lt_candidate(queries, filter);
+    if (!choice.pinned()) {
+        destroy_descs(nullptr);
+        const std::string why = "gemm " + key + ": " + choice.why_none;
+        unpinned_.emplace(key, why);
+        if (why_not != nullptr) *why_not = why;
+        return -1;
+    }
+    const auto q = static_cast<std::size_t>(choice.query), i = static_cast<std::size_t>(choice.candidate);
+    const LtCandidate& c = queries[q].candidates[i];
+    s->algo = algos[q][i];
+    s->workspace = c.workspace;
+    s->splitk = *c.splitk;
+    s->reduction = *c.reduction;
+    s->impl_flags = *c.impl_flags;
+    s->algo_id = *c.algo_id;
+    s->tile = *c.tile;
+    s->stages = *c.stages;
+    s->compute = kComputes[q];
+    s->desc = descs[q];
+    destroy_descs(s->desc);
     shapes_.push_back(std::move(s));
     const int id = static_cast<int>(shapes_.size()) - 1;
     shape_index_.emplace(key, id);
@@ -219,24 +239,42 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
 
 int LtMatmuls::bind(const GemmSpec& spec, const float* a, const float* b, float* d) {
     const int first = static_cast<int>(calls_.size());
-    const auto add_call = [&](const GemmSpec& s, const float* pa, const float* pb, float* pd) {
+    const auto add_call = [&](int shape, const GemmSpec& s, const float* pa, const float* pb, float* pd) {
         Bound call;
-        call.shape = shape_for(s, pa, pb, pd);
+        call.shape = shape;
+        call.spec = s;
         call.a = pa, call.b = pb, call.d = pd;
         call.alpha = s.alpha;
-        ++shapes_[static_cast<std::size_t>(call.shape)]->uses;
+        if (shape >= 0) ++shapes_[static_cast<std::size_t>(shape)]->uses;
         calls_.push_back(call);
     };
-    try {
-        add_call(spec, a, b, d);
-    } catch (const Error&) {
-        if (spec.batch <= 1) throw;
-        GemmSpec one = spec;  // the same product, one at a time
-        one.batch = 1;
-        one.stride_a = one.stride_b = one.stride_d = 0;
-        for (int i = 0; i < spec.batch; ++i)
-            add_call(one, a + i * spec.stride_a, b + i * spec.stride_b, d + i * spec.stride_d);
-        ++split_batches_;
+    std::string why_whole;
+    const int whole = shape_for(spec, a, b, d, &why_whole);
+    std::vector<int> singles;
+    std::string why_single;
+    GemmSpec one = spec;  // the same product, one at a time
+    one.batch = 1;
+    one.stride_a = one.stride_b = one.stride_d = 0;
+    if (whole < 0 && spec.batch > 1) {
+        for (int i = 0; i < spec.batch && why_single.empty(); ++i)
+            singles.push_back(
+                shape_for(one, a + i * spec.stride_a, b + i * spec.stride_b, d + i * spec.stride_d, &why_single));
+    }
+    const ProductPath path = product_path(whole >= 0, spec.batch, spec.batch > 1 && why_single.empty());
+    switch (path) {
+        case ProductPath::lt: add_call(whole, spec, a, b, d); break;
+        case ProductPath::lt_each:
+            for (int i = 0; i < spec.batch; ++i)
+                add_call(singles[static_cast<std::size_t>(i)], one, a + i * spec.stride_a, b + i * spec.stride_b,
+                         d + i * spec.stride_d);
+            ++split_batches_;
+            break;
+        case ProductPath::hand_kernel:
+            add_call(-1, spec, a, b, d);
+            // One line: the product, why cuBLASLt pinned nothing for it, and the way on.
+            hand_kernel_.push_back(why_whole + (why_single.empty() ? "" : "; one at a time: " + why_single) +
+                                   " -> runs on " + product_path_name(path));
+            break;
     }
     bound_.emplace_back(first, static_cast<int>(calls_.size()) - first);
     return static_cast<int>(bound_.size()) - 1;
@@ -246,6 +284,10 @@ void LtMatmuls::launch(int id, cudaStream_t stream) const {
     const auto [first, count] = bound_.at(static_cast<std::size_t>(id));
     for (int k = first; k < first + count; ++k) {
         const Bound& b = calls_[static_cast<std::size_t>(k)];
+        if (b.shape < 0) {  // deterministic by construction: k in index order, no atomics
+            ops::launch(ops::GemmArgs{b.spec, b.a, b.b, b.d}, stream);
+            continue;
+        }
         const Shape& s = *shapes_[static_cast<std::size_t>(b.shape)];
         // beta = 0: C is not read; it is given as D because cuBLASLt wants a C with D's layout.
         cublasCheck(cublasLtMatmul(handle_, s.desc, &b.alpha, b.a, s.a, b.b, s.b, &b.beta, b.d, s.d, b.d, s.d, &s.algo,

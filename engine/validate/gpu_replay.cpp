@@ -72,6 +72,10 @@ json backend_diagnostics(Backend& backend) {
     return json{{"backend", backend.name()}};
 }
 
+constexpr const char* kRev88Synthetic =
+    "synthetic_inputs(10000, 10000, 2026091400): tools/make_synthetic.py --train 10000 --query 10000 --seed "
+    "2026091400, byte for byte";
+
 json timing(const std::vector<double>& ms) {
     if (ms.empty()) return json{{"runs", 0}};
     const Summary s = summarize(ms);
@@ -193,27 +197,46 @@ json gpu_replay_case(int depth, const std::string& backend_name, double toleranc
 
 json gpu_repeatability(const TaskInputs& inputs, const TaskConfig& config, int replays,
                        const std::string& backend_name) {
-    if (replays < 1) throw Error("validate: replays must be >= 1");
+    ReplayOptions replay;
+    replay.replays = replays;
+    return gpu_repeatability(inputs, config, replay, backend_name);
+}
+
+json gpu_repeatability(const TaskInputs& inputs, const TaskConfig& config, const ReplayOptions& replay,
+                       const std::string& backend_name) {
+    if (replay.replays < 1) throw Error("validate: replays must be >= 1");
+    if (replay.cold_replays < 0) throw Error("validate: cold replays must be >= 0");
+    if (replay.cold_replays > 0 && !replay.before_cold)
+        throw Error("validate: cold replays need what to do before each (an L2 flush)");
     PreparedTask task(inputs, config, make_backend(backend_name));
     Backend& gpu = task.backend();
-    std::vector<double> ms;
+    std::vector<double> ms, cold_ms;
     task.run();
     ms.push_back(task.last_run_seconds() * 1e3);
     const TaskOutputs first = task.outputs();
     int identical = 1;
-    for (int i = 1; i < replays; ++i) {
+    for (int i = 1; i < replay.replays; ++i) {
         task.run();
         ms.push_back(task.last_run_seconds() * 1e3);
         identical += same_bytes(first.state, gpu.read_state()) ? 1 : 0;
     }
+    for (int i = 0; i < replay.cold_replays; ++i) {
+        replay.before_cold();  // untimed: the run's own events (or clock) start after it
+        task.run();
+        cold_ms.push_back(task.last_run_seconds() * 1e3);
+        identical += same_bytes(first.state, gpu.read_state()) ? 1 : 0;
+    }
+    const int total = replay.replays + replay.cold_replays;
     json j;
-    j["passed"] = identical == replays;
+    j["passed"] = identical == total;
     j["backend"] = gpu.name();
     j["device"] = gpu.device();
     j["config"] = config.to_json();
     j["train_count"] = inputs.train_count();
     j["test_count"] = inputs.test_count();
-    j["replays"] = replays;
+    j["input_hashes"] = first.metadata["input_hashes"];
+    j["replays"] = replay.replays;
+    j["cold_replays"] = replay.cold_replays;
     j["byte_identical_replays"] = identical;
     j["state_vector_sha256"] = first.metadata["state_vector_sha256"];
     j["final_velocity_sha256"] = io::sha256_hex(first.state.velocity);
@@ -221,6 +244,7 @@ json gpu_repeatability(const TaskInputs& inputs, const TaskConfig& config, int r
     j["scores_sha256"] = first.metadata["scores_sha256"];
     j["preparation_seconds"] = task.preparation_seconds();
     j["task_ms"] = timing(ms);
+    if (replay.cold_replays > 0) j["task_ms_cold"] = timing(cold_ms);
     j["retained_core_states"] = gpu.retained_core_states();
     j["core_saved_bytes_per_example"] = first.metadata["core_saved_bytes_per_example"];
     j["diagnostics"] = backend_diagnostics(gpu);
@@ -228,6 +252,14 @@ json gpu_repeatability(const TaskInputs& inputs, const TaskConfig& config, int r
 }
 
 json gpu_validation(int replays, const std::string& backend_name) {
+    GpuValidationOptions o;
+    o.backend = backend_name;
+    o.replay.replays = replays;
+    return gpu_validation(o);
+}
+
+json gpu_validation(const GpuValidationOptions& options) {
+    const std::string& backend_name = options.backend;
     if (cuda::device_count() == 0)
         return json{{"passed", nullptr}, {"run", false}, {"reason", cuda::describe_device()}};
     json out;
@@ -259,7 +291,9 @@ json gpu_validation(int replays, const std::string& backend_name) {
     out["cases"] = cases;
     try {
         TaskConfig rev88;  // the defaults
-        json r = gpu_repeatability(synthetic_inputs(10000, 10000, 2026091400), rev88, replays, backend_name);
+        const TaskInputs inputs = options.inputs ? *options.inputs : synthetic_inputs(10000, 10000, 2026091400);
+        json r = gpu_repeatability(inputs, rev88, options.replay, backend_name);
+        r["inputs"] = options.inputs ? options.inputs_source : std::string(kRev88Synthetic);
         passed = passed && r["passed"].get<bool>();
         out["replay_repeatability"] = std::move(r);
     } catch (const std::exception& e) {
@@ -281,7 +315,9 @@ json gpu_validation(int replays, const std::string& backend_name) {
         "every gradient, parameter and momentum value versus the float64 reference trainer, one check per named "
         "tensor and quantity; the captured full run's scores, parameters and momentum close, predictions equal, "
         "bytes equal to the eager steps; a second complete replay byte-identical. Then replays of rev88 on "
-        "10,000/10,000 synthetic images (PCG64 seed 2026091400), every replay byte-identical.";
+        "replay_repeatability.inputs (10,000/10,000 synthetic images, PCG64 seed 2026091400, unless a task "
+        "archive was given), every replay byte-identical, timed back to back (task_ms) and, where asked, each "
+        "after an L2 flush (task_ms_cold).";
     return out;
 }
 

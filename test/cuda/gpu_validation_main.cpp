@@ -1,6 +1,10 @@
-// gpu_validation [--replays N] [--backend cuda|cuda-fused] [--pdl] [--output FILE]: docs/spec.md §8's GPU replay
-// validation on its own, as JSON (validate::gpu_validation), for tools/gpu-check and for anyone on a
-// GPU machine. Exit status 0 when it passed, 1 when it failed, 77 when there is no usable GPU.
+// gpu_validation [--replays N] [--cold-replays N] [--backend cuda|cuda-fused] [--pdl] [--input DRAW.npz]
+//                [--output FILE]:
+// docs/spec.md §8's GPU replay validation on its own, as JSON (validate::gpu_validation), for
+// tools/gpu-check and for anyone on a GPU machine. --input replays rev88 on that task archive (the
+// file every contender of gpu-check's timing reads); --cold-replays times N more replays, each
+// after an L2 flush (engine/cuda/l2_flush.hpp). Exit status 0 when it passed, 1 when it failed or
+// could not run, 2 on a bad command line, 77 when there is no usable GPU.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
@@ -9,38 +13,75 @@
 
 #include "engine/cuda/cublaslt_loader.hpp"
 #include "engine/cuda/device.hpp"
+#include "engine/cuda/l2_flush.hpp"
+#include "engine/io/task_files.hpp"
 #include "engine/runtime_options.hpp"
 #include "engine/validate/gpu_replay.hpp"
 
+namespace {
+
+constexpr const char* kUsage =
+    "usage: gpu_validation [--replays N] [--cold-replays N] [--backend cuda|cuda-fused] [--pdl] [--input DRAW.npz] "
+    "[--output FILE]";
+
+[[noreturn]] void usage_error(const std::string& why) {
+    std::cerr << "gpu_validation: error: " << why << " (" << kUsage << ")\n";
+    std::exit(2);
+}
+
+int count(const std::string& option, const std::string& text, int min) {
+    char* end = nullptr;
+    const long v = std::strtol(text.c_str(), &end, 10);
+    if (text.empty() || *end != '\0' || v < min || v > 1000000)
+        usage_error(option + " expects a whole number >= " + std::to_string(min) + ", got '" + text + "'");
+    return static_cast<int>(v);
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-    int replays = 100;
-    std::string output, backend = "cuda";
+    revgraph::validate::GpuValidationOptions options;
+    std::string output, input;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        if (a == "--replays" && i + 1 < argc)
-            replays = std::atoi(argv[++i]);
-        else if (a == "--output" && i + 1 < argc)
-            output = argv[++i];
-        else if (a == "--backend" && i + 1 < argc)
-            backend = argv[++i];
+        const auto value = [&]() -> std::string {
+            if (i + 1 >= argc) usage_error(a + " needs a value");
+            return argv[++i];
+        };
+        if (a == "--replays")
+            options.replay.replays = count(a, value(), 1);
+        else if (a == "--cold-replays")
+            options.replay.cold_replays = count(a, value(), 0);
+        else if (a == "--output")
+            output = value();
+        else if (a == "--input")
+            input = value();
+        else if (a == "--backend")
+            options.backend = value();
         else if (a == "--pdl") {  // validate the fused kernels launched with Programmatic Dependent Launch
             revgraph::RuntimeOptions o = revgraph::Runtime::options();
             o.programmatic_launch = true;
             revgraph::Runtime::configure(o);
         } else {
-            std::cerr << "usage: gpu_validation [--replays N] [--backend cuda|cuda-fused] [--pdl] [--output FILE]\n";
-            return 2;
+            usage_error("unknown argument '" + a + "'");
         }
     }
-    if (revgraph::cuda::device_count() == 0) {
-        std::cerr << "gpu_validation: SKIP: " << revgraph::cuda::describe_device() << "\n";
-        return 77;
-    }
     try {
-        auto report = revgraph::validate::gpu_validation(replays, backend);
+        if (!input.empty()) {  // read first: a bad archive is an error on any machine
+            options.inputs = revgraph::io::read_task_inputs(input);
+            options.inputs_source = input;
+        }
+        if (revgraph::cuda::device_count() == 0) {
+            std::cerr << "gpu_validation: SKIP: " << revgraph::cuda::describe_device() << "\n";
+            return 77;
+        }
+        if (options.replay.cold_replays > 0) options.replay.before_cold = [] { revgraph::cuda::flush_l2(); };
+        auto report = revgraph::validate::gpu_validation(options);
+        if (options.replay.cold_replays > 0) report["l2_flush"] = revgraph::cuda::flush_l2_description();
+        revgraph::cuda::release_l2_flush();
         // Which cuBLASLt file the products ran on (the toolkit's, or PyTorch's copy): only the
         // cuBLASLt path loads it.
-        if (backend == "cuda") report["cublaslt_library"] = revgraph::cuda::cublaslt_library_path();
+        if (options.backend == "cuda") report["cublaslt_library"] = revgraph::cuda::cublaslt_library_path();
         const std::string text = report.dump(2) + "\n";
         if (output.empty())
             std::cout << text;

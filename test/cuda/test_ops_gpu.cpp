@@ -2,14 +2,22 @@
 // backend compiles), each against its float64 math (test/cuda/op_cases.hpp): one line per operation
 // and shape, exit 1 on any FAIL; exits 77 (SKIP) without a CUDA device. Products go through
 // cuBLASLt, which sums in an order of its own: the same tolerances hold (they bound float32 sums).
+// Then again with every product on the hand-written kernel (LtMatmuls' way on where cuBLASLt pins
+// nothing), and each of the model's six products through that kernel against host_gemm, the
+// emulator's sum, bit for bit.
 #include <cuda_runtime.h>
 
 #include <cstdio>
+#include <cstring>
 #include <memory>
+#include <random>
+#include <vector>
 
 #include "engine/cuda/device.hpp"
 #include "engine/cuda/device_buffer.hpp"
 #include "engine/cuda/executor.hpp"
+#include "engine/cuda/lt_matmul.hpp"
+#include "engine/cuda/ops/gemm.hpp"
 #include "engine/cuda_util/check.hpp"
 #include "engine/runtime_options.hpp"
 #include "test/cuda/op_cases.hpp"
@@ -21,11 +29,11 @@ namespace {
 
 class GpuRunner final : public op_cases::Runner {
 public:
-    explicit GpuRunner(const TaskPlan& plan) : plan_(plan), memory_(plan) {
+    GpuRunner(const TaskPlan& plan, bool hand_kernel) : plan_(plan), memory_(plan) {
         cudaCheck(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
         if (path_uses_cublaslt(plan.path())) {
             workspace_ = std::make_unique<DeviceBuffer>(RuntimeOptions{}.cublaslt_workspace_bytes);
-            matmuls_ = std::make_unique<LtMatmuls>(workspace_->get(), workspace_->bytes());
+            matmuls_ = std::make_unique<LtMatmuls>(workspace_->get(), workspace_->bytes(), hand_kernel);
         }
     }
     ~GpuRunner() override {
@@ -77,6 +85,45 @@ private:
     }
 };
 
+// Each of the model's products (at a full and an odd row count) through the hand-written kernel,
+// against host_gemm's bits: returns the failures, one line each.
+int hand_kernel_bits() {
+    std::mt19937 rng(781);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f);
+    int failures = 0;
+    for (const int rows : {128, 37}) {
+        const GemmSpec specs[] = {couple_gemm(rows),           branch_grads_gemm(rows, 0.5f, 4, 41 * 128),
+                                  input_grad_gemm(rows, 0.5f), head_forward_gemm(rows),
+                                  head_weight_grad_gemm(rows), head_input_grad_gemm(rows)};
+        for (const GemmSpec& spec : specs) {
+            const std::size_t na = spec.a_extent() + (spec.batch - 1) * spec.stride_a,
+                              nb = spec.b_extent() + (spec.batch - 1) * spec.stride_b,
+                              nd = spec.d_extent() + (spec.batch - 1) * spec.stride_d;
+            std::vector<float> a(na), b(nb), want(nd, -7.0f), got(nd);
+            for (float& x : a) x = u(rng);
+            for (float& x : b) x = u(rng);
+            host_gemm(spec, a.data(), b.data(), want.data());
+            DeviceBuffer da(na * 4), db(nb * 4), dd(nd * 4), ws(1 << 20);
+            cudaCheck(cudaMemcpy(da.get(), a.data(), na * 4, cudaMemcpyHostToDevice));
+            cudaCheck(cudaMemcpy(db.get(), b.data(), nb * 4, cudaMemcpyHostToDevice));
+            // Untouched elements between strided outputs must stay as they were: poison them alike.
+            std::vector<float> poison(nd, -7.0f);
+            cudaCheck(cudaMemcpy(dd.get(), poison.data(), nd * 4, cudaMemcpyHostToDevice));
+            LtMatmuls lt(ws.get(), ws.bytes(), true);
+            const int id = lt.bind(spec, da.as<float>(), db.as<float>(), dd.as<float>());
+            lt.launch(id, nullptr);
+            cudaCheck(cudaDeviceSynchronize());
+            cudaCheck(cudaMemcpy(got.data(), dd.get(), nd * 4, cudaMemcpyDeviceToHost));
+            const bool same = std::memcmp(got.data(), want.data(), nd * 4) == 0;
+            std::printf("%s gemm %s batch %d on the hand-written kernel: %s host_gemm's bits (%zu lines)\n",
+                        same ? "OK  " : "FAIL", spec.describe().c_str(), spec.batch, same ? "equal to" : "NOT",
+                        lt.hand_kernel_products().size());
+            failures += same && lt.hand_kernel_products().size() == 1 ? 0 : 1;
+        }
+    }
+    return failures;
+}
+
 }  // namespace
 
 int main() {
@@ -85,8 +132,12 @@ int main() {
         return 77;
     }
     try {
-        const int failures = op_cases::run_all(
-            "gpu", [](const TaskPlan& plan) { return std::make_unique<GpuRunner>(plan); }, 8);
+        int failures = op_cases::run_all(
+            "gpu", [](const TaskPlan& plan) { return std::make_unique<GpuRunner>(plan, false); }, 8);
+        failures += op_cases::run_all(
+            "gpu, products on the hand-written kernel",
+            [](const TaskPlan& plan) { return std::make_unique<GpuRunner>(plan, true); }, 4);
+        failures += hand_kernel_bits();
         if (failures > 0) std::printf("%d FAIL\n", failures);
         return failures > 0 ? 1 : 0;
     } catch (const std::exception& e) {

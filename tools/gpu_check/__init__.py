@@ -1,38 +1,47 @@
-"""gpu-check: the GPU evidence of this tree in one short run on a lent GPU machine.
+"""gpu-check: the GPU evidence of this tree in two short device calls on a lent GPU machine.
 
-  tools/gpu-check [OUT_DIR]              the main run (fits a 540 s device call; README says how)
-  tools/gpu-check --follow-up [OUT_DIR]  what did not fit: torch energy, PDL, torch eager, benchmarks,
-                                         throughput, ncu, the CPU suites
-  tools/gpu-check --plan [--follow-up]   print the steps, their limits and groups; run nothing
+  tools/gpu-check [OUT_DIR]                    call 1: the decisive evidence (timeout_s 300)
+  tools/gpu-check --call 2 [OUT_DIR]           call 2: the rest (kernel lab, compute-sanitizer,
+                                               throughput, ncu, PDL, the PyTorch learner's energy)
+  tools/gpu-check --after REPORT [OUT_DIR]     call 2 after call 1's report: first what did not pass
+                                               there (all of call 1 where the tree changed since), then
+                                               call 2's steps as far as its budget goes
+  tools/gpu-check --call 3 [OUT_DIR]           what fits neither (a session with device time left)
+  tools/gpu-check --plan [--call N | --after REPORT]   print the steps, limits and groups; run nothing
+  tools/gpu-check current [--results DIR]      is the newest report of this tree's GPU sources?
 
-Steps run in the order of what the report needs, each under a time limit, and the limits of the
-main run add up to less than its budget, so every step gets its whole limit (test/tools checks
-that): the binaries (prebuilt here by tools/pack-gpu-deps where their sources are this tree's,
-else built on the device) -> the GPU test suite -> GPU validation of both backends -> the same
-rev88 task in two fresh processes per backend -> `revgraph validate` -> the PyTorch CUDA-graph
-baseline -> the kernel lab (the fused step's launch shapes) -> energy -> compute-sanitizer. OUT_DIR/report.json is written after the
-binaries and after every step (complete: false), so a run stopped anywhere brings back
-all it had; the last one is complete. Beside it: gpu-check.log and artifacts.tar.gz (the tools'
-own files): three files, as the device tool returns at most eight.
+Call 1, in order: the binaries (prebuilt here by tools/pack-gpu-deps where their sources are this
+tree's, else built on the device: only what the calls run) -> the GPU test suite -> GPU validation
+of both backends (replays timed warm and after an L2 flush) -> the rev88 10k/10k task in two fresh
+processes per backend, hash for hash -> the same-spec PyTorch learner captured in a CUDA graph on
+the same archive -> NVML energy of cuda-fused. Every call's limits add up to at most 270 s of its
+300 s (test/tools checks that, and the order), so every step gets its whole limit; what a budget has
+no room for is named, never dropped silently. OUT_DIR/report.json (report-call2.json, ...) is
+written after the binaries and after every step (complete: false), so a call stopped anywhere
+brings back all it had; the last one is complete. Beside it: gpu-check.log and artifacts.tar.gz
+(the tools' own files): three files, as the device tool returns at most eight.
 
 The commit: git's HEAD where .git exists, else $GIT_COMMIT, else the one tools/pack-gpu-deps
 recorded in .gpudeps/COMMIT, which counts only where every tracked file still has the content it
-had then (.gpudeps/sources.sha256). Knobs: GPU_CHECK_BUDGET (seconds for the steps; default the
-call's 540 s less 25 s for the report), GPU_CHECK_REPLAYS (100), GPU_CHECK_ARCH (build on the device
-for these architectures, default the GPU's), GPU_CHECK_BUILD (build folder, build-gpucheck),
+had then (.gpudeps/sources.sha256). Every report also records the sha256 of engine/ and graphs/
+(gpu_sources), which `current` compares with a tree. Knobs: GPU_CHECK_BUDGET (seconds for a call's
+steps; default 270), GPU_CHECK_REPLAYS (100), GPU_CHECK_ARCH (build on the device for these
+architectures, default the GPU's), GPU_CHECK_BUILD (build folder, build-gpucheck),
 GPU_CHECK_PREBUILT=0 (build on the device even where prebuilt binaries fit).
 Needs Python 3.8+ and nothing else but what the steps run (numpy, torch for the baselines).
 
 The package (tools/gpu_check/; `python3 -m gpu_check` with tools/ on PYTHONPATH, which
 tools/gpu-check sets):
-  cli          the command line: the run, --plan, and the subcommands the steps call
-  steps        Step, Context, the device call's budget
-  plan         the main run's and the follow-up's steps, in order, with their limits
-  binaries     prebuilt or built on the device, and whether they start here
-  machine      what the lent machine has (GPU architecture, toolkit, the environment log)
-  runner       runs steps under their limits, records steps.tsv, packs the artifacts
-  meson_tests  meson's test list made portable, and the test steps' runner
-  commit       the commit of a tree with or without .git
-  report       OUT/report.json from what the steps left (also `gpu-check report`)
-  sanitizer    compute-sanitizer's logs, judged
+  cli            the command line: a call, --plan, and the subcommands the steps call
+  steps          Step, Context, the calls' budget
+  plan           each call's steps, in order, with their limits; call 2's rerun plan
+  binaries       prebuilt or built on the device, and whether they start here
+  machine        what the lent machine has (GPU architecture, toolkit, the environment log)
+  runner         runs steps under their limits, records steps.tsv, packs the artifacts
+  meson_tests    meson's test list made portable, and the test steps' runner
+  commit         the commit of a tree with or without .git
+  currency       the GPU sources' digest; whether a report is current for a tree
+  report         OUT/report.json from what the steps left (also `gpu-check report`)
+  report_timing  one draw for every contender, times side by side, energy, the targets
+  sanitizer      compute-sanitizer's logs, judged
 """

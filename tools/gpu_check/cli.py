@@ -1,5 +1,6 @@
-"""gpu-check's command line (tools/gpu-check): the main run or the follow-up, --plan, and the
-subcommands its own steps call (run-tests, check-backends) or a person runs (report)."""
+"""gpu-check's command line (tools/gpu-check): a device call (--call 1, 2 or 3; --after a previous
+report), --plan, and the subcommands its own steps call (run-tests, check-backends) or a person runs
+(report, current)."""
 import argparse
 import glob
 import json
@@ -9,13 +10,13 @@ import sys
 import tempfile
 import time
 
-from . import binaries, machine, report
+from . import binaries, currency, machine, report
 from .binaries import check_backends
 from .commit import detect_commit
 from .meson_tests import run_tests
-from .plan import follow_up_plan, main_plan, write_plan
+from .plan import BINARIES_SECONDS, CALL_TITLES, call_plan, fit, rerun_plan, write_plan
 from .runner import Runner, pack_artifacts
-from .steps import CALL_SECONDS, FOLLOW_UP_SECONDS, RESERVE_SECONDS, ROOT, Context
+from .steps import CALL_SECONDS, CALLS, ROOT, STEP_BUDGET, Context, OneLineParser
 
 
 def main(argv=None):
@@ -37,28 +38,60 @@ def main(argv=None):
         return check_backends(cb.parse_args(argv[1:]))
     if argv[:1] == ["report"]:  # by hand: the report of a scratch folder
         return report.main(argv[1:])
-    ap = argparse.ArgumentParser(prog="gpu-check", description=sys.modules[__package__].__doc__.splitlines()[0])
-    ap.add_argument("--follow-up", action="store_true", help="the steps that did not fit the main run")
+    if argv[:1] == ["current"]:  # is the newest report of this tree's GPU sources?
+        return currency.main(argv[1:])
+    ap = OneLineParser(prog="gpu-check", description=sys.modules[__package__].__doc__.splitlines()[0])
+    ap.add_argument("--call", type=int, choices=CALLS, help="which device call (default 1; --plan: all)")
+    ap.add_argument("--after", metavar="REPORT", help="call 2 after call 1's report: rerun what did not pass first")
     ap.add_argument("--plan", action="store_true", help="print the steps and limits, run nothing")
-    ap.add_argument("out", nargs="?", help="output folder (default: gpu-check-out)")
+    ap.add_argument("out", nargs="?", help="output folder (default: $OUT, else gpu-check-out)")
     args = ap.parse_args(argv)
     env = os.environ
-    budget = int(env.get("GPU_CHECK_BUDGET", FOLLOW_UP_SECONDS if args.follow_up else CALL_SECONDS - RESERVE_SECONDS))
+    budget = int(env.get("GPU_CHECK_BUDGET", STEP_BUDGET))
+    previous = None
+    if args.after:
+        if args.call not in (None, 2):
+            ap.error("--after belongs to call 2")
+        args.call = 2
+        try:
+            with open(args.after) as f:
+                previous = json.load(f)
+        except (OSError, ValueError) as e:
+            ap.error(f"--after {args.after}: not a report ({e})")
     if args.plan:
-        return print_plan(args.follow_up, budget)
-    return run_check(args.follow_up, args.out, env, budget)
+        return print_plan(args.call, previous, budget)
+    return run_check(args.call or 1, previous, args.out, env, budget)
 
 
-def print_plan(follow_up, budget):
+def planned(ctx, call, previous, budget):
+    """(steps, left out, why) of one call: its plan, or call 2's rerun plan after a report."""
+    if previous is not None:
+        commit, _ = detect_commit(ROOT, os.environ)
+        return rerun_plan(ctx, previous, commit, budget)
+    kept, left = fit(call_plan(ctx, call), budget)
+    return kept, left, CALL_TITLES[call]
+
+
+def print_plan(call, previous, budget):
     ctx = Context("OUT", "SCRATCH", 100, "python3")
     ctx.bindir, ctx.manifest = "BIN", "MANIFEST"
-    steps = follow_up_plan(ctx) if follow_up else main_plan(ctx)
-    total = 20
-    print(f"budget {budget}s\n{'binaries':30} {20:4}  binaries  required")
-    for s in steps:
-        total += s.limit
-        print(f"{s.name:30} {s.limit:4}  {s.group}{'  required' if s.required else ''}")
-    print(f"total {total}s")
+    print(f"each call: timeout_s {CALL_SECONDS}, steps within {budget}s (10% kept for start-up and reports)")
+    for c in ([call] if call else list(CALLS)):
+        steps, left, why = planned(ctx, c, previous, budget)
+        print(f"\ncall {c}: {why}")
+        print(f"  {'binaries':30} {BINARIES_SECONDS:4}  binaries  required")
+        total = BINARIES_SECONDS
+        for s in steps:
+            total += s.limit
+            print(f"  {s.name:30} {s.limit:4}  {s.group}{'  required' if s.required else ''}")
+        print(f"  total {total}s of {budget}s")
+        for s in left:
+            print(f"  left out (no room in this call): {s.name} {s.limit}s")
+    fallback = binaries.CONFIGURE_SECONDS + binaries.BUILD_SECONDS
+    print(f"\nwhere the prebuilt binaries do not start: configure {binaries.CONFIGURE_SECONDS}s + build "
+          f"{binaries.BUILD_SECONDS}s of {', '.join(binaries.BUILD_TARGETS)} replace the {BINARIES_SECONDS}s check "
+          f"(+{fallback - BINARIES_SECONDS}s); the steps that then find no room are recorded as skipped, and call 2 "
+          f"--after the report reruns them")
     return 0
 
 
@@ -80,35 +113,40 @@ def get_binaries(runner, ctx, env, commit):
     return build, f"built on the device for sm_{arch} ({why})", arch
 
 
-def run_check(follow_up, out_arg, env, budget):
-    """The main run (or the follow-up): the binaries, then every step, the report after each."""
+def run_check(call, previous, out_arg, env, budget):
+    """One device call: the binaries, then every step of its plan, the report after each."""
     out = os.path.abspath(out_arg or env.get("OUT") or os.path.join(ROOT, "gpu-check-out"))
     os.makedirs(out, exist_ok=True)
     scratch = tempfile.mkdtemp(prefix="gpu-check.")
     ctx = Context(out, scratch, int(env.get("GPU_CHECK_REPLAYS", "100")), sys.executable)
     os.makedirs(ctx.art)
-    log_name = "gpu-check-follow-up.log" if follow_up else "gpu-check.log"
-    runner = Runner(ctx, budget, os.path.join(out, log_name))
+    suffix = "" if call == 1 else f"-call{call}"
+    runner = Runner(ctx, budget, os.path.join(out, f"gpu-check{suffix}.log"))
     commit, how = detect_commit(ROOT, env)
-    runner.log(f"commit {commit} ({how}); output {out}; budget {budget}s")
+    sources = currency.gpu_sources(ROOT)
+    runner.log(f"call {call}; commit {commit} ({how}); GPU sources {sources['sha256'][:12]} ({sources['files']} files); "
+               f"output {out}; budget {budget}s")
     machine.environment_log(runner, ctx)
 
-    kind = "follow-up" if follow_up else "main"
-    report_name = "report-follow-up.json" if follow_up else "report.json"
+    report_name = f"report{suffix}.json"
     state = {"binaries": "", "arch": None}
+    made, state["binaries"], state["arch"] = get_binaries(runner, ctx, env, commit)
+    steps, left, why = planned(ctx, call, previous, budget)
+    runner.log(f"plan: {why}" + (f"; left out: {', '.join(s.name for s in left)}" if left else ""))
+    write_plan(ctx, steps, made, left)
+    extra = {"call": call, "plan_reason": why, "gpu_sources": sources,
+             "after_report": None if previous is None else {k: previous.get(k) for k in
+                                                            ("git_commit", "written_utc", "call", "passed")}}
 
     def write(after=None):
         try:
             report.write_report(out=out, scratch=scratch, artifacts=ctx.art, git_commit=commit,
                                 commit_source=how, gpu_arch=state["arch"], partial=after,
-                                binaries=state["binaries"], kind=kind, name=report_name)
+                                binaries=state["binaries"], kind=f"call {call}", name=report_name, extra=extra)
             pack_artifacts(ctx)
         except Exception as e:  # a report that cannot be written must not stop the evidence
             runner.log(f"report: {type(e).__name__}: {e}")
 
-    made, state["binaries"], state["arch"] = get_binaries(runner, ctx, env, commit)
-    steps = follow_up_plan(ctx) if follow_up else main_plan(ctx)
-    write_plan(ctx, steps, made)
     write("binaries")
     for s in steps:
         runner.run(s)
@@ -119,5 +157,6 @@ def run_check(follow_up, out_arg, env, budget):
     runner.log(f"done in {int(time.time() - runner.start)}s")
     with open(os.path.join(out, report_name)) as f:
         r = json.load(f)
-    print(f"gpu-check: {'PASSED' if r.get('passed') else 'see ' + report_name}: " + "; ".join(r.get("failures", [])))
-    return 0 if r.get("passed") or follow_up else 1
+    print(f"gpu-check: call {call}: {'PASSED' if r.get('passed') else 'see ' + report_name}: "
+          + "; ".join(r.get("failures", [])))
+    return 0 if r.get("passed") else 1

@@ -25,7 +25,7 @@ def tracked_files_match(root):
 
 def detect_commit(root, env):
     """(commit, how): git's HEAD, else $GIT_COMMIT, else the packed commit where the tree is its."""
-    if os.path.isdir(os.path.join(root, ".git")):
+    if os.path.exists(os.path.join(root, ".git")):  # a folder, or a file in a git worktree
         try:
             head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True,
                                   timeout=20).stdout.strip()

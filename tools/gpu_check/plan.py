@@ -1,12 +1,19 @@
-"""The steps of the main run and of the follow-up, in the order of what the report needs, with
-their time limits (test/tools/test_gpu_check_plan.py holds the main run to the device call's budget)."""
+"""The steps of each device call, in the order of what the report needs, with their time limits.
+
+Call 1 is the decisive evidence: the GPU test suite, GPU validation of both backends, rev88 twice in
+fresh processes per backend, the PyTorch learner captured in a CUDA graph on the same draw, and the
+NVML energy of cuda-fused. Call 2 gathers the rest (kernel lab, compute-sanitizer, throughput, ncu,
+PDL, the PyTorch learner's energy), or, given call 1's report, first reruns what did not pass (all of
+call 1 where the tree changed since: a fix). Call 3 holds what fits neither. Each call's limits,
+the binaries' check included, add up to at most steps.STEP_BUDGET (test/tools/test_gpu_check_plan.py
+holds them to it and pins the order of the decisive steps).
+"""
 import os
 
-from .steps import ROOT, Step, self_command, self_env
+from .steps import ROOT, STEP_BUDGET, Step, self_command, self_env
 
-
-SANITIZERS = (("memcheck", "cuda-fused", 30), ("racecheck", "cuda-fused", 35), ("initcheck", "cuda-fused", 25),
-              ("memcheck", "cuda", 30))
+BINARIES_SECONDS = 20  # the prebuilt binaries' check (binaries.prebuilt_step), the first step of every call
+TASK_SEED = "2026091400"  # rev88's draw: make_synthetic.py's, byte for byte data::synthetic_task's
 
 
 def run_cmd(c, name, backend, *extra):
@@ -22,111 +29,227 @@ def tests_step(c, name, limit, group, suites, exclude, log, required, doctest_ar
     return Step(name, limit, group, cmd, required=required, ours=True, env=self_env())
 
 
-def make_task_step(c, limit, group, required):
-    return Step("make-task", limit, group,
+def make_task_step(c, required):
+    # The one archive every timed contender reads (revgraph run, gpu_validation --input, torch_gpu.py).
+    return Step("make-task", 10, "task",
                 [c.python, os.path.join(ROOT, "tools", "make_synthetic.py"), "--train", "10000", "--query", "10000",
-                 "--seed", "2026091400", "--output", c.s("rev88.npz"), "--labels-output", c.s("rev88_labels.npy")],
+                 "--seed", TASK_SEED, "--output", c.s("rev88.npz"), "--labels-output", c.s("rev88_labels.npy")],
                 required=required, ours=False)
 
 
-def torch_step(c, name, limit, mode, repeat, warmup, group):
-    cmd = [c.python, os.path.join(ROOT, "tools", "torch_reference.py"), "--input", c.s("rev88.npz"), "--test-labels",
-           c.s("rev88_labels.npy"), "--device", "cuda", "--mode", mode, "--repeat", str(repeat), "--warmup",
-           str(warmup), "--output", c.a(f"{name}.json")]
-    if mode == "graph":
-        cmd += ["--predictions", c.s("torch_predictions.npy")]
+def make_small_task_step(c):
+    return Step("make-small-task", 5, "sanitizer",
+                [c.python, os.path.join(ROOT, "tools", "make_synthetic.py"), "--train", "300", "--query", "50",
+                 "--seed", "7", "--output", c.s("small.npz")], ours=False)
+
+
+def validation_step(c, name, limit, backend, required, *extra):
+    return Step(name, limit, "gpu-validation" if required else "pdl",
+                [c.bin("test/cuda/gpu_validation"), "--backend", backend, "--input", c.s("rev88.npz"), "--replays",
+                 str(c.replays), *extra, "--output", c.a(name + ".json")], required)
+
+
+def torch_step(c, name, limit, group, *args):
+    cmd = [c.python, os.path.join(ROOT, "bench", "torch_gpu.py"), "--input", c.s("rev88.npz"), *args, "--output",
+           c.a(name + ".json")]
     # The published learner's cuBLAS setting, for deterministic products.
     return Step(name, limit, group, cmd, ours=False, env={"CUBLAS_WORKSPACE_CONFIG": ":16:8"})
 
 
-def main_plan(c):
-    """The steps after the binaries, in the order of what the report needs."""
-    r = str(c.replays)
+def energy_step(c, name, limit, backend, window, *extra):
+    """revgraph_bench --energy; window = (settle, idle before, tasks, idle after) seconds."""
+    settle, idle, tasks, after = window
+    return Step(name, limit, "energy",
+                [c.bin("bench/revgraph_bench"), "--energy", f"--energy-backend={backend}", f"--input={c.s('rev88.npz')}",
+                 f"--settle-seconds={settle}", f"--idle-seconds={idle}", f"--energy-seconds={tasks}",
+                 f"--idle-after-seconds={after}", *extra, f"--energy-out={c.a(name + '.json')}"])
+
+
+# The energy windows (settle, idle before, seconds of tasks, idle after): the group's protocol is
+# ~20 s of tasks and ~10 s idle each side; call 1 fits half of it, call 3 runs it whole. Every report
+# records the window it used.
+SHORT_WINDOW = (3, 5, 10, 3)
+PROTOCOL_WINDOW = (3, 10, 20, 10)
+
+
+def sanitize_step(c, tool, backend, limit):
+    # A finding fails the report; an API error inside cuBLASLt, a tool that cannot run on the machine
+    # and a step that runs out of time are recorded.
+    name = f"sanitize-{tool}-{backend}"
+    return Step(name, limit, "sanitizer",
+                ["compute-sanitizer", "--tool", tool, "--error-exitcode", "3", "--log-file", c.a(name + ".log"),
+                 c.bin("tools/revgraph"), "run", "--backend", backend, "--input", c.s("small.npz"), "--output",
+                 c.s(name + ".json"), "--quiet"])
+
+
+def ncu_step(c, backend, skip, count, limit):
+    # Per-kernel device times (Nsight Compute; nsys makes no report on these machines): one step's
+    # kernels of each backend in the first epoch, as graph nodes.
+    return Step(f"ncu-{backend}", limit, "ncu",
+                ["ncu", "--clock-control", "none", "--graph-profiling", "node", "--launch-skip", str(skip),
+                 "--launch-count", str(count), "--metrics", "gpu__time_duration.sum", "--csv", "--log-file",
+                 c.a(f"ncu-{backend}.csv")] + run_cmd(c, f"ncu-{backend}.json", backend))
+
+
+def call1_steps(c):
+    """The decisive evidence, most needed first (after the binaries' check)."""
     steps = [
         # Each test case's seconds in the log as it ends (doctest --duration): a suite stopped by its
         # limit still names what had finished, and the case it stopped in is the last one begun.
         tests_step(c, "gpu-suite", 75, "gpu-suite", ["gpu"], [], "testlog-gpu.json", True, ["--duration=true"]),
-        Step("gpu-validation", 30, "gpu-validation",
-             [c.bin("test/cuda/gpu_validation"), "--replays", r, "--output", c.a("gpu-validation.json")], True),
-        Step("gpu-validation-fused", 30, "gpu-validation",
-             [c.bin("test/cuda/gpu_validation"), "--backend", "cuda-fused", "--replays", r, "--output",
-              c.a("gpu-validation-fused.json")], True),
-        make_task_step(c, 15, "two-process", True),
+        make_task_step(c, True),
+        # Both backends against the float64 reference step by step, then rev88's replays on the draw
+        # (CUDA events; back to back, and each after an L2 flush).
+        validation_step(c, "gpu-validation", 30, "cuda", True, "--cold-replays", "20"),
+        validation_step(c, "gpu-validation-fused", 25, "cuda-fused", True, "--cold-replays", "20"),
     ]
-    for name, backend in (("run1.json", "cuda"), ("run2.json", "cuda"), ("fused1.json", "cuda-fused"),
-                          ("fused2.json", "cuda-fused")):
-        label = {"run1.json": "run-cuda-1", "run2.json": "run-cuda-2", "fused1.json": "run-fused-1",
-                 "fused2.json": "run-fused-2"}[name]
-        steps.append(Step(label, 12, "two-process", run_cmd(c, name, backend, "--repeat", "20"), True))
-    steps.append(Step("revgraph-validate", 40, "validate",
-                      [c.bin("tools/revgraph"), "validate", "--backend", "cuda", "--replays", "10", "--output",
-                       c.a("validate.json")], True))
-    # Timings: both backends' come from the validations' replays (CUDA events, 100 a backend);
-    # the baseline is the same-spec PyTorch learner captured in a CUDA graph, on the same draw.
-    steps.append(torch_step(c, "torch-cuda-graph", 40, "graph", 12, 2, "timing"))
-    # The fused step's launch shapes (bench/kernel_lab.cpp): the only GPU run of rows_per_block and
-    # tile other than the defaults, each checked against the emulator's bits and timed side by side
-    # (its table is in the log). Here, not in the follow-up, which fits only while the machine is warm.
-    steps.append(Step("kernel-lab", 40, "kernel-lab", [c.bin("bench/revgraph_kernel_lab")]))
-    for backend, limit in (("cuda-fused", 20), ("cuda", 20)):
-        steps.append(Step(f"energy-{backend}", limit, "energy",
-                          [c.bin("bench/revgraph_bench"), "--energy", f"--energy-backend={backend}",
-                           f"--input={c.s('rev88.npz')}", f"--energy-out={c.a('energy-' + backend + '.json')}"]))
-    # compute-sanitizer on a small task: a finding fails the report; an API error it reports inside
-    # cuBLASLt, a tool that cannot run on the machine and a step that runs out of time are recorded.
-    steps.append(Step("make-small-task", 10, "sanitizer",
-                      [c.python, os.path.join(ROOT, "tools", "make_synthetic.py"), "--train", "300", "--query", "50",
-                       "--seed", "7", "--output", c.s("small.npz")], ours=False))
-    for tool, backend, limit in SANITIZERS:
-        name = f"sanitize-{tool}-{backend}"
-        steps.append(Step(name, limit, "sanitizer",
-                          ["compute-sanitizer", "--tool", tool, "--error-exitcode", "3", "--log-file",
-                           c.a(name + ".log"), c.bin("tools/revgraph"), "run", "--backend", backend, "--input",
-                           c.s("small.npz"), "--output", c.s(name + ".json"), "--quiet"]))
+    for name, backend, label in (("run1.json", "cuda", "run-cuda-1"), ("run2.json", "cuda", "run-cuda-2"),
+                                 ("fused1.json", "cuda-fused", "run-fused-1"),
+                                 ("fused2.json", "cuda-fused", "run-fused-2")):
+        steps.append(Step(label, 10, "two-process", run_cmd(c, name, backend, "--repeat", "3"), True))
+    # cuda-fused is built to give the float32 CPU trainer's very bits: its hashes on the same draw
+    # (0.3 s of CPU; recorded, the GPU suite tests it step by step).
+    steps.append(Step("run-cpu-reference", 5, "two-process", run_cmd(c, "run_cpu_reference.json", "cpu-reference")))
+    steps.append(torch_step(c, "torch-cuda-graph", 35, "timing", "--mode", "graph", "--warmup", "5", "--timing-runs",
+                            "20", "--cold-runs", "10", "--test-labels", c.s("rev88_labels.npy"), "--predictions",
+                            c.s("torch_predictions.npy")))
+    steps.append(energy_step(c, "energy-cuda-fused", 30, "cuda-fused", SHORT_WINDOW))
     return steps
 
 
-def follow_up_plan(c):
-    """What the main run leaves out, most wanted first, for a second call while the machine is warm
-    (its own budget, FOLLOW_UP_SECONDS by default: what does not fit is skipped and said so)."""
-    r = str(c.replays)
-    steps = [make_task_step(c, 15, "rest", False),
-             Step("energy-torch-cuda-graph", 30, "rest",
-                  [c.python, os.path.join(ROOT, "bench", "torch_energy.py"), "--input", c.s("rev88.npz"),
-                   "--mode", "graph", "--output", c.a("energy-torch-cuda-graph.json")], ours=False),
-             Step("bench-throughput", 50, "rest",
+def call2_steps(c):
+    """The rest, most wanted first, when call 1 passed."""
+    steps = [make_task_step(c, False),
+             # The fused step's launch shapes (bench/kernel_lab.cpp), each checked against the
+             # emulator's bits and timed side by side: the first GPU run chooses the launch constants.
+             Step("kernel-lab", 20, "kernel-lab", [c.bin("bench/revgraph_kernel_lab")]),
+             make_small_task_step(c),
+             sanitize_step(c, "memcheck", "cuda-fused", 20),
+             sanitize_step(c, "racecheck", "cuda-fused", 25),
+             sanitize_step(c, "memcheck", "cuda", 20),
+             Step("bench-throughput", 35, "throughput",
                   [c.bin("bench/revgraph_bench"), "--benchmark_filter=^throughput/cuda.*/tasks:(1|4|16)(/|$)",
-                   "--gpu-min-time=0.5", "--warmup=2", f"--benchmark_out={c.a('bench-throughput.json')}",
-                   "--benchmark_out_format=json"])]
-    # Per-kernel device times (Nsight Compute; nsys makes no report on these machines): one step's
-    # kernels of each backend in the first epoch, as graph nodes.
-    for backend, skip, count in (("cuda-fused", 200, 6), ("cuda", 2000, 50)):
-        steps.append(Step(f"ncu-{backend}", 40, "rest",
-                          ["ncu", "--clock-control", "none", "--graph-profiling", "node", "--launch-skip", str(skip),
-                           "--launch-count", str(count), "--metrics", "gpu__time_duration.sum", "--csv", "--log-file",
-                           c.a(f"ncu-{backend}.csv")] + run_cmd(c, f"ncu-{backend}.json", backend)))
-    steps += [Step("gpu-validation-fused-pdl", 30, "rest",
-                   [c.bin("test/cuda/gpu_validation"), "--backend", "cuda-fused", "--pdl", "--replays", r,
-                    "--output", c.a("gpu-validation-fused-pdl.json")]),
-              Step("run-fused-1", 12, "rest", run_cmd(c, "fused1.json", "cuda-fused", "--repeat", "20")),
-              Step("run-fused-pdl", 12, "rest", run_cmd(c, "fused-pdl.json", "cuda-fused", "--pdl", "--repeat", "20")),
-              torch_step(c, "torch-cuda-eager", 60, "eager", 10, 2, "rest"),
-              Step("bench", 60, "rest",
-                   [c.bin("bench/revgraph_bench"), "--benchmark_filter=^(task|phase)/cuda", "--gpu-min-time=1",
-                    f"--benchmark_out={c.a('bench.json')}", "--benchmark_out_format=json"]),
-              Step("energy-cuda-fused-x16", 30, "rest",
-                   [c.bin("bench/revgraph_bench"), "--energy", "--energy-backend=cuda-fused", "--energy-tasks=16",
-                    f"--input={c.s('rev88.npz')}", f"--energy-out={c.a('energy-cuda-fused-x16.json')}"])]
-    for name, backend in (("run_cpu.json", "cpu"), ("run_cpu_reference.json", "cpu-reference")):
-        steps.append(Step(f"run-{backend}", 20, "rest", run_cmd(c, name, backend)))
-    steps.append(Step("run-cuda-embedded", 15, "rest",
-                      [c.bin("tools/revgraph"), "run", "--backend", "cuda", "--output", c.s("embedded.json"),
-                       "--quiet"]))
-    steps.append(tests_step(c, "cpu-suites", 240, "rest", [], ["gpu"], "testlog-rest.json", False))
+                   f"--input={c.s('rev88.npz')}", "--gpu-min-time=0.5", "--warmup=2",
+                   f"--benchmark_out={c.a('bench-throughput.json')}", "--benchmark_out_format=json"]),
+             ncu_step(c, "cuda-fused", 200, 6, 20),
+             ncu_step(c, "cuda", 2000, 50, 20),
+             validation_step(c, "gpu-validation-fused-pdl", 20, "cuda-fused", False, "--pdl"),
+             Step("run-fused-plain", 10, "pdl", run_cmd(c, "fused1.json", "cuda-fused", "--repeat", "3"),
+                  serves=("run-fused-pdl",)),  # the plain launches' bytes, for PDL's to equal
+             Step("run-fused-pdl", 10, "pdl", run_cmd(c, "fused-pdl.json", "cuda-fused", "--pdl", "--repeat", "3")),
+             torch_step(c, "energy-torch-cuda-graph", 35, "energy", "--mode", "graph", "--warmup", "5", "--energy",
+                        *window_args(SHORT_WINDOW))]
     return steps
 
 
-def write_plan(ctx, steps, binaries):
+def window_args(window):
+    settle, idle, tasks, after = window
+    return ["--settle-seconds", str(settle), "--idle-seconds", str(idle), "--seconds", str(tasks),
+            "--idle-after-seconds", str(after)]
+
+
+def call3_steps(c):
+    """What fits neither call: recorded evidence for a session with device time left."""
+    return [make_task_step(c, False),
+            make_small_task_step(c),
+            sanitize_step(c, "initcheck", "cuda-fused", 20),
+            Step("revgraph-validate", 40, "validate",
+                 [c.bin("tools/revgraph"), "validate", "--backend", "cuda", "--replays", "10", "--output",
+                  c.a("validate.json")]),
+            torch_step(c, "torch-cuda-eager", 40, "timing", "--mode", "eager", "--warmup", "2", "--timing-runs", "10"),
+            energy_step(c, "energy-cuda-fused-protocol", 55, "cuda-fused", PROTOCOL_WINDOW),
+            energy_step(c, "energy-cuda", 35, "cuda", SHORT_WINDOW),
+            energy_step(c, "energy-cuda-fused-x16", 35, "cuda-fused", SHORT_WINDOW, "--energy-tasks=16"),
+            Step("run-cuda-embedded", 10, "rest",
+                 [c.bin("tools/revgraph"), "run", "--backend", "cuda", "--output", c.s("embedded.json"), "--quiet"])]
+
+
+CALL_STEPS = {1: call1_steps, 2: call2_steps, 3: call3_steps}
+CALL_TITLES = {1: "the decisive evidence", 2: "the rest, when call 1 passed", 3: "what fits neither call"}
+
+
+def call_plan(c, call):
+    return CALL_STEPS[call](c)
+
+
+def every_step(c):
+    """Each step of the three calls by name (for reruns)."""
+    out = {}
+    for call in sorted(CALL_STEPS):
+        for s in CALL_STEPS[call](c):
+            out.setdefault(s.name, s)
+    return out
+
+
+def fit(steps, budget, taken=BINARIES_SECONDS):
+    """(kept, left out): steps in order while their limits, after `taken`, stay within budget; one
+    that does not fit is left out, and later smaller ones may still come in. A step that only serves
+    others (a task file, the plain run PDL is compared with) is left out with them, and its room
+    offered again."""
+    candidates = list(steps)
+    while True:
+        kept, left, room = [], [], budget - taken
+        for s in candidates:
+            if s.limit <= room:
+                kept.append(s)
+                room -= s.limit
+            else:
+                left.append(s)
+        names = {s.name for s in kept}
+        idle = [s for s in kept if served(s, steps) and not served(s, steps) & names]
+        if not idle:
+            return kept, left + [s for s in steps if s not in candidates]
+        candidates = [s for s in candidates if s not in idle]
+
+
+def served(step, steps):
+    """The names of the steps `step` only exists for: its `serves`, or for a task file's maker the
+    steps that read the file."""
+    return set(step.serves) | {s.name for s in steps if step.name in needs(s)}
+
+
+def needs(step):
+    """The task files a step reads, as the steps that make them."""
+    text = " ".join(step.cmd)
+    return [name for name, path in (("make-task", "rev88.npz"), ("make-small-task", "small.npz"))
+            if path in text and step.name != name]
+
+
+def rerun_plan(c, previous, commit, budget=STEP_BUDGET):
+    """Call 2 after call 1's report: (steps, left out, why). Where the tree is not the commit call 1
+    ran (a fix since), call 1's whole plan again; else what did not pass there, with the task files
+    they read, then call 2's own steps as far as the budget goes."""
+    before = previous.get("git_commit")
+    if not before or before == "unknown" or commit == "unknown" or before != commit:
+        return call_plan(c, 1), [], f"the tree is {commit}, call 1 ran {before}: call 1 again"
+    plan_names = [row["name"] for row in previous.get("plan") or []]
+    steps_run = previous.get("steps") or {}
+    failed = [n for n in plan_names if n != "binaries" and (steps_run.get(n) or {}).get("exit") != 0]
+    by_name = every_step(c)
+    unknown = [n for n in failed if n not in by_name]
+    chosen = []
+    for name in failed:
+        if name in by_name:
+            for pre in needs(by_name[name]):
+                if pre not in [s.name for s in chosen]:
+                    chosen.append(by_name[pre])
+            if name not in [s.name for s in chosen]:
+                chosen.append(by_name[name])
+    for s in call_plan(c, 2):
+        if s.name not in [x.name for x in chosen]:
+            chosen.append(s)
+    kept, left = fit(chosen, budget)
+    why = (f"rerun of call 1's {len(failed)} unfinished step(s) ({', '.join(failed)}), then call 2" if failed
+           else "call 1 passed every step: call 2")
+    if unknown:
+        why += f"; not in any plan now: {', '.join(unknown)}"
+    return kept, left, why
+
+
+def write_plan(ctx, steps, binaries, left=()):
     with open(ctx.s("plan.tsv"), "w") as f:
         for s in binaries + steps:
             f.write(f"{s.name}\t{s.limit}\t{s.group}\t{int(s.required)}\n")
+    with open(ctx.s("left-out.tsv"), "w") as f:  # in no step of this call: the budget had no room
+        for s in left:
+            f.write(f"{s.name}\t{s.limit}\n")

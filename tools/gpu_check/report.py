@@ -5,15 +5,18 @@ step, and a person can run it on a scratch folder by hand:
                          [--gpu-arch A] [--partial AFTER_STEP]
 
 SCRATCH holds steps.tsv (name, exit status, seconds per step), plan.tsv (the steps gpu-check
-meant to run: name, limit, group, required), the test logs, the runs' JSON and predictions; the
-tools' files (GPU validation, validate, PyTorch baselines, energy, bench, ncu, sanitizer logs)
-are in ARTIFACTS. A report written on the way (`complete: false`, `written_after`) judges only the
-steps that have run, and never passes. `passed` is true only when every required step exited 0,
-the GPU test suite ran to OK, both GPU validations passed, two fresh processes per GPU backend
-gave the same hashes and compute-sanitizer found no hazard and no API error outside cuBLASLt (an
-API error inside cuBLASLt, a tool that cannot run on the machine and a sanitizer that ran out of
-time are recorded, not failures); `failures` says what failed. test/tools/test_gpu_check_report.py
-checks it on made-up runs, so a broken report never costs a GPU run.
+meant to run: name, limit, group, required), left-out.tsv (what the call's budget had no room for),
+the test logs, the task archive, the runs' JSON and predictions; the tools' files (GPU validation,
+validate, the PyTorch learner, energy, bench, ncu, sanitizer logs) are in ARTIFACTS. A report
+written on the way (`complete: false`, `written_after`) judges only the steps that have run, and
+never passes. `passed` is true only when every required step of the call exited 0, the GPU test
+suite ran to OK, both GPU validations passed, two fresh processes per GPU backend gave the same
+hashes, every timed contender read the same draw (`same_draw`) and compute-sanitizer found no
+hazard and no API error outside cuBLASLt (an API error inside cuBLASLt, a tool that cannot run on
+the machine and a sanitizer that ran out of time are recorded, not failures); `failures` says what
+failed. `targets` judges the issue's targets on what was measured (recorded, not part of
+`passed`). test/tools/test_gpu_check_report.py checks it on made-up runs, so a broken report never
+costs a GPU run.
 """
 import argparse
 import datetime
@@ -22,11 +25,12 @@ import os
 import subprocess
 import sys
 
+from .report_timing import energy, same_draw, targets, timings
 from .sanitizer import sanitizer_verdicts
 
-# Required where no plan.tsv says otherwise (reports of scratch folders made by hand).
-DEFAULT_REQUIRED = ("binaries", "gpu-suite", "gpu-validation", "gpu-validation-fused", "revgraph-validate",
-                    "run-cuda-1", "run-cuda-2", "run-fused-1", "run-fused-2")
+# Required where no plan.tsv says otherwise (reports of scratch folders made by hand): call 1's.
+DEFAULT_REQUIRED = ("binaries", "gpu-suite", "gpu-validation", "gpu-validation-fused", "run-cuda-1", "run-cuda-2",
+                    "run-fused-1", "run-fused-2")
 # What two runs of one task must share to count as the same result.
 RESULT_HASHES = ("state_vector_sha256", "final_parameter_sha256", "final_velocity_sha256", "predictions_sha256",
                  "scores_sha256")
@@ -144,7 +148,7 @@ def prediction_agreement(scratch):
                 return np.load(os.path.join(scratch, result["predictions_file"]))
             return None
         cuda_p = preds(load(os.path.join(scratch, "run1.json")))
-        others = {"cpu": preds(load(os.path.join(scratch, "run_cpu.json"))),
+        others = {"cpu-reference": preds(load(os.path.join(scratch, "run_cpu_reference.json"))),
                   "cuda-fused": preds(load(os.path.join(scratch, "fused1.json")))}
         tp = os.path.join(scratch, "torch_predictions.npy")
         if os.path.exists(tp):
@@ -162,57 +166,6 @@ def prediction_agreement(scratch):
     return agreement
 
 
-def replay_timing(validation, source, diagnostics):
-    """One backend's device time from a gpu_validation's replays, with the named diagnostics; None
-    where the validation has no timing."""
-    replays = (validation or {}).get("replay_repeatability")
-    if not (isinstance(replays, dict) and "task_ms" in replays):
-        return None
-    entry = {"task_ms": replays["task_ms"], "source": source}
-    for key in diagnostics:
-        entry[key] = (replays.get("diagnostics") or {}).get(key)
-    return entry
-
-
-def torch_timing(tj):
-    """A PyTorch baseline's task times (the runs counted, not listed)."""
-    runs = tj["task_ms"].get("runs")
-    return {"task_ms": {"median": tj["task_ms"]["median"], "min": tj["task_ms"]["min"], "max": tj["task_ms"]["max"],
-                        "runs": len(runs) if isinstance(runs, list) else runs},
-            "device": "cuda", "repeat_runs_byte_identical": tj.get("repeat_runs_byte_identical"),
-            "accuracy": tj.get("accuracy")}
-
-
-def timings(out, gv, gvf, gvp):
-    """Device time of one complete task (reset, normalisation, permutation copies, training,
-    predict) per backend and baseline, and the speedups side by side from this one run."""
-    timing = {}
-    for name, validation, diagnostics in (
-            ("cuda", gv, ("launches_per_step", "graph_nodes")),
-            ("cuda-fused", gvf, ("launches_per_step", "fused_weights_in_shared_memory", "graph_nodes"))):
-        entry = replay_timing(validation, "gpu_validation replays, rev88 10k/10k", diagnostics)
-        if entry is not None:
-            timing[name] = entry
-    for name, file in (("torch-cuda-graph", "torch-cuda-graph.json"), ("torch-eager", "torch-cuda-eager.json")):
-        tj = load(os.path.join(out, file))
-        if tj and "task_ms" in tj:
-            timing[name] = torch_timing(tj)
-    # cuda-fused with Programmatic Dependent Launch (an experiment, recorded only).
-    entry = replay_timing(gvp, "gpu_validation --pdl replays, rev88 10k/10k", ())
-    if entry is not None:
-        timing["cuda-fused-pdl"] = entry
-    # Side by side: torch median / revgraph median.
-    for ours in ("cuda-fused", "cuda", "cuda-fused-pdl"):
-        for base in ("torch-cuda-graph", "torch-eager"):
-            if ours in timing and base in timing:
-                try:
-                    timing[ours].setdefault("speedup_vs", {})[base] = round(
-                        timing[base]["task_ms"]["median"] / timing[ours]["task_ms"]["median"], 2)
-                except Exception:
-                    pass
-    return timing
-
-
 def programmatic_launch(gvp, fused1, fused_pdl):
     """cuda-fused with PDL (recorded only): validated like cuda-fused, its bytes against the plain launches'."""
     return {"validation_passed": None if gvp is None else gvp.get("passed"),
@@ -220,17 +173,6 @@ def programmatic_launch(gvp, fused1, fused_pdl):
                 fused1.get(k) == fused_pdl.get(k) for k in RESULT_HASHES),
             "in_use": None if gvp is None else ((gvp.get("replay_repeatability") or {}).get("diagnostics") or {}).get(
                 "programmatic_dependent_launch")}
-
-
-def energy(out):
-    found = {}
-    for name, file in (("cuda-fused", "energy-cuda-fused.json"), ("cuda", "energy-cuda.json"),
-                       ("torch-cuda-graph", "energy-torch-cuda-graph.json"),
-                       ("cuda-fused-16-at-once", "energy-cuda-fused-x16.json")):
-        ej = load(os.path.join(out, file))
-        if ej:
-            found[name] = ej.get("energy", ej)
-    return found or "not measured"
 
 
 def bench(bj):
@@ -245,22 +187,32 @@ def throughput(tj):
             for b in tj.get("benchmarks", []) if not b.get("error_occurred")]
 
 
+def read_left_out(scratch):
+    """left-out.tsv: the steps this call's budget had no room for (another call runs them)."""
+    try:
+        return [line.split("\t")[0] for line in open(os.path.join(scratch, "left-out.tsv")) if line.strip()]
+    except OSError:
+        return []
+
+
 def plan_rows(plan):
     return None if plan is None else [
         {"name": n, "limit_seconds": limit, "group": g, "required": req} for n, limit, g, req in plan]
 
 
-def evidence_failures(steps, plan, partial, report, gv, gvf, crosses):
+def evidence_failures(steps, plan, partial, report, gv, gvf, crosses, draw):
     """A required step (plan.tsv's) that did not exit 0, and each piece of evidence that is not what
     it must be. A report on the way judges only the steps that have run."""
     required = [n for n, _, _, req in plan if req] if plan is not None else list(DEFAULT_REQUIRED)
+    planned = None if plan is None else {n for n, _, _, _ in plan}
 
-    def due(step):
-        return not partial or step in steps
+    def due(step):  # evidence this call meant to gather (all of it without a plan), and has got to
+        return (planned is None or step in planned) and (not partial or step in steps)
     reasons = []
     for name in required:
-        if due(name) and steps.get(name, {}).get("exit") != 0:
-            reasons.append(f"step {name}: {steps.get(name, {}).get('exit', 'not run')}")
+        rc = steps.get(name, {}).get("exit", "not run")
+        if due(name) and rc != 0:  # 77: the program's SKIP, for want of a usable GPU; never a pass
+            reasons.append(f"step {name}: {rc}" + (" (skipped: no usable GPU)" if rc == 77 else ""))
     if due("gpu-suite") and not report["meson_test"]["gpu_suite_ran"]:
         reasons.append("the GPU test suite did not run to OK")
     if due("gpu-validation") and not (gv and gv.get("passed") is True):
@@ -274,6 +226,8 @@ def evidence_failures(steps, plan, partial, report, gv, gvf, crosses):
             reasons.append(f"{what}: runs missing ({', '.join(c['missing'])})")
         elif not c.get("identical"):
             reasons.append(f"{what} gave different hashes")
+    if draw["differs"]:
+        reasons.append(f"not the same draw: {', '.join(draw['differs'])} read other bytes than rev88.npz")
     return reasons
 
 
@@ -282,10 +236,11 @@ def sanitizer_failures(sanitizers):
             for name, v in sanitizers.items() if v["verdict"] == "found errors"]
 
 
-def build_report(scratch, out, git_commit, commit_source, gpu_arch, partial, binaries, kind):
+def build_report(scratch, out, git_commit, commit_source, gpu_arch, partial, binaries, kind, extra=None):
     """The report as a dict, its keys in the order they are written."""
     steps = read_steps(scratch)
     report = header(git_commit, gpu_arch, partial)
+    report.update(extra or {})
     report["steps"] = steps
     report["meson_test"] = meson_test_results(scratch)
     gv, gvf = load(os.path.join(out, "gpu-validation.json")), load(os.path.join(out, "gpu-validation-fused.json"))
@@ -301,9 +256,12 @@ def build_report(scratch, out, git_commit, commit_source, gpu_arch, partial, bin
     report["prediction_agreement"] = prediction_agreement(scratch)
     gvp = load(os.path.join(out, "gpu-validation-fused-pdl.json"))
     report["programmatic_launch"] = programmatic_launch(gvp, fused1, load(os.path.join(scratch, "fused-pdl.json")))
-    report["energy"] = energy(out)
-    report["ncu_csv"] = [f for f in ("ncu-cuda-fused.csv", "ncu-cuda.csv") if os.path.exists(os.path.join(out, f))]
+    draw = same_draw(scratch, out)
+    report["same_draw"] = draw
     report["timing"] = timings(out, gv, gvf, gvp)
+    report["energy"] = energy(out)
+    report["targets"] = targets(report["timing"], report["energy"])
+    report["ncu_csv"] = [f for f in ("ncu-cuda-fused.csv", "ncu-cuda.csv") if os.path.exists(os.path.join(out, f))]
     bj = load(os.path.join(out, "bench.json"))
     if bj:
         report["bench"] = bench(bj)
@@ -312,9 +270,14 @@ def build_report(scratch, out, git_commit, commit_source, gpu_arch, partial, bin
         report["throughput"] = throughput(tj)
     plan = read_plan(scratch)
     report["plan"] = plan_rows(plan)
-    reasons = evidence_failures(steps, plan, partial, report, gv, gvf,
+    report["left_out_of_this_call"] = read_left_out(scratch)
+    # Steps that did not run for want of a device, a tool or time: named, never counted as passed.
+    report["not_run"] = {n: st["exit"] for n, st in steps.items()
+                         if st["exit"] in (77, "not-found", "skipped", 124, 137)}
+    reasons = [] if report["device"] else ["no GPU: nvidia-smi named none, so nothing here ran on a GPU"]
+    reasons += evidence_failures(steps, plan, partial, report, gv, gvf,
                                 (("two processes", cross, "run-cuda-2"),
-                                 ("two cuda-fused processes", cross_fused, "run-fused-2")))
+                                 ("two cuda-fused processes", cross_fused, "run-fused-2")), draw)
     report["cublaslt_library"] = (gv or {}).get("cublaslt_library")
     sanitizers = sanitizer_verdicts(steps, out)
     report["compute_sanitizer"] = sanitizers or "not run"
@@ -322,10 +285,8 @@ def build_report(scratch, out, git_commit, commit_source, gpu_arch, partial, bin
     report["kind"] = kind
     report["commit_source"] = commit_source
     report["binaries"] = binaries
-    if kind == "follow-up":  # recorded only: the verdict is the main run's
-        reasons = []
     report["failures"] = reasons
-    report["passed"] = None if kind == "follow-up" else (not reasons and not partial)  # only a whole run can pass
+    report["passed"] = not reasons and not partial  # only a whole run can pass
     return report
 
 
@@ -341,9 +302,11 @@ def write_whole(path, report):
 
 
 def write_report(out, scratch, artifacts=None, git_commit="unknown", commit_source=None, gpu_arch=None, partial=None,
-                 binaries=None, kind="main", name="report.json"):
-    """(Re)writes OUT/NAME from what the steps left (the tools' files in ARTIFACTS); returns the report."""
-    report = build_report(scratch, artifacts or out, git_commit, commit_source, gpu_arch, partial, binaries, kind)
+                 binaries=None, kind="call 1", name="report.json", extra=None):
+    """(Re)writes OUT/NAME from what the steps left (the tools' files in ARTIFACTS); returns the report.
+    `extra`: keys the caller knows (call, plan_reason, gpu_sources, after_report), after the header."""
+    report = build_report(scratch, artifacts or out, git_commit, commit_source, gpu_arch, partial, binaries, kind,
+                          extra)
     write_whole(os.path.join(out, name), report)
     if partial:
         print(f"gpu-check: report so far (after {partial}): {len(report['failures'])} open points", file=sys.stderr)

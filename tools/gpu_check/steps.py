@@ -1,23 +1,28 @@
-"""A gpu-check step, the paths of one run, and the device call's budget the steps must fit."""
+"""A gpu-check step, the paths of one run, and the device calls' budget their steps must fit."""
+import argparse
 import dataclasses
 import os
+import sys
 
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 TOOLS = os.path.join(ROOT, "tools")  # the import root of the tools' Python packages
 
 
-CALL_SECONDS = 540  # the device call's timeout_s
+CALL_SECONDS = 300  # each device call's timeout_s: two calls and a machine start fit 15 minutes with room
 
 
-RESERVE_SECONDS = 25  # start-up, the last report and the archive
+SLACK = 0.10  # of each call kept free: start-up, the report after every step, the archive
 
 
-FOLLOW_UP_SECONDS = 200  # the follow-up's steps: a call of 240 s, while the machine is still warm
+STEP_BUDGET = int(CALL_SECONDS * (1 - SLACK))  # 270 s: what one call's step limits may add up to
 
 
-GROUPS = ("binaries", "gpu-suite", "gpu-validation", "two-process", "validate", "timing", "kernel-lab", "energy",
-          "sanitizer", "rest")
+CALLS = (1, 2, 3)  # 1: the decisive evidence; 2: the rest, or a rerun of what failed; 3: what fits neither
+
+
+GROUPS = ("binaries", "gpu-suite", "task", "gpu-validation", "two-process", "timing", "energy", "kernel-lab",
+          "sanitizer", "throughput", "ncu", "pdl", "validate", "rest")
 
 
 @dataclasses.dataclass
@@ -29,6 +34,7 @@ class Step:
     required: bool = False  # the report fails where it does not exit 0
     ours: bool = True  # one of our binaries: gets the library path of the packed runtime
     env: dict = None
+    serves: tuple = ()  # steps it only exists for: where a budget keeps none of them, it goes too
 
 
 class Context:
@@ -60,3 +66,11 @@ def self_env():
     """tools/ ahead on PYTHONPATH, so a self_command step finds the package whoever started gpu-check."""
     old = os.environ.get("PYTHONPATH")
     return {"PYTHONPATH": TOOLS + (os.pathsep + old if old else "")}
+
+
+class OneLineParser(argparse.ArgumentParser):
+    """A bad command line is one line on stderr ("PROG: error: ...") and exit 2."""
+
+    def error(self, message):
+        print(f"{self.prog}: error: {message}", file=sys.stderr)
+        sys.exit(2)
