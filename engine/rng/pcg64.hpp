@@ -1,7 +1,8 @@
 #pragma once
 // numpy's Generator(PCG64(seed)) as far as revgraph uses it: SeedSequence seeding, the PCG64
 // XSL-RR generator with numpy's buffered 32-bit draws, and Generator.permutation (Fisher-Yates
-// with masked rejection sampling). Reproduces numpy's integers bit for bit (docs/spec.md §6a).
+// with masked rejection sampling), bit for bit (docs/spec.md §6a). Generator.integers draws by
+// another method (Lemire's): engine/data/numpy_integers.hpp has that one.
 #include <array>
 #include <cstdint>
 #include <vector>
@@ -16,7 +17,8 @@ public:
     explicit Pcg64(std::uint64_t seed);
     std::uint64_t next64();
     std::uint32_t next32();  // numpy buffers the high half of a next64 for the following call
-    // Uniform integer in [0, max] by numpy's masked rejection (next32 when max fits 32 bits).
+    // Uniform integer in [0, max] by numpy's masked rejection (next32 when max fits 32 bits), as
+    // permutation draws it; not what Generator.integers returns.
     std::uint64_t interval(std::uint64_t max);
 
 private:
