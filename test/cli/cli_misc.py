@@ -1,0 +1,208 @@
+"""The command line itself (help, nearest options, config keys, GPU options on the CPU) and the rest (test_cli.py
+runs it)."""
+import json
+import os
+
+from cli_support import (
+    write_bytes, rg, make_draw, save_npz, CliTestCase)
+
+
+class CommandLine(CliTestCase):
+    """Help for every command, the nearest real option for a mistyped one, config keys."""
+
+    COMMANDS = {
+        ("run",): ["--input", "--test-labels", "--output", "--state", "--scores", "--repeat", "--config", "--set",
+                   "--backend", "--device", "--workspace-bytes", "--pdl", "--quiet", "batch_size 128"],
+        ("data",): ["mnist", "embedded"],
+        ("data", "mnist"): ["--idx-dir", "--seed", "--output", "--test-labels-output", "--quiet"],
+        ("data", "embedded"): ["--output", "--test-labels-output", "--split-seed", "--quiet"],
+        ("qualify",): ["--idx-dir", "--band", "--first-seed", "--draws", "--output", "--together", "--set",
+                       "--backend", "depth 2"],
+        ("validate",): ["--output", "--replays", "--backend", "--quiet"],
+        ("backends",): ["--device", "--json"],
+    }
+
+    def test_help_for_each_command(self):
+        for command, mentions in self.COMMANDS.items():
+            for flag in ("--help", "-h"):
+                with self.subTest(command=command, flag=flag):
+                    p = rg(*command, flag)
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                    self.assertEqual(p.stderr, "")
+                    self.assertIn("revgraph " + " ".join(command), p.stdout)
+                    for m in mentions:
+                        self.assertIn(m, p.stdout)
+        # The overview names every command once; help after other options still wins.
+        p = rg("--help")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        for c in ("run", "data", "qualify", "validate", "backends", "version"):
+            self.assertIn("\n  " + c, p.stdout)
+        self.assertEqual(rg("help", "data", "mnist").stdout, rg("data", "mnist", "--help").stdout)
+        self.assertEqual(rg("help").stdout, rg("--help").stdout)
+        p = rg("run", "--set", "depth=3", "--help")
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
+        self.assertIn("--repeat", p.stdout)
+
+    def test_mistyped_option_names_the_nearest(self):
+        d = self.fresh_dir("typo")
+        for args, typo, near in (
+            (["run", "--outptu", os.path.join(d, "r.json")], "--outptu", "--output"),
+            (["run", "--inptu=x.npz"], "--inptu", "--input"),
+            (["run", "--repaet", "2"], "--repaet", "--repeat"),
+            (["data", "mnist", "--idx-dri", d, "--seed", "1", "--output", os.path.join(d, "x.npz")], "--idx-dri",
+             "--idx-dir"),
+            (["data", "embedded", "--outptu", os.path.join(d, "x.npz")], "--outptu", "--output"),
+            (["qualify", "--idx-dir", d, "--drasw", "2"], "--drasw", "--draws"),
+            (["validate", "--replay", "3"], "--replay", "--replays"),
+            (["backends", "--jsno"], "--jsno", "--json"),
+        ):
+            with self.subTest(args=args):
+                line = self.assert_clean_error(rg(*args), 2, [typo, "did you mean %s?" % near])
+                self.assertIn(args[0], line)
+        self.assertEqual(os.listdir(d), [])
+        # Nothing close: no guess, a pointer to the help.
+        line = self.assert_clean_error(rg("run", "--frobnicate"), 2, ["--frobnicate", "revgraph run --help"])
+        self.assertNotIn("did you mean", line)
+        # A mistyped command or kind is named with the nearest too.
+        self.assert_clean_error(rg("rn"), 2, ["'rn'", "did you mean run?"])
+        self.assert_clean_error(rg("data", "mnsit"), 2, ["'mnsit'", "did you mean mnist?"])
+
+    def test_unknown_config_key_lists_the_valid_ones(self):
+        valid = "valid keys: depth, width, alpha, seed, epochs, learning_rate, batch_size, momentum, weight_decay"
+        self.assert_clean_error(rg("run", "--set", "dropout=0.1", "--quiet"), 1, ["dropout", valid])
+        line = self.assert_clean_error(rg("run", "--set", "batchsize=8", "--quiet"), 1,
+                                       ["batchsize", "did you mean batch_size?", valid])
+        config = os.path.join(self.tmp, "typo-config.json")
+        write_bytes(config, b'{"learning-rate": 0.05}')
+        self.assert_clean_error(rg("run", "--config", config, "--quiet"), 1,
+                                [config, "learning-rate", "did you mean learning_rate?", valid])
+        self.assertIn("--set", line)
+
+    def test_integer_keys_take_a_zero_fraction(self):
+        draw = save_npz(os.path.join(self.tmp, "int-draw.npz"), make_draw(n=19, q=7, seed=77))
+        runs = {}
+        config = os.path.join(self.tmp, "float-config.json")
+        write_bytes(config, b'{"batch_size": 8.0, "seed": 5.0}')
+        for name, args in (("ints", ["--set", "depth=2", "--set", "epochs=1", "--set", "batch_size=8",
+                                     "--set", "seed=5"]),
+                           ("floats", ["--set", "depth=2.0", "--set", "epochs=1.", "--config", config])):
+            p = rg("run", "--input", draw, "--quiet", *args)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            runs[name] = json.loads(p.stdout)
+        self.assertEqual(runs["floats"]["config"], runs["ints"]["config"])
+        self.assertEqual(runs["floats"]["config"]["batch_size"], 8)
+        self.assertIsInstance(runs["floats"]["config"]["depth"], int)
+        self.assertEqual(runs["floats"]["state_vector_sha256"], runs["ints"]["state_vector_sha256"])
+        self.assert_clean_error(rg("run", "--input", draw, "--set", "depth=2.5", "--quiet"), 1, ["depth", "2.5"])
+        write_bytes(config, b'{"batch_size": 8.5}')
+        self.assert_clean_error(rg("run", "--input", draw, "--config", config, "--quiet"), 1, ["batch_size"])
+
+
+class Misc(CliTestCase):
+
+    def test_version_and_help(self):
+        p = rg("version")
+        self.assertEqual(p.returncode, 0)
+        self.assertTrue(p.stdout.startswith("revgraph "))
+        p = rg("--help")
+        self.assertEqual(p.returncode, 0)
+        for c in ("run", "data", "qualify", "validate", "backends"):
+            self.assertIn(c, p.stdout)
+
+    def test_backends(self):
+        p = rg("backends", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        report = json.loads(p.stdout)
+        rows = {b["requested"]: b for b in report["backends"]}
+        self.assertEqual(list(rows), ["auto", "cpu", "cpu-reference", "cuda", "cuda-fused"])
+        for name in ("auto", "cpu", "cpu-reference"):
+            self.assertIs(rows[name]["usable"], True, name)
+        for b in rows.values():
+            # usable rows say what they build and where; the others say why not, and nothing else
+            self.assertEqual(set(b), {"requested", "usable", "backend", "device", "needs"} if b["usable"]
+                             else {"requested", "usable", "reason", "needs"}, b)
+        # cuda-fused needs no cuBLASLt (it never loads it); the cuBLASLt path says it does.
+        self.assertIn("no cuBLASLt", rows["cuda-fused"]["needs"])
+        self.assertIn("and cuBLASLt", rows["cuda"]["needs"])
+        if not os.path.exists("/dev/nvidiactl"):
+            for name in ("cuda", "cuda-fused"):
+                self.assertIs(rows[name]["usable"], False, name)
+                self.assertIn(name, rows[name]["reason"])
+        # What it says `auto` and `cpu` build is what a run with them records.
+        out = self.fresh_dir("backends")
+        for name in ("auto", "cpu"):
+            r = os.path.join(out, name + ".json")
+            q = rg("run", "--backend", name, "--set", "epochs=1", "--quiet", "--output", r)
+            self.assertEqual(q.returncode, 0, q.stderr)
+            with open(r) as f:
+                meta = json.load(f)
+            self.assertEqual((meta["backend"], meta["device"]), (rows[name]["backend"], rows[name]["device"]), name)
+        # The plain form: one line per name, the same verdicts.
+        p = rg("backends")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        lines = p.stdout.splitlines()
+        self.assertEqual([ln.split()[0] for ln in lines], list(rows))
+        for ln in lines:
+            self.assertEqual(ln.split()[1], "yes" if rows[ln.split()[0]]["usable"] else "no", ln)
+            self.assertTrue(ln.endswith("[needs " + rows[ln.split()[0]]["needs"] + "]"), ln)
+        self.assert_clean_error(rg("backends", "extra"), 2, ["extra"])
+        self.assert_clean_error(rg("backends", "--pdl"), 2, ["--pdl"])  # a task option, not this command's
+
+    def test_gpu_option_ranges_are_the_engines(self):
+        # RuntimeOptions' ranges (0..1023, 0..2**32), the same numbers Python's configure_gpu takes.
+        for option, value, rng in (("--device", "1024", "0..1023"), ("--device", "-1", "0..1023"),
+                                   ("--workspace-bytes", "4294967297", "0..4294967296"),
+                                   ("--workspace-bytes", "99999999999999999999999", "0..4294967296")):
+            with self.subTest(option=option, value=value):
+                err = self.assert_clean_error(rg("backends", option, value) if option == "--device" else
+                                              rg("run", "--backend", "cuda", option, value, "--quiet"), 2, [option])
+                self.assertEqual(err, f"revgraph: error: option {option} must be in {rng}, got {value}")
+        err = self.assert_clean_error(rg("backends", "--device", "x"), 2, ["device"])
+        self.assertEqual(err, "revgraph: error: option --device needs an integer, got 'x'")
+        # The edges themselves are accepted (no such device here: the row says so, exit 0).
+        self.assertEqual(rg("backends", "--device", "1023").returncode, 0)
+
+    def test_backend_names_come_from_one_table(self):
+        # `revgraph backends --json` lists the engine's backend table; every help text and the
+        # unknown-name error must name exactly those rows, in the same order.
+        p = rg("backends", "--json")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        rows = [b["requested"] for b in json.loads(p.stdout)["backends"]]
+
+        def names_in(text):  # "a, b, c or d" -> [a, b, c, d]
+            head, _, last = text.rpartition(" or ")
+            return head.split(", ") + [last]
+
+        for command in ("run", "sweep", "validate", "qualify"):
+            with self.subTest(command=command):
+                q = rg(command, "--help")
+                self.assertEqual(q.returncode, 0, q.stderr)
+                line = next(ln for ln in q.stdout.splitlines() if ln.strip().startswith("--backend"))
+                listed = line.split(None, 2)[2].split(" (", 1)[0]
+                self.assertEqual(names_in(listed), rows, line)
+        err = self.assert_clean_error(rg("run", "--backend", "bogus", "--quiet"), 1, ["bogus"])
+        self.assertEqual(names_in(err.split("(expected ", 1)[1].rstrip(")")), rows, err)
+        # A backend that runs reports the name it was asked by (auto, an alias, reports its pick).
+        for b in json.loads(p.stdout)["backends"]:
+            if b["usable"] and b["requested"] != "auto":
+                self.assertEqual(b["backend"], b["requested"], b)
+
+    def test_gpu_options_refused_on_cpu_backends(self):
+        # --device and --pdl steer the CUDA backends only: on a CPU one they are a usage error,
+        # before any work and before any output, not silently ignored.
+        out = self.fresh_dir("pdl")
+        r = os.path.join(out, "r.json")
+        for backend in ("cpu", "cpu-reference"):
+            for extra in (["--pdl"], ["--device", "0"]):
+                with self.subTest(backend=backend, option=extra[0]):
+                    p = rg("run", "--backend", backend, "--set", "epochs=1", "--quiet", "--output", r, *extra)
+                    self.assert_clean_error(p, 2, [extra[0], "cuda", backend])
+                    self.assertEqual(os.listdir(out), [])
+        if not os.path.exists("/dev/nvidiactl"):  # auto picks a CPU backend here
+            p = rg("run", "--device", "0", "--set", "epochs=1", "--quiet", "--output", r)
+            self.assert_clean_error(p, 2, ["--device", "auto", "cpu"])
+            self.assertEqual(os.listdir(out), [])
+        self.assert_clean_error(rg("backends", "--device", "x"), 2, ["device"])
+        # Without them, the CPU backend runs.
+        p = rg("run", "--backend", "cpu", "--set", "epochs=1", "--quiet", "--output", r)
+        self.assertEqual(p.returncode, 0, p.stderr)
