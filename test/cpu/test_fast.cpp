@@ -157,13 +157,16 @@ TEST_CASE("fast: AVX-512, AVX2 and portable+fma give the same bits (16 partial s
         return;
     }
     struct Shape {
-        int n, q, batch;
+        int n, q, batch, width = 82;
     };
-    for (const Shape s : {Shape{1000, 500, 128}, Shape{301, 77, 37}, Shape{19, 7, 8}}) {
+    for (const Shape s : {Shape{1000, 500, 128}, Shape{301, 77, 37}, Shape{19, 7, 8}, Shape{301, 77, 37, 90},
+                          Shape{300, 50, 128, 256}}) {
         CAPTURE(s.n);
         CAPTURE(s.batch);
+        CAPTURE(s.width);
         TaskConfig c;
         c.batch_size = s.batch;
+        c.width = s.width;
         c.weight_decay = 1e-4;
         const auto in = synthetic_inputs(s.n, s.q, 23);
         PreparedTask first(in, c, std::make_unique<cpu::FastBackend>(isas[0]));
