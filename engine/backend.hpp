@@ -73,6 +73,15 @@ public:
     virtual std::optional<double> last_run_device_seconds() const { return std::nullopt; }
 };
 
+// The one-line refusal of a width `backend` does not run, "" where it runs it (PreparedTask throws it
+// before prepare(); sweep and qualify before any work, through require_runs_width).
+inline std::string width_refusal(const Backend& backend, int width) {
+    if (backend.runs_width(width)) return "";
+    return "backend: " + backend.name() + " runs width " + std::to_string(model::kFeatures) +
+           " only (no GPU report covers another width yet), got width " + std::to_string(width) +
+           ": use --backend cpu or cpu-reference";
+}
+
 inline void Backend::run(int epochs, const EpochHook& after_epoch) {
     reset();
     normalize();

@@ -111,6 +111,11 @@ std::unique_ptr<Backend> make_backend(const std::string& name, const TaskConfig&
     return backend;
 }
 
+void require_runs_width(const std::string& name, const TaskConfig& config) {
+    if (const std::string why = width_refusal(*make_backend(name, config), config.width); !why.empty())
+        throw Error(why);
+}
+
 std::string backend_needs(const std::string& name) {
     const BackendRow* row = find_backend(name);
     if (!row) throw Error("backend: unknown backend '" + name + "'");

@@ -38,6 +38,9 @@ std::unique_ptr<Backend> make_backend(const std::string& name);
 // run the config's width (a GPU backend at a width other than 82); a named backend is what was
 // asked for, and PreparedTask refuses a width it does not run.
 std::unique_ptr<Backend> make_backend(const std::string& name, const TaskConfig& config);
+// Throws the one-line refusal PreparedTask would throw where the backend `name` builds for this
+// config does not run its width: sweep and qualify call it before they read data or write output.
+void require_runs_width(const std::string& name, const TaskConfig& config);
 
 // Whether a backend name can be used in this process, and why not: what `revgraph backends`
 // prints, so that a user can see why `auto` chose what it chose. Touches no GPU state beyond

@@ -76,10 +76,7 @@ PreparedTask::PreparedTask(TaskInputs inputs, const nlohmann::ordered_json* know
       backend_(std::move(backend)) {
     const auto start = Clock::now();
     if (!backend_) throw Error("task: no backend");
-    if (!backend_->runs_width(config_.width))
-        throw Error("backend: " + backend_->name() + " runs width " + std::to_string(model::kFeatures) +
-                    " only (no GPU report covers another width yet), got width " + std::to_string(config_.width) +
-                    ": use --backend cpu or cpu-reference");
+    if (const std::string why = width_refusal(*backend_, config_.width); !why.empty()) throw Error(why);
     if (known_hashes) {
         input_hashes_ = *known_hashes;  // HashedInputs validated and hashed these very inputs
     } else {

@@ -3,6 +3,7 @@
 #include <cstdio>
 #include <sstream>
 
+#include "engine/backends.hpp"
 #include "engine/data/draws.hpp"
 #include "engine/io/sha256.hpp"
 #include "engine/qualify/submission.hpp"
@@ -119,8 +120,9 @@ std::string readme_text(const nlohmann::ordered_json& protocol, const nlohmann::
 
 QualifyOutcome run_qualification(const QualifyRequest& request) {
     const Protocol& p = request.protocol;
-    // The band and draw ranges, whoever called; then the target, before any work.
+    // The band and draw ranges and the backend's width, whoever called; then the target, before any work.
     p.check();
+    require_runs_width(p.backend, p.config);
     if (request.submission) check_submission_target(*request.submission);
     TrainingSet set = load_training_set(request.idx_dir);
     const bool official = set.official();

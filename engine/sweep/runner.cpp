@@ -25,6 +25,17 @@ SweepSummary run_sweep(const SweepJob& job) {
     s.jobs = job.jobs ? job.jobs : usable_cpus();
     const std::vector<std::size_t> points = shard_points(job.grid.size(), job.shard);
     s.points = points.size();
+    // Every width the grid asks for must run on the backend, checked before a line is written.
+    bool width_swept = false;
+    for (const Axis& axis : job.grid.axes())
+        if (axis.key == "width")
+            for (const std::string& value : axis.values) {
+                TaskConfig c = job.grid.base();
+                c.set("width", value);
+                require_runs_width(job.backend, c);
+                width_swept = true;
+            }
+    if (!width_swept) require_runs_width(job.backend, job.grid.base());
     bool asynchronous = false;
     {
         const auto probe = make_backend(job.backend);  // what "auto" resolves to for rev88's width

@@ -205,7 +205,10 @@ public:
         try {
             inputs.validate();  // here, so that bad values are ValueError and not a device failure
         } catch (const Error& e) { bad(e.what()); }
-        task_ = std::make_unique<PreparedTask>(std::move(inputs), c, backend_named(backend, c));
+        std::unique_ptr<Backend> b = backend_named(backend, c);
+        // A width the backend does not run is a bad value for it (ValueError), as a bad config is.
+        if (const std::string why = width_refusal(*b, c.width); !why.empty()) bad(why);
+        task_ = std::make_unique<PreparedTask>(std::move(inputs), c, std::move(b));
     }
 
     std::unique_ptr<RunOutput> run(bool metadata) {

@@ -1,6 +1,7 @@
 """revgraph.qualify(...) and revgraph.verify(...): the engine's protocol from Python, on a made-up
 IDX set of 20,011 images; the same report and folder as `revgraph qualify`, checked by the CLI's
 `verify` and by numpy (the correct counts)."""
+import hashlib
 import json
 import os
 import struct
@@ -52,17 +53,46 @@ def test_qualify_and_verify(tmp_path, idx):
 
 def test_a_width_reaches_the_submissions_protocol_and_verify_retrains_it(tmp_path, idx):
     d, _ = idx
-    sub = tmp_path / "wide"
-    report = revgraph.qualify(d, submission=sub, draws=2, band="60", backend="cpu", epochs=1, width=96)
+    wide, narrow = tmp_path / "wide", tmp_path / "narrow"
+    report = revgraph.qualify(d, submission=wide, draws=2, band="60", backend="cpu", epochs=1, width=96)
     assert report["config"]["width"] == 96
-    protocol = json.loads((sub / "protocol.json").read_text())
-    assert protocol["config"]["width"] == 96
-    # Retrained from the protocol alone, at its width, on the reference backend: the same bytes.
-    assert revgraph.verify(sub, d, retrain=True, backend="cpu-reference")["holds"] is True
-    # The same protocol at rev88's width is another claim: its predictions no longer hold.
-    protocol["config"]["width"] = 82
-    (sub / "protocol.json").write_text(json.dumps(protocol, indent=2) + "\n")
-    assert revgraph.verify(sub, d, retrain=True, backend="cpu")["holds"] is False
+    assert json.loads((wide / "protocol.json").read_text())["config"]["width"] == 96
+    # The width trains another model: rev88's width on the same draws predicts other bytes...
+    revgraph.qualify(d, submission=narrow, draws=2, band="60", backend="cpu", epochs=1)
+    assert (wide / "predictions" / "draw-00.npy").read_bytes() != (narrow / "predictions" / "draw-00.npy").read_bytes()
+    # ...so verify, retraining from the protocol alone on the reference backend, used width 96.
+    assert revgraph.verify(wide, d, retrain=True, backend="cpu-reference")["holds"] is True
+
+
+def sha256_file(path):
+    return hashlib.sha256(path.read_bytes()).hexdigest()
+
+
+def test_a_submission_written_before_width_existed_still_verifies(tmp_path, idx):
+    # Such a folder has no `width` in protocol.json nor in results/draw-NN.json: it means 82.
+    d, _ = idx
+    sub = tmp_path / "old"
+    revgraph.qualify(d, submission=sub, draws=2, band="60", backend="cpu", epochs=1)
+
+    def rewrite(name, change):
+        j = json.loads((sub / name).read_text())
+        change(j)
+        (sub / name).write_text(json.dumps(j, indent=2) + "\n")
+
+    rewrite("protocol.json", lambda j: j["config"].pop("width"))
+    rewrite("draw-manifest.json", lambda j: j.update(protocol_sha256=sha256_file(sub / "protocol.json")))
+    for i in range(2):
+        rewrite(f"results/draw-{i:02d}.json", lambda j: j["config"].pop("width"))
+
+    def manifest(j):
+        j.update(protocol_sha256=sha256_file(sub / "protocol.json"),
+                 draw_manifest_sha256=sha256_file(sub / "draw-manifest.json"))
+        for draw in j["draws"]:
+            draw["result_sha256"] = sha256_file(sub / draw["result_file"])
+    rewrite("prediction-manifest.json", manifest)
+    rewrite("accuracy.json", lambda j: j.update(prediction_manifest_sha256=sha256_file(sub / "prediction-manifest.json")))
+    v = revgraph.verify(sub, d, retrain=True, backend="cpu")
+    assert v["failures"] == [] and v["holds"] is True
 
 
 def test_qualify_refusals(tmp_path, idx):

@@ -65,6 +65,26 @@ TEST_CASE("cuda: the factory gives the graph backends") {
     CHECK(make_backend("cuda-fused")->name() == "cuda-fused");
 }
 
+TEST_CASE("cuda: a width other than 82 is refused in one line before any work; auto picks cpu for it") {
+    TaskConfig wide = validate::gpu_replay_config(2);
+    wide.width = 128;
+    for (const char* name : kBackends) {
+        CAPTURE(name);
+        const std::string why = "backend: " + std::string(name) +
+                                " runs width 82 only (no GPU report covers another width yet), got width 128: use "
+                                "--backend cpu or cpu-reference";
+        CHECK_FALSE(make_backend(name)->runs_width(128));
+        CHECK(make_backend(name)->runs_width(82));
+        CHECK_THROWS_WITH_AS(PreparedTask(validate::synthetic_inputs(19, 7, 5), wide, make_backend(name)), why.c_str(),
+                             Error);
+        CHECK_THROWS_WITH_AS(require_runs_width(name, wide), why.c_str(), Error);
+        CHECK_NOTHROW(require_runs_width(name, validate::gpu_replay_config(2)));
+    }
+    CHECK(make_backend("auto", wide)->name() == "cpu");
+    CHECK(make_backend("auto", validate::gpu_replay_config(2))->name() == "cuda");
+    CHECK_NOTHROW(require_runs_width("auto", wide));
+}
+
 TEST_CASE("cuda-fused: Programmatic Dependent Launch changes the launches, not the bytes") {
     // rev88 shapes (a full and a short batch) and depth 3 / batch 37, each run with plain launches
     // and then, on sm_90+, with every fused kernel launched programmatically (captured as
