@@ -32,8 +32,42 @@ BASE = {"depth": 2, "width": 82, "alpha": 0.5, "seed": 11, "epochs": 2, "learnin
 
 
 def run(*args, tool=FRONTIER):
-    return subprocess.run([sys.executable, tool, *[str(a) for a in args]], capture_output=True, text=True,
+    pre = ["--build", BUILD] if tool == FRONTIER else []
+    return subprocess.run([sys.executable, tool, *pre, *[str(a) for a in args]], capture_output=True, text=True,
                           timeout=600)
+
+
+def made_up_idx(folder):
+    """20,011 made-up 28x28 digits (not official MNIST): enough for MNIST-medium draws."""
+    n, rng = 20011, np.random.default_rng(8)
+    labels = rng.integers(0, 10, n).astype(np.uint8)
+    base = rng.integers(0, 256, (10, 28, 28)).astype(np.int16)
+    pixels = np.clip(base[labels] + rng.integers(-200, 200, (n, 28, 28)), 0, 255).astype(np.uint8)
+    os.makedirs(folder)
+    with open(os.path.join(folder, "train-images-idx3-ubyte"), "wb") as f:
+        f.write(struct.pack(">iiii", 2051, n, 28, 28) + pixels.tobytes())
+    with open(os.path.join(folder, "train-labels-idx1-ubyte"), "wb") as f:
+        f.write(struct.pack(">ii", 2049, n) + labels.tobytes())
+    return folder
+
+
+def draw(idx, seed, folder):
+    """The seed's MNIST-medium draw and its query labels, as revgraph makes them."""
+    out, labels = os.path.join(folder, f"sel-{seed}.npz"), os.path.join(folder, f"sel-{seed}-labels.npy")
+    p = subprocess.run([REVGRAPH, "data", "mnist", "--idx-dir", idx, "--seed", str(seed), "--output", out,
+                        "--test-labels-output", labels], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return out, labels
+
+
+def digest(idx, seed, folder):
+    """The engine's inputs_sha256 of that draw, from a zero-epoch sweep line."""
+    out, labels = draw(idx, seed, folder)
+    line = os.path.join(folder, f"d{seed}.jsonl")
+    p = subprocess.run([REVGRAPH, "sweep", "--input", out, "--test-labels", labels, "--backend", "cpu", "--grid",
+                        "epochs=0", "--output", line], capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    return json.loads(open(line).readline())["inputs_sha256"]
 
 
 def sweep_file(path, digest, points):
@@ -47,6 +81,16 @@ def sweep_file(path, digest, points):
 
 
 class Select(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.shared = tempfile.TemporaryDirectory()
+        cls.idx = made_up_idx(os.path.join(cls.shared.name, "idx"))
+        cls.digests = [digest(cls.idx, seed, cls.shared.name) for seed in (1, 2, 3)]
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.shared.cleanup()
+
     def setUp(self):
         self.tmp = tempfile.TemporaryDirectory()
         self.out = os.path.join(self.tmp.name, "selection.json")
@@ -55,9 +99,12 @@ class Select(unittest.TestCase):
         self.tmp.cleanup()
 
     def draws(self, per_draw):
-        """per_draw: one list of points for each of three draws."""
-        return [sweep_file(os.path.join(self.tmp.name, f"s{k}.jsonl"), f"{k:064x}", pts)
+        """per_draw: one list of points for each of the draws of seeds 1, 2 and 3."""
+        return [sweep_file(os.path.join(self.tmp.name, f"s{k}.jsonl"), self.digests[k], pts)
                 for k, pts in enumerate(per_draw)]
+
+    def select(self, *args):
+        return run("select", "--idx-dir", self.idx, "--revgraph", REVGRAPH, "--output", self.out, *args)
 
     def test_the_fastest_configuration_that_clears_the_tightened_band(self):
         fast, mid, slow, best = {"epochs": 1}, {"epochs": 4}, {"epochs": 16}, {"width": 256, "epochs": 32}
@@ -67,7 +114,7 @@ class Select(unittest.TestCase):
             [(fast, 8830, 0.003), (mid, 9210, 0.011), (slow, 9320, 0.031), (best, 9530, 0.910)],
             [(fast, 8830, 0.004), (mid, 9230, 0.012), (slow, 9330, 0.032), (best, 9540, 0.920)],
         ])
-        p = run("select", "--seeds", "1,2,3", "--output", self.out, *files)
+        p = self.select("--seeds", "1,2,3", *files)
         self.assertEqual(p.returncode, 0, p.stderr)
         s = json.load(open(self.out))
         chosen = {b["band"]: (b["finalists"][0]["config"], b["candidates"]) for b in s["bands"]}
@@ -78,32 +125,33 @@ class Select(unittest.TestCase):
         # The finalists: the fastest candidates, at most --finalists of them.
         self.assertEqual([[f["config"]["epochs"] for f in b["finalists"]] for b in s["bands"]],
                          [[1, 4, 16, 32], [16, 32], [32], [32]])
-        self.assertEqual(run("select", "--seeds", "1,2,3", "--finalists", "2", "--output", self.out, *files).returncode, 0)
+        self.assertEqual(self.select("--seeds", "1,2,3", "--finalists", "2", *files).returncode, 0)
         self.assertEqual(len(json.load(open(self.out))["bands"][0]["finalists"]), 2)
         self.assertEqual(s["selection_seeds"], [1, 2, 3])
+        self.assertEqual(s["selection_inputs_sha256"], self.digests)
         self.assertEqual(len(s["tried"]), 4)
         self.assertEqual(s["tried"][0]["correct"], [8830, 8830, 8830])
         # One count fewer and the fastest no longer clears band 12; nor does a draw under the floor.
         files = self.draws([[(fast, 8829, 0.003), (mid, 9200, 0.01)], [(fast, 8830, 0.003), (mid, 9200, 0.01)],
                             [(fast, 8830, 0.003), (mid, 9200, 0.01)]])
-        self.assertEqual(run("select", "--seeds", "1,2,3", "--bands", "12", "--output", self.out, *files).returncode, 0)
+        self.assertEqual(self.select("--seeds", "1,2,3", "--bands", "12", *files).returncode, 0)
         self.assertEqual(json.load(open(self.out))["bands"][0]["finalists"][0]["config"], dict(BASE, **mid))
         files = self.draws([[(fast, 8679, 0.003), (mid, 9200, 0.01)], [(fast, 9000, 0.003), (mid, 9200, 0.01)],
                             [(fast, 9000, 0.003), (mid, 9200, 0.01)]])
-        self.assertEqual(run("select", "--seeds", "1,2,3", "--bands", "12", "--output", self.out, *files).returncode, 0)
+        self.assertEqual(self.select("--seeds", "1,2,3", "--bands", "12", *files).returncode, 0)
         self.assertEqual(json.load(open(self.out))["bands"][0]["finalists"][0]["config"], dict(BASE, **mid))
         # A margin of 0 takes the band itself.
-        self.assertEqual(run("select", "--seeds", "1,2,3", "--bands", "12", "--margin", "0", "--output", self.out,
-                             *files).returncode, 0)
+        self.assertEqual(self.select("--seeds", "1,2,3", "--bands", "12", "--margin", "0", *files).returncode, 0)
         self.assertEqual(json.load(open(self.out))["bands"][0]["selection_band"], "12")
 
     def test_a_configuration_missing_on_a_draw_is_not_compared(self):
         files = self.draws([[({"epochs": 1}, 9900, 0.001), ({"epochs": 2}, 9000, 0.01)],
                             [({"epochs": 2}, 9000, 0.01)], [({"epochs": 2}, 9000, 0.01)]])
-        p = run("select", "--seeds", "1,2,3", "--bands", "12", "--output", self.out, *files)
+        p = self.select("--seeds", "1,2,3", "--bands", "12", *files)
         self.assertEqual(p.returncode, 0, p.stderr)
         s = json.load(open(self.out))
         self.assertEqual([t["config"]["epochs"] for t in s["tried"]], [2])
+        self.assertEqual(s["not_on_every_draw"], 1)
 
     def test_refusals_are_one_line_and_write_nothing(self):
         files = self.draws([[({}, 9000, 0.01)]] * 3)
@@ -111,12 +159,24 @@ class Select(unittest.TestCase):
         with open(bad, "w") as f:
             f.write('{"config": {}}\n')
         missing = os.path.join(self.tmp.name, "missing.jsonl")
+        other = sweep_file(os.path.join(self.tmp.name, "other.jsonl"), "0" * 64, [({}, 9000, 0.01)])
+        on_ref = os.path.join(self.tmp.name, "ref.jsonl")
+        with open(files[0]) as f, open(on_ref, "w") as g:
+            g.write(f.read().replace('"backend": "cpu"', '"backend": "cpu-reference"'))
         for extra, args, mention in (([], ["--seeds", "1,2,2026091405"], "qualification"),
-                                     ([], ["--seeds", "1,2"], "3 draws"),
+                                     ([], ["--seeds", "1,2,2"], "distinct"),
+                                     ([], ["--seeds", "1,x"], "integers"),
+                                     ([], ["--seeds", "1,2"], "not the 2 draws"),
+                                     ([], ["--seeds", "1,2,4"], "not the 3 draws"),
+                                     ([other], ["--seeds", "1,2,3"], "not the 3 draws"),
+                                     ([on_ref], ["--seeds", "1,2,3"], "backends"),
                                      ([], ["--seeds", "1,2,3", "--margin", "12", "--bands", "12"], "margin"),
+                                     ([], ["--seeds", "1,2,3", "--margin", "-1"], ">= 0"),
+                                     ([], ["--seeds", "1,2,3", "--margin", "abc"], "decimal"),
+                                     ([], ["--seeds", "1,2,3", "--bands", "12,1e1"], "1e1"),
                                      ([bad], ["--seeds", "1,2,3"], "bad.jsonl:1"),
                                      ([missing], ["--seeds", "1,2,3"], "missing")):
-            p = run("select", *files, *extra, "--output", self.out, *args)
+            p = self.select(*files, *extra, *args)
             self.assertEqual(p.returncode, 1, p.stderr)
             self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
             self.assertTrue(p.stderr.startswith("frontier: error: ") and mention in p.stderr, p.stderr)
@@ -129,35 +189,30 @@ class EndToEnd(unittest.TestCase):
 
     def test_select_qualify_time_write_plot(self):
         with tempfile.TemporaryDirectory() as tmp:
-            n, rng = 20011, np.random.default_rng(8)
-            labels = rng.integers(0, 10, n).astype(np.uint8)
-            base = rng.integers(0, 256, (10, 28, 28)).astype(np.int16)
-            pixels = np.clip(base[labels] + rng.integers(-200, 200, (n, 28, 28)), 0, 255).astype(np.uint8)
-            idx = os.path.join(tmp, "idx")
-            os.makedirs(idx)
-            with open(os.path.join(idx, "train-images-idx3-ubyte"), "wb") as f:
-                f.write(struct.pack(">iiii", 2051, n, 28, 28) + pixels.tobytes())
-            with open(os.path.join(idx, "train-labels-idx1-ubyte"), "wb") as f:
-                f.write(struct.pack(">ii", 2049, n) + labels.tobytes())
-            draw, draw_labels = os.path.join(tmp, "sel.npz"), os.path.join(tmp, "sel-labels.npy")
-            p = subprocess.run([REVGRAPH, "data", "mnist", "--idx-dir", idx, "--seed", "77", "--output", draw,
-                                "--test-labels-output", draw_labels], capture_output=True, text=True)
-            self.assertEqual(p.returncode, 0, p.stderr)
+            idx = made_up_idx(os.path.join(tmp, "idx"))
+            selection_draw, draw_labels = draw(idx, 77, tmp)
             sweep = os.path.join(tmp, "s.jsonl")
-            p = subprocess.run([REVGRAPH, "sweep", "--input", draw, "--test-labels", draw_labels, "--backend", "cpu",
-                                "--grid", "width=82,96", "--grid", "epochs=1,2", "--output", sweep],
+            p = subprocess.run([REVGRAPH, "sweep", "--input", selection_draw, "--test-labels", draw_labels, "--backend",
+                                "cpu", "--grid", "width=82,96", "--grid", "epochs=1,2", "--output", sweep],
                                capture_output=True, text=True)
             self.assertEqual(p.returncode, 0, p.stderr)
             selection = os.path.join(tmp, "selection.json")
-            p = run("--build", BUILD, "select", "--seeds", "77", "--bands", "12,5", "--output", selection, sweep)
+            p = run("select", "--seeds", "77", "--idx-dir", idx, "--bands", "12,5", "--output", selection, sweep,
+                    "--revgraph", REVGRAPH)
             self.assertEqual(p.returncode, 0, p.stderr)
             timing = os.path.join(tmp, "timing.json")
-            p = run("time", selection, "--input", draw, "--rounds", "2", "--repeat", "1", "--output", timing,
+            p = run("time", selection, "--input", selection_draw, "--rounds", "2", "--repeat", "1", "--output", timing,
                     "--revgraph", REVGRAPH)
             self.assertEqual(p.returncode, 0, p.stderr)
             out = os.path.join(tmp, "q")
             p = run("qualify", selection, "--timing", timing, "--idx-dir", idx, "--out-dir", out, "--revgraph", REVGRAPH)
             self.assertEqual(p.returncode, 0, p.stderr)
+            # A choice is qualified once: the same folder again is refused, its reports untouched.
+            before = open(os.path.join(out, "band-12.qualify.json")).read()
+            p = run("qualify", selection, "--timing", timing, "--idx-dir", idx, "--out-dir", out, "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("qualified once", p.stderr)
+            self.assertEqual(open(os.path.join(out, "band-12.qualify.json")).read(), before)
             frontier = os.path.join(tmp, "frontier.json")
             p = run("write", selection, "--qualify-dir", out, "--timing", timing, "--output", frontier,
                     "--revgraph", REVGRAPH)
@@ -189,6 +244,7 @@ class EndToEnd(unittest.TestCase):
             p = run("frontier", frontier, "--output", png, tool=PLOT)
             self.assertEqual((p.returncode, p.stderr.startswith("plot: error: ")), (1, True), p.stderr)
             # write refuses a timing without a band's finalist.
+            timing_bytes = open(timing, "rb").read()
             t["contenders"][1]["config"] = dict(t["contenders"][1]["config"], epochs=99)
             with open(timing, "w") as g:
                 json.dump(t, g)
@@ -197,6 +253,16 @@ class EndToEnd(unittest.TestCase):
                     "--revgraph", REVGRAPH)
             self.assertEqual(p.returncode, 1, p.stderr)
             self.assertIn("the timing has no finalist", p.stderr)
+            self.assertFalse(os.path.exists(frontier))
+            # ...and reports qualified from another selection than the one given.
+            with open(timing, "wb") as g:
+                g.write(timing_bytes)
+            with open(selection, "a") as g:
+                g.write("\n")
+            p = run("write", selection, "--qualify-dir", out, "--timing", timing, "--output", frontier,
+                    "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("another selection or timing", p.stderr)
             self.assertFalse(os.path.exists(frontier))
 
 
