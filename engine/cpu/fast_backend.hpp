@@ -1,6 +1,6 @@
 #pragma once
 // The fast CPU backend, `--backend cpu`: the reference's math (docs/spec.md §3-§5, reconstructing
-// backward with one B x 82 state kept) on feature-major batches with explicit SIMD kernels
+// backward with one B x width state kept) on feature-major batches with explicit SIMD kernels
 // (fast_kernels.hpp). Single-threaded and deterministic: the same bits on every run, and the same
 // on AVX-512, AVX2 and ARM (portable+fma) machines. Checked against the reference step by step
 // within tolerance, not bitwise (sums are reordered and fused).

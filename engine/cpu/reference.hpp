@@ -12,8 +12,9 @@ namespace revgraph::cpu {
 template <typename T>
 class Reference {
 public:
-    // width: the lifted coordinates (82 for rev88), left = the first width/2, right = the rest.
-    Reference(int depth, T alpha, int width = model::kFeatures);
+    // width: the lifted coordinates (82 for rev88), left = the first width/2, right = the rest. No
+    // default: a caller that forgot it would compute at 82 without a word.
+    Reference(int depth, T alpha, int width);
 
     const model::Layout& layout() const { return layout_; }
     T alpha() const { return alpha_; }

@@ -31,8 +31,9 @@ struct Axis {
     std::vector<std::string> values;  // in the order given, ranges expanded; each valid for `key`
 };
 
-// "KEY=V1,V2,...": values separated by commas; an integer key (depth, seed, epochs, batch_size)
-// also takes inclusive ranges A..B among them ("seed=1..5,9"). Every value must be valid for the
+// "KEY=V1,V2,...": values separated by commas; an integer key (depth, width, seed, epochs,
+// batch_size) also takes inclusive ranges A..B among them ("seed=1..5,9"); a width range holds odd
+// widths, which are refused, so widths are listed ("width=82,128,256"). Every value must be valid for the
 // key and no value may appear twice (0.1 and 0.10 are one value). Throws UsageProblem.
 Axis parse_axis(const std::string& spec);
 

@@ -1,7 +1,7 @@
 #pragma once
 // A sweep's file: one JSON object per line, one line per grid point, in grid order.
 //
-//   {"index":3,"points":12,"config":{...eight keys...},"backend":"cpu","inputs_sha256":"…",
+//   {"index":3,"points":12,"config":{...nine keys...},"backend":"cpu","inputs_sha256":"…",
 //    "correct":4512,"total":5000,"accuracy":0.9024,"predictions_sha256":"…","scores_sha256":"…",
 //    "state_vector_sha256":"…","final_parameter_sha256":{…},"final_velocity_sha256":{…},
 //    "run_seconds":0.0043}

@@ -125,7 +125,7 @@ class Task:
 
     @property
     def config(self) -> dict[str, Any]:
-        """The eight config keys and their values, defaults included."""
+        """The nine config keys and their values, defaults included."""
         return self._task.config
 
     def __repr__(self) -> str:

@@ -62,7 +62,8 @@ TEST_CASE("fast: every step matches the double-precision reference trainer, on e
         {45, 9, 13, 2, 0.0, 84},      //
         {19, 7, 8, 1, 1e-3, 90},      //
         {300, 20, 128, 2, 0.0, 128},  //
-        {300, 20, 64, 1, 0.0, 256},
+        {300, 20, 64, 1, 0.0, 256},   //
+        {19, 7, 8, 1, 0.0, 1024},     // the widest: halves of 512
     };
     for (fast::Isa isa : fast::supported_isas()) {
         CAPTURE(fast::isa_name(isa));
@@ -183,19 +184,21 @@ TEST_CASE("fast: AVX-512, AVX2 and portable+fma give the same bits (16 partial s
     }
 }
 
-TEST_CASE("fast: one B x 82 float32 state is kept, and run() does not allocate") {
+TEST_CASE("fast: one B x W float32 state is kept, and run() does not allocate") {
     struct Shape {
-        int n, batch;
+        int n, batch, width = 82;
     };
-    for (const Shape s : {Shape{19, 8}, Shape{19, 32}, Shape{300, 128}, Shape{45, 13}}) {
+    for (const Shape s : {Shape{19, 8}, Shape{19, 32}, Shape{300, 128}, Shape{45, 13}, Shape{45, 13, 130}}) {
         CAPTURE(s.n);
         CAPTURE(s.batch);
+        CAPTURE(s.width);
         TaskConfig c;
         c.batch_size = s.batch;
+        c.width = s.width;
         const auto in = synthetic_inputs(s.n, 7, 3);
         PreparedTask task(in, c, make_backend("cpu"));
         const std::size_t rows = static_cast<std::size_t>(std::min(s.n, s.batch));
-        CHECK(task.backend().retained_core_bytes() == rows * 82 * sizeof(float));
+        CHECK(task.backend().retained_core_bytes() == rows * static_cast<std::size_t>(s.width) * sizeof(float));
         CHECK(task.backend().retained_core_states() == 1);
         test::count_allocations(true);
         {  // the counter counts (a direct call: a new-expression's allocation may be elided)
@@ -208,7 +211,7 @@ TEST_CASE("fast: one B x 82 float32 state is kept, and run() does not allocate")
         task.run();
         test::count_allocations(false);
         CHECK(test::allocations_counted() == 0);
-        CHECK(task.outputs().metadata["core_saved_bytes_per_example"] == 328);
+        CHECK(task.outputs().metadata["core_saved_bytes_per_example"] == 4 * s.width);
     }
 }
 

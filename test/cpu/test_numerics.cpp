@@ -28,7 +28,7 @@ TEST_CASE_TEMPLATE("numerics: reconstruction matches the storing backward", T, f
     }
 }
 
-TEST_CASE_TEMPLATE("numerics: kept activations are one B x 82 state at every depth", T, float, double) {
+TEST_CASE_TEMPLATE("numerics: kept activations are one B x W state at every depth and width", T, float, double) {
     for (int depth : {1, 2, 8}) {
         CAPTURE(depth);
         const auto c = validate::check_cpu_numerics<T>(depth);

@@ -19,6 +19,7 @@
 
 #include "engine/cpu/reference.hpp"
 #include "engine/cuda/program.hpp"
+#include "engine/model/layout.hpp"
 #include "engine/model/math.hpp"
 
 namespace revgraph::cuda::op_cases {
@@ -223,7 +224,7 @@ inline void check_argmax(const ArgmaxOp& op, const Buffers& in, const Buffers& o
 // SGD step on the same batch: gradients, velocity, parameters and the final core state.
 inline void check_fused_step(const FusedStepOp& op, const TaskPlan& plan, const Buffers& in, const Buffers& out,
                              Check& c) {
-    const cpu::Reference<double> ref(op.depth, op.alpha);
+    const cpu::Reference<double> ref(op.depth, op.alpha, model::kFeatures);
     std::vector<double> params(plan.layout().total()), input(std::size_t(op.rows) * model::kFeatures);
     std::vector<std::int64_t> labels(static_cast<std::size_t>(op.rows));
     for (std::size_t i = 0; i < params.size(); ++i) params[i] = in.f(op.params, i);
@@ -247,7 +248,7 @@ inline void check_fused_step(const FusedStepOp& op, const TaskPlan& plan, const 
 // The fused predict against the float64 reference forward: scores and predictions.
 inline void check_fused_predict(const FusedPredictOp& op, const TaskPlan& plan, const Buffers& in, const Buffers& out,
                                 Check& c) {
-    const cpu::Reference<double> ref(op.depth, op.alpha);
+    const cpu::Reference<double> ref(op.depth, op.alpha, model::kFeatures);
     std::vector<double> params(plan.layout().total()), state(std::size_t(op.rows) * model::kFeatures),
         scores(std::size_t(op.rows) * model::kClasses);
     for (std::size_t i = 0; i < params.size(); ++i) params[i] = in.f(op.params, i);

@@ -176,7 +176,8 @@ def run_main(a):
                                   else " (plain autograd through the core, storing)"),
         "dtype": a.dtype,
         "hash_dtype": f"parameters, momentum and scores hashed as {a.dtype}",
-        "normalization": f"4*x - 0.5 in {a.dtype} (raw float32 pixels cast first), then one appended 0",
+        "normalization": f"4*x - 0.5 in {a.dtype} (raw float32 pixels cast first), then "
+                         + ("one appended 0" if cfg["width"] == 82 else f"{cfg['width'] - 81} appended zeros"),
         "task_ms": {"median": statistics.median(times), "min": min(times), "max": max(times), "runs": times},
         "timing_method": "CUDA events" if a.device == "cuda" else "time.perf_counter",
         "timing_scope": "reset (parameters, momentum), normalisation of raw train and query pixels, per-epoch "
