@@ -214,8 +214,7 @@ class EndToEnd(unittest.TestCase):
             self.assertIn("qualified once", p.stderr)
             self.assertEqual(open(os.path.join(out, "band-12.qualify.json")).read(), before)
             frontier = os.path.join(tmp, "frontier.json")
-            p = run("write", selection, "--qualify-dir", out, "--timing", timing, "--output", frontier,
-                    "--revgraph", REVGRAPH)
+            p = run("write", "--round", selection, timing, out, "--output", frontier, "--revgraph", REVGRAPH)
             self.assertEqual(p.returncode, 0, p.stderr)
             f, s, t = (json.load(open(x)) for x in (frontier, selection, timing))
             self.assertEqual([e["band"] for e in f["bands"]], ["12", "5"])
@@ -236,6 +235,25 @@ class EndToEnd(unittest.TestCase):
                 self.assertEqual(e["cpu_ms_per_task"], mine["median_ms"])
                 self.assertEqual(mine["runs"], 2)
             self.assertEqual(f["bands"][0]["rev88_cpu_ms_per_task"], t["contenders"][0]["median_ms"])
+            self.assertEqual([(e["round"], e["earlier_attempts"]) for e in f["bands"]], [(1, []), (1, [])])
+            # A second round for band 12 alone: its entry replaces the first round's, which it keeps.
+            selection2, timing2, out2 = (os.path.join(tmp, x) for x in ("selection2.json", "timing2.json", "q2"))
+            p = run("select", "--seeds", "77", "--idx-dir", idx, "--bands", "12", "--margin", "0", "--note",
+                    "again", "--output", selection2, sweep, "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            for args in (("time", selection2, "--input", selection_draw, "--rounds", "1", "--repeat", "1", "--output",
+                          timing2), ("qualify", selection2, "--timing", timing2, "--idx-dir", idx, "--out-dir", out2)):
+                p = run(*args, "--revgraph", REVGRAPH)
+                self.assertEqual(p.returncode, 0, p.stderr)
+            both = os.path.join(tmp, "both.json")
+            p = run("write", "--round", selection, timing, out, "--round", selection2, timing2, out2, "--output", both,
+                    "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            g = json.load(open(both))
+            self.assertEqual([(e["band"], e["round"]) for e in g["bands"]], [("12", 2), ("5", 1)])
+            first = {k: v for k, v in f["bands"][0].items() if k != "earlier_attempts"}
+            self.assertEqual(g["bands"][0]["earlier_attempts"], [first])
+            self.assertEqual([r["note"] for r in g["rounds"]], ["", "again"])
             png = os.path.join(tmp, "f.png")
             p = run("frontier", frontier, "--selection", selection, "--output", png, tool=PLOT)
             self.assertEqual(p.returncode, 0, p.stderr)
@@ -249,8 +267,7 @@ class EndToEnd(unittest.TestCase):
             with open(timing, "w") as g:
                 json.dump(t, g)
             os.remove(frontier)
-            p = run("write", selection, "--qualify-dir", out, "--timing", timing, "--output", frontier,
-                    "--revgraph", REVGRAPH)
+            p = run("write", "--round", selection, timing, out, "--output", frontier, "--revgraph", REVGRAPH)
             self.assertEqual(p.returncode, 1, p.stderr)
             self.assertIn("the timing has no finalist", p.stderr)
             self.assertFalse(os.path.exists(frontier))
@@ -259,8 +276,7 @@ class EndToEnd(unittest.TestCase):
                 g.write(timing_bytes)
             with open(selection, "a") as g:
                 g.write("\n")
-            p = run("write", selection, "--qualify-dir", out, "--timing", timing, "--output", frontier,
-                    "--revgraph", REVGRAPH)
+            p = run("write", "--round", selection, timing, out, "--output", frontier, "--revgraph", REVGRAPH)
             self.assertEqual(p.returncode, 1, p.stderr)
             self.assertIn("another selection or timing", p.stderr)
             self.assertFalse(os.path.exists(frontier))
