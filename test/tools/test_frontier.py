@@ -254,6 +254,18 @@ class EndToEnd(unittest.TestCase):
             first = {k: v for k, v in f["bands"][0].items() if k != "earlier_attempts"}
             self.assertEqual(g["bands"][0]["earlier_attempts"], [first])
             self.assertEqual([r["note"] for r in g["rounds"]], ["", "again"])
+            # check: every entry qualified again gives its recorded predictions and count...
+            p = run("check", both, "--idx-dir", idx, "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertEqual(p.stdout.count("as recorded"), 2)
+            # ...and says so where a recorded count is not what the configuration gives.
+            g["bands"][1]["total_correct"] += 1
+            with open(both, "w") as h:
+                json.dump(g, h)
+            p = run("check", both, "--idx-dir", idx, "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+            self.assertIn("band 5: ", p.stdout)
+            self.assertIn("NOT as recorded", p.stdout)
             png = os.path.join(tmp, "f.png")
             p = run("frontier", frontier, "--selection", selection, "--output", png, tool=PLOT)
             self.assertEqual(p.returncode, 0, p.stderr)
