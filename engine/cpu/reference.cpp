@@ -59,6 +59,10 @@ void Reference<T>::head_forward(const T* params, const T* state, int rows, T* sc
     }
 }
 
+// The backward products below keep one partial sum per output and add the terms of every sum in
+// ascending index order, as a plain triple loop with the sum innermost would; the loops are only
+// nested so that the outputs' sums advance together along a contiguous row, which the compiler
+// vectorises across outputs (never within one sum: the bits are the plain loop's).
 template <typename T>
 void Reference<T>::head_backward(const T* params, const T* state, const T* dscores, int rows, T* grads,
                                  T* dstate) const {
@@ -66,43 +70,54 @@ void Reference<T>::head_backward(const T* params, const T* state, const T* dscor
     const T* w = params + layout_.head_weight_offset();
     T* dw = grads + layout_.head_weight_offset();
     T* db = grads + layout_.head_bias_offset();
+    std::vector<T> acc(static_cast<std::size_t>(width));
     for (int j = 0; j < kClasses; ++j) {
-        for (int i = 0; i < width; ++i) {
-            T acc = T(0);
-            for (int r = 0; r < rows; ++r) acc += dscores[r * kClasses + j] * state[r * width + i];
-            dw[j * width + i] += acc;
+        std::fill(acc.begin(), acc.end(), T(0));  // dW[j][i] = sum over r of dscores[r][j] * state[r][i]
+        for (int r = 0; r < rows; ++r) {
+            const T d = dscores[r * kClasses + j];
+            for (int i = 0; i < width; ++i) acc[i] += d * state[r * width + i];
         }
-        T acc = T(0);
-        for (int r = 0; r < rows; ++r) acc += dscores[r * kClasses + j];
-        db[j] += acc;
+        for (int i = 0; i < width; ++i) dw[j * width + i] += acc[i];
+        T bias = T(0);
+        for (int r = 0; r < rows; ++r) bias += dscores[r * kClasses + j];
+        db[j] += bias;
     }
-    for (int r = 0; r < rows; ++r)
-        for (int i = 0; i < width; ++i) {
-            T acc = T(0);
-            for (int j = 0; j < kClasses; ++j) acc += dscores[r * kClasses + j] * w[j * width + i];
-            dstate[r * width + i] = acc;
+    for (int r = 0; r < rows; ++r) {
+        std::fill(acc.begin(), acc.end(), T(0));  // dstate[r][i] = sum over j of dscores[r][j] * W[j][i]
+        for (int j = 0; j < kClasses; ++j) {
+            const T d = dscores[r * kClasses + j];
+            for (int i = 0; i < width; ++i) acc[i] += d * w[j * width + i];
         }
+        std::copy(acc.begin(), acc.end(), dstate + static_cast<std::size_t>(r) * width);
+    }
 }
 
 template <typename T>
 void Reference<T>::branch_backward(const T* w, const T* x, const T* g_out, int rows, T* dw, T* dx) const {
     const int width = layout_.width(), half = layout_.half();
-    // g = α·g_out, as autograd forms it (the scale is applied to the branch output).
-    std::vector<T> g(static_cast<std::size_t>(rows) * half);
+    // g = α·g_out, as autograd forms it (the scale is applied to the branch output); a = relu(x).
+    std::vector<T> g(static_cast<std::size_t>(rows) * half), a(g.size()), acc(static_cast<std::size_t>(half));
     for (int r = 0; r < rows; ++r)
-        for (int o = 0; o < half; ++o) g[r * half + o] = alpha_ * g_out[r * width + o];
-    for (int o = 0; o < half; ++o)
-        for (int i = 0; i < half; ++i) {
-            T acc = T(0);
-            for (int r = 0; r < rows; ++r) acc += g[r * half + o] * model::relu(x[r * width + i]);
-            dw[o * half + i] += acc;
+        for (int o = 0; o < half; ++o) {
+            g[r * half + o] = alpha_ * g_out[r * width + o];
+            a[r * half + o] = model::relu(x[r * width + o]);
         }
-    for (int r = 0; r < rows; ++r)
-        for (int i = 0; i < half; ++i) {
-            T acc = T(0);
-            for (int o = 0; o < half; ++o) acc += g[r * half + o] * w[o * half + i];
-            dx[r * width + i] += acc * model::relu_mask(x[r * width + i]);
+    for (int o = 0; o < half; ++o) {
+        std::fill(acc.begin(), acc.end(), T(0));  // dW[o][i] += sum over r of g[r][o] * a[r][i]
+        for (int r = 0; r < rows; ++r) {
+            const T go = g[r * half + o];
+            for (int i = 0; i < half; ++i) acc[i] += go * a[r * half + i];
         }
+        for (int i = 0; i < half; ++i) dw[o * half + i] += acc[i];
+    }
+    for (int r = 0; r < rows; ++r) {
+        std::fill(acc.begin(), acc.end(), T(0));  // dx[r][i] += (sum over o of g[r][o] * W[o][i]) [x > 0]
+        for (int o = 0; o < half; ++o) {
+            const T go = g[r * half + o];
+            for (int i = 0; i < half; ++i) acc[i] += go * w[o * half + i];
+        }
+        for (int i = 0; i < half; ++i) dx[r * width + i] += acc[i] * model::relu_mask(x[r * width + i]);
+    }
 }
 
 template <typename T>
