@@ -26,6 +26,7 @@ import subprocess
 import sys
 
 from .report_timing import energy, same_draw, targets, timings
+from .report_timing import load_json as load  # a step's JSON, or None where it left none
 from .sanitizer import sanitizer_verdicts
 
 # Required where no plan.tsv says otherwise (reports of scratch folders made by hand): call 1's.
@@ -34,14 +35,6 @@ DEFAULT_REQUIRED = ("binaries", "gpu-suite", "gpu-validation", "gpu-validation-f
 # What two runs of one task must share to count as the same result.
 RESULT_HASHES = ("state_vector_sha256", "final_parameter_sha256", "final_velocity_sha256", "predictions_sha256",
                  "scores_sha256")
-
-
-def load(path):
-    try:
-        with open(path) as f:
-            return json.load(f)
-    except Exception:
-        return None
 
 
 def read_plan(scratch):

@@ -14,6 +14,7 @@ BASELINE = "torch-cuda-graph"
 
 
 def load_json(path):
+    """A step's JSON, or None where it left none (or a broken one): the report says what is missing."""
     import json
     try:
         with open(path) as f:
