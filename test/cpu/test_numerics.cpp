@@ -12,8 +12,10 @@
 using namespace revgraph;
 
 TEST_CASE_TEMPLATE("numerics: reconstruction matches the storing backward", T, float, double) {
-    for (const auto& [depth, width] : {std::pair{1, 82}, std::pair{2, 82}, std::pair{3, 82}, std::pair{8, 82},
-                                       std::pair{2, 128}, std::pair{3, 90}, std::pair{1, 512}}) {
+    for (const auto& shape : {std::pair{1, 82}, std::pair{2, 82}, std::pair{3, 82}, std::pair{8, 82}, std::pair{2, 128},
+                              std::pair{3, 90}, std::pair{1, 512}}) {
+        // Plain variables, not a structured binding: clang 14 cannot capture one in CAPTURE.
+        const int depth = shape.first, width = shape.second;
         CAPTURE(depth);
         CAPTURE(width);
         const auto c = validate::check_cpu_numerics<T>(depth, 199, 3, width);
@@ -44,7 +46,9 @@ TEST_CASE_TEMPLATE("numerics: kept activations are one B x W state at every dept
 
 // Independent of both backward paths: central finite differences of the float64 loss.
 TEST_CASE("numerics: float64 gradients agree with finite differences") {
-    for (const auto& [depth, width] : {std::pair{1, 82}, std::pair{2, 82}, std::pair{2, 128}}) {
+    for (const auto& shape : {std::pair{1, 82}, std::pair{2, 82}, std::pair{2, 128}}) {
+        // Plain variables, not a structured binding: clang 14 cannot capture one in CAPTURE.
+        const int depth = shape.first, width = shape.second;
         CAPTURE(depth);
         CAPTURE(width);
         const cpu::Reference<double> ref(depth, 0.5, width);

@@ -78,7 +78,9 @@ TEST_CASE("training: 19 examples with batch 8 give batches of 8, 8, 3") {
 
 TEST_CASE_TEMPLATE("training: every step matches an independent double-precision loop", T, float, double) {
     const double atol = sizeof(T) == 8 ? 1e-12 : 2e-5, rtol = sizeof(T) == 8 ? 1e-9 : 3e-3;
-    for (const auto& [depth, width] : {std::pair{1, 82}, std::pair{2, 82}, std::pair{1, 128}, std::pair{2, 96}}) {
+    for (const auto& shape : {std::pair{1, 82}, std::pair{2, 82}, std::pair{1, 128}, std::pair{2, 96}}) {
+        // Plain variables, not a structured binding: clang 14 cannot capture one in CAPTURE.
+        const int depth = shape.first, width = shape.second;
         CAPTURE(depth);
         CAPTURE(width);
         auto c = smoke_config();
