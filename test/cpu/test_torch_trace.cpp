@@ -120,7 +120,7 @@ TEST_CASE(
               meta.at("epoch_permutation_sha256"));
         CHECK(nlohmann::json::parse(out.metadata["initial_parameter_sha256"].dump()) ==
               meta.at("initial_parameter_sha256"));
-        CHECK(out.metadata["parameter_count"] == meta.at("parameter_count"));
+        CHECK(out.metadata["parameter_count"].get<std::int64_t>() == meta.at("parameter_count").get<std::int64_t>());
         CHECK(out.metadata["core_saved_bytes_per_example"] == 4 * 128);
         CHECK(out.state.predictions == torch_predictions);
         const model::Layout layout(config.depth, config.width);
