@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <chrono>
+#include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
@@ -25,17 +26,18 @@ SweepSummary run_sweep(const SweepJob& job) {
     s.jobs = job.jobs ? job.jobs : usable_cpus();
     const std::vector<std::size_t> points = shard_points(job.grid.size(), job.shard);
     s.points = points.size();
-    // Every width the grid asks for must run on the backend, checked before a line is written.
-    bool width_swept = false;
+    // Every width the grid asks for must run on the backend, checked before a line is written, and
+    // the backend each width runs on, named in its lines ("auto" may pick another at another width).
+    std::map<int, std::string> backend_of_width;
+    std::vector<std::string> widths = {std::to_string(job.grid.base().width)};
     for (const Axis& axis : job.grid.axes())
-        if (axis.key == "width")
-            for (const std::string& value : axis.values) {
-                TaskConfig c = job.grid.base();
-                c.set("width", value);
-                require_runs_width(job.backend, c);
-                width_swept = true;
-            }
-    if (!width_swept) require_runs_width(job.backend, job.grid.base());
+        if (axis.key == "width") widths = axis.values;
+    for (const std::string& value : widths) {
+        TaskConfig c = job.grid.base();
+        c.set("width", value);
+        require_runs_width(job.backend, c);
+        backend_of_width[c.width] = make_backend(job.backend, c)->name();
+    }
     bool asynchronous = false;
     {
         const auto probe = make_backend(job.backend);  // what "auto" resolves to for rev88's width
@@ -43,10 +45,9 @@ SweepSummary run_sweep(const SweepJob& job) {
         asynchronous = probe->asynchronous();
     }
     const std::string digest = inputs_digest(inputs, job.test_labels);
-    // Each line names the backend its point runs on: "auto" may pick another at another width.
     const auto head = [&](std::size_t k) {
         const TaskConfig config = job.grid.point(points[k]);
-        return line_head(points[k], job.grid.size(), config, make_backend(job.backend, config)->name(), digest);
+        return line_head(points[k], job.grid.size(), config, backend_of_width.at(config.width), digest);
     };
 
     // Resume: the lines already there must be this shard's first points, byte for byte up to
