@@ -130,6 +130,68 @@ TEST_CASE("cuda-fused: Programmatic Dependent Launch changes the launches, not t
     }
 }
 
+TEST_CASE("cuda-fused: plain and programmatic launches each give the float32 trainer's bits, step by step") {
+    // The first H200 run (89b48b3) found programmatic and plain graph replays disagreeing at depth 3 /
+    // batch 37 (above). This says which of the two left the float32 reference, and at which step:
+    // eager steps (each launch as in the graphs, PDL between a step's two kernels) are compared
+    // after every step, then the captured graphs after a whole run.
+    struct DefaultOptionsAfter {
+        ~DefaultOptionsAfter() { Runtime::reset_for_tests(); }
+    } restore;
+    const auto inputs = validate::synthetic_inputs(1000, 300, 17);
+    struct Case {
+        int depth, batch;
+    };
+    for (const Case& k : {Case{3, 37}, Case{3, 128}, Case{2, 37}, Case{1, 37}}) {
+        for (const bool programmatic : {false, true}) {
+            CAPTURE(k.depth);
+            CAPTURE(k.batch);
+            CAPTURE(programmatic);
+            Runtime::reset_for_tests();
+            RuntimeOptions options;
+            options.programmatic_launch = programmatic;
+            Runtime::configure(options);
+            TaskConfig c;
+            c.depth = k.depth;
+            c.batch_size = k.batch;
+            PreparedTask task(inputs, c, make_backend("cuda-fused"));
+            Backend& gpu = task.backend();
+            cpu::Trainer<float> ref(task.prepared());
+            gpu.reset();
+            gpu.normalize();
+            ref.reset();
+            ref.normalize();
+            bool equal = true;
+            for (int e = 0; e < c.epochs && equal; ++e)
+                for (int b = 0; b < ref.batches_per_epoch() && equal; ++b) {
+                    gpu.step(e, b);
+                    ref.step(e, b);
+                    const TaskState s = gpu.read_state();
+                    const auto differ = [](const std::vector<float>& x, const std::vector<float>& y) {
+                        std::size_t n = 0;
+                        for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) n += x[i] != y[i];
+                        return n + (x.size() != y.size());
+                    };
+                    const std::size_t dg = differ(s.gradients, ref.gradients()),
+                                      dp = differ(s.parameters, ref.parameters()),
+                                      dv = differ(s.velocity, ref.velocity());
+                    if (dg + dp + dv != 0) {
+                        MESSAGE("first difference at epoch " << e << " batch " << b << ": " << dg << " gradients, "
+                                                             << dp << " parameters, " << dv << " velocities");
+                        equal = false;
+                    }
+                }
+            CHECK(equal);
+            task.run();
+            const TaskState s = gpu.read_state();
+            const auto whole = reference_run<float>(task);
+            CHECK(s.parameters == whole.parameters());
+            CHECK(s.velocity == whole.velocity());
+            CHECK(s.scores == whole.scores());
+        }
+    }
+}
+
 TEST_CASE("cuda: one B x 82 float state is kept from forward to backward") {
     for (const std::string backend : kBackends)
         for (const auto& shape : {std::pair{19, 8}, std::pair{300, 128}, std::pair{5, 8}}) {
