@@ -44,9 +44,10 @@ inline constexpr int kSharedLd = 83;
 // same bits (the kernel lab checks it, and tries others: bench/kernel_lab.cpp). They travel in
 // StepArgs::rows_per_block and PredictArgs::tile; these are the defaults.
 //
-// The rows kernel: 4 rows a block (rev88: 32 blocks a step), one thread per item of the widest
-// per-row phase (4 x 41 coupling outputs; the 4 x 82 ones take two rounds).
-inline constexpr int kRowsPerBlock = 4;
+// The rows kernel: 2 rows a block (rev88: 64 blocks a step), 192 threads: the widest per-row phase
+// (2 x 82) in one round. The kernel lab on the H200 (bench/results/2026-12-04-h200-0bd58bb-call2.json)
+// timed a step at 15.68 us median with 2 rows a block, 15.74 with 1 and 16.73 with 4.
+inline constexpr int kRowsPerBlock = 2;
 inline constexpr int kRowsThreads = 192;
 // The grads kernel: blocks of up to 6 outputs x 41 inputs of one branch, or 3 x 82 of the head
 // (the last head block also takes the 10 biases); rows are staged through shared memory 128 at a
@@ -56,9 +57,10 @@ inline constexpr int kGradsThreads = 256;
 inline constexpr int kBranchOutGroup = 6;
 inline constexpr int kHeadOutGroup = 3;
 inline constexpr int kGradsChunk = 128;
-// Prediction: 64 query rows a block.
+// Prediction: 16 query rows a block (the same kernel lab: 8.9 us for 200 query rows, against 14.5 us
+// with 32 and 24.1 us with 64: more blocks, shorter chains).
 inline constexpr int kPredictThreads = 256;
-inline constexpr int kPredictTile = 64;
+inline constexpr int kPredictTile = 16;
 
 RG_HD int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
@@ -111,9 +113,10 @@ inline bool weights_fit(std::size_t state_floats, int param_count, std::size_t s
     return (state_floats + static_cast<std::size_t>(param_count)) * sizeof(float) <= shared_limit_bytes;
 }
 
-// Rows kernel: [weights] state, dstate (rows_per_block x kSharedLd each), scores, dscores (x 10).
+// Rows kernel: [weights] state, dstate (rows_per_block x kSharedLd each), scores, dscores (x 10),
+// labels (one int32 a row, in a float's slot).
 constexpr std::size_t rows_state_floats(int rows_per_block) {
-    return static_cast<std::size_t>(rows_per_block) * (2 * kSharedLd + 2 * kClasses);
+    return static_cast<std::size_t>(rows_per_block) * (2 * kSharedLd + 2 * kClasses + 1);
 }
 // Predict kernel: [weights] state (tile x kSharedLd).
 constexpr std::size_t predict_state_floats(int tile) { return static_cast<std::size_t>(tile) * kSharedLd; }
@@ -191,6 +194,7 @@ struct RowsScratch {
     float* dstate;
     float* scores;
     float* dscores;
+    std::int32_t* labels;  // the block's rows' labels, loaded with the rows
 };
 
 RG_HD RowsScratch carve_rows(float* smem, int param_count, bool weights_shared, int rows_per_block) {
@@ -200,6 +204,7 @@ RG_HD RowsScratch carve_rows(float* smem, int param_count, bool weights_shared, 
     s.dstate = s.state + rows_per_block * kSharedLd;
     s.scores = s.dstate + rows_per_block * kSharedLd;
     s.dscores = s.scores + rows_per_block * kClasses;
+    s.labels = reinterpret_cast<std::int32_t*>(s.dscores + rows_per_block * kClasses);
     return s;
 }
 
@@ -224,17 +229,20 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
     const std::size_t head_w = static_cast<std::size_t>(2 * depth) * kBranchSize,
                       head_b = head_w + kClasses * kFeatures;
 
-    // The block's rows from the epoch order, and the step's copy of the parameters.
+    // The block's rows from the epoch order (and their labels, so that the loss phase waits for no
+    // global load), and the step's copy of the parameters.
     {
         const StepArgs g = a;
+        std::int32_t* const labels = s.labels;
         const int gather_items = rows * kPairs;
         const ContiguousCopy weights = kStaged ? contiguous_copy(s.weights, a.params, a.param_count) : ContiguousCopy{};
         ex.phase(gather_items + weights.items(), [=](int item) {
             if (item < gather_items) {
                 const unsigned int r = static_cast<unsigned int>(item) / kPairs,
                                    pair = static_cast<unsigned int>(item) - r * kPairs;
-                const std::int64_t src = load_ro(g.order + g.first + r0 + r);
+                const std::int64_t src = load_l2(g.order + g.first + r0 + r);
                 row_pair_item(state, ld, g.train_rows + src * kFeatures, r, pair);
+                if (pair == 0) labels[r] = load_l2(g.train_labels + src);
             } else {
                 copy_item(weights, item - gather_items);
             }
@@ -265,8 +273,9 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
         const StepArgs g = a;
         const float* scores = s.scores;
         float* dscores = s.dscores;
+        const std::int32_t* labels = s.labels;
         ex.phase(rows, [=](int r) {
-            const std::int64_t label = g.train_labels[g.order[g.first + r0 + r]];
+            const std::int64_t label = labels[r];
             float* d = dscores + r * kClasses;
             (void)model::softmax_xent_grad_row(scores + r * kClasses, label, batch, d);
             for (int j = 0; j < kClasses; ++j) g.dscores[static_cast<std::size_t>(r0 + r) * kClasses + j] = d[j];
@@ -384,7 +393,7 @@ RG_HD void step_grads_as(Exec& ex, const StepArgs& a, const GradsBlock gb, float
                     float v[kMaxOutCols] = {};
                     RG_UNROLL
                     for (int t = 0; t < kMaxOutCols; ++t)
-                        if (t < out_cols) v[t] = load_ro(src + t);
+                        if (t < out_cols) v[t] = load_l2(src + t);
                     RG_UNROLL
                     for (int t = 0; t < kMaxOutCols; ++t)
                         if (t < out_cols) outv[r * out_cols + t] = v[t];

@@ -17,8 +17,14 @@ using model::kFeatures;
 // Every load phase is shaped for bandwidth: each item issues all its loads (up to kLoadBatch) before
 // any store, the contiguous blocks (the parameters, the grads kernel's staged inputs) move as 16-byte
 // vectors, and the index arithmetic has no division by a runtime value (one by a constant is a
-// multiply). What a load reads is read-only for the whole launch, so a GPU reads it through the
-// non-coherent path (ld.global.nc). A copy changes no bits: the emulator runs the same items.
+// multiply). A copy changes no bits: the emulator runs the same items.
+//
+// Loads go through L2 (ld.global.cg), not the read-only path (ld.global.nc, __ldg): launched with
+// Programmatic Dependent Launch a kernel starts while its predecessor still writes what it will read
+// (the parameters, the stacks), so nothing it reads is read-only for the whole of its launch, which
+// is what ld.global.nc requires. The first H200 run (89b48b3) showed it: with .nc loads,
+// programmatic and plain replays disagreed at depth 3 / batch 37. The loads are volatile asm, so
+// the compiler keeps them after griddepcontrol.wait (kernels/fused.cuh) and never merges two.
 
 inline constexpr int kLoadBatch = 8;  // loads one item has in flight
 
@@ -37,17 +43,29 @@ struct alignas(16) Vec4 {
 };
 #endif
 
-template <class T>
-RG_HD T load_ro(const T* p) {
+RG_HD float load_l2(const float* p) {
 #if defined(__CUDA_ARCH__)
-    return __ldg(p);
+    float v;
+    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p));
+    return v;
 #else
     return *p;
 #endif
 }
-RG_HD Vec4 load4_ro(const float* p) {  // p 16-byte aligned
+RG_HD std::int32_t load_l2(const std::int32_t* p) {
 #if defined(__CUDA_ARCH__)
-    return __ldg(reinterpret_cast<const float4*>(p));
+    std::int32_t v;
+    asm volatile("ld.global.cg.s32 %0, [%1];" : "=r"(v) : "l"(p));
+    return v;
+#else
+    return *p;
+#endif
+}
+RG_HD Vec4 load4_l2(const float* p) {  // p 16-byte aligned
+#if defined(__CUDA_ARCH__)
+    Vec4 v;
+    asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
+    return v;
 #else
     Vec4 v;
     std::memcpy(&v, p, sizeof v);
@@ -101,7 +119,7 @@ RG_HD void copy_item(const ContiguousCopy& c, int item) {
         RG_UNROLL
         for (int u = 0; u < kLoadBatch; ++u) {
             const int k = item + u * c.vec_items;
-            if (k < c.vecs) v[u] = load4_ro(src + 4 * k);
+            if (k < c.vecs) v[u] = load4_l2(src + 4 * k);
         }
         RG_UNROLL
         for (int u = 0; u < kLoadBatch; ++u) {
@@ -115,7 +133,7 @@ RG_HD void copy_item(const ContiguousCopy& c, int item) {
         RG_UNROLL
         for (int u = 0; u < kLoadBatch; ++u) {
             const int k = j + u * c.scalar_items;
-            if (k < c.scalars) x[u] = load_ro(c.src + (k < c.head ? k : 4 * c.vecs + k));
+            if (k < c.scalars) x[u] = load_l2(c.src + (k < c.head ? k : 4 * c.vecs + k));
         }
         RG_UNROLL
         for (int u = 0; u < kLoadBatch; ++u) {
@@ -130,7 +148,7 @@ RG_HD void copy_item(const ContiguousCopy& c, int item) {
 inline constexpr int kPairs = kFeatures / 2;
 static_assert(kFeatures % 2 == 0, "rows are moved as column pairs");
 RG_HD void row_pair_item(float* state, int ld, const float* row_src, unsigned int row, unsigned int pair) {
-    const float x0 = load_ro(row_src + 2 * pair), x1 = load_ro(row_src + 2 * pair + 1);
+    const float x0 = load_l2(row_src + 2 * pair), x1 = load_l2(row_src + 2 * pair + 1);
     float* d = state + static_cast<std::size_t>(row) * ld + 2 * pair;
     d[0] = x0;
     d[1] = x1;

@@ -410,9 +410,10 @@ TEST_CASE("fused plan: the grads blocks own every parameter exactly once") {
         a.rows_per_block = per_block;
         return fused::rows_blocks(a);
     };
-    CHECK(blocks(128, fused::kRowsPerBlock) == 32);
-    CHECK(blocks(16, fused::kRowsPerBlock) == 4);
-    CHECK(blocks(3, fused::kRowsPerBlock) == 1);
+    CHECK(blocks(128, 4) == 32);
+    CHECK(blocks(16, 4) == 4);
+    CHECK(blocks(3, 4) == 1);
+    CHECK(blocks(128, 2) == 64);
     CHECK(blocks(128, 5) == 26);
 }
 
