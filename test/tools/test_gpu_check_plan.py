@@ -291,6 +291,9 @@ class Binaries(unittest.TestCase):
             self.assertEqual(p.stdout, shown.getvalue())
 
 
+FAKE_COMMIT = "c0ffee" * 6 + "abcd"
+
+
 class FakeRun:
     """cli.main() with made-up step results: Runner.run records each step, never starts it."""
 
@@ -300,7 +303,7 @@ class FakeRun:
     def __enter__(self):
         self.tmp = tempfile.mkdtemp()
         self.saved = (runner.Runner.run, binaries.use_prebuilt, machine.environment_log,
-                      gc_report.write_report)
+                      gc_report.write_report, cli.detect_commit)
         fake = self
 
         def run(runner, step):
@@ -325,12 +328,14 @@ class FakeRun:
 
         runner.Runner.run, binaries.use_prebuilt = run, prebuilt
         machine.environment_log = lambda runner, ctx: None
+        # A fixed commit, so that what is checked does not hang on whether this checkout has changes.
+        cli.detect_commit = lambda root, env: (FAKE_COMMIT, "made up")
         gc_report.write_report = write
         return self
 
     def __exit__(self, *exc):
         (runner.Runner.run, binaries.use_prebuilt, machine.environment_log,
-         gc_report.write_report) = self.saved
+         gc_report.write_report, cli.detect_commit) = self.saved
         shutil.rmtree(self.tmp, ignore_errors=True)
         return False
 
@@ -352,8 +357,7 @@ class Reports(unittest.TestCase):
             self.assertEqual(after, ["binaries"] + [s.name for s in plan()] + [None])  # recorded steps too
             self.assertTrue(all(r["complete"] is False for r in run.reports[:-1]))
             self.assertIs(run.reports[-1]["complete"], True)
-            commit, _ = gc_commit.detect_commit(gc_steps.ROOT, os.environ)
-            self.assertTrue(all(r["git_commit"] == commit for r in run.reports))
+            self.assertTrue(all(r["git_commit"] == FAKE_COMMIT for r in run.reports))
             self.assertEqual(run.ran[0], "binaries")
             self.assertEqual([p["name"] for p in run.reports[-1]["plan"]], ["binaries"] + [s.name for s in plan()])
 
@@ -435,6 +439,27 @@ class Commit(unittest.TestCase):
         self.assertIn("engine/a.cpp differs", how)
         os.remove(os.path.join(root, "engine/a.cpp"))
         self.assertIn("engine/a.cpp is missing", gc_commit.detect_commit(root, {})[1])
+
+    def test_a_git_head_older_than_the_tree_gives_way_to_the_packed_commit(self):
+        # What a lent machine had: the tree of the packed commit under a .git whose HEAD is older.
+        root = self.tree({"README.md": "x", "engine/a.cpp": "int a;"})
+        git = ["git", "-C", root, "-c", "user.name=t", "-c", "user.email=t@t"]
+        subprocess.run(git + ["init", "-q"], check=True)
+        subprocess.run(git + ["add", "README.md", "engine/a.cpp"], check=True)
+        subprocess.run(git + ["commit", "-qm", "old"], check=True)
+        head = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+        self.assertEqual(gc_commit.detect_commit(root, {}), (head, "git"))  # the tree is HEAD's
+        with open(os.path.join(root, "engine/a.cpp"), "w") as f:
+            f.write("int b;")
+        with open(os.path.join(root, ".gpudeps", "sources.sha256"), "w") as listing:
+            for rel, text in {"README.md": "x", "engine/a.cpp": "int b;"}.items():
+                listing.write(f"{hashlib.sha256(text.encode()).hexdigest()}  {rel}\n")
+        commit, how = gc_commit.detect_commit(root, {})
+        self.assertEqual(commit, "0123abcd")
+        self.assertIn(f"git's HEAD {head[:12]} is not the tree (1 tracked files differ)", how)
+        with open(os.path.join(root, "README.md"), "w") as f:
+            f.write("y")
+        self.assertEqual(gc_commit.detect_commit(root, {})[0], "unknown")  # neither HEAD's nor the packed tree
 
     def test_no_commit_anywhere_is_unknown(self):
         root = tempfile.mkdtemp()

@@ -24,13 +24,23 @@ def tracked_files_match(root):
 
 
 def detect_commit(root, env):
-    """(commit, how): git's HEAD, else $GIT_COMMIT, else the packed commit where the tree is its."""
+    """(commit, how): git's HEAD where the tree is HEAD's, else $GIT_COMMIT, else the packed commit
+    where the tree is its. A lent GPU machine can hold a .git older than the tree that travelled (the
+    first H200 call 2 reported the commit before the one it ran), so HEAD counts only with no tracked
+    file changed."""
+    why_not_git = ""
     if os.path.exists(os.path.join(root, ".git")):  # a folder, or a file in a git worktree
         try:
             head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True,
                                   timeout=20).stdout.strip()
             if head:
-                return head, "git"
+                status = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
+                                        capture_output=True, text=True, timeout=60)
+                changed = [line for line in status.stdout.splitlines() if line.strip()]
+                if status.returncode == 0 and not changed:
+                    return head, "git"
+                why_not_git = (f"git's HEAD {head[:12]} is not the tree ({len(changed)} tracked files differ)"
+                               if status.returncode == 0 else f"git status failed: {status.stderr.strip()[:200]}")
         except (OSError, subprocess.SubprocessError):
             pass
     if env.get("GIT_COMMIT"):
@@ -41,6 +51,6 @@ def detect_commit(root, env):
             commit = f.read().strip()
         same, why = tracked_files_match(root)
         if same:
-            return commit, ".gpudeps/COMMIT (every tracked file as packed)"
-        return "unknown", f"the tree is not {commit}: {why}"
-    return "unknown", "no .git, no GIT_COMMIT, no .gpudeps/COMMIT"
+            return commit, ".gpudeps/COMMIT (every tracked file as packed)" + (f"; {why_not_git}" if why_not_git else "")
+        return "unknown", f"the tree is not {commit}: {why}" + (f"; {why_not_git}" if why_not_git else "")
+    return "unknown", why_not_git or "no .git, no GIT_COMMIT, no .gpudeps/COMMIT"
