@@ -3,9 +3,11 @@
 // float64 reference and the task shapes they are made on. test_gpu.cpp runs them on a GPU;
 // test/cpu/test_gpu_tolerances.cpp runs the very same checks on the float32 CPU backends with a
 // margin, in every CI run, so that a GPU failing them points at a GPU bug, not at float32.
+#include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -32,6 +34,16 @@ cpu::Trainer<T> reference_run(const PreparedTask& task) {
 
 // The largest |got - want| / (atol + rtol |want|) under the GPU tolerance: <= 1 passes; a NaN,
 // an infinity or a size mismatch gives infinity.
+// The same bits (memcmp): NaN equals a NaN of the same bits, where == would call any two unequal.
+template <typename T>
+bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
+    return a.size() == b.size() && (a.empty() || std::memcmp(a.data(), b.data(), a.size() * sizeof(T)) == 0);
+}
+
+inline bool all_finite(const std::vector<float>& v) {
+    return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
+}
+
 inline double tolerance_ratio(const std::vector<float>& got, const std::vector<double>& want) {
     if (got.size() != want.size()) return INFINITY;
     double worst = 0;

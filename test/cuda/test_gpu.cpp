@@ -8,6 +8,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <memory>
 #include <string>
 #include <vector>
@@ -16,6 +17,7 @@
 #include "engine/cpu/trainer.hpp"
 #include "engine/cuda/cuda_backend.hpp"
 #include "engine/error.hpp"
+#include "engine/gpu_verified.hpp"
 #include "engine/io/npz.hpp"
 #include "engine/io/task_files.hpp"
 #include "engine/runtime_options.hpp"
@@ -81,15 +83,21 @@ TEST_CASE("cuda: a width other than 82 is refused in one line before any work; a
         CHECK_NOTHROW(require_runs_width(name, validate::gpu_replay_config(2)));
     }
     CHECK(make_backend("auto", wide)->name() == "cpu");
-    CHECK(make_backend("auto", validate::gpu_replay_config(2))->name() == "cuda");
+    // auto: the fastest GPU backend this build's gpu-check verdict verifies, else cpu even here.
+    const auto& verified = gpu_verification().backends;
+    CHECK(make_backend("auto", validate::gpu_replay_config(2))->name() ==
+          (verified.empty() ? std::string("cpu") : verified.front()));
     CHECK_NOTHROW(require_runs_width("auto", wide));
 }
 
 TEST_CASE("cuda-fused: Programmatic Dependent Launch changes the launches, not the bytes") {
-    // rev88 shapes (a full and a short batch) and depth 3 / batch 37, each run with plain launches
-    // and then, on sm_90+, with every fused kernel launched programmatically (captured as
-    // programmatic graph edges); replays in both modes must give the same state byte for byte.
-    // Whatever happens here, later cases start from the default options, not with PDL on.
+    // rev88 shapes (a full and a short batch) and depth 3 / batch 37 (a short rows block in every
+    // step), each run with plain launches and then, on sm_90+, with every fused kernel launched
+    // programmatically (captured as programmatic graph edges); replays in both modes must give the
+    // same state byte for byte. At rev88's learning rate depth 3 / batch 37 diverges on this draw
+    // (non-finite from step 46; the first H200 run compared NaNs with == there and failed), so it
+    // runs at 0.05, and both states are checked finite. Whatever happens here, later cases start
+    // from the default options, not with PDL on.
     struct DefaultOptionsAfter {
         ~DefaultOptionsAfter() { Runtime::reset_for_tests(); }
     } restore;
@@ -98,6 +106,7 @@ TEST_CASE("cuda-fused: Programmatic Dependent Launch changes the launches, not t
     TaskConfig odd = rev88;
     odd.depth = 3;
     odd.batch_size = 37;
+    odd.learning_rate = 0.05;
     for (const TaskConfig& config : {rev88, odd}) {
         CAPTURE(config.depth);
         TaskState plain_state;
@@ -109,6 +118,7 @@ TEST_CASE("cuda-fused: Programmatic Dependent Launch changes the launches, not t
                             .get<bool>());
             plain.run();
             plain_state = plain.backend().read_state();
+            CHECK(gpu_cases::all_finite(plain_state.parameters));
         }
         Runtime::reset_for_tests();
         RuntimeOptions pdl;
@@ -122,19 +132,19 @@ TEST_CASE("cuda-fused: Programmatic Dependent Launch changes the launches, not t
         for (int replay = 0; replay < 3; ++replay) {
             task.run();
             const TaskState s = task.backend().read_state();
-            CHECK(s.parameters == plain_state.parameters);
-            CHECK(s.velocity == plain_state.velocity);
-            CHECK(s.scores == plain_state.scores);
+            CHECK(gpu_cases::same_bits(s.parameters, plain_state.parameters));
+            CHECK(gpu_cases::same_bits(s.velocity, plain_state.velocity));
+            CHECK(gpu_cases::same_bits(s.scores, plain_state.scores));
             CHECK(s.predictions == plain_state.predictions);
         }
     }
 }
 
 TEST_CASE("cuda-fused: plain and programmatic launches each give the float32 trainer's bits, step by step") {
-    // The first H200 run (89b48b3) found programmatic and plain graph replays disagreeing at depth 3 /
-    // batch 37 (above). This says which of the two left the float32 reference, and at which step:
-    // eager steps (each launch as in the graphs, PDL between a step's two kernels) are compared
-    // after every step, then the captured graphs after a whole run.
+    // Short rows blocks in every step (batch 37), both launch modes, against the float32 trainer:
+    // eager steps (each launch as in the graphs, PDL between a step's two kernels) compared after
+    // every step, naming the first that differs, then the captured graphs after a whole run. At
+    // 0.05, since rev88's learning rate diverges at depth 2-3 / batch 37 on this draw (above).
     struct DefaultOptionsAfter {
         ~DefaultOptionsAfter() { Runtime::reset_for_tests(); }
     } restore;
@@ -154,6 +164,7 @@ TEST_CASE("cuda-fused: plain and programmatic launches each give the float32 tra
             TaskConfig c;
             c.depth = k.depth;
             c.batch_size = k.batch;
+            c.learning_rate = 0.05;
             PreparedTask task(inputs, c, make_backend("cuda-fused"));
             Backend& gpu = task.backend();
             cpu::Trainer<float> ref(task.prepared());
@@ -169,7 +180,8 @@ TEST_CASE("cuda-fused: plain and programmatic launches each give the float32 tra
                     const TaskState s = gpu.read_state();
                     const auto differ = [](const std::vector<float>& x, const std::vector<float>& y) {
                         std::size_t n = 0;
-                        for (std::size_t i = 0; i < x.size() && i < y.size(); ++i) n += x[i] != y[i];
+                        for (std::size_t i = 0; i < x.size() && i < y.size(); ++i)
+                            n += std::memcmp(&x[i], &y[i], sizeof(float)) != 0;
                         return n + (x.size() != y.size());
                     };
                     const std::size_t dg = differ(s.gradients, ref.gradients()),
@@ -185,9 +197,10 @@ TEST_CASE("cuda-fused: plain and programmatic launches each give the float32 tra
             task.run();
             const TaskState s = gpu.read_state();
             const auto whole = reference_run<float>(task);
-            CHECK(s.parameters == whole.parameters());
-            CHECK(s.velocity == whole.velocity());
-            CHECK(s.scores == whole.scores());
+            CHECK(gpu_cases::all_finite(whole.parameters()));
+            CHECK(gpu_cases::same_bits(s.parameters, whole.parameters()));
+            CHECK(gpu_cases::same_bits(s.velocity, whole.velocity()));
+            CHECK(gpu_cases::same_bits(s.scores, whole.scores()));
         }
     }
 }
