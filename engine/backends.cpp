@@ -5,6 +5,7 @@
 #include "engine/cuda/device.hpp"
 #include "engine/cuda/program.hpp"
 #include "engine/error.hpp"
+#include "engine/gpu_verified.hpp"
 #include "engine/runtime_options.hpp"
 #include "engine/version.hpp"
 #if defined(REVGRAPH_HAVE_CUDA)
@@ -37,11 +38,29 @@ std::string gpu_needs(cuda::Path path) {
                : "a CUDA build and an NVIDIA GPU (no cuBLASLt)";
 }
 
+// What `auto` builds: the fastest GPU backend this build's gpu-check verdict verifies
+// (engine/gpu_verified.hpp) where a CUDA device is there, else cpu.
+std::string auto_pick() {
+    if (!no_cuda_device().empty()) return "cpu";
+    for (const std::string& name : gpu_verification().backends)
+        if (const BackendRow* row = find_backend(name); row && !row->alias && row->unbuildable().empty()) return name;
+    return "cpu";
+}
+
+std::string auto_explained() {
+    const GpuVerification& v = gpu_verification();
+    if (v.backends.empty())
+        return "cpu: no GPU backend has a passing gpu-check report current for this build (" + v.why + ")";
+    std::string names;
+    for (const std::string& b : v.backends) names += (names.empty() ? "" : ", then ") + b;
+    return names + " where a CUDA device is there (verified by " + v.report + ", at width 82), else cpu";
+}
+
 std::vector<BackendRow> make_table() {
     std::vector<BackendRow> rows;
-    rows.push_back({"auto", "cuda where that is usable (at width 82), else cpu", false, false, true,
-                    "nothing: cuda where that is usable (at width 82), else cpu", buildable_anywhere,
-                    [] { return make_backend(no_cuda_device().empty() ? "cuda" : "cpu"); }});
+    rows.push_back({"auto", auto_explained(), false, false, true,
+                    "nothing: the fastest GPU backend with a passing gpu-check report current for this build, else cpu",
+                    buildable_anywhere, [] { return make_backend(auto_pick()); }});
     rows.push_back({"cpu", "cpu", false, false, false, "nothing beyond this build", buildable_anywhere,
                     []() -> std::unique_ptr<Backend> { return std::make_unique<cpu::FastBackend>(); }});
     rows.push_back({"cpu-reference", "cpu-reference", false, false, false, "nothing beyond this build",
@@ -157,6 +176,9 @@ nlohmann::ordered_json backend_availability_json(const std::vector<BackendAvaila
         b["needs"] = a.needs;
         j["backends"].push_back(std::move(b));
     }
+    // Why `auto` picks what it picks on a GPU: this build's gpu-check verdict.
+    const GpuVerification& v = gpu_verification();
+    j["gpu_verified"] = {{"backends", v.backends}, {"report", v.report}, {"why", v.why}};
     return j;
 }
 

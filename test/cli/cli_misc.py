@@ -2,9 +2,10 @@
 runs it)."""
 import json
 import os
+import sys
 
 from cli_support import (
-    write_bytes, rg, make_draw, save_npz, CliTestCase)
+    SOURCE_ROOT, write_bytes, rg, make_draw, save_npz, CliTestCase)
 
 
 class CommandLine(CliTestCase):
@@ -121,6 +122,16 @@ class Misc(CliTestCase):
             # usable rows say what they build and where; the others say why not, and nothing else
             self.assertEqual(set(b), {"requested", "usable", "backend", "device", "needs"} if b["usable"]
                              else {"requested", "usable", "reason", "needs"}, b)
+        # The GPU backends auto may pick are the ones tools/gpu_check/verified.py finds for this tree
+        # (the newest passing gpu-check report current for engine/ and graphs/), written at build time.
+        sys.path.insert(0, os.path.join(SOURCE_ROOT, "tools"))
+        from gpu_check import verified
+        self.assertEqual(report["gpu_verified"], verified.verified(SOURCE_ROOT))
+        picks = next(line for line in rg("backends").stdout.splitlines() if line.startswith("auto picks: "))
+        if report["gpu_verified"]["backends"]:
+            self.assertIn(report["gpu_verified"]["backends"][0] + " where a CUDA device is there", picks)
+        else:
+            self.assertIn("cpu: no GPU backend has a passing gpu-check report current for this build", picks)
         # cuda-fused needs no cuBLASLt (it never loads it); the cuBLASLt path says it does.
         self.assertIn("no cuBLASLt", rows["cuda-fused"]["needs"])
         self.assertIn("and cuBLASLt", rows["cuda"]["needs"])
@@ -137,10 +148,11 @@ class Misc(CliTestCase):
             with open(r) as f:
                 meta = json.load(f)
             self.assertEqual((meta["backend"], meta["device"]), (rows[name]["backend"], rows[name]["device"]), name)
-        # The plain form: one line per name, the same verdicts.
+        # The plain form: one line per name, the same verdicts, then what auto picks (checked above).
         p = rg("backends")
         self.assertEqual(p.returncode, 0, p.stderr)
         lines = p.stdout.splitlines()
+        self.assertTrue(lines.pop().startswith("auto picks: "))
         self.assertEqual([ln.split()[0] for ln in lines], list(rows))
         for ln in lines:
             self.assertEqual(ln.split()[1], "yes" if rows[ln.split()[0]]["usable"] else "no", ln)

@@ -23,6 +23,7 @@ import unittest
 ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from gpu_check import binaries, cli, machine, meson_tests, runner  # noqa: E402
 from gpu_check import commit as gc_commit, currency, plan as gc_plan, report as gc_report, steps as gc_steps  # noqa: E402
+from gpu_check import verified  # noqa: E402
 
 # Call 1's decisive steps, in the issue's order: the binaries start (else the fallback build), the
 # GPU test suite, GPU validation of both backends, rev88 twice in fresh processes per backend, the
@@ -490,6 +491,30 @@ class Currency(unittest.TestCase):
             except SystemExit as e:
                 rc = e.code
         return rc, out.getvalue() + err.getvalue()
+
+    def test_auto_may_pick_the_backends_of_a_current_passing_report_fastest_first(self):
+        root = self.tree()
+        self.assertEqual(verified.verified(root)["backends"], [])  # no report
+        digest = currency.gpu_sources(root)
+        report = {"steps": [], "git_commit": "abc", "written_utc": "2026-12-04T10:00:00Z", "call": 1,
+                  "gpu_sources": digest, "passed": True,
+                  "timing": {"cuda": {"task_ms": {"median": 14.3}}, "cuda-fused": {"task_ms": {"median": 2.6}},
+                             "torch-cuda-graph": {"task_ms": {"median": 41.0}}}}
+        self.write(root, "r1.json", report)
+        v = verified.verified(root)
+        self.assertEqual(v["backends"], ["cuda-fused", "cuda"])  # fastest first; torch is no backend
+        self.assertEqual(v["report"], os.path.join("bench", "results", "r1.json"))
+        self.assertTrue(v["why"].startswith("current and passed"))
+        self.assertEqual(verified.tag(root).split(";")[0], "cuda-fused,cuda")
+        self.write(root, "r2.json", dict(report, written_utc="2026-12-04T11:00:00Z", passed=False))
+        self.assertEqual(verified.verified(root)["backends"], [])  # the newest did not pass
+        self.write(root, "r2.json", dict(report, written_utc="2026-12-04T11:00:00Z"))
+        with open(os.path.join(root, "engine", "a.cpp"), "a") as f:
+            f.write(" ")
+        v = verified.verified(root)
+        self.assertEqual(v["backends"], [])  # the sources moved on: unverified again
+        self.assertIn("unverified", v["why"])
+        self.assertEqual(verified.tag(root).count(";"), 2)  # the verdict's own ';' never splits the line
 
     def test_the_digest_is_of_engine_and_graphs_alone_and_moves_with_any_change_there(self):
         root = self.tree()

@@ -35,6 +35,7 @@ int backends_command(const BackendsOptions& o) {
                 out << "no   " << a.reason;
             out << " [needs " << a.needs << "]\n";
         }
+        out << "auto picks: " << find_backend("auto")->reported << "\n";
     }
     write_stdout(out.str());
     return 0;

@@ -1,0 +1,23 @@
+#pragma once
+// Which GPU backends this build may pick by itself (`auto`): those that the newest gpu-check report
+// under bench/results speaks for — passed, and current for engine/ and graphs/ as they were built —
+// fastest first by that report's median task time. Computed at build time by
+// tools/gpu_check/verified.py (the same rule as `tools/gpu-check current`); a GPU path whose sources
+// changed after its report is unverified again, and `auto` stays on the CPU. A GPU backend asked for
+// by name runs whether verified or not.
+#include <string>
+#include <vector>
+
+namespace revgraph {
+
+struct GpuVerification {
+    std::vector<std::string> backends;  // fastest first; empty where none is verified
+    std::string report;                 // the report it was read from (relative to the source root), or ""
+    std::string why;                    // the verdict, in one line
+};
+
+const char* gpu_verified_tag();                            // the build's line (engine/gpu_verified_tag.cpp.in)
+GpuVerification parse_gpu_verified(const std::string& tag);  // "<a,b>;<report>;<why>"
+const GpuVerification& gpu_verification();                 // this build's, parsed once
+
+}  // namespace revgraph

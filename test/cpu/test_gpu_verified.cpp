@@ -1,0 +1,38 @@
+// Which GPU backends `auto` may pick (engine/gpu_verified.hpp): the build's line parsed, and no GPU
+// pick where there is no device. That the line is tools/gpu_check/verified.py's verdict on this tree
+// is checked through `revgraph backends --json` (test/cli/cli_misc.py).
+#include <doctest/doctest.h>
+
+#include <algorithm>
+
+#include "engine/backends.hpp"
+#include "engine/cuda/device.hpp"
+#include "engine/gpu_verified.hpp"
+
+using namespace revgraph;
+
+TEST_CASE("gpu verdict: the build's line gives the backends fastest first, the report and the why") {
+    const GpuVerification v = parse_gpu_verified(
+        "cuda-fused,cuda;bench/results/2026-12-04-h200-abc.json;current and passed: the report (x)");
+    CHECK(v.backends == std::vector<std::string>{"cuda-fused", "cuda"});
+    CHECK(v.report == "bench/results/2026-12-04-h200-abc.json");
+    CHECK(v.why == "current and passed: the report (x)");
+    const GpuVerification none = parse_gpu_verified(";bench/results/r.json;unverified: engine/ and graphs/ changed");
+    CHECK(none.backends.empty());
+    CHECK(none.why == "unverified: engine/ and graphs/ changed");
+    CHECK(parse_gpu_verified(";;no gpu-check report under bench/results").report.empty());
+    const GpuVerification broken = parse_gpu_verified("unknown");  // vcs_tag's fallback
+    CHECK(broken.backends.empty());
+    CHECK(broken.why.find("no verdict") != std::string::npos);
+    // This build's own line parses to the same shape.
+    const std::string own = gpu_verified_tag();
+    CHECK(std::count(own.begin(), own.end(), ';') == 2);
+}
+
+TEST_CASE("gpu verdict: without a CUDA device auto builds cpu whatever is verified") {
+    if (cuda::device_count() != 0) return;  // test/cuda/test_gpu.cpp checks the pick on a device
+    CHECK(make_backend("auto")->name() == "cpu");
+    const std::string& says = find_backend("auto")->reported;
+    const bool falls_back = says.find("else cpu") != std::string::npos || says.rfind("cpu: ", 0) == 0;
+    CHECK(falls_back);
+}

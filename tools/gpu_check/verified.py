@@ -1,0 +1,53 @@
+"""Which GPU backends `auto` may pick: those a passing gpu-check report speaks for, fastest first.
+
+  python3 tools/gpu_check/verified.py SOURCE_ROOT
+
+prints one line, "<backends>;<report>;<why>" (backends comma-separated, fastest first by the report's
+median task time; empty where none), which engine/meson.build's vcs_tag writes into
+engine/gpu_verified.cpp on every build. A backend is verified where the newest call-1 report under
+bench/results passed and is current for the tree's engine/ and graphs/ (currency.verdict, the rule
+`tools/gpu-check current` prints); a GPU path whose sources changed after its report is unverified
+again, and `auto` then runs on the CPU. The line holds no ';' or '"' of its own, so it can sit in a
+C++ string literal as it is.
+"""
+import os
+import sys
+
+if __package__ in (None, ""):  # run as a script by the build: import the package beside it
+    sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+    from gpu_check.currency import gpu_sources, newest_report, verdict  # noqa: E402
+else:
+    from .currency import gpu_sources, newest_report, verdict
+
+GPU_BACKENDS = ("cuda", "cuda-fused")
+
+
+def _clean(text):
+    """The text with nothing that would split the build's line or end its C++ string literal."""
+    return text.replace(";", ",").replace('"', "'").replace("\\", "/")
+
+
+def verified(root, results_dir=None):
+    """{"backends": [...] fastest first, "report": path relative to root or "", "why": one line},
+    exactly as the build writes them (engine/gpu_verified.cpp parses them back)."""
+    results_dir = results_dir or os.path.join(root, "bench", "results")
+    path, report = newest_report(results_dir)
+    if report is None:
+        return {"backends": [], "report": "", "why": "no gpu-check report under bench/results"}
+    ok, line = verdict(report, gpu_sources(root))
+    rel, line = _clean(os.path.relpath(path, root)), _clean(line)
+    if not ok:
+        return {"backends": [], "report": rel, "why": line}
+    timing = report.get("timing") or {}
+    ms = {b: (timing.get(b) or {}).get("task_ms", {}).get("median") for b in GPU_BACKENDS}
+    backends = sorted((b for b in GPU_BACKENDS if isinstance(ms[b], (int, float))), key=lambda b: ms[b])
+    return {"backends": backends, "report": rel, "why": line}
+
+
+def tag(root):
+    v = verified(root)
+    return f"{','.join(v['backends'])};{v['report']};{v['why']}"
+
+
+if __name__ == "__main__":
+    print(tag(os.path.abspath(sys.argv[1] if len(sys.argv) > 1 else ".")))
