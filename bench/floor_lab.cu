@@ -145,7 +145,8 @@ __global__ void dsmem_chase_kernel(int target, int steps, long long* out, int* s
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900  // clusters: sm_90 code only (an sm_80 pass compiles none)
     __shared__ int ring[kChase];
     cg::cluster_group cluster = cg::this_cluster();
-    for (int i = static_cast<int>(threadIdx.x); i < kChase; i += static_cast<int>(blockDim.x)) ring[i] = (i + 97) % kChase;
+    for (int i = static_cast<int>(threadIdx.x); i < kChase; i += static_cast<int>(blockDim.x))
+        ring[i] = (i + 97) % kChase;
     cluster.sync();
     if (cluster.block_rank() == 0 && threadIdx.x == 0) {
         const int* remote = cluster.map_shared_rank(ring, target);
@@ -269,21 +270,24 @@ int main() {
             const cudaError_t e = cudaLaunchKernelEx(&config, dsmem_read_kernel, reps, cycles, fsink);
             if (e != cudaSuccess) {
                 (void)cudaGetLastError();
-                std::printf("30 KB from the neighbour, cluster of %2d: not launched (%s)\n", cluster, cudaGetErrorString(e));
+                std::printf("30 KB from the neighbour, cluster of %2d: not launched (%s)\n", cluster,
+                            cudaGetErrorString(e));
                 continue;
             }
             CK(cudaDeviceSynchronize());
             const double c = mean_cycles(cycles, cluster, reps);
-            std::printf("30 KB from the neighbour, cluster of %2d (all blocks at once): %7.0f cycles (%5.2f us), "
-                        "%.1f bytes/cycle a block\n",
-                        cluster, c, c * ns_per_cycle / 1000.0, kBroadcastFloats * 4.0 / c);
+            std::printf(
+                "30 KB from the neighbour, cluster of %2d (all blocks at once): %7.0f cycles (%5.2f us), "
+                "%.1f bytes/cycle a block\n",
+                cluster, c, c * ns_per_cycle / 1000.0, kBroadcastFloats * 4.0 / c);
         }
     }
 
     std::printf("\n4. clusters that fit at once (cudaOccupancyMaxActiveClusters), 256 threads a block\n");
     for (std::size_t smem_kb : {100, 200}) {
         const std::size_t smem = smem_kb * 1024;
-        CK(cudaFuncSetAttribute(cluster_barrier_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
+        CK(cudaFuncSetAttribute(cluster_barrier_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                static_cast<int>(smem)));
         for (int cluster : {8, 16}) {
             cudaLaunchAttribute attr{};
             cudaLaunchConfig_t config = cluster_config(cluster, 1, 256, smem, &attr);

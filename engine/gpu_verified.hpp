@@ -16,8 +16,8 @@ struct GpuVerification {
     std::string why;                    // the verdict, in one line
 };
 
-const char* gpu_verified_tag();                            // the build's line (engine/gpu_verified_tag.cpp.in)
+const char* gpu_verified_tag();                              // the build's line (engine/gpu_verified_tag.cpp.in)
 GpuVerification parse_gpu_verified(const std::string& tag);  // "<a,b>;<report>;<why>"
-const GpuVerification& gpu_verification();                 // this build's, parsed once
+const GpuVerification& gpu_verification();                   // this build's, parsed once
 
 }  // namespace revgraph

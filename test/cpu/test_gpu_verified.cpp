@@ -12,8 +12,8 @@
 using namespace revgraph;
 
 TEST_CASE("gpu verdict: the build's line gives the backends fastest first, the report and the why") {
-    const GpuVerification v = parse_gpu_verified(
-        "cuda-fused,cuda;bench/results/2026-12-04-h200-abc.json;current and passed: the report (x)");
+    const GpuVerification v =
+        parse_gpu_verified("cuda-fused,cuda;bench/results/2026-12-04-h200-abc.json;current and passed: the report (x)");
     CHECK(v.backends == std::vector<std::string>{"cuda-fused", "cuda"});
     CHECK(v.report == "bench/results/2026-12-04-h200-abc.json");
     CHECK(v.why == "current and passed: the report (x)");
