@@ -129,7 +129,8 @@ class Misc(CliTestCase):
         self.assertEqual(report["gpu_verified"], verified.verified(SOURCE_ROOT))
         picks = next(line for line in rg("backends").stdout.splitlines() if line.startswith("auto picks: "))
         if report["gpu_verified"]["backends"]:
-            self.assertIn(report["gpu_verified"]["backends"][0] + " where a CUDA device is there", picks)
+            self.assertTrue(picks.startswith("auto picks: " + report["gpu_verified"]["backends"][0]), picks)
+            self.assertIn("where a CUDA device is there (verified by " + report["gpu_verified"]["report"], picks)
         else:
             self.assertIn("cpu: no GPU backend has a passing gpu-check report current for this build", picks)
         # cuda-fused needs no cuBLASLt (it never loads it); the cuBLASLt path says it does.

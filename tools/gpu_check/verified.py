@@ -3,8 +3,8 @@
   python3 tools/gpu_check/verified.py SOURCE_ROOT
 
 prints one line, "<backends>;<report>;<why>" (backends comma-separated, fastest first by the report's
-median task time; empty where none), which engine/meson.build's vcs_tag writes into
-engine/gpu_verified.cpp on every build. A backend is verified where the newest call-1 report under
+median task time; empty where none), which engine/meson.build's vcs_tag writes into the build's
+gpu_verified_tag.cpp on every build (engine/gpu_verified.cpp parses it). A backend is verified where the newest call-1 report under
 bench/results passed and is current for the tree's engine/ and graphs/ (currency.verdict, the rule
 `tools/gpu-check current` prints); a GPU path whose sources changed after its report is unverified
 again, and `auto` then runs on the CPU. The line holds no ';' or '"' of its own, so it can sit in a
