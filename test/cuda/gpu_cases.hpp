@@ -32,8 +32,6 @@ cpu::Trainer<T> reference_run(const PreparedTask& task) {
     return ref;
 }
 
-// The largest |got - want| / (atol + rtol |want|) under the GPU tolerance: <= 1 passes; a NaN,
-// an infinity or a size mismatch gives infinity.
 // A GPU backend and the float32 reference trainer of one prepared task, both reset and normalised:
 // ready to take the same steps side by side.
 inline void start_side_by_side(Backend& gpu, cpu::Trainer<float>& ref) {
@@ -53,6 +51,8 @@ inline bool all_finite(const std::vector<float>& v) {
     return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
 }
 
+// The largest |got - want| / (atol + rtol |want|) under the GPU tolerance: <= 1 passes; a NaN,
+// an infinity or a size mismatch gives infinity.
 inline double tolerance_ratio(const std::vector<float>& got, const std::vector<double>& want) {
     if (got.size() != want.size()) return INFINITY;
     double worst = 0;
