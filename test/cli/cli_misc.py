@@ -127,12 +127,13 @@ class Misc(CliTestCase):
         sys.path.insert(0, os.path.join(SOURCE_ROOT, "tools"))
         from gpu_check import verified
         self.assertEqual(report["gpu_verified"], verified.verified(SOURCE_ROOT))
-        picks = next(line for line in rg("backends").stdout.splitlines() if line.startswith("auto picks: "))
+        picks = next(line for line in rg("backends").stdout.splitlines() if line.startswith("auto picks "))
+        self.assertTrue(picks.startswith(f"auto picks {rows['auto']['backend']} here; its rule: "), picks)
         if report["gpu_verified"]["backends"]:
-            self.assertTrue(picks.startswith("auto picks: " + report["gpu_verified"]["backends"][0]), picks)
-            self.assertIn("where a CUDA device is there (verified by " + report["gpu_verified"]["report"], picks)
+            rule = ", then ".join(report["gpu_verified"]["backends"]) + " where a CUDA device is there"
+            self.assertIn(f"its rule: {rule} (verified by {report['gpu_verified']['report']}", picks)
         else:
-            self.assertIn("cpu: no GPU backend has a passing gpu-check report current for this build", picks)
+            self.assertIn("its rule: cpu: no GPU backend has a passing gpu-check report current for this build", picks)
         # cuda-fused needs no cuBLASLt (it never loads it); the cuBLASLt path says it does.
         self.assertIn("no cuBLASLt", rows["cuda-fused"]["needs"])
         self.assertIn("and cuBLASLt", rows["cuda"]["needs"])
@@ -153,7 +154,7 @@ class Misc(CliTestCase):
         p = rg("backends")
         self.assertEqual(p.returncode, 0, p.stderr)
         lines = p.stdout.splitlines()
-        self.assertTrue(lines.pop().startswith("auto picks: "))
+        self.assertTrue(lines.pop().startswith("auto picks "))
         self.assertEqual([ln.split()[0] for ln in lines], list(rows))
         for ln in lines:
             self.assertEqual(ln.split()[1], "yes" if rows[ln.split()[0]]["usable"] else "no", ln)

@@ -32,7 +32,13 @@ TEST_CASE("gpu verdict: the build's line gives the backends fastest first, the r
 TEST_CASE("gpu verdict: without a CUDA device auto builds cpu whatever is verified") {
     if (cuda::device_count() != 0) return;  // test/cuda/test_gpu.cpp checks the pick on a device
     CHECK(make_backend("auto")->name() == "cpu");
+    // What it says it does names the build's verified backends in order, or why there are none.
     const std::string& says = find_backend("auto")->reported;
-    const bool falls_back = says.find("else cpu") != std::string::npos || says.rfind("cpu: ", 0) == 0;
-    CHECK(falls_back);
+    const GpuVerification& v = gpu_verification();
+    if (v.backends.empty()) {
+        CHECK(says == "cpu: no GPU backend has a passing gpu-check report current for this build (" + v.why + ")");
+    } else {
+        CHECK(says.rfind(v.backends.front() + (v.backends.size() > 1 ? ", then " + v.backends[1] : ""), 0) == 0);
+        CHECK(says.find("verified by " + v.report) != std::string::npos);
+    }
 }

@@ -32,8 +32,15 @@ cpu::Trainer<T> reference_run(const PreparedTask& task) {
     return ref;
 }
 
-// The largest |got - want| / (atol + rtol |want|) under the GPU tolerance: <= 1 passes; a NaN,
-// an infinity or a size mismatch gives infinity.
+// A GPU backend and the float32 reference trainer of one prepared task, both reset and normalised:
+// ready to take the same steps side by side.
+inline void start_side_by_side(Backend& gpu, cpu::Trainer<float>& ref) {
+    gpu.reset();
+    gpu.normalize();
+    ref.reset();
+    ref.normalize();
+}
+
 // The same bits (memcmp): NaN equals a NaN of the same bits, where == would call any two unequal.
 template <typename T>
 bool same_bits(const std::vector<T>& a, const std::vector<T>& b) {
@@ -44,6 +51,8 @@ inline bool all_finite(const std::vector<float>& v) {
     return std::all_of(v.begin(), v.end(), [](float x) { return std::isfinite(x); });
 }
 
+// The largest |got - want| / (atol + rtol |want|) under the GPU tolerance: <= 1 passes; a NaN,
+// an infinity or a size mismatch gives infinity.
 inline double tolerance_ratio(const std::vector<float>& got, const std::vector<double>& want) {
     if (got.size() != want.size()) return INFINITY;
     double worst = 0;

@@ -168,10 +168,7 @@ TEST_CASE("cuda-fused: plain and programmatic launches each give the float32 tra
             PreparedTask task(inputs, c, make_backend("cuda-fused"));
             Backend& gpu = task.backend();
             cpu::Trainer<float> ref(task.prepared());
-            gpu.reset();
-            gpu.normalize();
-            ref.reset();
-            ref.normalize();
+            gpu_cases::start_side_by_side(gpu, ref);
             bool equal = true;
             for (int e = 0; e < c.epochs && equal; ++e)
                 for (int b = 0; b < ref.batches_per_epoch() && equal; ++b) {
@@ -347,10 +344,7 @@ TEST_CASE("cuda-fused: the very bits of the float32 reference trainer, step by s
         PreparedTask task(validate::synthetic_inputs(k.n, k.q, 41), c, make_backend("cuda-fused"));
         Backend& gpu = task.backend();
         cpu::Trainer<float> ref(task.prepared());
-        gpu.reset();
-        gpu.normalize();
-        ref.reset();
-        ref.normalize();
+        gpu_cases::start_side_by_side(gpu, ref);
         for (int e = 0; e < c.epochs; ++e)
             for (int b = 0; b < ref.batches_per_epoch(); ++b) {
                 CAPTURE(e);

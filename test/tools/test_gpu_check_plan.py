@@ -441,26 +441,62 @@ class Commit(unittest.TestCase):
         os.remove(os.path.join(root, "engine/a.cpp"))
         self.assertIn("engine/a.cpp is missing", gc_commit.detect_commit(root, {})[1])
 
-    def test_a_git_head_older_than_the_tree_gives_way_to_the_packed_commit(self):
-        # What a lent machine had: the tree of the packed commit under a .git whose HEAD is older.
-        root = self.tree({"README.md": "x", "engine/a.cpp": "int a;"})
-        git = ["git", "-C", root, "-c", "user.name=t", "-c", "user.email=t@t"]
+    @unittest.skipIf(shutil.which("git") is None, "git is not installed")
+    def test_git_and_the_packed_commit_each_win_where_they_are_the_tree(self):
+        root = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, root)
+        git = ["git", "-C", root, "-c", "user.name=t", "-c", "user.email=t@t", "-c", "commit.gpgsign=false"]
+
+        def write(rel, text):
+            os.makedirs(os.path.dirname(os.path.join(root, rel)) or root, exist_ok=True)
+            with open(os.path.join(root, rel), "w") as f:
+                f.write(text)
+
+        def commit(message):
+            subprocess.run(git + ["add", "-A", "engine", "README.md"], check=True)
+            subprocess.run(git + ["commit", "-qm", message], check=True)
+            return subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
+
+        def pack(commit_id):  # what tools/pack-gpu-deps records: the commit and every tracked file's hash
+            files = subprocess.run(git + ["ls-files"], capture_output=True, text=True).stdout.split()
+            os.makedirs(os.path.join(root, ".gpudeps"), exist_ok=True)
+            with open(os.path.join(root, ".gpudeps", "sources.sha256"), "w") as listing:
+                for rel in files:
+                    with open(os.path.join(root, rel), "rb") as f:
+                        listing.write(f"{hashlib.sha256(f.read()).hexdigest()}  {rel}\n")
+            with open(os.path.join(root, ".gpudeps", "COMMIT"), "w") as f:
+                f.write(commit_id + "\n")
+
         subprocess.run(git + ["init", "-q"], check=True)
-        subprocess.run(git + ["add", "README.md", "engine/a.cpp"], check=True)
-        subprocess.run(git + ["commit", "-qm", "old"], check=True)
-        head = subprocess.run(git + ["rev-parse", "HEAD"], capture_output=True, text=True).stdout.strip()
-        self.assertEqual(gc_commit.detect_commit(root, {}), (head, "git"))  # the tree is HEAD's
-        with open(os.path.join(root, "engine/a.cpp"), "w") as f:
-            f.write("int b;")
-        with open(os.path.join(root, ".gpudeps", "sources.sha256"), "w") as listing:
-            for rel, text in {"README.md": "x", "engine/a.cpp": "int b;"}.items():
-                listing.write(f"{hashlib.sha256(text.encode()).hexdigest()}  {rel}\n")
-        commit, how = gc_commit.detect_commit(root, {})
-        self.assertEqual(commit, "0123abcd")
-        self.assertIn(f"git's HEAD {head[:12]} is not the tree (1 tracked files differ)", how)
-        with open(os.path.join(root, "README.md"), "w") as f:
-            f.write("y")
-        self.assertEqual(gc_commit.detect_commit(root, {})[0], "unknown")  # neither HEAD's nor the packed tree
+        write(".gitignore", "/.gpudeps/\n")
+        write("README.md", "x")
+        write("engine/a.cpp", "int a;")
+        c1 = commit("one")
+        self.assertEqual(gc_commit.detect_commit(root, {}), (c1, "git"))
+        # The lent machine: the tree of c2 (which only adds a file) under a .git whose HEAD is c1.
+        write("engine/b.cpp", "int b;")
+        c2 = commit("two: adds a file")
+        pack(c2)
+        subprocess.run(git + ["reset", "-q", "--soft", c1], check=True)
+        subprocess.run(git + ["reset", "-q"], check=True)  # b.cpp stays, untracked: git's check passes
+        commit_id, how = gc_commit.detect_commit(root, {})
+        self.assertEqual(commit_id, c2, how)
+        self.assertIn("does not have it as an ancestor", how)
+        # A checkout that moved on past an old pack: HEAD, the pack's descendant, wins.
+        c2b = commit("two again")
+        pack(c1)
+        write("engine/c.cpp", "int c;")
+        c3 = commit("three: adds a file")
+        self.assertNotEqual(c2b, c3)
+        self.assertEqual(gc_commit.detect_commit(root, {}), (c3, "git"))
+        # A tracked file changed: not HEAD's tree; the pack's where it matches, else unknown.
+        pack(c3)
+        write("engine/a.cpp", "int changed;")
+        self.assertEqual(gc_commit.detect_commit(root, {})[0], "unknown")
+        pack("feedc0de")
+        commit_id, how = gc_commit.detect_commit(root, {})
+        self.assertEqual(commit_id, "feedc0de")
+        self.assertIn(f"git's HEAD {c3[:12]} is not the tree (1 tracked files differ)", how)
 
     def test_no_commit_anywhere_is_unknown(self):
         root = tempfile.mkdtemp()
@@ -515,6 +551,18 @@ class Currency(unittest.TestCase):
         self.assertEqual(v["backends"], [])  # the sources moved on: unverified again
         self.assertIn("unverified", v["why"])
         self.assertEqual(verified.tag(root).count(";"), 2)  # the verdict's own ';' never splits the line
+        # A newer report of other sources (a branch's) does not hide the one of this tree.
+        with open(os.path.join(root, "engine", "a.cpp"), "w") as f:
+            f.write("int a;")
+        self.write(root, "r2.json", dict(report, written_utc="2026-12-04T11:00:00Z"))
+        other = dict(report, written_utc="2026-12-04T12:00:00Z", gpu_sources={"sha256": "0" * 64, "files": 3})
+        self.write(root, "r3.json", other)
+        self.assertEqual(verified.verified(root)["report"], os.path.join("bench", "results", "r2.json"))
+        self.assertEqual(verified.verified(root)["backends"], ["cuda-fused", "cuda"])
+        # A backend the report timed nothing for (task_ms null) is not picked, and nothing breaks.
+        timing = dict(report["timing"], cuda={"task_ms": None})
+        self.write(root, "r4.json", dict(report, written_utc="2026-12-04T13:00:00Z", timing=timing))
+        self.assertEqual(verified.verified(root)["backends"], ["cuda-fused"])
 
     def test_the_digest_is_of_engine_and_graphs_alone_and_moves_with_any_change_there(self):
         root = self.tree()

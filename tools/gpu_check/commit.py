@@ -23,34 +23,55 @@ def tracked_files_match(root):
     return True, ""
 
 
+def _git(root, *args):
+    return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, timeout=60)
+
+
 def detect_commit(root, env):
-    """(commit, how): git's HEAD where the tree is HEAD's, else $GIT_COMMIT, else the packed commit
-    where the tree is its. A lent GPU machine can hold a .git older than the tree that travelled (the
-    first H200 call 2 reported the commit before the one it ran), so HEAD counts only with no tracked
-    file changed."""
-    why_not_git = ""
+    """(commit, how): the commit whose files the tree holds. Where both git's HEAD (no tracked file
+    changed) and the commit tools/pack-gpu-deps packed (every file it listed as packed) fit, HEAD
+    wins if the packed commit is its ancestor (the tree moved on, the pack is old) and the packed
+    commit wins if git does not know it (the .git is older than the tree: a lent GPU machine's was,
+    and the first H200 call 2 reported the commit before the one it ran; a later commit that only
+    adds files passes git's own check there). Else $GIT_COMMIT, else "unknown"."""
+    head, why_not_git = "", ""
     if os.path.exists(os.path.join(root, ".git")):  # a folder, or a file in a git worktree
         try:
-            head = subprocess.run(["git", "-C", root, "rev-parse", "HEAD"], capture_output=True, text=True,
-                                  timeout=20).stdout.strip()
+            head = _git(root, "rev-parse", "HEAD").stdout.strip()
             if head:
-                status = subprocess.run(["git", "-C", root, "status", "--porcelain", "--untracked-files=no"],
-                                        capture_output=True, text=True, timeout=60)
+                status = _git(root, "status", "--porcelain", "--untracked-files=no")
                 changed = [line for line in status.stdout.splitlines() if line.strip()]
-                if status.returncode == 0 and not changed:
-                    return head, "git"
-                why_not_git = (f"git's HEAD {head[:12]} is not the tree ({len(changed)} tracked files differ)"
-                               if status.returncode == 0 else f"git status failed: {status.stderr.strip()[:200]}")
+                if status.returncode != 0:
+                    why_not_git, head = f"git status failed: {status.stderr.strip()[:200]}", ""
+                elif changed:
+                    why_not_git = f"git's HEAD {head[:12]} is not the tree ({len(changed)} tracked files differ)"
+                    head = ""
         except (OSError, subprocess.SubprocessError):
-            pass
-    if env.get("GIT_COMMIT"):
-        return env["GIT_COMMIT"], "GIT_COMMIT"
-    packed = os.path.join(root, ".gpudeps", "COMMIT")
-    if os.path.exists(packed):
-        with open(packed) as f:
-            commit = f.read().strip()
+            head = ""
+    packed, packed_why = "", ""
+    listing = os.path.join(root, ".gpudeps", "COMMIT")
+    if os.path.exists(listing):
+        with open(listing) as f:
+            candidate = f.read().strip()
         same, why = tracked_files_match(root)
         if same:
-            return commit, ".gpudeps/COMMIT (every tracked file as packed)" + (f"; {why_not_git}" if why_not_git else "")
-        return "unknown", f"the tree is not {commit}: {why}" + (f"; {why_not_git}" if why_not_git else "")
+            packed = candidate
+        else:
+            packed_why = f"the tree is not {candidate}: {why}"
+    if head and packed and packed != head:
+        try:
+            older = _git(root, "merge-base", "--is-ancestor", packed, head).returncode == 0
+        except (OSError, subprocess.SubprocessError):
+            older = False
+        if not older:
+            return packed, (".gpudeps/COMMIT (every tracked file as packed; git's HEAD "
+                            f"{head[:12]} does not have it as an ancestor)")
+    if head:
+        return head, "git"
+    if env.get("GIT_COMMIT"):
+        return env["GIT_COMMIT"], "GIT_COMMIT"
+    if packed:
+        return packed, ".gpudeps/COMMIT (every tracked file as packed)" + (f"; {why_not_git}" if why_not_git else "")
+    if packed_why:
+        return "unknown", packed_why + (f"; {why_not_git}" if why_not_git else "")
     return "unknown", why_not_git or "no .git, no GIT_COMMIT, no .gpudeps/COMMIT"

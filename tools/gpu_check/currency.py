@@ -52,13 +52,16 @@ def load_report(path):
     return r if isinstance(r, dict) and "steps" in r and "git_commit" in r and "written_utc" in r else None
 
 
-def newest_report(results_dir, call=1):
-    """(path, report) of the newest gpu-check report of `call` under results_dir, or (None, None).
-    Reports written before calls were numbered count as call 1 (their kind was "main")."""
+def newest_report(results_dir, call=1, sources=None):
+    """(path, report) of the newest gpu-check report of `call` under results_dir (only those of the
+    GPU sources digest `sources`, where given), or (None, None). Reports written before calls were
+    numbered count as call 1 (their kind was "main")."""
     found = []
     for path in glob.glob(os.path.join(results_dir, "*.json")):
         r = load_report(path)
-        if r is not None and r.get("call", 1 if r.get("kind") in (None, "main") else None) == call:
+        if r is None or r.get("call", 1 if r.get("kind") in (None, "main") else None) != call:
+            continue
+        if sources is None or (r.get("gpu_sources") or {}).get("sha256") == sources:
             found.append((r.get("written_utc", ""), path, r))
     if not found:
         return None, None

@@ -35,7 +35,11 @@ int backends_command(const BackendsOptions& o) {
                 out << "no   " << a.reason;
             out << " [needs " << a.needs << "]\n";
         }
-        out << "auto picks: " << find_backend("auto")->reported << "\n";
+        // What auto builds on this machine, then its rule (which names the verified GPU backends).
+        for (const auto& a : all)
+            if (a.requested == "auto")
+                out << "auto picks " << (a.usable ? a.backend : std::string("nothing"))
+                    << " here; its rule: " << find_backend("auto")->reported << "\n";
     }
     write_stdout(out.str());
     return 0;
