@@ -45,8 +45,8 @@ inline constexpr int kSharedLd = 83;
 // StepArgs::rows_per_block and PredictArgs::tile; these are the defaults.
 //
 // The rows kernel: 2 rows a block (rev88: 64 blocks a step), 192 threads: the widest per-row phase
-// (2 x 82) in one round. The kernel lab on the H200 (bench/results/2026-12-04-h200-0bd58bb-call2.json)
-// timed a step at 15.68 us median with 2 rows a block, 15.74 with 1 and 16.73 with 4.
+// (2 x 82) in one round. The kernel lab on the H200 (bench/results/2026-12-04-h200-0bd58bb-call2.log)
+// timed a step at 15.68 us median with 2 rows a block, 15.75 with 1 and 16.73 with 4.
 inline constexpr int kRowsPerBlock = 2;
 inline constexpr int kRowsThreads = 192;
 // The grads kernel: blocks of up to 6 outputs x 41 inputs of one branch, or 3 x 82 of the head
