@@ -65,6 +65,7 @@ class Run:
         self.rest_tests = [("cpu", "OK"), ("gpu-check-report", "SKIP")]  # every other suite
         self.out_files = {"gpu-validation.json": validation(10.0), "gpu-validation-fused.json": validation(2.0),
                           "gpu-validation-fused-pdl.json": validation(1.5),
+                          "gpu-validation-fused-plain.json": validation(2.0),
                           "validate.json": {"passed": True},
                           "torch-cuda-graph.json": torch_run(30.0, cold=45.0),
                           "torch-cuda-eager.json": torch_run(120.0),
@@ -159,6 +160,7 @@ class GpuCheckReport(unittest.TestCase):
         self.assertIs(r["cuda_fused_bit_equal_to_cpu_reference"], True)
         self.assertEqual(r["programmatic_launch"]["validation_passed"], True)
         self.assertEqual(r["programmatic_launch"]["same_bytes_as_plain_launches"], True)
+        self.assertEqual(r["programmatic_launch"]["same_call"]["saving"], 0.25)  # 1.5 ms against 2.0 ms
         self.assertEqual(t["cuda-fused-pdl"]["speedup_vs"]["torch-cuda-graph"], 20.0)
         self.assertEqual(r["throughput"], [{"name": "throughput/cuda-fused/tasks:4", "tasks": 4, "median_ms": 4.0,
                                             "ms_per_task": 1.0, "tasks_per_second": 1000.0}])

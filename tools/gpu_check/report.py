@@ -159,9 +159,17 @@ def prediction_agreement(scratch):
     return agreement
 
 
-def programmatic_launch(gvp, fused1, fused_pdl):
-    """cuda-fused with PDL (recorded only): validated like cuda-fused, its bytes against the plain launches'."""
-    return {"validation_passed": None if gvp is None else gvp.get("passed"),
+def programmatic_launch(gvp, fused1, fused_pdl, gv_plain=None):
+    """cuda-fused with PDL (recorded only): validated like cuda-fused, its bytes against the plain launches',
+    and (call 2) its median task time against plain launches timed by the same harness just before."""
+    same_call = None
+    pdl_ms = (((gvp or {}).get("replay_repeatability") or {}).get("task_ms") or {}).get("median")
+    plain_ms = (((gv_plain or {}).get("replay_repeatability") or {}).get("task_ms") or {}).get("median")
+    if isinstance(pdl_ms, (int, float)) and isinstance(plain_ms, (int, float)) and plain_ms > 0:
+        same_call = {"plain_ms": plain_ms, "pdl_ms": pdl_ms, "saving": round(1 - pdl_ms / plain_ms, 4),
+                     "source": "gpu_validation replays (CUDA events), plain then --pdl, one call"}
+    return {"same_call": same_call,
+            "validation_passed": None if gvp is None else gvp.get("passed"),
             "same_bytes_as_plain_launches": None if not (fused1 and fused_pdl) else all(
                 fused1.get(k) == fused_pdl.get(k) for k in RESULT_HASHES),
             "in_use": None if gvp is None else ((gvp.get("replay_repeatability") or {}).get("diagnostics") or {}).get(
@@ -248,7 +256,8 @@ def build_report(scratch, out, git_commit, commit_source, gpu_arch, partial, bin
         fused1, load(os.path.join(scratch, "run_cpu_reference.json")))
     report["prediction_agreement"] = prediction_agreement(scratch)
     gvp = load(os.path.join(out, "gpu-validation-fused-pdl.json"))
-    report["programmatic_launch"] = programmatic_launch(gvp, fused1, load(os.path.join(scratch, "fused-pdl.json")))
+    report["programmatic_launch"] = programmatic_launch(gvp, fused1, load(os.path.join(scratch, "fused-pdl.json")),
+                                                        load(os.path.join(out, "gpu-validation-fused-plain.json")))
     draw = same_draw(scratch, out)
     report["same_draw"] = draw
     report["timing"] = timings(out, gv, gvf, gvp)
