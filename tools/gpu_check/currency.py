@@ -6,7 +6,7 @@ tree's is of other code, so the GPU path is unverified again.
 
 prints one line and exits 0 only where the newest gpu-check report under DIR (default bench/results;
 newest by its written_utc) or FILE is current for this tree and passed; 1 where it is stale, failed,
-records no digest, or there is none; 2 on a bad command line. test/tools/test_gpu_check_plan.py
+records no digest, or there is none; 2 on a bad command line. test/tools/test_gpu_check_currency.py
 checks it on made-up trees and reports.
 """
 import argparse
