@@ -39,9 +39,11 @@ std::string gpu_needs(cuda::Path path) {
 }
 
 // What `auto` builds: the fastest GPU backend this build's gpu-check verdict verifies
-// (engine/gpu_verified.hpp) where a CUDA device is there, else cpu.
+// (engine/gpu_verified.hpp) on the GPU its report ran on, else cpu.
 std::string auto_pick() {
     if (!no_cuda_device().empty()) return "cpu";
+    // The report speaks for its GPU alone: another model, even of the same architecture, is unverified.
+    if (cuda::describe_device(Runtime::options().device) != gpu_verification().device) return "cpu";
     for (const std::string& name : gpu_verification().backends)
         if (const BackendRow* row = find_backend(name); row && !row->alias && row->unbuildable().empty()) return name;
     return "cpu";
@@ -53,7 +55,7 @@ std::string auto_explained() {
         return "cpu: no GPU backend has a passing gpu-check report current for this build (" + v.why + ")";
     std::string names;
     for (const std::string& b : v.backends) names += (names.empty() ? "" : ", then ") + b;
-    return names + " where a CUDA device is there (verified by " + v.report + ", at width 82), else cpu";
+    return names + " on a " + v.device + " (verified there by " + v.report + ", at width 82), else cpu";
 }
 
 std::vector<BackendRow> make_table() {
@@ -178,7 +180,8 @@ nlohmann::ordered_json backend_availability_json(const std::vector<BackendAvaila
     }
     // Why `auto` picks what it picks on a GPU: this build's gpu-check verdict.
     const GpuVerification& v = gpu_verification();
-    j["gpu_verified"] = {{"backends", v.backends}, {"report", v.report}, {"why", v.why}};
+    j["gpu_verified"] = {
+        {"backends", v.backends}, {"report", v.report}, {"why", v.why}, {"device", v.device}, {"gpu_arch", v.gpu_arch}};
     return j;
 }
 

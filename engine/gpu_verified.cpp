@@ -18,7 +18,14 @@ GpuVerification parse_gpu_verified(const std::string& tag) {
         start = end + 1;
     }
     v.report = tag.substr(a + 1, b - a - 1);
-    v.why = tag.substr(b + 1);
+    const std::size_t c = tag.find(';', b + 1);
+    v.why = tag.substr(b + 1, c == std::string::npos ? std::string::npos : c - b - 1);
+    if (c != std::string::npos) {
+        const std::size_t d = tag.find(';', c + 1);
+        v.device = tag.substr(c + 1, d == std::string::npos ? std::string::npos : d - c - 1);
+        if (d != std::string::npos) v.gpu_arch = tag.substr(d + 1);
+    }
+    if (v.device.empty()) v.backends.clear();  // a verdict that names no GPU verifies none
     return v;
 }
 

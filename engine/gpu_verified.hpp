@@ -14,10 +14,13 @@ struct GpuVerification {
     std::vector<std::string> backends;  // fastest first; empty where none is verified
     std::string report;                 // the report it was read from (relative to the source root), or ""
     std::string why;                    // the verdict, in one line
+    std::string device;                 // the GPU the report ran on, "NVIDIA H200 (sm_90)", or ""
+    std::string gpu_arch;               // this build's SM architectures, "90" ("" without CUDA)
 };
 
-const char* gpu_verified_tag();                              // the build's line (engine/gpu_verified_tag.cpp.in)
-GpuVerification parse_gpu_verified(const std::string& tag);  // "<a,b>;<report>;<why>"
-const GpuVerification& gpu_verification();                   // this build's, parsed once
+const char* gpu_verified_tag();  // the build's line (engine/gpu_verified_tag.cpp.in)
+// "<a,b>;<report>;<why>;<device>;<gpu_arch>" (tools/gpu_check/verified.py's line)
+GpuVerification parse_gpu_verified(const std::string& tag);
+const GpuVerification& gpu_verification();  // this build's, parsed once
 
 }  // namespace revgraph

@@ -45,8 +45,8 @@ inline constexpr int kSharedLd = 83;
 // StepArgs::rows_per_block and PredictArgs::tile; these are the defaults.
 //
 // The rows kernel: 2 rows a block (rev88: 64 blocks a step), 192 threads: the widest per-row phase
-// (2 x 82) in one round. The kernel lab on the H200 (bench/results/2026-12-04-h200-0bd58bb-call2.json)
-// timed a step at 15.68 us median with 2 rows a block, 15.74 with 1 and 16.73 with 4.
+// (2 x 82) in one round. The kernel lab on the H200 (bench/results/2026-12-04-h200-0bd58bb-call2.log)
+// timed a step at 15.68 us median with 2 rows a block, 15.75 with 1 and 16.73 with 4.
 inline constexpr int kRowsPerBlock = 2;
 inline constexpr int kRowsThreads = 192;
 // The grads kernel: blocks of up to 6 outputs x 41 inputs of one branch, or 3 x 82 of the head
@@ -159,6 +159,7 @@ RG_HD void core_forward(Exec& ex, const float* weights, int depth, float alpha, 
 // scores = state Hᵀ + b, summed as the reference's head_forward.
 RG_HD float head_score(const float* hw, const float* hb, const float* x, int j) {
     float acc = 0.0f;
+    RG_DEVICE_UNROLL
     for (int i = 0; i < kFeatures; ++i) acc += x[i] * hw[j * kFeatures + i];
     return acc + hb[j];
 }
@@ -181,6 +182,7 @@ RG_HD void branch_rows(Exec& ex, const float* w, const float* state, float* dsta
         grad_slot[r * kHalf + c] = alpha * g[c];
         if (with_dx) {
             float acc = 0.0f;
+            RG_DEVICE_UNROLL
             for (int o = 0; o < kHalf; ++o) acc += (alpha * g[o]) * w[o * kHalf + c];
             dstate[row + in + c] = dstate[row + in + c] + acc * model::relu_mask(x);
         }
@@ -288,6 +290,7 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
         ex.phase(rows * kFeatures, [=](int item) {
             const int i = item / rows, r = item - i * rows;
             float acc = 0.0f;
+            RG_DEVICE_UNROLL
             for (int j = 0; j < kClasses; ++j) acc += ds[r * kClasses + j] * hw[j * kFeatures + i];
             dstate[static_cast<std::size_t>(r) * ld + i] = acc;
         });
@@ -405,9 +408,11 @@ RG_HD void step_grads_as(Exec& ex, const StepArgs& a, const GradsBlock gb, float
             if (t < weight_items) {
                 const int o = t / width, i = t - o * width;
                 const int col = gb.out0 + o - out_first;
+                RG_DEVICE_UNROLL_BY(16)
                 for (int r = 0; r < n; ++r) s += outv[r * out_cols + col] * in[r * width + i];
             } else {
                 const int j = t - weight_items;
+                RG_DEVICE_UNROLL_BY(16)
                 for (int r = 0; r < n; ++r) s += outv[r * out_cols + j];
             }
             acc[t] = s;

@@ -22,9 +22,10 @@ using model::kFeatures;
 // Loads go through L2 (ld.global.cg), not the read-only path (ld.global.nc, __ldg): launched with
 // Programmatic Dependent Launch a kernel starts while its predecessor still writes what it will read
 // (the parameters, the stacks), so nothing it reads is read-only for the whole of its launch, which
-// is what ld.global.nc requires. The first H200 run (89b48b3) showed it: with .nc loads,
-// programmatic and plain replays disagreed at depth 3 / batch 37. The loads are volatile asm, so
-// the compiler keeps them after griddepcontrol.wait (kernels/fused.cuh) and never merges two.
+// is what ld.global.nc requires. (No run has caught .nc misreading: a disagreement the first H200
+// run reported at depth 3 / batch 37 was its test comparing NaNs; this follows the contract.) The
+// loads are volatile asm, so the compiler keeps them after griddepcontrol.wait (kernels/fused.cuh)
+// and never merges two.
 
 inline constexpr int kLoadBatch = 8;  // loads one item has in flight
 

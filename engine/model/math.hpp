@@ -15,6 +15,20 @@
 #define RG_HD inline
 #endif
 
+// Device code unrolls the fixed-length sums whole (41, 82 and 10 terms once inlined), so that ptxas
+// can issue every shared-memory load of a sum ahead of its chain of adds; the adds stay in index
+// order, so the bits do not change. The H200 run found the fused kernels waiting ~10 cycles an
+// instruction with the 41-term sums unrolled by 4 (bench/NOTES.md, "Measured on the H200").
+// RG_DEVICE_UNROLL_BY(n): the same for a sum of run-time length (the grads kernel's rows).
+#if defined(__CUDA_ARCH__)
+#define RG_DEVICE_UNROLL _Pragma("unroll")
+#define RG_PRAGMA(x) _Pragma(#x)
+#define RG_DEVICE_UNROLL_BY(n) RG_PRAGMA(unroll n)
+#else
+#define RG_DEVICE_UNROLL
+#define RG_DEVICE_UNROLL_BY(n)
+#endif
+
 namespace revgraph::model {
 
 template <typename T>
@@ -48,6 +62,7 @@ RG_HD void lift_row(const float* pixels, T* row, int width = kFeatures) {
 template <typename T>
 RG_HD T branch_dot(const T* w_row, const T* in, int half = kHalf) {
     T acc = T(0);
+    RG_DEVICE_UNROLL
     for (int i = 0; i < half; ++i) acc += relu(in[i]) * w_row[i];
     return acc;
 }

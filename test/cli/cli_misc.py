@@ -126,12 +126,13 @@ class Misc(CliTestCase):
         # (the newest passing gpu-check report current for engine/ and graphs/), written at build time.
         sys.path.insert(0, os.path.join(SOURCE_ROOT, "tools"))
         from gpu_check import verified
-        self.assertEqual(report["gpu_verified"], verified.verified(SOURCE_ROOT))
+        built = report["gpu_verified"]
+        self.assertEqual(built, dict(verified.verified(SOURCE_ROOT, gpu_arch=built["gpu_arch"]), gpu_arch=built["gpu_arch"]))
         picks = next(line for line in rg("backends").stdout.splitlines() if line.startswith("auto picks "))
         self.assertTrue(picks.startswith(f"auto picks {rows['auto']['backend']} here; its rule: "), picks)
         if report["gpu_verified"]["backends"]:
-            rule = ", then ".join(report["gpu_verified"]["backends"]) + " where a CUDA device is there"
-            self.assertIn(f"its rule: {rule} (verified by {report['gpu_verified']['report']}", picks)
+            rule = ", then ".join(report["gpu_verified"]["backends"]) + " on a " + report["gpu_verified"]["device"]
+            self.assertIn(f"its rule: {rule} (verified there by {report['gpu_verified']['report']}", picks)
         else:
             self.assertIn("its rule: cpu: no GPU backend has a passing gpu-check report current for this build", picks)
         # cuda-fused needs no cuBLASLt (it never loads it); the cuBLASLt path says it does.

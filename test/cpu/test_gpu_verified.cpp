@@ -12,11 +12,17 @@
 using namespace revgraph;
 
 TEST_CASE("gpu verdict: the build's line gives the backends fastest first, the report and the why") {
-    const GpuVerification v =
-        parse_gpu_verified("cuda-fused,cuda;bench/results/2026-12-04-h200-abc.json;current and passed: the report (x)");
+    const GpuVerification v = parse_gpu_verified(
+        "cuda-fused,cuda;bench/results/2026-12-04-h200-abc.json;current and passed: the report (x);"
+        "NVIDIA H200 (sm_90);90");
     CHECK(v.backends == std::vector<std::string>{"cuda-fused", "cuda"});
     CHECK(v.report == "bench/results/2026-12-04-h200-abc.json");
     CHECK(v.why == "current and passed: the report (x)");
+    CHECK(v.device == "NVIDIA H200 (sm_90)");
+    CHECK(v.gpu_arch == "90");
+    // A verdict that names no GPU verifies nothing (the older three-field line included).
+    CHECK(parse_gpu_verified("cuda-fused;r.json;current and passed;;90").backends.empty());
+    CHECK(parse_gpu_verified("cuda-fused;r.json;current and passed").backends.empty());
     const GpuVerification none = parse_gpu_verified(";bench/results/r.json;unverified: engine/ and graphs/ changed");
     CHECK(none.backends.empty());
     CHECK(none.why == "unverified: engine/ and graphs/ changed");
@@ -26,7 +32,7 @@ TEST_CASE("gpu verdict: the build's line gives the backends fastest first, the r
     CHECK(broken.why.find("no verdict") != std::string::npos);
     // This build's own line parses to the same shape.
     const std::string own = gpu_verified_tag();
-    CHECK(std::count(own.begin(), own.end(), ';') == 2);
+    CHECK(std::count(own.begin(), own.end(), ';') == 4);
 }
 
 TEST_CASE("gpu verdict: without a CUDA device auto builds cpu whatever is verified") {
@@ -39,6 +45,6 @@ TEST_CASE("gpu verdict: without a CUDA device auto builds cpu whatever is verifi
         CHECK(says == "cpu: no GPU backend has a passing gpu-check report current for this build (" + v.why + ")");
     } else {
         CHECK(says.rfind(v.backends.front() + (v.backends.size() > 1 ? ", then " + v.backends[1] : ""), 0) == 0);
-        CHECK(says.find("verified by " + v.report) != std::string::npos);
+        CHECK(says.find(" on a " + v.device + " (verified there by " + v.report) != std::string::npos);
     }
 }

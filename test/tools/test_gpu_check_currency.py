@@ -144,7 +144,8 @@ class Currency(unittest.TestCase):
         self.assertEqual(verified.verified(root)["backends"], [])  # no report
         digest = currency.gpu_sources(root)
         report = {"steps": [], "git_commit": "abc", "written_utc": "2026-12-04T10:00:00Z", "call": 1,
-                  "gpu_sources": digest, "passed": True,
+                  "gpu_sources": digest, "passed": True, "gpu_arch": 90,
+                  "numerical_validation": {"device": "NVIDIA H200 (sm_90)"},
                   "timing": {"cuda": {"task_ms": {"median": 14.3}}, "cuda-fused": {"task_ms": {"median": 2.6}},
                              "torch-cuda-graph": {"task_ms": {"median": 41.0}}}}
         self.write(root, "r1.json", report)
@@ -153,6 +154,14 @@ class Currency(unittest.TestCase):
         self.assertEqual(v["report"], os.path.join("bench", "results", "r1.json"))
         self.assertTrue(v["why"].startswith("current and passed"))
         self.assertEqual(verified.tag(root).split(";")[0], "cuda-fused,cuda")
+        self.assertEqual(v["device"], "NVIDIA H200 (sm_90)")
+        self.assertEqual(verified.tag(root, "90").split(";")[4], "90")
+        # A build with other machine code is not the report's: none verified, and it says why.
+        for arch in ("80,90", "80", ""):
+            other = verified.verified(root, gpu_arch=arch)
+            self.assertEqual(other["backends"], [], arch)
+            self.assertIn("is not the report's (90)", other["why"])
+        self.assertEqual(verified.verified(root, gpu_arch="90")["backends"], ["cuda-fused", "cuda"])
         self.write(root, "r2.json", dict(report, written_utc="2026-12-04T11:00:00Z", passed=False))
         self.assertEqual(verified.verified(root)["backends"], [])  # the newest did not pass
         self.write(root, "r2.json", dict(report, written_utc="2026-12-04T11:00:00Z"))
@@ -161,7 +170,7 @@ class Currency(unittest.TestCase):
         v = verified.verified(root)
         self.assertEqual(v["backends"], [])  # the sources moved on: unverified again
         self.assertIn("unverified", v["why"])
-        self.assertEqual(verified.tag(root).count(";"), 2)  # the verdict's own ';' never splits the line
+        self.assertEqual(verified.tag(root).count(";"), 4)  # the verdict's own ';' never splits the line
         # A newer report of other sources (a branch's) does not hide the one of this tree.
         with open(os.path.join(root, "engine", "a.cpp"), "w") as f:
             f.write("int a;")
