@@ -33,6 +33,7 @@
 
 #include "engine/cuda_util/check.hpp"
 #include "engine/cuda/executor.hpp"
+#include "bench/phase_stamps.hpp"
 #include "engine/cuda/kernels.hpp"
 #include "graphs/capture.hpp"
 #endif
@@ -60,6 +61,9 @@ struct Snapshot {
 // Rows per block and predict tiles the lab tries (the defaults among them).
 constexpr int kRowsPerBlockChoices[] = {1, 2, 4, 8, 16};
 constexpr int kTileChoices[] = {16, 32, 64, 128};
+// The phase table: steps captured back to back in one graph, replays before the one whose clocks it shows.
+constexpr int kStampedSteps = 16;
+constexpr int kStampReplays = 20;
 
 // The whole task on the emulator at one launch shape; true when it ends in the reference's bits.
 bool emulated_task_matches(const cuda::TaskPlan& plan, const PreparedInputs& prepared, cpu::Trainer<float>& ref,
@@ -320,6 +324,18 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
                                     std::to_string(fused::kGradsThreads));
         best_predict.print("prediction", "tile " + std::to_string(fused::kPredictTile) + ", pred_thr " +
                                              std::to_string(fused::kPredictThreads));
+    }
+    // Where the default shapes' time goes: the clock at every phase barrier (bench/phase_stamps.hpp).
+    {
+        upload_all(mem, plan, start);
+        const bool w = fused::weights_fit(fused::rows_state_floats(rows_default.rows_per_block),
+                                          rows_default.param_count, shared_limit);
+        print_step_stamps(stamp_steps(rows_default, w, kStampedSteps, kStampReplays, stream), rows_default.depth,
+                          rows_default.rows);
+        const bool pw = fused::weights_fit(fused::predict_state_floats(predict_default.tile),
+                                           predict_default.param_count, shared_limit);
+        print_predict_stamps(stamp_predict(predict_default, predict_op.rows, pw, kStampReplays, stream),
+                             predict_default.depth);
     }
     (void)cudaStreamDestroy(stream);
     return all_equal;

@@ -1,0 +1,303 @@
+// bench/phase_stamps.hpp: the fused kernels with clocks at their phase barriers.
+#include "bench/phase_stamps.hpp"
+
+#include <algorithm>
+#include <cstdio>
+
+#include "engine/cuda/kernels/common.cuh"
+#include "engine/cuda_util/check.hpp"
+#include "graphs/capture.hpp"
+
+namespace revgraph::bench {
+
+std::vector<std::string> rows_phase_names(int depth) {
+    std::vector<std::string> n{"load rows, labels, weights"};
+    for (int k = 0; k < depth; ++k) {
+        n.push_back("forward F" + std::to_string(k));
+        n.push_back("forward G" + std::to_string(k));
+    }
+    n.insert(n.end(), {"scores, final state", "softmax gradient", "dstate = dscores H"});
+    for (int k = depth - 1; k >= 0; --k) {
+        n.push_back("rebuild right (G" + std::to_string(k) + ")");
+        n.push_back("G" + std::to_string(k) + " rows (act, grad, dx)");
+        if (k > 0) n.push_back("rebuild left (F" + std::to_string(k) + ")");
+        n.push_back("F" + std::to_string(k) + (k > 0 ? " rows (act, grad, dx)" : " rows (act, grad)"));
+    }
+    return n;
+}
+
+std::vector<std::string> grads_phase_names(int rows, int chunk) {
+    std::vector<std::string> n;
+    for (int c0 = 0; c0 < rows; c0 += chunk) {
+        n.push_back("stage rows " + std::to_string(c0) + "..");
+        n.push_back("sums over them");
+    }
+    n.push_back("SGD");
+    return n;
+}
+
+std::vector<std::string> predict_phase_names(int depth) {
+    std::vector<std::string> n{"load queries, weights"};
+    for (int k = 0; k < depth; ++k) {
+        n.push_back("forward F" + std::to_string(k));
+        n.push_back("forward G" + std::to_string(k));
+    }
+    n.insert(n.end(), {"scores", "argmax"});
+    return n;
+}
+
+namespace {
+
+namespace fused = cuda::fused;
+
+__device__ __forceinline__ unsigned long long global_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// kernels::BlockExec, plus thread 0's clock after each barrier.
+struct StampedExec {
+    long long* clocks;  // this block's kMaxStamps
+    int n = 0;
+    template <class F>
+    __device__ __forceinline__ void phase(int count, F&& item) {
+        for (int i = static_cast<int>(threadIdx.x); i < count; i += static_cast<int>(blockDim.x)) item(i);
+        __syncthreads();
+        ++n;
+        if (threadIdx.x == 0 && n < kMaxStamps) clocks[n] = clock64();
+    }
+};
+
+// Where one launch writes its stamps.
+struct Out {
+    long long* clock;
+    unsigned long long *enter, *exit;
+    int* phases;
+};
+
+__device__ __forceinline__ void finish(const Out& o, long long c0, unsigned long long t0, int n) {
+    if (threadIdx.x != 0) return;
+    o.clock[blockIdx.x * kMaxStamps] = c0;
+    o.enter[blockIdx.x] = t0;
+    o.exit[blockIdx.x] = global_ns();
+    if (blockIdx.x == 0) *o.phases = n;
+}
+
+__global__ void __launch_bounds__(fused::kRowsThreads) stamped_rows(fused::StepArgs a, bool weights_shared, Out o) {
+    const long long c0 = clock64();
+    const unsigned long long t0 = global_ns();
+    extern __shared__ float smem[];
+    StampedExec ex{o.clock + blockIdx.x * kMaxStamps};
+    fused::step_rows(ex, a, static_cast<int>(blockIdx.x),
+                     fused::carve_rows(smem, a.param_count, weights_shared, a.rows_per_block));
+    finish(o, c0, t0, ex.n);
+}
+
+__global__ void __launch_bounds__(fused::kGradsThreads) stamped_grads(fused::StepArgs a, Out o) {
+    const long long c0 = clock64();
+    const unsigned long long t0 = global_ns();
+    extern __shared__ float smem[];
+    StampedExec ex{o.clock + blockIdx.x * kMaxStamps};
+    fused::step_grads(ex, a, static_cast<int>(blockIdx.x), smem);
+    finish(o, c0, t0, ex.n);
+}
+
+__global__ void __launch_bounds__(fused::kPredictThreads)
+    stamped_predict(fused::PredictArgs a, std::int64_t rows, bool weights_shared, Out o) {
+    const long long c0 = clock64();
+    const unsigned long long t0 = global_ns();
+    extern __shared__ float smem[];
+    StampedExec ex{o.clock + blockIdx.x * kMaxStamps};
+    float* weights = weights_shared ? smem : nullptr;
+    fused::predict_tile(ex, a, rows, static_cast<int>(blockIdx.x), weights, smem + (weights_shared ? a.param_count : 0));
+    finish(o, c0, t0, ex.n);
+}
+
+// Device buffers for `launches` launches of `blocks` blocks, and their copy back.
+class StampBuffers {
+public:
+    StampBuffers(int launches, int blocks) : launches_(launches), blocks_(blocks) {
+        const std::size_t n = static_cast<std::size_t>(launches) * blocks;
+        cudaCheck(cudaMalloc(&clock_, n * kMaxStamps * sizeof(long long)));
+        cudaCheck(cudaMalloc(&enter_, n * sizeof(unsigned long long)));
+        cudaCheck(cudaMalloc(&exit_, n * sizeof(unsigned long long)));
+        cudaCheck(cudaMalloc(&phases_, sizeof(int)));
+        cudaCheck(cudaMemset(clock_, 0, n * kMaxStamps * sizeof(long long)));
+    }
+    ~StampBuffers() {
+        (void)cudaFree(clock_);
+        (void)cudaFree(enter_);
+        (void)cudaFree(exit_);
+        (void)cudaFree(phases_);
+    }
+    StampBuffers(const StampBuffers&) = delete;
+    StampBuffers& operator=(const StampBuffers&) = delete;
+
+    Out launch(int l) const {
+        const std::size_t b = static_cast<std::size_t>(l) * blocks_;
+        return {clock_ + b * kMaxStamps, enter_ + b, exit_ + b, phases_};
+    }
+    KernelStamps read(const char* kernel) const {
+        KernelStamps s;
+        s.kernel = kernel;
+        s.launches = launches_;
+        s.blocks = blocks_;
+        const std::size_t n = static_cast<std::size_t>(launches_) * blocks_;
+        s.clock.resize(n * kMaxStamps);
+        s.enter_ns.resize(n);
+        s.exit_ns.resize(n);
+        cudaCheck(cudaMemcpy(s.clock.data(), clock_, s.clock.size() * sizeof(long long), cudaMemcpyDeviceToHost));
+        cudaCheck(cudaMemcpy(s.enter_ns.data(), enter_, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+        cudaCheck(cudaMemcpy(s.exit_ns.data(), exit_, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
+        cudaCheck(cudaMemcpy(&s.phases, phases_, sizeof(int), cudaMemcpyDeviceToHost));
+        s.phases = std::min(s.phases, kMaxStamps - 1);
+        return s;
+    }
+
+private:
+    int launches_, blocks_;
+    long long* clock_ = nullptr;
+    unsigned long long* enter_ = nullptr;
+    unsigned long long* exit_ = nullptr;
+    int* phases_ = nullptr;
+};
+
+template <class Kernel>
+void allow_shared(Kernel kernel) {
+    int device = 0, optin = 0;
+    cudaCheck(cudaGetDevice(&device));
+    cudaCheck(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
+    cudaCheck(cudaFuncSetAttribute(kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+}
+
+// Captures body into a graph, replays it `replays` times (the stamps of the last remain).
+template <class Body>
+void replay(cudaStream_t stream, int replays, Body&& body) {
+    const graphs::GraphExec graph = graphs::capture(stream, "phase_stamps", body);
+    graph.upload(stream);
+    for (int r = 0; r < replays; ++r) graph.launch(stream);
+    cudaCheck(cudaStreamSynchronize(stream));
+}
+
+template <class T>
+T median_of(std::vector<T> v) {
+    std::sort(v.begin(), v.end());
+    return v.empty() ? T{} : v[v.size() / 2];
+}
+
+// ns per cycle over every block of every launch (the global timer's ticks are coarse; their sum is not).
+double ns_per_cycle(const KernelStamps& s) {
+    double cycles = 0, ns = 0;
+    for (int l = 0; l < s.launches; ++l)
+        for (int b = 0; b < s.blocks; ++b) {
+            const std::size_t k = static_cast<std::size_t>(l) * s.blocks + b;
+            cycles += static_cast<double>(s.at(l, b, s.phases) - s.at(l, b, 0));
+            ns += static_cast<double>(s.exit_ns[k] - s.enter_ns[k]);
+        }
+    return cycles > 0 ? ns / cycles : 0;
+}
+
+void print_phases(const KernelStamps& s, const std::vector<std::string>& names) {
+    const double ns = ns_per_cycle(s);
+    std::printf("%s: %d launches x %d blocks, %d phases, clock %.3f GHz by the stamps\n", s.kernel.c_str(), s.launches,
+                s.blocks, s.phases, ns > 0 ? 1.0 / ns : 0.0);
+    std::printf("  %-3s %-30s %10s %10s %9s %9s\n", "#", "phase", "cyc med", "cyc max", "ns med", "ns max");
+    double total_med = 0;
+    for (int p = 1; p <= s.phases; ++p) {
+        std::vector<long long> d;
+        for (int l = 0; l < s.launches; ++l)
+            for (int b = 0; b < s.blocks; ++b) d.push_back(s.at(l, b, p) - s.at(l, b, p - 1));
+        const long long med = median_of(d), mx = *std::max_element(d.begin(), d.end());
+        total_med += static_cast<double>(med);
+        const std::string name =
+            static_cast<int>(names.size()) == s.phases ? names[static_cast<std::size_t>(p - 1)] : std::to_string(p);
+        std::printf("  %-3d %-30s %10lld %10lld %9.0f %9.0f\n", p, name.c_str(), med, mx,
+                    static_cast<double>(med) * ns, static_cast<double>(mx) * ns);
+    }
+    std::printf("  sum of the medians: %.0f cycles, %.0f ns\n", total_med, total_med * ns);
+}
+
+// Per launch: the span from the first entry to the last exit, and the spread of the entries.
+void print_spans(const KernelStamps& s) {
+    std::vector<unsigned long long> span, spread;
+    for (int l = 0; l < s.launches; ++l) {
+        const auto e0 = s.enter_ns.begin() + static_cast<std::ptrdiff_t>(l) * s.blocks;
+        const auto x0 = s.exit_ns.begin() + static_cast<std::ptrdiff_t>(l) * s.blocks;
+        const auto first = *std::min_element(e0, e0 + s.blocks), last_in = *std::max_element(e0, e0 + s.blocks);
+        span.push_back(*std::max_element(x0, x0 + s.blocks) - first);
+        spread.push_back(last_in - first);
+    }
+    std::printf("  %s per launch (median): first entry to last exit %llu ns, entries spread over %llu ns\n",
+                s.kernel.c_str(), median_of(span), median_of(spread));
+}
+
+// Median gap from the last exit of launch l of `before` to the first entry of launch l + shift of `after`.
+unsigned long long boundary_ns(const KernelStamps& before, const KernelStamps& after, int shift) {
+    std::vector<long long> gaps;
+    for (int l = 0; l + shift < after.launches && l < before.launches; ++l) {
+        const auto x0 = before.exit_ns.begin() + static_cast<std::ptrdiff_t>(l) * before.blocks;
+        const auto e0 = after.enter_ns.begin() + static_cast<std::ptrdiff_t>(l + shift) * after.blocks;
+        gaps.push_back(static_cast<long long>(*std::min_element(e0, e0 + after.blocks)) -
+                       static_cast<long long>(*std::max_element(x0, x0 + before.blocks)));
+    }
+    return gaps.empty() ? 0 : static_cast<unsigned long long>(std::max(0LL, median_of(gaps)));
+}
+
+}  // namespace
+
+StepStamps stamp_steps(const fused::StepArgs& args, bool weights_shared, int steps, int replays, cudaStream_t stream) {
+    allow_shared(stamped_rows);
+    allow_shared(stamped_grads);
+    const int rows_blocks = fused::rows_blocks(args), grads_blocks = fused::grads_blocks(args.depth);
+    const StampBuffers rows(steps, rows_blocks), grads(steps, grads_blocks);
+    const std::size_t rows_smem =
+        fused::shared_bytes(fused::rows_state_floats(args.rows_per_block), args.param_count, weights_shared);
+    replay(stream, replays, [&](cudaStream_t s) {
+        for (int l = 0; l < steps; ++l) {
+            stamped_rows<<<rows_blocks, fused::kRowsThreads, rows_smem, s>>>(args, weights_shared, rows.launch(l));
+            cudaCheck(cudaGetLastError());
+            stamped_grads<<<grads_blocks, fused::kGradsThreads, fused::kGradsFloats * sizeof(float), s>>>(
+                args, grads.launch(l));
+            cudaCheck(cudaGetLastError());
+        }
+    });
+    return {rows.read("rows kernel"), grads.read("grads kernel")};
+}
+
+KernelStamps stamp_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared, int replays,
+                           cudaStream_t stream) {
+    allow_shared(stamped_predict);
+    const int blocks = fused::predict_blocks(args, rows);
+    const StampBuffers out(1, blocks);
+    const std::size_t smem = fused::shared_bytes(fused::predict_state_floats(args.tile), args.param_count, weights_shared);
+    replay(stream, replays, [&](cudaStream_t s) {
+        stamped_predict<<<blocks, fused::kPredictThreads, smem, s>>>(args, rows, weights_shared, out.launch(0));
+        cudaCheck(cudaGetLastError());
+    });
+    return out.read("predict kernel");
+}
+
+void print_step_stamps(const StepStamps& s, int depth, int rows) {
+    std::printf("phases: clock64 at each barrier of every block, %d steps in one graph (last replay)\n", s.rows.launches);
+    print_phases(s.rows, rows_phase_names(depth));
+    print_phases(s.grads, grads_phase_names(rows, fused::kGradsChunk));
+    print_spans(s.rows);
+    print_spans(s.grads);
+    std::vector<unsigned long long> step;
+    for (int l = 0; l + 1 < s.rows.launches; ++l) {
+        const auto e0 = s.rows.enter_ns.begin() + static_cast<std::ptrdiff_t>(l) * s.rows.blocks;
+        const auto e1 = e0 + s.rows.blocks;
+        step.push_back(*std::min_element(e1, e1 + s.rows.blocks) - *std::min_element(e0, e0 + s.rows.blocks));
+    }
+    std::printf("  boundary rows -> grads %llu ns, grads -> next rows %llu ns (last exit to first entry, median); "
+                "a step, entry to entry: %llu ns\n",
+                boundary_ns(s.rows, s.grads, 0), boundary_ns(s.grads, s.rows, 1), median_of(step));
+}
+
+void print_predict_stamps(const KernelStamps& s, int depth) {
+    print_phases(s, predict_phase_names(depth));
+    print_spans(s);
+}
+
+}  // namespace revgraph::bench
