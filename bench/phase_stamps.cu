@@ -63,7 +63,7 @@ struct StampedExec {
     template <class F>
     __device__ __forceinline__ void phase(int count, F&& item) {
         for (int i = static_cast<int>(threadIdx.x); i < count; i += static_cast<int>(blockDim.x)) item(i);
-        __syncthreads();
+        fused::end_block_phase();
         ++n;
         if (threadIdx.x == 0 && n < kMaxStamps) clocks[n] = clock64();
     }
@@ -110,7 +110,8 @@ __global__ void __launch_bounds__(fused::kPredictThreads)
     extern __shared__ float smem[];
     StampedExec ex{o.clock + blockIdx.x * kMaxStamps};
     float* weights = weights_shared ? smem : nullptr;
-    fused::predict_tile(ex, a, rows, static_cast<int>(blockIdx.x), weights, smem + (weights_shared ? a.param_count : 0));
+    fused::predict_tile(ex, a, rows, static_cast<int>(blockIdx.x), weights,
+                        smem + (weights_shared ? a.param_count : 0));
     finish(o, c0, t0, ex.n);
 }
 
@@ -212,8 +213,8 @@ void print_phases(const KernelStamps& s, const std::vector<std::string>& names) 
         total_med += static_cast<double>(med);
         const std::string name =
             static_cast<int>(names.size()) == s.phases ? names[static_cast<std::size_t>(p - 1)] : std::to_string(p);
-        std::printf("  %-3d %-30s %10lld %10lld %9.0f %9.0f\n", p, name.c_str(), med, mx,
-                    static_cast<double>(med) * ns, static_cast<double>(mx) * ns);
+        std::printf("  %-3d %-30s %10lld %10lld %9.0f %9.0f\n", p, name.c_str(), med, mx, static_cast<double>(med) * ns,
+                    static_cast<double>(mx) * ns);
     }
     std::printf("  sum of the medians: %.0f cycles, %.0f ns\n", total_med, total_med * ns);
 }
@@ -270,7 +271,8 @@ KernelStamps stamp_predict(const fused::PredictArgs& args, std::int64_t rows, bo
     allow_shared(stamped_predict);
     const int blocks = fused::predict_blocks(args, rows);
     const StampBuffers out(1, blocks);
-    const std::size_t smem = fused::shared_bytes(fused::predict_state_floats(args.tile), args.param_count, weights_shared);
+    const std::size_t smem =
+        fused::shared_bytes(fused::predict_state_floats(args.tile), args.param_count, weights_shared);
     replay(stream, replays, [&](cudaStream_t s) {
         stamped_predict<<<blocks, fused::kPredictThreads, smem, s>>>(args, rows, weights_shared, out.launch(0));
         cudaCheck(cudaGetLastError());
@@ -279,7 +281,8 @@ KernelStamps stamp_predict(const fused::PredictArgs& args, std::int64_t rows, bo
 }
 
 void print_step_stamps(const StepStamps& s, int depth, int rows) {
-    std::printf("phases: clock64 at each barrier of every block, %d steps in one graph (last replay)\n", s.rows.launches);
+    std::printf("phases: clock64 at each barrier of every block, %d steps in one graph (last replay)\n",
+                s.rows.launches);
     print_phases(s.rows, rows_phase_names(depth));
     print_phases(s.grads, grads_phase_names(rows, fused::kGradsChunk));
     print_spans(s.rows);
@@ -290,9 +293,10 @@ void print_step_stamps(const StepStamps& s, int depth, int rows) {
         const auto e1 = e0 + s.rows.blocks;
         step.push_back(*std::min_element(e1, e1 + s.rows.blocks) - *std::min_element(e0, e0 + s.rows.blocks));
     }
-    std::printf("  boundary rows -> grads %llu ns, grads -> next rows %llu ns (last exit to first entry, median); "
-                "a step, entry to entry: %llu ns\n",
-                boundary_ns(s.rows, s.grads, 0), boundary_ns(s.grads, s.rows, 1), median_of(step));
+    std::printf(
+        "  boundary rows -> grads %llu ns, grads -> next rows %llu ns (last exit to first entry, median); "
+        "a step, entry to entry: %llu ns\n",
+        boundary_ns(s.rows, s.grads, 0), boundary_ns(s.grads, s.rows, 1), median_of(step));
 }
 
 void print_predict_stamps(const KernelStamps& s, int depth) {

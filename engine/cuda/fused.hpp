@@ -49,13 +49,15 @@ inline constexpr int kSharedLd = 83;
 // timed a step at 15.68 us median with 2 rows a block, 15.75 with 1 and 16.73 with 4.
 inline constexpr int kRowsPerBlock = 2;
 inline constexpr int kRowsThreads = 192;
-// The grads kernel: blocks of up to 6 outputs x 41 inputs of one branch, or 3 x 82 of the head
-// (the last head block also takes the 10 biases); rows are staged through shared memory 128 at a
-// time, so a rev88 batch is one staging pass and the whole block still fits the 48 KB every block
-// gets without opting in (256 + 128 x 92 floats = 48,128 bytes).
+// The grads kernel: blocks of up to 3 outputs x 41 inputs of one branch, or 1 x 82 of the head
+// (the last head block also takes the 10 biases): rev88, 66 blocks of at most 123 sums. Each sum is
+// a chain of 128 dependent adds; with 6 x 41 and 3 x 82 (32 blocks of up to 246 sums, two warps on
+// each scheduler) the sums took 1.7 us of the kernel's 5.1 on the H200 (fused_load.hpp). Rows are
+// staged through shared memory 128 at a time, so a rev88 batch is one staging pass and the whole
+// block still fits the 48 KB every block gets without opting in (kGradsFloats).
 inline constexpr int kGradsThreads = 256;
-inline constexpr int kBranchOutGroup = 6;
-inline constexpr int kHeadOutGroup = 3;
+inline constexpr int kBranchOutGroup = 3;
+inline constexpr int kHeadOutGroup = 1;
 inline constexpr int kGradsChunk = 128;
 // Prediction: 16 query rows a block (the same kernel lab: 8.9 us for 200 query rows, against 14.5 us
 // with 32 and 24.1 us with 64: more blocks, shorter chains).
@@ -113,34 +115,42 @@ inline bool weights_fit(std::size_t state_floats, int param_count, std::size_t s
     return (state_floats + static_cast<std::size_t>(param_count)) * sizeof(float) <= shared_limit_bytes;
 }
 
-// Rows kernel: [weights] state, dstate (rows_per_block x kSharedLd each), scores, dscores (x 10),
-// labels (one int32 a row, in a float's slot).
+// Rows kernel: [weights] state, dstate (rows_per_block x kSharedLd each), scores, the softmax's
+// exponentials, dscores (x 10), labels (one int32 a row, in a float's slot).
 constexpr std::size_t rows_state_floats(int rows_per_block) {
-    return static_cast<std::size_t>(rows_per_block) * (2 * kSharedLd + 2 * kClasses + 1);
+    return static_cast<std::size_t>(rows_per_block) * (2 * kSharedLd + 3 * kClasses + 1);
 }
 // Predict kernel: [weights] state (tile x kSharedLd).
 constexpr std::size_t predict_state_floats(int tile) { return static_cast<std::size_t>(tile) * kSharedLd; }
-// Grads kernel: one running sum per item and the widest chunk (the bias block: the final state and
-// all 10 classes' dscores).
-// Plus 3 floats: the staged inputs start where their 16-byte phase matches the source's, so the
-// copy moves whole vectors (ContiguousCopy, engine/cuda/fused_load.hpp).
-inline constexpr std::size_t kGradsFloats =
-    kGradsThreads + static_cast<std::size_t>(kGradsChunk) * (kFeatures + kClasses) + 3;
+// Grads kernel: one running sum per item, the widest chunk (the bias block: the final state and
+// all 10 classes' dscores), and the block's parameters and momenta (staged with the first chunk, so
+// the SGD phase reads no global memory). Plus 3 floats for each of the three copies: a copy starts
+// where its 16-byte phase matches the source's, so it moves whole vectors (ContiguousCopy,
+// engine/cuda/fused_load.hpp).
+inline constexpr int kGradsMaxItems = kBranchOutGroup * kHalf > kHeadOutGroup* kFeatures + kClasses
+                                          ? kBranchOutGroup* kHalf
+                                          : kHeadOutGroup* kFeatures + kClasses;
+static_assert(kGradsMaxItems <= kGradsThreads, "a grads block's items are one round of its threads");
+inline constexpr std::size_t kGradsStaged = static_cast<std::size_t>(kGradsChunk) * (kFeatures + kClasses) + 3;
+inline constexpr std::size_t kGradsFloats = kGradsMaxItems + kGradsStaged + 2 * (kGradsMaxItems + 3);
 
 inline std::size_t shared_bytes(std::size_t state_floats, int param_count, bool weights_shared) {
     return (state_floats + (weights_shared ? static_cast<std::size_t>(param_count) : 0)) * sizeof(float);
 }
 
 // ---- phases shared by training and prediction --------------------------------------------------
-// Items are numbered so that consecutive items (threads of a warp) take consecutive rows of one
-// output: the weight row is one broadcast read and the states are `ld` apart.
+// Items are numbered row by row, item = r·K + c for K columns (41, 82 or 10), so an item's split is a
+// division by a constant (a multiply): by the row count, a run-time value, it was a ~20-instruction
+// division at the head of every item. A warp's threads read the same few rows of state (broadcasts)
+// and weights that sit in distinct banks: consecutive ones, or rows 41 floats apart (≡ 9 banks,
+// odd) or 82 apart (10 classes: 18·j mod 32, all distinct).
 
 // out[o] = out[o] + sign*(alpha*branch) on each row, branch = Σ_i relu(in[i]) W[o][i] (the
 // reference's couple); in/out are the column offsets of the two halves.
 template <class Exec>
 RG_HD void couple(Exec& ex, const float* w, float* state, int ld, int rows, int in, int out, float sign, float alpha) {
     ex.phase(rows * kHalf, [=](int item) {
-        const int o = item / rows, r = item - o * rows;
+        const int r = item / kHalf, o = item - r * kHalf;
         float* s = state + static_cast<std::size_t>(r) * ld;
         const float branch = model::branch_dot(w + o * kHalf, s + in);
         s[out + o] = s[out + o] + sign * (alpha * branch);
@@ -174,7 +184,7 @@ template <class Exec>
 RG_HD void branch_rows(Exec& ex, const float* w, const float* state, float* dstate, int ld, int rows, int in, int out,
                        float alpha, bool with_dx, float* act_slot, float* grad_slot) {
     ex.phase(rows * kHalf, [=](int item) {
-        const int c = item / rows, r = item - c * rows;
+        const int r = item / kHalf, c = item - r * kHalf;
         const std::size_t row = static_cast<std::size_t>(r) * ld;
         const float x = state[row + in + c];
         const float* g = dstate + row + out;
@@ -195,6 +205,7 @@ struct RowsScratch {
     float* state;
     float* dstate;
     float* scores;
+    float* exps;  // e^(score - the row's largest), the softmax's numerators
     float* dscores;
     std::int32_t* labels;  // the block's rows' labels, loaded with the rows
 };
@@ -205,7 +216,8 @@ RG_HD RowsScratch carve_rows(float* smem, int param_count, bool weights_shared, 
     s.state = smem + (weights_shared ? param_count : 0);
     s.dstate = s.state + rows_per_block * kSharedLd;
     s.scores = s.dstate + rows_per_block * kSharedLd;
-    s.dscores = s.scores + rows_per_block * kClasses;
+    s.exps = s.scores + rows_per_block * kClasses;
+    s.dscores = s.exps + rows_per_block * kClasses;
     s.labels = reinterpret_cast<std::int32_t*>(s.dscores + rows_per_block * kClasses);
     return s;
 }
@@ -216,7 +228,7 @@ inline int predict_blocks(const PredictArgs& a, std::int64_t rows) {
 }
 
 // cpu::Trainer<float>::step for rows block*rows_per_block .. of the batch, up to the weight
-// gradients: 15 phases at depth 2. kStaged: the parameters are copied to s.weights (shared memory)
+// gradients: 16 phases at depth 2. kStaged: the parameters are copied to s.weights (shared memory)
 // first; else read where they are. Two instantiations, so each reads its weights through one kind of
 // load (shared, or global) instead of a generic one chosen at run time.
 template <bool kStaged, class Exec>
@@ -244,7 +256,7 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
                                    pair = static_cast<unsigned int>(item) - r * kPairs;
                 const std::int64_t src = load_l2(g.order + g.first + r0 + r);
                 row_pair_item(state, ld, g.train_rows + src * kFeatures, r, pair);
-                if (pair == 0) labels[r] = load_l2(g.train_labels + src);
+                if (pair == 0) copy_async4(labels + r, g.train_labels + src);
             } else {
                 copy_item(weights, item - gather_items);
             }
@@ -260,7 +272,7 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
         const int score_items = rows * kClasses;
         ex.phase(score_items + rows * kFeatures, [=](int item) {
             if (item < score_items) {
-                const int j = item / rows, r = item - j * rows;
+                const int r = item / kClasses, j = item - r * kClasses;
                 scores[r * kClasses + j] =
                     head_score(w + head_w, w + head_b, state + static_cast<std::size_t>(r) * ld, j);
             } else {
@@ -270,17 +282,30 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
             }
         });
     }
-    // The mean cross-entropy gradient of each row (over the whole batch's rows).
+    // The mean cross-entropy gradient of each row (over the whole batch's rows): model::
+    // softmax_xent_grad_row's steps with a thread a class, in two phases (the sum needs every class's
+    // exponential). One thread a row took 1.4 us of the kernel's 9.2 on the H200 (fused_load.hpp).
+    {
+        const float* scores = s.scores;
+        float* exps = s.exps;
+        ex.phase(rows * kClasses, [=](int item) {
+            const int r = item / kClasses, j = item - r * kClasses;
+            const float* row = scores + r * kClasses;
+            exps[r * kClasses + j] = model::softmax_exp(row[j] - model::row_max(row));
+        });
+    }
     {
         const StepArgs g = a;
-        const float* scores = s.scores;
+        const float* exps = s.exps;
         float* dscores = s.dscores;
         const std::int32_t* labels = s.labels;
-        ex.phase(rows, [=](int r) {
-            const std::int64_t label = labels[r];
-            float* d = dscores + r * kClasses;
-            (void)model::softmax_xent_grad_row(scores + r * kClasses, label, batch, d);
-            for (int j = 0; j < kClasses; ++j) g.dscores[static_cast<std::size_t>(r0 + r) * kClasses + j] = d[j];
+        ex.phase(rows * kClasses, [=](int item) {
+            const int r = item / kClasses, j = item - r * kClasses;
+            const float* e = exps + r * kClasses;
+            const float d =
+                model::xent_grad(e[j], model::row_sum(e), j == labels[r], model::inverse_rows<float>(batch));
+            dscores[r * kClasses + j] = d;
+            g.dscores[static_cast<std::size_t>(r0 + r) * kClasses + j] = d;
         });
     }
     // dstate = dscores H, the reference's order over the 10 classes.
@@ -288,7 +313,7 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
         const float* ds = s.dscores;
         const float* hw = w + head_w;
         ex.phase(rows * kFeatures, [=](int item) {
-            const int i = item / rows, r = item - i * rows;
+            const int r = item / kFeatures, i = item - r * kFeatures;
             float acc = 0.0f;
             RG_DEVICE_UNROLL
             for (int j = 0; j < kClasses; ++j) acc += ds[r * kClasses + j] * hw[j * kFeatures + i];
@@ -363,8 +388,7 @@ RG_HD void step_grads_as(Exec& ex, const StepArgs& a, const GradsBlock gb, float
     constexpr int kMaxOutCols = kClasses > kBranchOutGroup ? kClasses : kBranchOutGroup;
     const int weight_items = gb.outs * width;
     const int items = weight_items + (gb.biases ? kClasses : 0);
-    const std::size_t head_w = static_cast<std::size_t>(2 * a.depth) * kBranchSize,
-                      head_b = head_w + kClasses * kFeatures;
+    const std::size_t head_w = static_cast<std::size_t>(2 * a.depth) * kBranchSize;
     // A staged chunk: in[r][i], `width` wide (relu(x), or the final state), and outv[r][t], `out_cols`
     // wide (α·g of the block's outputs, or dscores: of its classes, or of all 10 in the bias block).
     const int out_first = gb.biases ? 0 : gb.out0;
@@ -376,30 +400,44 @@ RG_HD void step_grads_as(Exec& ex, const StepArgs& a, const GradsBlock gb, float
     const float* const out_source =
         kHead ? a.dscores + out_first : a.grad_stack + static_cast<std::size_t>(gb.branch) * a.slot * kHalf + gb.out0;
     constexpr int out_stride = kHead ? kClasses : kHalf;
+    // The block's parameters are one run: its outputs' rows of weights (and, in the bias block, the
+    // biases, which follow the head's last row); item t is parameter p0 + t.
+    const std::size_t p0 =
+        kHead ? head_w + static_cast<std::size_t>(gb.out0) * kFeatures
+              : static_cast<std::size_t>(gb.branch) * kBranchSize + static_cast<std::size_t>(gb.out0) * kHalf;
+    // Each copy starts where its 16-byte phase is its source's (3 floats of slack each).
+    const auto aligned = [](float* at, const float* source) {
+        return at + ((float_phase(source) - float_phase(at)) & 3);
+    };
     float* const acc = smem;  // one running sum per item
-    // `in` starts where its 16-byte phase is the source's (kGradsFloats has the 3 floats of slack).
-    float* const in = smem + kGradsThreads + ((float_phase(in_source) - float_phase(smem + kGradsThreads)) & 3);
+    float* const in = aligned(smem + kGradsMaxItems, in_source);
     float* const outv = in + kGradsChunk * width;
+    float* const staged_params = smem + kGradsMaxItems + kGradsStaged;  // 2 x (kGradsMaxItems + 3)
+    float* const param = aligned(staged_params, a.params + p0);
+    float* const momentum = aligned(staged_params + kGradsMaxItems + 3, a.velocity + p0);
     for (int c0 = 0; c0 < a.rows; c0 += kGradsChunk) {
         const int n = a.rows - c0 < kGradsChunk ? a.rows - c0 : kGradsChunk;
         {
             const ContiguousCopy in_copy =
                 contiguous_copy(in, in_source + static_cast<std::size_t>(c0) * width, n * width);
+            const ContiguousCopy p_copy = c0 == 0 ? contiguous_copy(param, a.params + p0, items) : ContiguousCopy{};
+            const ContiguousCopy v_copy =
+                c0 == 0 ? contiguous_copy(momentum, a.velocity + p0, items) : ContiguousCopy{};
             const float* const out_rows = out_source + static_cast<std::size_t>(c0) * out_stride;
-            const int copy_items = in_copy.items();
-            ex.phase(copy_items + n, [=](int item) {
+            const int copy_items = in_copy.items(), p_items = p_copy.items(), v_items = v_copy.items();
+            ex.phase(copy_items + p_items + v_items + n, [=](int item) {
                 if (item < copy_items) {
                     copy_item(in_copy, item);
-                } else {  // one row's out_cols values: all loads, then the stores
-                    const int r = item - copy_items;
+                } else if (item < copy_items + p_items) {
+                    copy_item(p_copy, item - copy_items);
+                } else if (item < copy_items + p_items + v_items) {
+                    copy_item(v_copy, item - copy_items - p_items);
+                } else {  // one row's out_cols values
+                    const int r = item - copy_items - p_items - v_items;
                     const float* src = out_rows + static_cast<std::size_t>(r) * out_stride;
-                    float v[kMaxOutCols] = {};
                     RG_UNROLL
                     for (int t = 0; t < kMaxOutCols; ++t)
-                        if (t < out_cols) v[t] = load_l2(src + t);
-                    RG_UNROLL
-                    for (int t = 0; t < kMaxOutCols; ++t)
-                        if (t < out_cols) outv[r * out_cols + t] = v[t];
+                        if (t < out_cols) copy_async4(outv + r * out_cols + t, src + t);
                 }
             });
         }
@@ -421,18 +459,12 @@ RG_HD void step_grads_as(Exec& ex, const StepArgs& a, const GradsBlock gb, float
     {
         const StepArgs g = a;
         ex.phase(items, [=](int t) {
-            std::size_t p;
-            if (t < weight_items) {
-                const int o = t / width, i = t - o * width;
-                p = kHead ? head_w + static_cast<std::size_t>(gb.out0 + o) * kFeatures + i
-                          : static_cast<std::size_t>(gb.branch) * kBranchSize +
-                                static_cast<std::size_t>(gb.out0 + o) * kHalf + i;
-            } else {
-                p = head_b + (t - weight_items);
-            }
             const float grad = acc[t];
-            g.grads[p] = grad;
-            model::sgd_update(g.params[p], g.velocity[p], grad, g.lr, g.momentum, g.weight_decay);
+            float p = param[t], v = momentum[t];
+            model::sgd_update(p, v, grad, g.lr, g.momentum, g.weight_decay);
+            g.grads[p0 + t] = grad;
+            g.params[p0 + t] = p;
+            g.velocity[p0 + t] = v;
         });
     }
 }
@@ -476,7 +508,7 @@ RG_HD void predict_tile_as(Exec& ex, const PredictArgs& a, std::int64_t total_ro
     core_forward(ex, w, a.depth, a.alpha, state, ld, rows);
     float* scores = a.scores + first * kClasses;
     ex.phase(rows * kClasses, [=](int item) {
-        const int j = item / rows, r = item - j * rows;
+        const int r = item / kClasses, j = item - r * kClasses;
         scores[r * kClasses + j] = head_score(w + head_w, w + head_b, state + static_cast<std::size_t>(r) * ld, j);
     });
     std::int64_t* pred = a.predictions + first;

@@ -14,72 +14,82 @@ namespace revgraph::cuda::fused {
 using model::kFeatures;
 
 // ---- load phases -------------------------------------------------------------------------------
-// Every load phase is shaped for bandwidth: each item issues all its loads (up to kLoadBatch) before
-// any store, the contiguous blocks (the parameters, the grads kernel's staged inputs) move as 16-byte
-// vectors, and the index arithmetic has no division by a runtime value (one by a constant is a
-// multiply). A copy changes no bits: the emulator runs the same items.
+// Every load phase is shaped for latency: its copies into shared memory are asynchronous (cp.async,
+// sm_80+), so an item issues them and moves on without waiting for any, a thread's items all have
+// their bytes in flight at once, and the phase's end (end_block_phase) waits once for the lot. The
+// contiguous blocks (the parameters, the grads kernel's staged inputs) move as 16-byte vectors, and
+// the index arithmetic has no division by a runtime value (one by a constant is a multiply). A copy
+// changes no bits: the emulator runs the same items with memcpy.
 //
-// Loads go through L2 (ld.global.cg), not the read-only path (ld.global.nc, __ldg): launched with
-// Programmatic Dependent Launch a kernel starts while its predecessor still writes what it will read
-// (the parameters, the stacks), so nothing it reads is read-only for the whole of its launch, which
-// is what ld.global.nc requires. (No run has caught .nc misreading: a disagreement the first H200
-// run reported at depth 3 / batch 37 was its test comparing NaNs; this follows the contract.) The
-// loads are volatile asm, so the compiler keeps them after griddepcontrol.wait (kernels/fused.cuh)
-// and never merges two.
+// Why: with loads into registers and stores after them, a thread's items one after the other, the
+// rows kernel's load phase took 2.2 us of its 9.2 on the H200 and the grads kernel's staging 2.7 of
+// its 5.1 (bench/results/2026-12-04-h200-657b5eb-lab.txt, the phase table).
+//
+// Vectors go through L2 only (.cg); 4-byte copies can only be .ca. Launched with Programmatic
+// Dependent Launch a kernel starts while its predecessor still writes what it will read (the
+// parameters, the stacks), so nothing it reads is read-only for the whole of its launch and no copy
+// uses the read-only path (ld.global.nc); every copy is issued after griddepcontrol.wait
+// (kernels/fused.cuh), as every asm here is volatile with a memory clobber.
 
-inline constexpr int kLoadBatch = 8;  // loads one item has in flight
+inline constexpr int kLoadBatch = 8;  // copies one item issues
 
-// Unrolled by nvcc (the loads of an item go out together); the host compiler needs no hint.
-#if defined(__CUDACC__)
+// Unrolled by nvcc (the copies of an item go out together); the host compiler needs no hint.
+#if defined(__CUDA_ARCH__)
 #define RG_UNROLL _Pragma("unroll")
 #else
 #define RG_UNROLL
 #endif
 
-#if defined(__CUDACC__)
-using Vec4 = float4;
-#else
-struct alignas(16) Vec4 {
-    float x, y, z, w;
-};
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 800
+#define RG_ASYNC_COPY 1
 #endif
 
-RG_HD float load_l2(const float* p) {
-#if defined(__CUDA_ARCH__)
-    float v;
-    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p));
-    return v;
-#else
-    return *p;
-#endif
-}
+// A load the kernel needs in a register (an index): through L2, as the copies.
 RG_HD std::int32_t load_l2(const std::int32_t* p) {
 #if defined(__CUDA_ARCH__)
     std::int32_t v;
-    asm volatile("ld.global.cg.s32 %0, [%1];" : "=r"(v) : "l"(p));
+    asm volatile("ld.global.cg.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
     return v;
 #else
     return *p;
 #endif
 }
-RG_HD Vec4 load4_l2(const float* p) {  // p 16-byte aligned
-#if defined(__CUDA_ARCH__)
-    Vec4 v;
-    asm volatile("ld.global.cg.v4.f32 {%0, %1, %2, %3}, [%4];" : "=f"(v.x), "=f"(v.y), "=f"(v.z), "=f"(v.w) : "l"(p));
-    return v;
+
+// 4 bytes global -> shared, asynchronously (landed at the end of the phase).
+template <class T>
+RG_HD void copy_async4(T* dst, const T* src) {
+    static_assert(sizeof(T) == 4, "4-byte copies");
+#if defined(RG_ASYNC_COPY)
+    asm volatile("cp.async.ca.shared.global [%0], [%1], 4;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(dst))),
+                 "l"(src)
+                 : "memory");
 #else
-    Vec4 v;
-    std::memcpy(&v, p, sizeof v);
-    return v;
+    std::memcpy(dst, src, 4);
 #endif
 }
-RG_HD void store4(float* p, const Vec4& v) {  // p 16-byte aligned
-#if defined(__CUDA_ARCH__)
-    *reinterpret_cast<float4*>(p) = v;
+
+// 16 bytes global -> shared, both 16-byte aligned, asynchronously through L2 only.
+RG_HD void copy_async16(float* dst, const float* src) {
+#if defined(RG_ASYNC_COPY)
+    asm volatile(
+        "cp.async.cg.shared.global [%0], [%1], 16;" ::"r"(static_cast<unsigned>(__cvta_generic_to_shared(dst))),
+        "l"(src)
+        : "memory");
 #else
-    std::memcpy(p, &v, sizeof v);
+    std::memcpy(dst, src, 16);
 #endif
 }
+
+#if defined(__CUDACC__)
+// The end of a phase on a GPU block: this thread's async copies have landed (a no-op when it issued
+// none), then the barrier that shows every thread's writes to the whole block.
+__device__ __forceinline__ void end_block_phase() {
+#if defined(RG_ASYNC_COPY)
+    asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+    __syncthreads();
+}
+#endif
 
 // n contiguous floats src -> dst as items: items [0, vec_items) move kLoadBatch 16-byte vectors each
 // (item k takes vectors k, k + vec_items, ...: consecutive threads, consecutive vectors), the rest
@@ -116,43 +126,33 @@ RG_HD void copy_item(const ContiguousCopy& c, int item) {
     if (item < c.vec_items) {
         const float* src = c.src + c.head;
         float* dst = c.dst + c.head;
-        Vec4 v[kLoadBatch] = {};
         RG_UNROLL
         for (int u = 0; u < kLoadBatch; ++u) {
             const int k = item + u * c.vec_items;
-            if (k < c.vecs) v[u] = load4_l2(src + 4 * k);
-        }
-        RG_UNROLL
-        for (int u = 0; u < kLoadBatch; ++u) {
-            const int k = item + u * c.vec_items;
-            if (k < c.vecs) store4(dst + 4 * k, v[u]);
+            if (k < c.vecs) copy_async16(dst + 4 * k, src + 4 * k);
         }
     } else {
         const int j = item - c.vec_items;
-        float x[kLoadBatch] = {};
         // Scalar k is float k of the head, or float 4·vecs + k (after the vectors).
         RG_UNROLL
         for (int u = 0; u < kLoadBatch; ++u) {
             const int k = j + u * c.scalar_items;
-            if (k < c.scalars) x[u] = load_l2(c.src + (k < c.head ? k : 4 * c.vecs + k));
-        }
-        RG_UNROLL
-        for (int u = 0; u < kLoadBatch; ++u) {
-            const int k = j + u * c.scalar_items;
-            if (k < c.scalars) c.dst[k < c.head ? k : 4 * c.vecs + k] = x[u];
+            if (k < c.scalars) {
+                const int at = k < c.head ? k : 4 * c.vecs + k;
+                copy_async4(c.dst + at, c.src + at);
+            }
         }
     }
 }
 
-// Rows of 82 floats to rows `ld` apart in shared memory, as items of one row's column pair (two
-// loads, then two stores): item = row·41 + pair, split by a constant.
+// Rows of 82 floats to rows `ld` apart in shared memory, as items of one row's column pair: item =
+// row·41 + pair, split by a constant.
 inline constexpr int kPairs = kFeatures / 2;
 static_assert(kFeatures % 2 == 0, "rows are moved as column pairs");
 RG_HD void row_pair_item(float* state, int ld, const float* row_src, unsigned int row, unsigned int pair) {
-    const float x0 = load_l2(row_src + 2 * pair), x1 = load_l2(row_src + 2 * pair + 1);
     float* d = state + static_cast<std::size_t>(row) * ld + 2 * pair;
-    d[0] = x0;
-    d[1] = x1;
+    copy_async4(d, row_src + 2 * pair);
+    copy_async4(d + 1, row_src + 2 * pair + 1);
 }
 
 }  // namespace revgraph::cuda::fused

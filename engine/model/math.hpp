@@ -126,21 +126,39 @@ RG_HD T softmax_exp(T x) {
 
 // Mean-cross-entropy gradient of one row of scores: (softmax(s) - onehot(label)) / rows.
 // Returns the row's loss (logsumexp - s[label]).
+// Its pieces are also used one by one, by the fused GPU kernels, which spread a row over threads
+// (one class each): the row's largest score, a class's exponential, the row's sum of them (in class
+// order), and a class's gradient from its exponential and that sum.
 template <typename T>
-RG_HD T softmax_xent_grad_row(const T* scores, std::int64_t label, int rows, T* dscores) {
+RG_HD T row_max(const T* scores) {
     T m = scores[0];
     for (int j = 1; j < kClasses; ++j) m = scores[j] > m ? scores[j] : m;
-    T e[kClasses];
+    return m;
+}
+template <typename T>
+RG_HD T row_sum(const T* e) {
     T sum = T(0);
-    for (int j = 0; j < kClasses; ++j) {
-        e[j] = softmax_exp(scores[j] - m);
-        sum += e[j];
-    }
-    const T inv_rows = T(1) / static_cast<T>(rows);
-    for (int j = 0; j < kClasses; ++j) {
-        const T p = e[j] / sum;
-        dscores[j] = (p - (j == label ? T(1) : T(0))) * inv_rows;
-    }
+    for (int j = 0; j < kClasses; ++j) sum += e[j];
+    return sum;
+}
+template <typename T>
+RG_HD T inverse_rows(int rows) {
+    return T(1) / static_cast<T>(rows);
+}
+template <typename T>
+RG_HD T xent_grad(T e, T sum, bool is_label, T inv_rows) {
+    const T p = e / sum;
+    return (p - (is_label ? T(1) : T(0))) * inv_rows;
+}
+
+template <typename T>
+RG_HD T softmax_xent_grad_row(const T* scores, std::int64_t label, int rows, T* dscores) {
+    const T m = row_max(scores);
+    T e[kClasses];
+    for (int j = 0; j < kClasses; ++j) e[j] = softmax_exp(scores[j] - m);
+    const T sum = row_sum(e);
+    const T inv_rows = inverse_rows<T>(rows);
+    for (int j = 0; j < kClasses; ++j) dscores[j] = xent_grad(e[j], sum, j == label, inv_rows);
     return std::log(sum) + m - scores[label];
 }
 

@@ -27,7 +27,7 @@ struct BlockExec {
     template <class F>
     __device__ __forceinline__ void phase(int count, F&& item) const {
         for (int i = static_cast<int>(threadIdx.x); i < count; i += static_cast<int>(blockDim.x)) item(i);
-        __syncthreads();
+        fused::end_block_phase();
     }
 };
 
