@@ -84,7 +84,7 @@ __device__ __forceinline__ void finish(const Out& o, long long c0, unsigned long
     if (blockIdx.x == 0) *o.phases = n;
 }
 
-__global__ void __launch_bounds__(fused::kRowsThreads) stamped_rows(fused::StepArgs a, bool weights_shared, Out o) {
+__global__ void __launch_bounds__(fused::kRowsThreads, 1) stamped_rows(fused::StepArgs a, bool weights_shared, Out o) {
     const long long c0 = clock64();
     const unsigned long long t0 = global_ns();
     extern __shared__ float smem[];
@@ -94,7 +94,7 @@ __global__ void __launch_bounds__(fused::kRowsThreads) stamped_rows(fused::StepA
     finish(o, c0, t0, ex.n);
 }
 
-__global__ void __launch_bounds__(fused::kGradsThreads) stamped_grads(fused::StepArgs a, Out o) {
+__global__ void __launch_bounds__(fused::kGradsThreads, 1) stamped_grads(fused::StepArgs a, Out o) {
     const long long c0 = clock64();
     const unsigned long long t0 = global_ns();
     extern __shared__ float smem[];
@@ -103,7 +103,7 @@ __global__ void __launch_bounds__(fused::kGradsThreads) stamped_grads(fused::Ste
     finish(o, c0, t0, ex.n);
 }
 
-__global__ void __launch_bounds__(fused::kPredictThreads)
+__global__ void __launch_bounds__(fused::kPredictThreads, 1)
     stamped_predict(fused::PredictArgs a, std::int64_t rows, bool weights_shared, Out o) {
     const long long c0 = clock64();
     const unsigned long long t0 = global_ns();

@@ -26,6 +26,7 @@
 #include <cstdint>
 
 #include "engine/cuda/fused_load.hpp"
+#include "engine/cuda/ordered_sum.hpp"
 #include "engine/model/math.hpp"
 
 namespace revgraph::cuda::fused {
@@ -59,6 +60,7 @@ inline constexpr int kGradsThreads = 256;
 inline constexpr int kBranchOutGroup = 3;
 inline constexpr int kHeadOutGroup = 1;
 inline constexpr int kGradsChunk = 128;
+inline constexpr int kGradsSumBlock = 32;  // a sum's rows loaded at once (engine/cuda/ordered_sum.hpp)
 // Prediction: 16 query rows a block (the same kernel lab: 8.9 us for 200 query rows, against 14.5 us
 // with 32 and 24.1 us with 64: more blocks, shorter chains).
 inline constexpr int kPredictThreads = 256;
@@ -152,7 +154,11 @@ RG_HD void couple(Exec& ex, const float* w, float* state, int ld, int rows, int 
     ex.phase(rows * kHalf, [=](int item) {
         const int r = item / kHalf, o = item - r * kHalf;
         float* s = state + static_cast<std::size_t>(r) * ld;
-        const float branch = model::branch_dot(w + o * kHalf, s + in);
+        const float* x = s + in;
+        const float* w_row = w + o * kHalf;
+        const float branch = ordered_sum<kHalf>(  // model::branch_dot
+            0.0f, [=](int i) { return x[i]; }, [=](int i) { return w_row[i]; },
+            [](float xi, float wi) { return model::relu(xi) * wi; });
         s[out + o] = s[out + o] + sign * (alpha * branch);
     });
 }
@@ -168,9 +174,10 @@ RG_HD void core_forward(Exec& ex, const float* weights, int depth, float alpha, 
 
 // scores = state Hᵀ + b, summed as the reference's head_forward.
 RG_HD float head_score(const float* hw, const float* hb, const float* x, int j) {
-    float acc = 0.0f;
-    RG_DEVICE_UNROLL
-    for (int i = 0; i < kFeatures; ++i) acc += x[i] * hw[j * kFeatures + i];
+    const float* h_row = hw + j * kFeatures;
+    const float acc = ordered_sum_n<kHalf>(  // two blocks of 41: 82 operands in registers at a time
+        0.0f, kFeatures, [=](int i) { return x[i]; }, [=](int i) { return h_row[i]; },
+        [](float xi, float hi) { return xi * hi; });
     return acc + hb[j];
 }
 
@@ -191,9 +198,9 @@ RG_HD void branch_rows(Exec& ex, const float* w, const float* state, float* dsta
         act_slot[r * kHalf + c] = model::relu(x);
         grad_slot[r * kHalf + c] = alpha * g[c];
         if (with_dx) {
-            float acc = 0.0f;
-            RG_DEVICE_UNROLL
-            for (int o = 0; o < kHalf; ++o) acc += (alpha * g[o]) * w[o * kHalf + c];
+            const float acc = ordered_sum<kHalf>(
+                0.0f, [=](int o) { return g[o]; }, [=](int o) { return w[o * kHalf + c]; },
+                [=](float go, float wo) { return (alpha * go) * wo; });
             dstate[row + in + c] = dstate[row + in + c] + acc * model::relu_mask(x);
         }
     });
@@ -314,10 +321,10 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
         const float* hw = w + head_w;
         ex.phase(rows * kFeatures, [=](int item) {
             const int r = item / kFeatures, i = item - r * kFeatures;
-            float acc = 0.0f;
-            RG_DEVICE_UNROLL
-            for (int j = 0; j < kClasses; ++j) acc += ds[r * kClasses + j] * hw[j * kFeatures + i];
-            dstate[static_cast<std::size_t>(r) * ld + i] = acc;
+            const float* d_row = ds + r * kClasses;
+            dstate[static_cast<std::size_t>(r) * ld + i] = ordered_sum<kClasses>(
+                0.0f, [=](int j) { return d_row[j]; }, [=](int j) { return hw[j * kFeatures + i]; },
+                [](float dj, float hj) { return dj * hj; });
         });
     }
 
@@ -446,12 +453,14 @@ RG_HD void step_grads_as(Exec& ex, const StepArgs& a, const GradsBlock gb, float
             if (t < weight_items) {
                 const int o = t / width, i = t - o * width;
                 const int col = gb.out0 + o - out_first;
-                RG_DEVICE_UNROLL_BY(16)
-                for (int r = 0; r < n; ++r) s += outv[r * out_cols + col] * in[r * width + i];
+                s = ordered_sum_n<kGradsSumBlock>(
+                    s, n, [=](int r) { return outv[r * out_cols + col]; }, [=](int r) { return in[r * width + i]; },
+                    [](float g, float x) { return g * x; });
             } else {
                 const int j = t - weight_items;
-                RG_DEVICE_UNROLL_BY(16)
-                for (int r = 0; r < n; ++r) s += outv[r * out_cols + j];
+                s = ordered_sum_n<kGradsSumBlock>(
+                    s, n, [=](int r) { return outv[r * out_cols + j]; }, [](int) { return 0.0f; },
+                    [](float g, float) { return g; });
             }
             acc[t] = s;
         });

@@ -23,6 +23,11 @@ __device__ __forceinline__ void programmatic_prologue() {
 #endif
 }
 
+// Launch bounds with a minimum of 1 block an SM: ptxas may then give a thread the registers to hold
+// a sum's operands at once (engine/cuda/ordered_sum.hpp). Without it, it held the rows kernel to 56
+// registers and spilled in the grads kernel, sinking loads back into the chains of adds. One task's
+// step needs no more (64 rows and 66 grads blocks on 132 SMs); the price is fewer resident blocks an
+// SM when many tasks run at once (the rows kernel's 94 registers: 3 blocks of 192 threads, not 7).
 struct BlockExec {
     template <class F>
     __device__ __forceinline__ void phase(int count, F&& item) const {
@@ -31,7 +36,7 @@ struct BlockExec {
     }
 };
 
-__global__ void __launch_bounds__(fused::kRowsThreads) fused_rows_kernel(fused::StepArgs args, bool weights_shared) {
+__global__ void __launch_bounds__(fused::kRowsThreads, 1) fused_rows_kernel(fused::StepArgs args, bool weights_shared) {
     programmatic_prologue();
     extern __shared__ float fused_smem[];
     BlockExec ex;
@@ -39,14 +44,14 @@ __global__ void __launch_bounds__(fused::kRowsThreads) fused_rows_kernel(fused::
                      fused::carve_rows(fused_smem, args.param_count, weights_shared, args.rows_per_block));
 }
 
-__global__ void __launch_bounds__(fused::kGradsThreads) fused_grads_kernel(fused::StepArgs args) {
+__global__ void __launch_bounds__(fused::kGradsThreads, 1) fused_grads_kernel(fused::StepArgs args) {
     programmatic_prologue();
     extern __shared__ float fused_smem[];
     BlockExec ex;
     fused::step_grads(ex, args, static_cast<int>(blockIdx.x), fused_smem);
 }
 
-__global__ void __launch_bounds__(fused::kPredictThreads)
+__global__ void __launch_bounds__(fused::kPredictThreads, 1)
     fused_predict_kernel(fused::PredictArgs args, std::int64_t rows, bool weights_shared) {
     programmatic_prologue();
     extern __shared__ float fused_smem[];
