@@ -102,19 +102,19 @@ def check_benchmarks(binary):
                     fail(f"{name}: tasks_per_second, ms_per_task or items_per_second missing")
                 if abs(b["ms_per_task"] * k - b["median_ms"]) > 1e-6 * b["median_ms"]:
                     fail(f"{name}: ms_per_task x tasks != median_ms")
-        if ctx.get("programmatic_launch") != "off":
-            fail("programmatic launch should be off by default")
-        # The flag paths: --flush-l2 and --pdl are accepted (no-ops for CPU backends) and the
+        if ctx.get("programmatic_launch", "off") == "off":
+            fail("programmatic launch should be on by default")
+        # The flag paths: --flush-l2 and --no-pdl are accepted (no-ops for CPU backends) and the
         # context says so.
         out2 = os.path.join(tmp, "flush.json")
-        run([binary] + TINY + ["--flush-l2", "--pdl", "--benchmark_filter=^task/", "--benchmark_min_time=0.01",
+        run([binary] + TINY + ["--flush-l2", "--no-pdl", "--benchmark_filter=^task/", "--benchmark_min_time=0.01",
                                f"--benchmark_out={out2}"])
         with open(out2) as f:
             doc2 = json.load(f)
         if doc2["context"].get("flush_l2", "off") == "off":
             fail("--flush-l2 not reflected in the context")
-        if doc2["context"].get("programmatic_launch", "off") == "off":
-            fail("--pdl not reflected in the context")
+        if doc2["context"].get("programmatic_launch") != "off":
+            fail("--no-pdl not reflected in the context")
         if not doc2["benchmarks"]:
             fail("--benchmark_filter=^task/ ran nothing")
     check_bad_options(binary)

@@ -24,8 +24,9 @@ revgraph options (before Google Benchmark sees the command line):
   --gpu-min-time=S        minimum measured seconds per GPU benchmark (default 2)
   --flush-l2              before every GPU task or phase, write 2 x L2 of device memory (untimed)
                           so each starts with a cold L2; env REVGRAPH_BENCH_FLUSH_L2=1 does the same
-  --pdl                   cuda-fused launches its kernels with Programmatic Dependent Launch
-                          (revgraph run --pdl; recorded in the context as programmatic_launch)
+  --pdl, --no-pdl         cuda-fused launches its kernels with Programmatic Dependent Launch (the
+                          default), or plainly (as revgraph run; recorded in the context as
+                          programmatic_launch)
   --energy                instead of benchmarks: joules per task through NVML (see NOTES.md)
   --energy-backend=B      backend for --energy (default cuda)
   --energy-tasks=K        K tasks at once per round (run_together, seeds 11, 12, ...; default 1):
@@ -95,7 +96,7 @@ void parse_options(int* argc, char** argv) {
 
     CLI::App app("revgraph_bench", "revgraph_bench");
     app.set_help_flag();  // our own --help below prints kUsage, which also covers Google Benchmark's
-    bool help = false, pdl = false;
+    bool help = false, pdl = false, no_pdl = false;
     app.add_flag("-h,--help", help);
     app.add_option("--train", o.train)->check(at_least(1, true));
     app.add_option("--query", o.query)->check(at_least(1, true));
@@ -106,6 +107,7 @@ void parse_options(int* argc, char** argv) {
     app.add_option("--gpu-min-time", o.gpu_min_time)->check(at_least(0, false));
     app.add_flag("--flush-l2", o.flush_l2);
     app.add_flag("--pdl", pdl);
+    app.add_flag("--no-pdl", no_pdl)->excludes("--pdl");
     app.add_flag("--energy", o.energy);
     app.add_option("--energy-backend", o.energy_backend);
     app.add_option("--energy-tasks", o.energy_tasks)->check(at_least(1, true));
@@ -124,9 +126,9 @@ void parse_options(int* argc, char** argv) {
         std::cout << kUsage;
         std::exit(0);
     }
-    if (pdl) {
+    if (pdl || no_pdl) {
         RuntimeOptions r = Runtime::options();
-        r.programmatic_launch = true;
+        r.programmatic_launch = pdl;
         Runtime::configure(r);  // before any backend exists: nothing has touched the GPU yet
     }
 }

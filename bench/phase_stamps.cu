@@ -61,8 +61,13 @@ struct StampedExec {
     long long* clocks;  // this block's kMaxStamps
     int n = 0;
     template <class F>
-    __device__ __forceinline__ void phase(int count, F&& item) {
+    __device__ __forceinline__ void issue(int count, F&& item) {
         for (int i = static_cast<int>(threadIdx.x); i < count; i += static_cast<int>(blockDim.x)) item(i);
+    }
+    __device__ __forceinline__ void wait_for_prior_grid() {}  // launched plainly
+    template <class F>
+    __device__ __forceinline__ void phase(int count, F&& item) {
+        issue(count, item);
         fused::end_block_phase();
         ++n;
         if (threadIdx.x == 0 && n < kMaxStamps) clocks[n] = clock64();

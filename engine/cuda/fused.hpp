@@ -251,23 +251,24 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
                       head_b = head_w + kClasses * kFeatures;
 
     // The block's rows from the epoch order (and their labels, so that the loss phase waits for no
-    // global load), and the step's copy of the parameters.
+    // global load), and the step's copy of the parameters. The rows and labels are the task's inputs
+    // and the epoch's order, which no kernel of the epoch writes, so their copies are issued before
+    // the wait for the previous kernel (launched with Programmatic Dependent Launch, this kernel
+    // starts while the previous step's grads kernel runs; launched plainly, the wait is nothing);
+    // the parameters, which that kernel updates, after it. One phase: its end waits for both.
     {
         const StepArgs g = a;
         std::int32_t* const labels = s.labels;
-        const int gather_items = rows * kPairs;
-        const ContiguousCopy weights = kStaged ? contiguous_copy(s.weights, a.params, a.param_count) : ContiguousCopy{};
-        ex.phase(gather_items + weights.items(), [=](int item) {
-            if (item < gather_items) {
-                const unsigned int r = static_cast<unsigned int>(item) / kPairs,
-                                   pair = static_cast<unsigned int>(item) - r * kPairs;
-                const std::int64_t src = load_l2(g.order + g.first + r0 + r);
-                row_pair_item(state, ld, g.train_rows + src * kFeatures, r, pair);
-                if (pair == 0) copy_async4(labels + r, g.train_labels + src);
-            } else {
-                copy_item(weights, item - gather_items);
-            }
+        ex.issue(rows * kPairs, [=](int item) {
+            const unsigned int r = static_cast<unsigned int>(item) / kPairs,
+                               pair = static_cast<unsigned int>(item) - r * kPairs;
+            const std::int64_t src = load_l2(g.order + g.first + r0 + r);
+            row_pair_item(state, ld, g.train_rows + src * kFeatures, r, pair);
+            if (pair == 0) copy_async4(labels + r, g.train_labels + src);
         });
+        ex.wait_for_prior_grid();
+        const ContiguousCopy weights = kStaged ? contiguous_copy(s.weights, a.params, a.param_count) : ContiguousCopy{};
+        ex.phase(weights.items(), [=](int item) { copy_item(weights, item); });
     }
     const float* const w = kStaged ? s.weights : a.params;
 
@@ -536,15 +537,23 @@ RG_HD void predict_tile(Exec& ex, const PredictArgs& a, std::int64_t total_rows,
 // How the emulator runs a phase: every item in a loop, forwards or backwards. The items of a phase
 // must be independent (a GPU runs them at once); run both ways, an item that reads what another item
 // of its phase writes sees the old value one way and the new one the other, and the bits differ.
+// issue(): a phase's items without its end (a GPU block's threads issue copies and go on), and
+// wait_for_prior_grid(): where a GPU kernel launched early waits for its predecessor; one CPU
+// process runs everything in order, so for the emulator these are a loop and nothing.
 struct SequentialExec {
     bool reverse = false;
     template <class F>
-    void phase(int count, F&& item) const {
+    void issue(int count, F&& item) const {
         if (reverse)
             for (int i = count - 1; i >= 0; --i) item(i);
         else
             for (int i = 0; i < count; ++i) item(i);
     }
+    template <class F>
+    void phase(int count, F&& item) const {
+        issue(count, item);
+    }
+    void wait_for_prior_grid() const {}
 };
 
 }  // namespace revgraph::cuda::fused

@@ -151,9 +151,9 @@ def run_together(tasks: Iterable[Task], *, threads: int = 0, metadata: bool = Tr
 
 def configure_gpu(*, device: Optional[int] = None, workspace_bytes: Optional[int] = None,
                   pdl: Optional[bool] = None) -> dict[str, Any]:
-    """The process's GPU options, as the command's --device, --workspace-bytes and --pdl: the CUDA
-    device index, the cuBLASLt workspace of the `cuda` backend, and Programmatic Dependent Launch
-    for `cuda-fused`. None leaves an option as it is; returns the options in force (and whether a
+    """The process's GPU options, as the command's --device, --workspace-bytes and --pdl/--no-pdl: the
+    CUDA device index, the cuBLASLt workspace of the `cuda` backend, and Programmatic Dependent
+    Launch for `cuda-fused` (on by default). None leaves an option as it is; returns the options in force (and whether a
     GPU task has started). Set them before the first GPU task: afterwards only the options already
     in force are accepted (RuntimeError). A value of the wrong type raises TypeError, an
     out-of-range one ValueError (the engine's ranges, those of the command)."""

@@ -211,7 +211,7 @@ import json, sys
 import numpy as np
 import revgraph
 out = {"defaults": revgraph.configure_gpu()}
-out["set"] = revgraph.configure_gpu(device=0, workspace_bytes=1 << 20, pdl=True)
+out["set"] = revgraph.configure_gpu(device=0, workspace_bytes=1 << 20, pdl=False)
 out["kept"] = revgraph.configure_gpu()
 errors = []
 for kwargs in ({"device": -1}, {"device": 1.5}, {"device": True}, {"workspace_bytes": 2**33}, {"pdl": "yes"},
@@ -246,8 +246,8 @@ def test_configure_gpu_sets_the_commands_gpu_options():
     p = subprocess.run([sys.executable, "-c", CONFIGURE_SCRIPT], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
-    assert out["defaults"] == {"device": 0, "workspace_bytes": 32 << 20, "pdl": False, "initialized": False}
-    assert out["set"] == {"device": 0, "workspace_bytes": 1 << 20, "pdl": True, "initialized": False}
+    assert out["defaults"] == {"device": 0, "workspace_bytes": 32 << 20, "pdl": True, "initialized": False}
+    assert out["set"] == {"device": 0, "workspace_bytes": 1 << 20, "pdl": False, "initialized": False}
     assert out["kept"] == out["set"] and out["after_errors"] == out["set"]
     # A wrong type is TypeError, a wrong value ValueError; the ranges are the command's (the engine's).
     assert out["errors"] == ["ValueError: device must be in 0..1023, got -1",

@@ -203,12 +203,12 @@ class Misc(CliTestCase):
                 self.assertEqual(b["backend"], b["requested"], b)
 
     def test_gpu_options_refused_on_cpu_backends(self):
-        # --device and --pdl steer the CUDA backends only: on a CPU one they are a usage error,
+        # --device, --pdl and --no-pdl steer the CUDA backends only: on a CPU one they are a usage error,
         # before any work and before any output, not silently ignored.
         out = self.fresh_dir("pdl")
         r = os.path.join(out, "r.json")
         for backend in ("cpu", "cpu-reference"):
-            for extra in (["--pdl"], ["--device", "0"]):
+            for extra in (["--pdl"], ["--no-pdl"], ["--device", "0"]):
                 with self.subTest(backend=backend, option=extra[0]):
                     p = rg("run", "--backend", backend, "--set", "epochs=1", "--quiet", "--output", r, *extra)
                     self.assert_clean_error(p, 2, [extra[0], "cuda", backend])
@@ -218,6 +218,10 @@ class Misc(CliTestCase):
             self.assert_clean_error(p, 2, ["--device", "auto", "cpu"])
             self.assertEqual(os.listdir(out), [])
         self.assert_clean_error(rg("backends", "--device", "x"), 2, ["device"])
+        # On and off at once is a usage error, whatever the backend.
+        self.assert_clean_error(rg("run", "--pdl", "--no-pdl", "--set", "epochs=1", "--output", r), 2,
+                                ["--pdl", "--no-pdl"])
+        self.assertEqual(os.listdir(out), [])
         # Without them, the CPU backend runs.
         p = rg("run", "--backend", "cpu", "--set", "epochs=1", "--quiet", "--output", r)
         self.assertEqual(p.returncode, 0, p.stderr)

@@ -13,6 +13,7 @@ TEST_CASE("runtime options: changeable before initialisation, fixed after it") {
     RuntimeOptions a;
     a.device = 1;
     a.cublaslt_workspace_bytes = std::size_t(4) << 20;
+    a.programmatic_launch = false;  // not the default
     Runtime::configure(a);
     RuntimeOptions b = a;
     b.programmatic_launch = true;

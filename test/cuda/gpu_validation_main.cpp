@@ -1,4 +1,4 @@
-// gpu_validation [--replays N] [--cold-replays N] [--backend cuda|cuda-fused] [--pdl] [--input DRAW.npz]
+// gpu_validation [--replays N] [--cold-replays N] [--backend cuda|cuda-fused] [--pdl|--no-pdl] [--input DRAW.npz]
 //                [--output FILE]:
 // docs/spec.md §8's GPU replay validation on its own, as JSON (validate::gpu_validation), for
 // tools/gpu-check and for anyone on a GPU machine. --input replays rev88 on that task archive (the
@@ -21,7 +21,8 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: gpu_validation [--replays N] [--cold-replays N] [--backend cuda|cuda-fused] [--pdl] [--input DRAW.npz] "
+    "usage: gpu_validation [--replays N] [--cold-replays N] [--backend cuda|cuda-fused] [--pdl|--no-pdl] [--input "
+    "DRAW.npz] "
     "[--output FILE]";
 
 [[noreturn]] void usage_error(const std::string& why) {
@@ -58,9 +59,9 @@ int main(int argc, char** argv) {
             input = value();
         else if (a == "--backend")
             options.backend = value();
-        else if (a == "--pdl") {  // validate the fused kernels launched with Programmatic Dependent Launch
+        else if (a == "--pdl" || a == "--no-pdl") {  // Programmatic Dependent Launch (the default), or plain
             revgraph::RuntimeOptions o = revgraph::Runtime::options();
-            o.programmatic_launch = true;
+            o.programmatic_launch = a == "--pdl";
             revgraph::Runtime::configure(o);
         } else {
             usage_error("unknown argument '" + a + "'");

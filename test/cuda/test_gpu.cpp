@@ -112,6 +112,9 @@ TEST_CASE("cuda-fused: Programmatic Dependent Launch changes the launches, not t
         TaskState plain_state;
         {
             Runtime::reset_for_tests();
+            RuntimeOptions no_pdl;
+            no_pdl.programmatic_launch = false;
+            Runtime::configure(no_pdl);
             PreparedTask plain(inputs, config, make_backend("cuda-fused"));
             CHECK_FALSE(dynamic_cast<cuda::CudaBackend&>(plain.backend())
                             .diagnostics()["programmatic_dependent_launch"]

@@ -136,9 +136,9 @@ def call2_steps(c):
              ncu_step(c, "cuda", 2000, 50, 20),
              # Plain, then programmatic, by the same harness back to back: whether PDL pays (the first
              # H200 runs timed the two in different calls).
-             validation_step(c, "gpu-validation-fused-plain", 20, "cuda-fused", False),
+             validation_step(c, "gpu-validation-fused-plain", 20, "cuda-fused", False, "--no-pdl"),
              validation_step(c, "gpu-validation-fused-pdl", 20, "cuda-fused", False, "--pdl"),
-             Step("run-fused-plain", 10, "pdl", run_cmd(c, "fused1.json", "cuda-fused", "--repeat", "3"),
+             Step("run-fused-plain", 10, "pdl", run_cmd(c, "fused1.json", "cuda-fused", "--no-pdl", "--repeat", "3"),
                   serves=("run-fused-pdl",)),  # the plain launches' bytes, for PDL's to equal
              Step("run-fused-pdl", 10, "pdl", run_cmd(c, "fused-pdl.json", "cuda-fused", "--pdl", "--repeat", "3")),
              torch_step(c, "energy-torch-cuda-graph", 35, "energy", "--mode", "graph", "--warmup", "5", "--energy",

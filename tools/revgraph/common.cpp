@@ -41,7 +41,9 @@ void add_task_options(CLI::App& app, TaskOptions& o) {
         ->type_name("N")
         ->check(kNonEmpty);
     app.add_flag("--pdl", o.pdl,
-                 "cuda-fused: Programmatic Dependent Launch between its kernels (the same bytes; CUDA backends only)");
+                 "cuda-fused: Programmatic Dependent Launch between its kernels, the default (the same bytes; "
+                 "CUDA backends only)");
+    app.add_flag("--no-pdl", o.no_pdl, "cuda-fused: plain launches (CUDA backends only)")->excludes("--pdl");
 }
 
 std::string config_keys_help() {
@@ -84,11 +86,12 @@ void configure_runtime(const TaskOptions& o) {
                 RuntimeOptions::workspace_bytes_from(*o.workspace_bytes, "option --workspace-bytes");
     } catch (const Error& e) { throw UsageError{e.what()}; }
     if (o.pdl) r.programmatic_launch = true;
+    if (o.no_pdl) r.programmatic_launch = false;
     Runtime::configure(r);
 }
 
 void refuse_gpu_options_on_cpu(const TaskOptions& o) {
-    const char* option = o.device ? "--device" : o.pdl ? "--pdl" : nullptr;
+    const char* option = o.device ? "--device" : o.pdl ? "--pdl" : o.no_pdl ? "--no-pdl" : nullptr;
     if (!option) return;
     // What the name builds, without building it (no GPU state is touched).
     for (const auto& a : backend_availability()) {

@@ -16,11 +16,19 @@ namespace revgraph::cuda::kernels {
 // completed and its writes are visible — before this kernel reads anything, so the bytes are those
 // of a plain launch — then let the next kernel be scheduled while this one runs. Both are no-ops
 // for a kernel launched without the attribute (kernels::launch_fused_* choose).
-__device__ __forceinline__ void programmatic_prologue() {
+__device__ __forceinline__ void wait_for_prior_grid() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
+#endif
+}
+__device__ __forceinline__ void launch_dependents() {
+#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.launch_dependents;" ::: "memory");
 #endif
+}
+__device__ __forceinline__ void programmatic_prologue() {
+    wait_for_prior_grid();
+    launch_dependents();
 }
 
 // Launch bounds with a minimum of 1 block an SM: ptxas may then give a thread the registers to hold
@@ -30,14 +38,22 @@ __device__ __forceinline__ void programmatic_prologue() {
 // SM when many tasks run at once (the rows kernel's 94 registers: 3 blocks of 192 threads, not 7).
 struct BlockExec {
     template <class F>
-    __device__ __forceinline__ void phase(int count, F&& item) const {
+    __device__ __forceinline__ void issue(int count, F&& item) const {
         for (int i = static_cast<int>(threadIdx.x); i < count; i += static_cast<int>(blockDim.x)) item(i);
+    }
+    template <class F>
+    __device__ __forceinline__ void phase(int count, F&& item) const {
+        issue(count, item);
         fused::end_block_phase();
     }
+    // Every thread, before it reads what the previous kernel wrote or writes what it reads.
+    __device__ __forceinline__ void wait_for_prior_grid() const { kernels::wait_for_prior_grid(); }
 };
 
+// The rows kernel waits for the previous kernel inside its first phase (fused::step_rows_as), after
+// it has issued the copies of its rows.
 __global__ void __launch_bounds__(fused::kRowsThreads, 1) fused_rows_kernel(fused::StepArgs args, bool weights_shared) {
-    programmatic_prologue();
+    launch_dependents();
     extern __shared__ float fused_smem[];
     BlockExec ex;
     fused::step_rows(ex, args, static_cast<int>(blockIdx.x),
