@@ -8,6 +8,11 @@
 // 4, 2, 1) combines the lanes — the same order on every run. The relu is recomputed from the
 // state rather than kept from the forward, so the state stays the only activation that crosses
 // from forward to backward.
+//
+// The block has 1024 threads and spreads a row's softmax over its classes (model::
+// softmax_xent_grad_row's steps, the same operations): with 320 threads, a row a thread and the
+// relu copy 17 dependent rounds of global loads, it took 8.4 us of a ~91 us step on the H200 (ncu,
+// bench/results/2026-12-04-h200-b942f68-call2.log), the step's longest node.
 #include "engine/cuda/ops/op.hpp"
 
 namespace revgraph::cuda {
@@ -80,15 +85,39 @@ inline void run_host(const LossArgs& a) {
 void launch(const LossArgs& a, Stream stream);
 
 #if defined(REVGRAPH_DEFINE_KERNELS)
-inline constexpr int kLossThreads = 32 * model::kClasses;  // one warp per class
+inline constexpr int kLossThreads = 1024;                               // warps 0..9 also own a class each
+inline constexpr int kLossRowsAtOnce = kLossThreads / model::kClasses;  // a thread a (row, class)
 
 __global__ void __launch_bounds__(kLossThreads)
     loss_kernel(int rows, float* __restrict__ scores, const float* __restrict__ bias,
                 const std::int32_t* __restrict__ labels, float* dscores, float* __restrict__ dbias,
                 const float* __restrict__ state, float* __restrict__ act_left) {
-    for (int r = threadIdx.x; r < rows; r += blockDim.x) loss_row(scores, bias, labels, rows, dscores, r);
-    for (int i = threadIdx.x; i < rows * model::kHalf; i += blockDim.x) relu_left(state, act_left, i);
-    __syncthreads();  // every row's dscores written (global memory, same block) before the column sums
+    constexpr int C = model::kClasses;
+    __shared__ float exps[kLossRowsAtOnce * C];
+    const int t = static_cast<int>(threadIdx.x);
+    // relu of the left half: independent loads, a few in flight a thread.
+#pragma unroll 4
+    for (int i = t; i < rows * model::kHalf; i += kLossThreads) relu_left(state, act_left, i);
+    // loss_row, kLossRowsAtOnce rows at a time, thread t on (row t / C, class t % C); each step
+    // below is loss_row's, on the same values, so the bits are its bits.
+    const float inv_rows = model::inverse_rows<float>(rows);
+    const int rr = t / C, j = t - rr * C;
+    for (int r0 = 0; r0 < rows; r0 += kLossRowsAtOnce) {
+        const int r = r0 + rr;
+        const bool mine = rr < kLossRowsAtOnce && r < rows;
+        if (mine) scores[r * C + j] = scores[r * C + j] + bias[j];
+        __syncthreads();  // the row's scores (global memory, this block) before its maximum
+        if (mine) {
+            const float* s = scores + r * C;
+            exps[rr * C + j] = model::softmax_exp(s[j] - model::row_max(s));
+        }
+        __syncthreads();
+        if (mine) {
+            const float* e = exps + rr * C;
+            dscores[r * C + j] = model::xent_grad(e[j], model::row_sum(e), j == labels[r], inv_rows);
+        }
+        __syncthreads();  // exps reused by the next rows; every dscores written before the column sums
+    }
     const int warp = static_cast<int>(threadIdx.x) / 32, lane = static_cast<int>(threadIdx.x) % 32;
     if (warp < model::kClasses) {  // whole warps only: the shuffles below need all 32 lanes
         float acc = 0.0f;
