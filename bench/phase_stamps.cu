@@ -16,7 +16,7 @@ std::vector<std::string> rows_phase_names(int depth) {
         n.push_back("forward F" + std::to_string(k));
         n.push_back("forward G" + std::to_string(k));
     }
-    n.insert(n.end(), {"scores, final state", "softmax gradient", "dstate = dscores H"});
+    n.insert(n.end(), {"scores, final state", "softmax exponentials", "softmax gradient", "dstate = dscores H"});
     for (int k = depth - 1; k >= 0; --k) {
         n.push_back("rebuild right (G" + std::to_string(k) + ")");
         n.push_back("G" + std::to_string(k) + " rows (act, grad, dx)");
@@ -65,6 +65,7 @@ struct StampedExec {
         for (int i = static_cast<int>(threadIdx.x); i < count; i += static_cast<int>(blockDim.x)) item(i);
     }
     __device__ __forceinline__ void wait_for_prior_grid() {}  // launched plainly
+    __device__ __forceinline__ void launch_dependents() {}
     template <class F>
     __device__ __forceinline__ void phase(int count, F&& item) {
         issue(count, item);
@@ -117,6 +118,25 @@ __global__ void __launch_bounds__(fused::kPredictThreads, 1)
     float* weights = weights_shared ? smem : nullptr;
     fused::predict_tile(ex, a, rows, static_cast<int>(blockIdx.x), weights,
                         smem + (weights_shared ? a.param_count : 0));
+    finish(o, c0, t0, ex.n);
+}
+
+// fused::couple on 2 rows of zeros with zero weights in shared memory, kCoupleRepeats times through
+// one copy of its code (a loop the compiler keeps).
+__global__ void __launch_bounds__(fused::kRowsThreads, 1) couple_repeats(Out o) {
+    const long long c0 = clock64();
+    const unsigned long long t0 = global_ns();
+    constexpr int kRows = 2;
+    __shared__ float weights[model::kBranchSize], state[kRows * fused::kSharedLd];
+    for (int i = static_cast<int>(threadIdx.x); i < model::kBranchSize; i += static_cast<int>(blockDim.x))
+        weights[i] = 0.0f;
+    for (int i = static_cast<int>(threadIdx.x); i < kRows * fused::kSharedLd; i += static_cast<int>(blockDim.x))
+        state[i] = 0.0f;
+    __syncthreads();
+    StampedExec ex{o.clock + blockIdx.x * kMaxStamps};
+#pragma unroll 1
+    for (int k = 0; k < kCoupleRepeats; ++k)
+        fused::couple(ex, weights, state, fused::kSharedLd, kRows, model::kHalf, 0, 1.0f, 0.5f);
     finish(o, c0, t0, ex.n);
 }
 
@@ -302,6 +322,19 @@ void print_step_stamps(const StepStamps& s, int depth, int rows) {
         "  boundary rows -> grads %llu ns, grads -> next rows %llu ns (last exit to first entry, median); "
         "a step, entry to entry: %llu ns\n",
         boundary_ns(s.rows, s.grads, 0), boundary_ns(s.grads, s.rows, 1), median_of(step));
+}
+
+void print_couple_repeats(int replays, cudaStream_t stream) {
+    const StampBuffers out(1, 1);
+    replay(stream, replays, [&](cudaStream_t s) {
+        couple_repeats<<<1, fused::kRowsThreads, 0, s>>>(out.launch(0));
+        cudaCheck(cudaGetLastError());
+    });
+    const KernelStamps k = out.read("couple x8");
+    std::printf("instruction fetch: the forward couple phase %d times through one copy of its code (1 block)\n",
+                kCoupleRepeats);
+    std::printf("  pass    cycles\n");
+    for (int p = 1; p <= k.phases; ++p) std::printf("  %-7d %6lld\n", p, k.at(0, 0, p) - k.at(0, 0, p - 1));
 }
 
 void print_predict_stamps(const KernelStamps& s, int depth) {

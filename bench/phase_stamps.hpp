@@ -58,6 +58,13 @@ KernelStamps stamp_predict(const cuda::fused::PredictArgs& args, std::int64_t ro
 // the gap from the previous kernel's last exit to its first entry (the kernel boundary).
 void print_step_stamps(const StepStamps& s, int depth, int rows);
 void print_predict_stamps(const KernelStamps& s, int depth);
+
+// The instruction fetch: one block runs the forward couple phase of the rows kernel (2 rows, weights
+// in shared memory) kCoupleRepeats times in a loop, so every pass after the first runs code the SM
+// has just fetched; a first pass much slower than the rest is the cost of fetching a phase's code,
+// which every phase of the step pays once a launch.
+inline constexpr int kCoupleRepeats = 8;
+void print_couple_repeats(int replays, cudaStream_t stream);
 #endif
 
 }  // namespace revgraph::bench

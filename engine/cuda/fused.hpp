@@ -334,6 +334,7 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
     const auto act_slot = [&](int b) { return a.act_stack + (static_cast<std::size_t>(b) * a.slot + r0) * kHalf; };
     const auto grad_slot = [&](int b) { return a.grad_stack + (static_cast<std::size_t>(b) * a.slot + r0) * kHalf; };
     for (int k = depth - 1; k >= 0; --k) {
+        if (k == 0) ex.launch_dependents();  // ~1 us before the end: the grads kernel may be scheduled
         const int f = 2 * k, g = 2 * k + 1;
         const float* wf = w + static_cast<std::size_t>(f) * kBranchSize;
         const float* wg = w + static_cast<std::size_t>(g) * kBranchSize;
@@ -449,6 +450,9 @@ RG_HD void step_grads_as(Exec& ex, const StepArgs& a, const GradsBlock gb, float
                 }
             });
         }
+        // After the last staging, ~1.5 us before the end: the next rows kernel may be scheduled (it
+        // gathers its rows while this one sums).
+        if (c0 + kGradsChunk >= a.rows) ex.launch_dependents();
         ex.phase(items, [=](int t) {
             float s = c0 == 0 ? 0.0f : acc[t];
             if (t < weight_items) {
@@ -537,9 +541,10 @@ RG_HD void predict_tile(Exec& ex, const PredictArgs& a, std::int64_t total_rows,
 // How the emulator runs a phase: every item in a loop, forwards or backwards. The items of a phase
 // must be independent (a GPU runs them at once); run both ways, an item that reads what another item
 // of its phase writes sees the old value one way and the new one the other, and the bits differ.
-// issue(): a phase's items without its end (a GPU block's threads issue copies and go on), and
-// wait_for_prior_grid(): where a GPU kernel launched early waits for its predecessor; one CPU
-// process runs everything in order, so for the emulator these are a loop and nothing.
+// issue(): a phase's items without its end (a GPU block's threads issue copies and go on),
+// wait_for_prior_grid(): where a GPU kernel launched early waits for its predecessor, and
+// launch_dependents(): where it lets its successor be scheduled; one CPU process runs everything in
+// order, so for the emulator these are a loop and nothing.
 struct SequentialExec {
     bool reverse = false;
     template <class F>
@@ -554,6 +559,7 @@ struct SequentialExec {
         issue(count, item);
     }
     void wait_for_prior_grid() const {}
+    void launch_dependents() const {}
 };
 
 }  // namespace revgraph::cuda::fused
