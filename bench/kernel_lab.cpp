@@ -16,6 +16,7 @@
 // replays after >= 50 ms of warm-up, min and median of 7), and the fastest shape of each table by
 // median is printed. Exit 0 only when every check holds.
 #include <algorithm>
+#include <chrono>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
@@ -33,6 +34,7 @@
 
 #include "engine/cuda_util/check.hpp"
 #include "engine/cuda/executor.hpp"
+#include "bench/energy.hpp"
 #include "bench/phase_stamps.hpp"
 #include "engine/cuda/kernels.hpp"
 #include "graphs/capture.hpp"
@@ -211,11 +213,67 @@ struct Fastest {
     }
 };
 
+// Energy by rows per block (--energy-seconds=S): a task's net energy stayed ~0.11 J from 2.6 ms down
+// to 1.7 ms (bench/NOTES.md), as if it were set by the SMs a step keeps busy rather than by time, and
+// rows per block is how many SMs the rows kernel takes. Each shape's step graph (rows and grads
+// kernels, `repeats` steps) is replayed back to back for S seconds under NVML, the idle power
+// sampled before it subtracted (bench/energy.hpp); the learning rate is 0 so that seconds of steps on
+// one batch stay finite (the same work: SGD still runs).
+void print_step_energy(const cuda::TaskPlan& plan, const cuda::DeviceMemory& mem, const Snapshot& start,
+                       const fused::StepArgs& rows_default, const fused::StepArgs& grads_default,
+                       std::size_t shared_limit, int repeats, double seconds, cudaStream_t stream) {
+    std::string why;
+    const std::unique_ptr<Nvml> nvml = Nvml::open(&why);
+    if (!nvml) {
+        std::printf("energy: not run (%s)\n", why.c_str());
+        return;
+    }
+    EnergyOptions o;
+    o.settle_seconds = 2;
+    o.idle_seconds = 3;
+    o.idle_after_seconds = 0;
+    o.min_seconds = seconds;
+    o.min_tasks = 1;
+    std::printf(
+        "energy: NVML, %d steps a graph replayed back to back for >= %.0f s a shape, idle before "
+        "subtracted, learning rate 0\n",
+        repeats, seconds);
+    std::printf("%-9s %-7s %10s %13s %8s %8s\n", "rows/blk", "blocks", "us/step", "mJ/step net", "W", "idle W");
+    for (int rpb : {1, 2, 4, 8}) {
+        fused::StepArgs rows_args = rows_default, grads_args = grads_default;
+        rows_args.rows_per_block = rpb;
+        rows_args.lr = grads_args.lr = 0.0f;
+        const bool w = fused::weights_fit(fused::rows_state_floats(rpb), rows_args.param_count, shared_limit);
+        upload_all(mem, plan, start);
+        const graphs::GraphExec graph = graphs::capture(stream, "kernel_lab_energy", [&](cudaStream_t s) {
+            for (int i = 0; i < repeats; ++i) {
+                cuda::kernels::launch_fused_rows(rows_args, w, false, s);
+                cuda::kernels::launch_fused_grads(grads_args, false, s);
+            }
+        });
+        graph.upload(stream);
+        const auto round = [&] {
+            const auto t0 = std::chrono::steady_clock::now();
+            graph.launch(stream);
+            cudaCheck(cudaStreamSynchronize(stream));
+            return std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+        };
+        for (int k = 0; k < 3; ++k) (void)round();
+        const EnergyReport r = measure_energy(*nvml, round, o);
+        if (!r.available) {
+            std::printf("%-9d energy: not run (%s)\n", rpb, r.reason.c_str());
+            continue;
+        }
+        std::printf("%-9d %-7d %10.2f %13.4f %8.1f %8.1f\n", rpb, fused::rows_blocks(rows_args),
+                    1e3 * r.task_ms_median / repeats, 1e3 * r.joules_per_task / repeats, r.average_watts, r.idle_watts);
+    }
+}
+
 // One step (batch 0 of epoch 0) at each step shape and the prediction at each predict shape, on the
 // GPU: checked against the emulator's bits at the default shape, then timed. Returns false when a
 // shape gives other bits. Thread counts stop at the kernels' launch bounds (kRowsThreads,
 // kGradsThreads, kPredictThreads), so the larger rows-per-block take more rounds of a phase.
-bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int repeats) {
+bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int repeats, double energy_seconds) {
     const std::size_t shared_limit = cuda::kernels::prepare_fused_kernels();
     cuda::Emulator emu(plan, shared_limit);
     emu.upload(prepared);
@@ -338,6 +396,8 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
                              predict_default.depth);
         print_couple_repeats(1, stream);  // once: its first pass fetches code the lab has not run
     }
+    if (energy_seconds > 0)
+        print_step_energy(plan, mem, start, rows_default, grads_args, shared_limit, repeats, energy_seconds, stream);
     (void)cudaStreamDestroy(stream);
     return all_equal;
 }
@@ -350,12 +410,19 @@ int main(int argc, char** argv) {
     using namespace revgraph;
     // Default: rev88 (depth 2, batch 128, 2 epochs) on 600 synthetic train and 200 query images:
     // several full batches, a short last one, several predict tiles. --repeats=N for the timings.
+    // --energy-seconds=S: also NVML energy by rows per block, S seconds of steps a shape (GPU only).
     int repeats = 50;
+    double energy_seconds = 0;
     for (int i = 1; i < argc; ++i) {
         if (std::strncmp(argv[i], "--repeats=", 10) == 0 && std::atoi(argv[i] + 10) > 0) {
             repeats = std::atoi(argv[i] + 10);
+        } else if (std::strncmp(argv[i], "--energy-seconds=", 17) == 0 && std::atof(argv[i] + 17) > 0) {
+            energy_seconds = std::atof(argv[i] + 17);
         } else {
-            std::fprintf(stderr, "revgraph_kernel_lab: error: unknown option '%s' (usage: [--repeats=N])\n", argv[i]);
+            std::fprintf(stderr,
+                         "revgraph_kernel_lab: error: unknown option '%s' (usage: [--repeats=N] "
+                         "[--energy-seconds=S])\n",
+                         argv[i]);
             return 2;
         }
     }
@@ -373,7 +440,7 @@ int main(int argc, char** argv) {
         bool ok = bench::cpu_lab(plan, prepared, ref);
 #if defined(REVGRAPH_HAVE_CUDA)
         if (cuda::device_count() > 0)
-            ok = bench::gpu_lab(plan, prepared, repeats) && ok;
+            ok = bench::gpu_lab(plan, prepared, repeats, energy_seconds) && ok;
         else
             std::printf("gpu: not run (%s)\n", cuda::describe_device().c_str());
 #else
