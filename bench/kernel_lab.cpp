@@ -63,9 +63,11 @@ struct Snapshot {
 // Rows per block and predict tiles the lab tries (the defaults among them).
 constexpr int kRowsPerBlockChoices[] = {1, 2, 4, 8, 16};
 constexpr int kTileChoices[] = {16, 32, 64, 128};
+#if defined(REVGRAPH_HAVE_CUDA)
 // The phase table: steps captured back to back in one graph, replays before the one whose clocks it shows.
 constexpr int kStampedSteps = 16;
 constexpr int kStampReplays = 20;
+#endif
 
 // The whole task on the emulator at one launch shape; true when it ends in the reference's bits.
 bool emulated_task_matches(const cuda::TaskPlan& plan, const PreparedInputs& prepared, cpu::Trainer<float>& ref,
@@ -444,7 +446,7 @@ int main(int argc, char** argv) {
         else
             std::printf("gpu: not run (%s)\n", cuda::describe_device().c_str());
 #else
-        (void)repeats;
+        (void)repeats, (void)energy_seconds;
         std::printf("gpu: not run (this build has no CUDA)\n");
 #endif
         std::printf("revgraph_kernel_lab: %s\n", ok ? "ok" : "FAILED");
