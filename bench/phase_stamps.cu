@@ -4,8 +4,10 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "engine/cuda/device_buffer.hpp"
 #include "engine/cuda/kernels/common.cuh"
 #include "engine/cuda_util/check.hpp"
+#include "engine/stats.hpp"
 #include "graphs/capture.hpp"
 
 namespace revgraph::bench {
@@ -143,50 +145,43 @@ __global__ void __launch_bounds__(fused::kRowsThreads, 1) couple_repeats(Out o) 
 // Device buffers for `launches` launches of `blocks` blocks, and their copy back.
 class StampBuffers {
 public:
-    StampBuffers(int launches, int blocks) : launches_(launches), blocks_(blocks) {
-        const std::size_t n = static_cast<std::size_t>(launches) * blocks;
-        cudaCheck(cudaMalloc(&clock_, n * kMaxStamps * sizeof(long long)));
-        cudaCheck(cudaMalloc(&enter_, n * sizeof(unsigned long long)));
-        cudaCheck(cudaMalloc(&exit_, n * sizeof(unsigned long long)));
-        cudaCheck(cudaMalloc(&phases_, sizeof(int)));
-        cudaCheck(cudaMemset(clock_, 0, n * kMaxStamps * sizeof(long long)));
+    StampBuffers(int launches, int blocks)
+        : launches_(launches),
+          blocks_(blocks),
+          n_(static_cast<std::size_t>(launches) * blocks),
+          clock_(n_ * kMaxStamps * sizeof(long long)),
+          enter_(n_ * sizeof(unsigned long long)),
+          exit_(n_ * sizeof(unsigned long long)),
+          phases_(sizeof(int)) {
+        const std::vector<long long> zeros(n_ * kMaxStamps, 0);  // a block that writes no stamp reads 0
+        clock_.upload(zeros.data(), clock_.bytes());
     }
-    ~StampBuffers() {
-        (void)cudaFree(clock_);
-        (void)cudaFree(enter_);
-        (void)cudaFree(exit_);
-        (void)cudaFree(phases_);
-    }
-    StampBuffers(const StampBuffers&) = delete;
-    StampBuffers& operator=(const StampBuffers&) = delete;
 
     Out launch(int l) const {
         const std::size_t b = static_cast<std::size_t>(l) * blocks_;
-        return {clock_ + b * kMaxStamps, enter_ + b, exit_ + b, phases_};
+        return {clock_.as<long long>() + b * kMaxStamps, enter_.as<unsigned long long>() + b,
+                exit_.as<unsigned long long>() + b, phases_.as<int>()};
     }
     KernelStamps read(const char* kernel) const {
         KernelStamps s;
         s.kernel = kernel;
         s.launches = launches_;
         s.blocks = blocks_;
-        const std::size_t n = static_cast<std::size_t>(launches_) * blocks_;
-        s.clock.resize(n * kMaxStamps);
-        s.enter_ns.resize(n);
-        s.exit_ns.resize(n);
-        cudaCheck(cudaMemcpy(s.clock.data(), clock_, s.clock.size() * sizeof(long long), cudaMemcpyDeviceToHost));
-        cudaCheck(cudaMemcpy(s.enter_ns.data(), enter_, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-        cudaCheck(cudaMemcpy(s.exit_ns.data(), exit_, n * sizeof(unsigned long long), cudaMemcpyDeviceToHost));
-        cudaCheck(cudaMemcpy(&s.phases, phases_, sizeof(int), cudaMemcpyDeviceToHost));
+        s.clock.resize(n_ * kMaxStamps);
+        s.enter_ns.resize(n_);
+        s.exit_ns.resize(n_);
+        clock_.download(s.clock.data(), clock_.bytes());
+        enter_.download(s.enter_ns.data(), enter_.bytes());
+        exit_.download(s.exit_ns.data(), exit_.bytes());
+        phases_.download(&s.phases, phases_.bytes());
         s.phases = std::min(s.phases, kMaxStamps - 1);
         return s;
     }
 
 private:
     int launches_, blocks_;
-    long long* clock_ = nullptr;
-    unsigned long long* enter_ = nullptr;
-    unsigned long long* exit_ = nullptr;
-    int* phases_ = nullptr;
+    std::size_t n_;
+    cuda::DeviceBuffer clock_, enter_, exit_, phases_;
 };
 
 template <class Kernel>
@@ -206,10 +201,10 @@ void replay(cudaStream_t stream, int replays, Body&& body) {
     cudaCheck(cudaStreamSynchronize(stream));
 }
 
+// engine/stats.hpp's median, of cycle counts or nanoseconds.
 template <class T>
-T median_of(std::vector<T> v) {
-    std::sort(v.begin(), v.end());
-    return v.empty() ? T{} : v[v.size() / 2];
+double median_of(const std::vector<T>& v) {
+    return median(std::vector<double>(v.begin(), v.end()));
 }
 
 // ns per cycle over every block of every launch (the global timer's ticks are coarse; their sum is not).
@@ -234,11 +229,12 @@ void print_phases(const KernelStamps& s, const std::vector<std::string>& names) 
         std::vector<long long> d;
         for (int l = 0; l < s.launches; ++l)
             for (int b = 0; b < s.blocks; ++b) d.push_back(s.at(l, b, p) - s.at(l, b, p - 1));
-        const long long med = median_of(d), mx = *std::max_element(d.begin(), d.end());
-        total_med += static_cast<double>(med);
+        const double med = median_of(d);
+        const long long mx = *std::max_element(d.begin(), d.end());
+        total_med += med;
         const std::string name =
             static_cast<int>(names.size()) == s.phases ? names[static_cast<std::size_t>(p - 1)] : std::to_string(p);
-        std::printf("  %-3d %-30s %10lld %10lld %9.0f %9.0f\n", p, name.c_str(), med, mx, static_cast<double>(med) * ns,
+        std::printf("  %-3d %-30s %10.0f %10lld %9.0f %9.0f\n", p, name.c_str(), med, mx, med * ns,
                     static_cast<double>(mx) * ns);
     }
     std::printf("  sum of the medians: %.0f cycles, %.0f ns\n", total_med, total_med * ns);
@@ -254,12 +250,12 @@ void print_spans(const KernelStamps& s) {
         span.push_back(*std::max_element(x0, x0 + s.blocks) - first);
         spread.push_back(last_in - first);
     }
-    std::printf("  %s per launch (median): first entry to last exit %llu ns, entries spread over %llu ns\n",
+    std::printf("  %s per launch (median): first entry to last exit %.0f ns, entries spread over %.0f ns\n",
                 s.kernel.c_str(), median_of(span), median_of(spread));
 }
 
 // Median gap from the last exit of launch l of `before` to the first entry of launch l + shift of `after`.
-unsigned long long boundary_ns(const KernelStamps& before, const KernelStamps& after, int shift) {
+double boundary_ns(const KernelStamps& before, const KernelStamps& after, int shift) {
     std::vector<long long> gaps;
     for (int l = 0; l + shift < after.launches && l < before.launches; ++l) {
         const auto x0 = before.exit_ns.begin() + static_cast<std::ptrdiff_t>(l) * before.blocks;
@@ -267,7 +263,7 @@ unsigned long long boundary_ns(const KernelStamps& before, const KernelStamps& a
         gaps.push_back(static_cast<long long>(*std::min_element(e0, e0 + after.blocks)) -
                        static_cast<long long>(*std::max_element(x0, x0 + before.blocks)));
     }
-    return gaps.empty() ? 0 : static_cast<unsigned long long>(std::max(0LL, median_of(gaps)));
+    return std::max(0.0, median_of(gaps));
 }
 
 }  // namespace
@@ -319,8 +315,8 @@ void print_step_stamps(const StepStamps& s, int depth, int rows) {
         step.push_back(*std::min_element(e1, e1 + s.rows.blocks) - *std::min_element(e0, e0 + s.rows.blocks));
     }
     std::printf(
-        "  boundary rows -> grads %llu ns, grads -> next rows %llu ns (last exit to first entry, median); "
-        "a step, entry to entry: %llu ns\n",
+        "  boundary rows -> grads %.0f ns, grads -> next rows %.0f ns (last exit to first entry, median); "
+        "a step, entry to entry: %.0f ns\n",
         boundary_ns(s.rows, s.grads, 0), boundary_ns(s.grads, s.rows, 1), median_of(step));
 }
 
