@@ -1,0 +1,467 @@
+// bench/sum_lab.cu: one phase of the fused rows kernel — the forward couple, a 41-term sum per row
+// and output — written six ways, checked and timed side by side (a kernel lab in the manner of
+// llm.c's dev/cuda: a CPU reference, numbered versions, a bit check, a table).
+//
+// Why: on the H200 such a phase costs ~600 cycles with warm code (bench/NOTES.md, "where a step's
+// time goes"), against the ~164 of a chain of 41 dependent adds, and 14 of the rows kernel's 16
+// phases are such sums. Whether the engine can reach 1 ms a task while it keeps the float32 CPU
+// trainer's bits (versions 1-3: every sum in index order) or only by splitting each sum over lanes
+// and adding the parts in a fixed tree (versions 4-6: deterministic, other bits) is a decision
+// about what `cuda-fused` promises; this lab prices it in one run of a few seconds.
+//
+//   1 engine     fused::couple as the engine runs it: weight rows of 41 floats, state rows of 83
+//   2 vec4       state halves and weight rows on 16 bytes (44 floats, 3 of padding): 4 terms a load
+//   3 vec4 relu  as 2, relu(x) kept beside x (written once by the item that changes x), so a term is
+//                a multiply and an add
+//   4-6 split P  as 3, each sum split over P = 2, 4, 8 neighbouring lanes (contiguous runs of the
+//                11 four-term groups), the parts added by a butterfly of shuffles: a fixed tree
+//
+// On the CPU (every build with CUDA, `meson test sum-lab`) the same functions run on the host: 2
+// and 3 must give version 1's bits (the order is the reference's), and every version must follow
+// a float64 run of the same passes within 1e-5 of the state's scale (a skipped or doubled term is
+// off by ~1e-2). On a GPU each version runs at 1, 2, 4 and 8 rows a block (128 rows: the rev88
+// batch) for kPasses passes, alternating halves as the forward does; its state must equal the host
+// run's bits, and the table gives cycles a pass (median over blocks and passes after the first)
+// and the first pass (which fetches the code). Not a test of speed: bench/NOTES.md records runs.
+#include <cuda_runtime.h>
+
+#include <algorithm>
+#include <cmath>
+#include <cstdio>
+#include <cstring>
+#include <random>
+#include <vector>
+
+#include "engine/cuda/device.hpp"
+#include "engine/cuda/device_buffer.hpp"
+#include "engine/cuda/fused.hpp"
+#include "engine/stats.hpp"
+
+namespace {
+
+using namespace revgraph;
+using model::kHalf;
+namespace fused = cuda::fused;
+
+constexpr int kBatch = 128;                     // rows: the rev88 batch
+constexpr int kPasses = 16;                     // couple phases a launch, halves alternating
+constexpr int kGroups = (kHalf + 3) / 4;        // 11 four-term groups, the last with one term
+constexpr int kPad = 4 * kGroups;               // 44: a half or a weight row on 16 bytes
+constexpr int kPadLd = 2 * kPad;                // 88: a padded state row
+constexpr int kEngineLd = fused::kSharedLd;     // 83: the engine's state row
+constexpr float kAlpha = 0.1f;
+constexpr int kVersions = 6;
+constexpr int kRowsPerBlock[] = {1, 2, 4, 8};
+
+struct Version {
+    const char* name;
+    int split;  // lanes a sum
+    bool vec4, relu_once;
+    int max_threads;  // its kernel's launch bound
+};
+constexpr Version kVersion[kVersions] = {
+    {"engine", 1, false, false, 384}, {"vec4", 1, true, false, 384}, {"vec4 relu", 1, true, true, 384},
+    {"split 2", 2, true, true, 768},  {"split 4", 4, true, true, 1024}, {"split 8", 8, true, true, 1024},
+};
+
+// ---- the sums: host and device share them --------------------------------------------------------
+
+RG_HD float lane(const float4& v, int j) { return j == 0 ? v.x : j == 1 ? v.y : j == 2 ? v.z : v.w; }
+
+// Terms [4·first_group, min(4·(first_group + G), 41)) of Σ_i t(x[i]) w[i], in index order, from 0;
+// t is relu, or nothing where x already holds relu(x). The groups load as 16-byte vectors first
+// (engine/cuda/ordered_sum.hpp's reason), then the adds run on registers. One code path for host
+// and device (no __CUDA_ARCH__ branch), so the host replica is this very code: x and w sit on 16
+// bytes on both sides (rows of 88 and 44 floats, halves at 0 and 44, 16-byte-aligned buffers).
+template <int G, bool kReluOnce>
+RG_HD float part_sum(const float* x, const float* w, int first_group) {
+    float4 xv[G], wv[G];
+RG_DEVICE_UNROLL
+    for (int k = 0; k < G; ++k)
+        if (first_group + k < kGroups) {
+            xv[k] = reinterpret_cast<const float4*>(x)[first_group + k];
+            wv[k] = reinterpret_cast<const float4*>(w)[first_group + k];
+        }
+    float acc = 0.0f;
+RG_DEVICE_UNROLL
+    for (int k = 0; k < G; ++k)
+RG_DEVICE_UNROLL
+        for (int j = 0; j < 4; ++j)
+            if (first_group + k < kGroups && 4 * (first_group + k) + j < kHalf) {
+                const float xi = lane(xv[k], j);
+                acc += (kReluOnce ? xi : model::relu(xi)) * lane(wv[k], j);
+            }
+    return acc;
+}
+
+template <int P>
+constexpr int kGroupsPerPart = (kGroups + P - 1) / P;
+
+// The butterfly's tree on the host: after the round with mask m, lane l holds v[l] + v[l ^ m]
+// (what __shfl_xor_sync gives lane l); lane 0's value is the sum. Adds commute bit for bit, so
+// every lane of the group ends with the same value.
+template <int P>
+float tree(float (&v)[P]) {
+    for (int m = 1; m < P; m <<= 1) {
+        float next[P];
+        for (int l = 0; l < P; ++l) next[l] = v[l] + v[l ^ m];
+        std::memcpy(v, next, sizeof v);
+    }
+    return v[0];
+}
+
+// One padded couple on the host: out += α·Σ over the in half, for each of `rows` rows.
+template <int P, bool kReluOnce>
+void host_couple(float* x, float* rx, const float* w, int rows, int in, int out) {
+    for (int r = 0; r < rows; ++r) {
+        float* s = x + r * kPadLd;
+        float* rs = rx + r * kPadLd;
+        const float* src = (kReluOnce ? rs : s) + in;
+        for (int o = 0; o < kHalf; ++o) {
+            float parts[P];
+            for (int p = 0; p < P; ++p)
+                parts[p] = part_sum<kGroupsPerPart<P>, kReluOnce>(src, w + o * kPad, p * kGroupsPerPart<P>);
+            const float branch = tree<P>(parts);
+            s[out + o] = s[out + o] + kAlpha * branch;
+            rs[out + o] = model::relu(s[out + o]);
+        }
+    }
+}
+
+// ---- the device side -----------------------------------------------------------------------------
+
+struct Stamps {
+    long long* clock;                // [block][kPasses + 1]
+    unsigned long long *enter, *exit;  // [block], global timer
+};
+
+__device__ __forceinline__ unsigned long long global_ns() {
+    unsigned long long t;
+    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
+    return t;
+}
+
+// The engine's executor in miniature: a phase's items over the block's threads, then a barrier.
+struct LabExec {
+    template <class F>
+    __device__ __forceinline__ void phase(int count, F&& item) const {
+        for (int i = static_cast<int>(threadIdx.x); i < count; i += static_cast<int>(blockDim.x)) item(i);
+        __syncthreads();
+    }
+};
+
+// One padded couple on the device: item = row·41 + o, P lanes an item, lane p the p-th part.
+// Rounds are uniform over the block, so every lane of a warp reaches the shuffles.
+template <int P, bool kReluOnce>
+__device__ __forceinline__ void device_couple(float* x, float* rx, const float* w, int rows, int in, int out) {
+    const int items = rows * kHalf, lanes = items * P;
+    for (int base = 0; base < lanes; base += static_cast<int>(blockDim.x)) {
+        const int t = base + static_cast<int>(threadIdx.x), item = t / P, part = t - item * P;
+        const bool active = item < items;
+        const int r = active ? item / kHalf : 0, o = active ? item - r * kHalf : 0;
+        float* s = x + r * kPadLd;
+        float* rs = rx + r * kPadLd;
+        float v = active ? part_sum<kGroupsPerPart<P>, kReluOnce>((kReluOnce ? rs : s) + in, w + o * kPad,
+                                                                      part * kGroupsPerPart<P>)
+                         : 0.0f;
+RG_DEVICE_UNROLL
+        for (int m = 1; m < P; m <<= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
+        if (active && part == 0) {
+            const float y = s[out + o] + kAlpha * v;
+            s[out + o] = y;
+            if (kReluOnce) rs[out + o] = model::relu(y);
+        }
+    }
+    __syncthreads();
+}
+
+// Pass k: even k adds into the left half from the right (W0), odd k the reverse (W1), as the
+// forward's F and G couples do.
+template <int V>
+__global__ void __launch_bounds__(kVersion[V].max_threads, 1)
+    sum_lab_kernel(float* state, const float* weights, int rows_per_block, Stamps st) {
+    constexpr Version ver = kVersion[V];
+    extern __shared__ float smem[];
+    const long long c0 = clock64();
+    const unsigned long long t0 = global_ns();
+    const int ld = ver.vec4 ? kPadLd : kEngineLd, half = ver.vec4 ? kPad : kHalf;
+    const int wfloats = 2 * kHalf * (ver.vec4 ? kPad : kHalf);
+    float* w = smem;
+    float* x = w + wfloats;
+    float* rx = x + rows_per_block * ld;  // relu copies (versions 3-6)
+    float* g = state + static_cast<std::size_t>(blockIdx.x) * rows_per_block * ld;
+    for (int i = static_cast<int>(threadIdx.x); i < wfloats; i += static_cast<int>(blockDim.x)) w[i] = weights[i];
+    for (int i = static_cast<int>(threadIdx.x); i < rows_per_block * ld; i += static_cast<int>(blockDim.x)) {
+        x[i] = g[i];
+        rx[i] = model::relu(g[i]);
+    }
+    __syncthreads();
+    long long* clocks = st.clock + static_cast<std::size_t>(blockIdx.x) * (kPasses + 1);
+#pragma unroll 1
+    for (int k = 0; k < kPasses; ++k) {
+        const int in = (k % 2 == 0) ? half : 0, out = half - in;
+        const float* wk = w + (k % 2) * kHalf * (ver.vec4 ? kPad : kHalf);
+        if constexpr (V == 0) {
+            LabExec ex;
+            fused::couple(ex, wk, x, kEngineLd, rows_per_block, in, out, 1.0f, kAlpha);
+        } else {
+            device_couple<ver.split, ver.relu_once>(x, rx, wk, rows_per_block, in, out);
+        }
+        if (threadIdx.x == 0) clocks[k + 1] = clock64();
+    }
+    const unsigned long long t1 = global_ns();
+    for (int i = static_cast<int>(threadIdx.x); i < rows_per_block * ld; i += static_cast<int>(blockDim.x)) g[i] = x[i];
+    if (threadIdx.x == 0) {
+        clocks[0] = c0;
+        st.enter[blockIdx.x] = t0;
+        st.exit[blockIdx.x] = t1;
+    }
+}
+
+// ---- the host side -------------------------------------------------------------------------------
+
+// The lab's state and weights, in the engine's layout and the padded one.
+struct Data {
+    std::vector<float> state;  // kBatch x 82
+    std::vector<float> w;      // 2 x 41 x 41: W0 (left from right), W1 (right from left)
+};
+
+Data make_data() {
+    std::mt19937 gen(2026);
+    std::uniform_real_distribution<float> u(-1.0f, 1.0f), uw(-0.3f, 0.3f);
+    Data d;
+    d.state.resize(static_cast<std::size_t>(kBatch) * model::kFeatures);
+    d.w.resize(2 * model::kBranchSize);
+    for (float& v : d.state) v = u(gen);
+    for (float& v : d.w) v = uw(gen);
+    return d;
+}
+
+// State rows of `ld` floats with the right half at column `half`; weights rows of `wld` floats.
+std::vector<float> lay_state(const Data& d, int ld, int half) {
+    std::vector<float> s(static_cast<std::size_t>(kBatch) * ld, 0.0f);
+    for (int r = 0; r < kBatch; ++r)
+        for (int c = 0; c < kHalf; ++c) {
+            s[static_cast<std::size_t>(r) * ld + c] = d.state[static_cast<std::size_t>(r) * model::kFeatures + c];
+            s[static_cast<std::size_t>(r) * ld + half + c] =
+                d.state[static_cast<std::size_t>(r) * model::kFeatures + kHalf + c];
+        }
+    return s;
+}
+std::vector<float> lay_weights(const Data& d, int wld) {
+    std::vector<float> w(static_cast<std::size_t>(2) * kHalf * wld, 0.0f);
+    for (int m = 0; m < 2 * kHalf; ++m)
+        for (int i = 0; i < kHalf; ++i) w[static_cast<std::size_t>(m) * wld + i] = d.w[m * kHalf + i];
+    return w;
+}
+// Back to 82 columns.
+std::vector<float> unlay(const std::vector<float>& s, int ld, int half) {
+    std::vector<float> out(static_cast<std::size_t>(kBatch) * model::kFeatures);
+    for (int r = 0; r < kBatch; ++r)
+        for (int c = 0; c < kHalf; ++c) {
+            out[static_cast<std::size_t>(r) * model::kFeatures + c] = s[static_cast<std::size_t>(r) * ld + c];
+            out[static_cast<std::size_t>(r) * model::kFeatures + kHalf + c] =
+                s[static_cast<std::size_t>(r) * ld + half + c];
+        }
+    return out;
+}
+
+int layout_ld(int v) { return kVersion[v].vec4 ? kPadLd : kEngineLd; }
+int layout_half(int v) { return kVersion[v].vec4 ? kPad : kHalf; }
+
+struct HostExec {
+    template <class F>
+    RG_HD void phase(int count, F&& item) {
+        for (int i = 0; i < count; ++i) item(i);
+    }
+};
+
+// kPasses passes of version v on the host, from d; the state in 82 columns.
+std::vector<float> host_run(int v, const Data& d) {
+    const int ld = layout_ld(v), half = layout_half(v);
+    std::vector<float> x = lay_state(d, ld, half), rx(x.size());
+    for (std::size_t i = 0; i < x.size(); ++i) rx[i] = model::relu(x[i]);
+    const std::vector<float> w = lay_weights(d, kVersion[v].vec4 ? kPad : kHalf);
+    HostExec ex;
+    for (int k = 0; k < kPasses; ++k) {
+        const int in = (k % 2 == 0) ? half : 0, out = half - in;
+        const float* wk = w.data() + (k % 2) * kHalf * (kVersion[v].vec4 ? kPad : kHalf);
+        switch (v) {
+            case 0: fused::couple(ex, wk, x.data(), kEngineLd, kBatch, in, out, 1.0f, kAlpha); break;
+            case 1: host_couple<1, false>(x.data(), rx.data(), wk, kBatch, in, out); break;
+            case 2: host_couple<1, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
+            case 3: host_couple<2, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
+            case 4: host_couple<4, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
+            default: host_couple<8, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
+        }
+    }
+    return unlay(x, ld, half);
+}
+
+// The same passes in float64.
+std::vector<double> float64_run(const Data& d) {
+    std::vector<double> s(d.state.begin(), d.state.end());
+    for (int k = 0; k < kPasses; ++k) {
+        const int in = (k % 2 == 0) ? kHalf : 0, out = kHalf - in;
+        const float* wk = d.w.data() + (k % 2) * model::kBranchSize;
+        for (int r = 0; r < kBatch; ++r) {
+            double* row = s.data() + static_cast<std::size_t>(r) * model::kFeatures;
+            for (int o = 0; o < kHalf; ++o) {
+                double acc = 0;
+                for (int i = 0; i < kHalf; ++i) acc += std::max(row[in + i], 0.0) * wk[o * kHalf + i];
+                row[out + o] += static_cast<double>(kAlpha) * acc;
+            }
+        }
+    }
+    return s;
+}
+
+bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
+    return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
+}
+
+// The CPU half: versions 2 and 3 give version 1's bits; every version follows float64.
+bool cpu_checks(const Data& d, std::vector<std::vector<float>>& host) {
+    const std::vector<double> f64 = float64_run(d);
+    double scale = 0;
+    for (double v : f64) scale = std::max(scale, std::fabs(v));
+    bool ok = true;
+    std::printf("cpu: %d couple passes on %d rows, each version against float64 (scale %.3g) and version 1\n",
+                kPasses, kBatch, scale);
+    std::printf("  %-2s %-10s %-5s %14s  %s\n", "v", "name", "split", "max err/scale", "bits vs 1");
+    for (int v = 0; v < kVersions; ++v) {
+        host.push_back(host_run(v, d));
+        double err = 0;
+        for (std::size_t i = 0; i < f64.size(); ++i)
+            err = std::max(err, std::fabs(static_cast<double>(host[v][i]) - f64[i]));
+        const bool equal = same_bits(host[v], host[0]);
+        const bool follows = err <= 1e-5 * scale;
+        const bool must_equal = kVersion[v].split == 1;  // index order: the reference's bits
+        ok = ok && follows && (equal || !must_equal);
+        std::printf("  %-2d %-10s %-5d %14.3g  %s%s%s\n", v + 1, kVersion[v].name, kVersion[v].split, err / scale,
+                    equal ? "equal" : "differ", must_equal && !equal ? " (MUST BE EQUAL)" : "",
+                    follows ? "" : " (FARTHER FROM FLOAT64 THAN 1e-5)");
+    }
+    return ok;
+}
+
+// ---- the GPU half --------------------------------------------------------------------------------
+
+constexpr int kTimedLaunches = 5;  // after the launch whose state is checked
+
+struct Timing {
+    bool equal = false;
+    int threads = 0;
+    double pass_cycles = 0, first_cycles = 0, ns_per_cycle = 0;
+};
+
+int threads_for(int v, int rows_per_block) {
+    const int lanes = rows_per_block * kHalf * kVersion[v].split;
+    return std::min(kVersion[v].max_threads, (lanes + 31) / 32 * 32);
+}
+
+template <int V>
+Timing gpu_version(const Data& d, const std::vector<float>& want, int rows_per_block) {
+    const int ld = layout_ld(V), half = layout_half(V), blocks = kBatch / rows_per_block;
+    const std::vector<float> x = lay_state(d, ld, half), w = lay_weights(d, kVersion[V].vec4 ? kPad : kHalf);
+    cuda::DeviceBuffer state(x.size() * sizeof(float)), weights(w.size() * sizeof(float));
+    cuda::DeviceBuffer clock(static_cast<std::size_t>(blocks) * (kPasses + 1) * sizeof(long long));
+    cuda::DeviceBuffer enter(blocks * sizeof(unsigned long long)), exit(blocks * sizeof(unsigned long long));
+    weights.upload(w.data(), weights.bytes());
+    const Stamps st{clock.as<long long>(), enter.as<unsigned long long>(), exit.as<unsigned long long>()};
+    const std::size_t smem = (w.size() + 2 * static_cast<std::size_t>(rows_per_block) * ld) * sizeof(float);
+    cudaCheck(cudaFuncSetAttribute(sum_lab_kernel<V>, cudaFuncAttributeMaxDynamicSharedMemorySize,
+                                   static_cast<int>(smem)));
+    Timing t;
+    t.threads = threads_for(V, rows_per_block);
+    std::vector<double> pass, first, ns, cycles;
+    for (int launch = 0; launch <= kTimedLaunches; ++launch) {
+        state.upload(x.data(), state.bytes());
+        sum_lab_kernel<V><<<blocks, t.threads, smem>>>(state.as<float>(), weights.as<float>(), rows_per_block, st);
+        cudaCheck(cudaGetLastError());
+        cudaCheck(cudaDeviceSynchronize());
+        if (launch == 0) {
+            std::vector<float> got(x.size());
+            state.download(got.data(), state.bytes());
+            t.equal = same_bits(unlay(got, ld, half), want);
+            continue;
+        }
+        std::vector<long long> c(static_cast<std::size_t>(blocks) * (kPasses + 1));
+        std::vector<unsigned long long> e(blocks), z(blocks);
+        clock.download(c.data(), clock.bytes());
+        enter.download(e.data(), enter.bytes());
+        exit.download(z.data(), exit.bytes());
+        for (int b = 0; b < blocks; ++b) {
+            const long long* cb = c.data() + static_cast<std::size_t>(b) * (kPasses + 1);
+            first.push_back(static_cast<double>(cb[1] - cb[0]));
+            for (int k = 2; k <= kPasses; ++k) pass.push_back(static_cast<double>(cb[k] - cb[k - 1]));
+            ns.push_back(static_cast<double>(z[b] - e[b]));
+            cycles.push_back(static_cast<double>(cb[kPasses] - cb[0]));
+        }
+    }
+    t.pass_cycles = median(pass);
+    t.first_cycles = median(first);
+    double sum_ns = 0, sum_cycles = 0;
+    for (std::size_t i = 0; i < ns.size(); ++i) sum_ns += ns[i], sum_cycles += cycles[i];
+    t.ns_per_cycle = sum_cycles > 0 ? sum_ns / sum_cycles : 0;
+    return t;
+}
+
+Timing gpu_run(int v, const Data& d, const std::vector<float>& want, int rows_per_block) {
+    switch (v) {
+        case 0: return gpu_version<0>(d, want, rows_per_block);
+        case 1: return gpu_version<1>(d, want, rows_per_block);
+        case 2: return gpu_version<2>(d, want, rows_per_block);
+        case 3: return gpu_version<3>(d, want, rows_per_block);
+        case 4: return gpu_version<4>(d, want, rows_per_block);
+        default: return gpu_version<5>(d, want, rows_per_block);
+    }
+}
+
+bool gpu_lab(const Data& d, const std::vector<std::vector<float>>& host) {
+    std::printf("gpu: %s; %d rows in blocks of R, %d passes a launch, medians over blocks and %d launches\n",
+                cuda::describe_device().c_str(), kBatch, kPasses, kTimedLaunches);
+    std::printf("  %-2s %-10s %-5s %-3s %-7s %-6s %10s %8s %11s\n", "v", "name", "split", "R", "threads", "bits",
+                "cyc/pass", "ns/pass", "first pass");
+    bool ok = true;
+    double best_seq = 0, best_any = 0;
+    int best_seq_v = 0, best_any_v = 0, best_seq_r = 0, best_any_r = 0;
+    for (int v = 0; v < kVersions; ++v)
+        for (int r : kRowsPerBlock) {
+            const Timing t = gpu_run(v, d, host[static_cast<std::size_t>(v)], r);
+            ok = ok && t.equal;
+            std::printf("  %-2d %-10s %-5d %-3d %-7d %-6s %10.0f %8.0f %11.0f\n", v + 1, kVersion[v].name,
+                        kVersion[v].split, r, t.threads, t.equal ? "equal" : "DIFFER", t.pass_cycles,
+                        t.pass_cycles * t.ns_per_cycle, t.first_cycles);
+            if (kVersion[v].split == 1 && (best_seq == 0 || t.pass_cycles < best_seq))
+                best_seq = t.pass_cycles, best_seq_v = v, best_seq_r = r;
+            if (best_any == 0 || t.pass_cycles < best_any) best_any = t.pass_cycles, best_any_v = v, best_any_r = r;
+        }
+    std::printf("  fastest in index order (the reference's bits): v%d at R %d, %.0f cycles a pass\n", best_seq_v + 1,
+                best_seq_r, best_seq);
+    std::printf("  fastest of all: v%d at R %d, %.0f cycles a pass\n", best_any_v + 1, best_any_r, best_any);
+    return ok;
+}
+
+}  // namespace
+
+int main(int argc, char** argv) {
+    if (argc > 1) {
+        std::fprintf(stderr, "revgraph_sum_lab: error: no options are taken (got '%s')\n", argv[1]);
+        return 2;
+    }
+    try {
+        const Data d = make_data();
+        std::vector<std::vector<float>> host;
+        bool ok = cpu_checks(d, host);
+        if (cuda::device_count() > 0)
+            ok = gpu_lab(d, host) && ok;
+        else
+            std::printf("gpu: not run (%s)\n", cuda::describe_device().c_str());
+        std::printf("revgraph_sum_lab: %s\n", ok ? "ok" : "FAILED");
+        return ok ? 0 : 1;
+    } catch (const std::exception& e) {
+        std::fprintf(stderr, "revgraph_sum_lab: error: %s\n", e.what());
+        return 1;
+    }
+}
