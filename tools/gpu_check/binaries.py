@@ -104,7 +104,8 @@ def gpudeps_env(root, env):
 # (the CPU suites, the Python package and the other tools are CI's; test/tools holds the list to the
 # plan's commands).
 BUILD_TARGETS = ("tools/revgraph", "test/cuda/gpu_validation", "test/cuda/test_cuda_gpu", "test/cuda/test_cuda_ops_gpu",
-                 "test/graphs/test_graphs_gpu", "bench/revgraph_bench", "bench/revgraph_kernel_lab")
+                 "test/graphs/test_graphs_gpu", "bench/revgraph_bench", "bench/revgraph_kernel_lab",
+                 "bench/revgraph_sum_lab")
 CONFIGURE_SECONDS, BUILD_SECONDS = 30, 150
 
 
