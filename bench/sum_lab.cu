@@ -1,5 +1,5 @@
 // bench/sum_lab.cu: one phase of the fused rows kernel — the forward couple, a 41-term sum per row
-// and output — written six ways, checked and timed side by side (a kernel lab in the manner of
+// and output — written eight ways, checked and timed side by side (a kernel lab in the manner of
 // llm.c's dev/cuda: a CPU reference, numbered versions, a bit check, a table).
 //
 // Why: on the H200 such a phase costs ~600 cycles with warm code (bench/NOTES.md, "where a step's
@@ -13,11 +13,13 @@
 //   2 vec4       state halves and weight rows on 16 bytes (44 floats, 3 of padding): 4 terms a load
 //   3 vec4 relu  as 2, relu(x) kept beside x (written once by the item that changes x), so a term is
 //                a multiply and an add
-//   4-6 split P  as 3, each sum split over P = 2, 4, 8 neighbouring lanes (contiguous runs of the
+//   4-5 rows xK  as 3, a thread sums one output for K = 2 or 4 rows at once: each weight vector is
+//                loaded once for K rows, and the K chains of adds interleave; still index order
+//   6-8 split P  as 3, each sum split over P = 2, 4, 8 neighbouring lanes (contiguous runs of the
 //                11 four-term groups), the parts added by a butterfly of shuffles: a fixed tree
 //
-// On the CPU (every build with CUDA, `meson test sum-lab`) the same functions run on the host: 2
-// and 3 must give version 1's bits (the order is the reference's), and every version must follow
+// On the CPU (every build with CUDA, `meson test sum-lab`) the same functions run on the host: 2-5
+// must give version 1's bits (the order is the reference's), and every version must follow
 // a float64 run of the same passes within 1e-5 of the state's scale (a skipped or doubled term is
 // off by ~1e-2). On a GPU each version runs at 1, 2, 4 and 8 rows a block (128 rows: the rev88
 // batch) for kPasses passes, alternating halves as the forward does; its state must equal the host
@@ -43,25 +45,27 @@ using namespace revgraph;
 using model::kHalf;
 namespace fused = cuda::fused;
 
-constexpr int kBatch = 128;                     // rows: the rev88 batch
-constexpr int kPasses = 16;                     // couple phases a launch, halves alternating
-constexpr int kGroups = (kHalf + 3) / 4;        // 11 four-term groups, the last with one term
-constexpr int kPad = 4 * kGroups;               // 44: a half or a weight row on 16 bytes
-constexpr int kPadLd = 2 * kPad;                // 88: a padded state row
-constexpr int kEngineLd = fused::kSharedLd;     // 83: the engine's state row
+constexpr int kBatch = 128;                  // rows: the rev88 batch
+constexpr int kPasses = 16;                  // couple phases a launch, halves alternating
+constexpr int kGroups = (kHalf + 3) / 4;     // 11 four-term groups, the last with one term
+constexpr int kPad = 4 * kGroups;            // 44: a half or a weight row on 16 bytes
+constexpr int kPadLd = 2 * kPad;             // 88: a padded state row
+constexpr int kEngineLd = fused::kSharedLd;  // 83: the engine's state row
 constexpr float kAlpha = 0.1f;
-constexpr int kVersions = 6;
+constexpr int kVersions = 8;
 constexpr int kRowsPerBlock[] = {1, 2, 4, 8};
 
 struct Version {
     const char* name;
-    int split;  // lanes a sum
+    int split;     // lanes a sum
+    int row_sums;  // rows a thread sums at once (one load of a weight serves them all)
     bool vec4, relu_once;
     int max_threads;  // its kernel's launch bound
 };
 constexpr Version kVersion[kVersions] = {
-    {"engine", 1, false, false, 384}, {"vec4", 1, true, false, 384}, {"vec4 relu", 1, true, true, 384},
-    {"split 2", 2, true, true, 768},  {"split 4", 4, true, true, 1024}, {"split 8", 8, true, true, 1024},
+    {"engine", 1, 1, false, false, 384}, {"vec4", 1, 1, true, false, 384},    {"vec4 relu", 1, 1, true, true, 384},
+    {"rows x2", 1, 2, true, true, 384},  {"rows x4", 1, 4, true, true, 384},  {"split 2", 2, 1, true, true, 768},
+    {"split 4", 4, 1, true, true, 1024}, {"split 8", 8, 1, true, true, 1024},
 };
 
 // ---- the sums: host and device share them --------------------------------------------------------
@@ -76,22 +80,41 @@ RG_HD float lane(const float4& v, int j) { return j == 0 ? v.x : j == 1 ? v.y : 
 template <int G, bool kReluOnce>
 RG_HD float part_sum(const float* x, const float* w, int first_group) {
     float4 xv[G], wv[G];
-RG_DEVICE_UNROLL
+    RG_DEVICE_UNROLL
     for (int k = 0; k < G; ++k)
         if (first_group + k < kGroups) {
             xv[k] = reinterpret_cast<const float4*>(x)[first_group + k];
             wv[k] = reinterpret_cast<const float4*>(w)[first_group + k];
         }
     float acc = 0.0f;
-RG_DEVICE_UNROLL
-    for (int k = 0; k < G; ++k)
-RG_DEVICE_UNROLL
-        for (int j = 0; j < 4; ++j)
-            if (first_group + k < kGroups && 4 * (first_group + k) + j < kHalf) {
-                const float xi = lane(xv[k], j);
-                acc += (kReluOnce ? xi : model::relu(xi)) * lane(wv[k], j);
-            }
+    RG_DEVICE_UNROLL
+    for (int k = 0; k < G; ++k) RG_DEVICE_UNROLL
+    for (int j = 0; j < 4; ++j)
+        if (first_group + k < kGroups && 4 * (first_group + k) + j < kHalf) {
+            const float xi = lane(xv[k], j);
+            acc += (kReluOnce ? xi : model::relu(xi)) * lane(wv[k], j);
+        }
     return acc;
+}
+
+// Σ_i x_k[i] w[i] for rows k < n of K (x_k = x + k·kPadLd, already relu'd), each in index order:
+// K independent chains, one 16-byte load of w for all of them. Rows k ≥ n read row 0 (in bounds;
+// their sums are not used).
+template <int K>
+RG_HD void rows_sums(const float* x, int n, const float* w, float (&acc)[K]) {
+    RG_DEVICE_UNROLL
+    for (int k = 0; k < K; ++k) acc[k] = 0.0f;
+    RG_DEVICE_UNROLL
+    for (int g = 0; g < kGroups; ++g) {
+        const float4 wv = reinterpret_cast<const float4*>(w)[g];
+        float4 xv[K];
+        RG_DEVICE_UNROLL
+        for (int k = 0; k < K; ++k) xv[k] = reinterpret_cast<const float4*>(x + (k < n ? k : 0) * kPadLd)[g];
+        RG_DEVICE_UNROLL
+        for (int j = 0; j < 4; ++j)
+            if (4 * g + j < kHalf) RG_DEVICE_UNROLL
+        for (int k = 0; k < K; ++k) acc[k] += lane(xv[k], j) * lane(wv, j);
+    }
 }
 
 template <int P>
@@ -128,10 +151,27 @@ void host_couple(float* x, float* rx, const float* w, int rows, int in, int out)
     }
 }
 
+// The same with K rows a thread (versions 4-5).
+template <int K>
+void host_couple_rows(float* x, float* rx, const float* w, int rows, int in, int out) {
+    for (int r0 = 0; r0 < rows; r0 += K) {
+        const int n = std::min(K, rows - r0);
+        for (int o = 0; o < kHalf; ++o) {
+            float acc[K];
+            rows_sums<K>(rx + r0 * kPadLd + in, n, w + o * kPad, acc);
+            for (int k = 0; k < n; ++k) {
+                float* s = x + (r0 + k) * kPadLd;
+                s[out + o] = s[out + o] + kAlpha * acc[k];
+                rx[(r0 + k) * kPadLd + out + o] = model::relu(s[out + o]);
+            }
+        }
+    }
+}
+
 // ---- the device side -----------------------------------------------------------------------------
 
 struct Stamps {
-    long long* clock;                // [block][kPasses + 1]
+    long long* clock;                  // [block][kPasses + 1]
     unsigned long long *enter, *exit;  // [block], global timer
 };
 
@@ -162,15 +202,35 @@ __device__ __forceinline__ void device_couple(float* x, float* rx, const float* 
         float* s = x + r * kPadLd;
         float* rs = rx + r * kPadLd;
         float v = active ? part_sum<kGroupsPerPart<P>, kReluOnce>((kReluOnce ? rs : s) + in, w + o * kPad,
-                                                                      part * kGroupsPerPart<P>)
+                                                                  part * kGroupsPerPart<P>)
                          : 0.0f;
-RG_DEVICE_UNROLL
+        RG_DEVICE_UNROLL
         for (int m = 1; m < P; m <<= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
         if (active && part == 0) {
             const float y = s[out + o] + kAlpha * v;
             s[out + o] = y;
             if (kReluOnce) rs[out + o] = model::relu(y);
         }
+    }
+    __syncthreads();
+}
+
+// K rows a thread: item = (row group, o).
+template <int K>
+__device__ __forceinline__ void device_couple_rows(float* x, float* rx, const float* w, int rows, int in, int out) {
+    const int items = (rows + K - 1) / K * kHalf;
+    for (int item = static_cast<int>(threadIdx.x); item < items; item += static_cast<int>(blockDim.x)) {
+        const int rg = item / kHalf, o = item - rg * kHalf, r0 = rg * K, n = min(K, rows - r0);
+        float acc[K];
+        rows_sums<K>(rx + r0 * kPadLd + in, n, w + o * kPad, acc);
+        RG_DEVICE_UNROLL
+        for (int k = 0; k < K; ++k)
+            if (k < n) {
+                float* s = x + (r0 + k) * kPadLd;
+                const float y = s[out + o] + kAlpha * acc[k];
+                s[out + o] = y;
+                rx[(r0 + k) * kPadLd + out + o] = model::relu(y);
+            }
     }
     __syncthreads();
 }
@@ -204,6 +264,8 @@ __global__ void __launch_bounds__(kVersion[V].max_threads, 1)
         if constexpr (V == 0) {
             LabExec ex;
             fused::couple(ex, wk, x, kEngineLd, rows_per_block, in, out, 1.0f, kAlpha);
+        } else if constexpr (ver.row_sums > 1) {
+            device_couple_rows<ver.row_sums>(x, rx, wk, rows_per_block, in, out);
         } else {
             device_couple<ver.split, ver.relu_once>(x, rx, wk, rows_per_block, in, out);
         }
@@ -290,8 +352,10 @@ std::vector<float> host_run(int v, const Data& d) {
             case 0: fused::couple(ex, wk, x.data(), kEngineLd, kBatch, in, out, 1.0f, kAlpha); break;
             case 1: host_couple<1, false>(x.data(), rx.data(), wk, kBatch, in, out); break;
             case 2: host_couple<1, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
-            case 3: host_couple<2, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
-            case 4: host_couple<4, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
+            case 3: host_couple_rows<2>(x.data(), rx.data(), wk, kBatch, in, out); break;
+            case 4: host_couple_rows<4>(x.data(), rx.data(), wk, kBatch, in, out); break;
+            case 5: host_couple<2, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
+            case 6: host_couple<4, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
             default: host_couple<8, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
         }
     }
@@ -326,9 +390,9 @@ bool cpu_checks(const Data& d, std::vector<std::vector<float>>& host) {
     double scale = 0;
     for (double v : f64) scale = std::max(scale, std::fabs(v));
     bool ok = true;
-    std::printf("cpu: %d couple passes on %d rows, each version against float64 (scale %.3g) and version 1\n",
-                kPasses, kBatch, scale);
-    std::printf("  %-2s %-10s %-5s %14s  %s\n", "v", "name", "split", "max err/scale", "bits vs 1");
+    std::printf("cpu: %d couple passes on %d rows, each version against float64 (scale %.3g) and version 1\n", kPasses,
+                kBatch, scale);
+    std::printf("  %-2s %-10s %-5s %-4s %14s  %s\n", "v", "name", "split", "rows", "max err/scale", "bits vs 1");
     for (int v = 0; v < kVersions; ++v) {
         host.push_back(host_run(v, d));
         double err = 0;
@@ -338,9 +402,9 @@ bool cpu_checks(const Data& d, std::vector<std::vector<float>>& host) {
         const bool follows = err <= 1e-5 * scale;
         const bool must_equal = kVersion[v].split == 1;  // index order: the reference's bits
         ok = ok && follows && (equal || !must_equal);
-        std::printf("  %-2d %-10s %-5d %14.3g  %s%s%s\n", v + 1, kVersion[v].name, kVersion[v].split, err / scale,
-                    equal ? "equal" : "differ", must_equal && !equal ? " (MUST BE EQUAL)" : "",
-                    follows ? "" : " (FARTHER FROM FLOAT64 THAN 1e-5)");
+        std::printf("  %-2d %-10s %-5d %-4d %14.3g  %s%s%s\n", v + 1, kVersion[v].name, kVersion[v].split,
+                    kVersion[v].row_sums, err / scale, equal ? "equal" : "differ",
+                    must_equal && !equal ? " (MUST BE EQUAL)" : "", follows ? "" : " (FARTHER FROM FLOAT64 THAN 1e-5)");
     }
     return ok;
 }
@@ -356,7 +420,8 @@ struct Timing {
 };
 
 int threads_for(int v, int rows_per_block) {
-    const int lanes = rows_per_block * kHalf * kVersion[v].split;
+    const int sums = (rows_per_block + kVersion[v].row_sums - 1) / kVersion[v].row_sums;
+    const int lanes = sums * kHalf * kVersion[v].split;
     return std::min(kVersion[v].max_threads, (lanes + 31) / 32 * 32);
 }
 
@@ -370,8 +435,8 @@ Timing gpu_version(const Data& d, const std::vector<float>& want, int rows_per_b
     weights.upload(w.data(), weights.bytes());
     const Stamps st{clock.as<long long>(), enter.as<unsigned long long>(), exit.as<unsigned long long>()};
     const std::size_t smem = (w.size() + 2 * static_cast<std::size_t>(rows_per_block) * ld) * sizeof(float);
-    cudaCheck(cudaFuncSetAttribute(sum_lab_kernel<V>, cudaFuncAttributeMaxDynamicSharedMemorySize,
-                                   static_cast<int>(smem)));
+    cudaCheck(
+        cudaFuncSetAttribute(sum_lab_kernel<V>, cudaFuncAttributeMaxDynamicSharedMemorySize, static_cast<int>(smem)));
     Timing t;
     t.threads = threads_for(V, rows_per_block);
     std::vector<double> pass, first, ns, cycles;
@@ -414,15 +479,17 @@ Timing gpu_run(int v, const Data& d, const std::vector<float>& want, int rows_pe
         case 2: return gpu_version<2>(d, want, rows_per_block);
         case 3: return gpu_version<3>(d, want, rows_per_block);
         case 4: return gpu_version<4>(d, want, rows_per_block);
-        default: return gpu_version<5>(d, want, rows_per_block);
+        case 5: return gpu_version<5>(d, want, rows_per_block);
+        case 6: return gpu_version<6>(d, want, rows_per_block);
+        default: return gpu_version<7>(d, want, rows_per_block);
     }
 }
 
 bool gpu_lab(const Data& d, const std::vector<std::vector<float>>& host) {
     std::printf("gpu: %s; %d rows in blocks of R, %d passes a launch, medians over blocks and %d launches\n",
                 cuda::describe_device().c_str(), kBatch, kPasses, kTimedLaunches);
-    std::printf("  %-2s %-10s %-5s %-3s %-7s %-6s %10s %8s %11s\n", "v", "name", "split", "R", "threads", "bits",
-                "cyc/pass", "ns/pass", "first pass");
+    std::printf("  %-2s %-10s %-5s %-4s %-3s %-7s %-6s %10s %8s %11s\n", "v", "name", "split", "rows", "R", "threads",
+                "bits", "cyc/pass", "ns/pass", "first pass");
     bool ok = true;
     double best_seq = 0, best_any = 0;
     int best_seq_v = 0, best_any_v = 0, best_seq_r = 0, best_any_r = 0;
@@ -430,9 +497,9 @@ bool gpu_lab(const Data& d, const std::vector<std::vector<float>>& host) {
         for (int r : kRowsPerBlock) {
             const Timing t = gpu_run(v, d, host[static_cast<std::size_t>(v)], r);
             ok = ok && t.equal;
-            std::printf("  %-2d %-10s %-5d %-3d %-7d %-6s %10.0f %8.0f %11.0f\n", v + 1, kVersion[v].name,
-                        kVersion[v].split, r, t.threads, t.equal ? "equal" : "DIFFER", t.pass_cycles,
-                        t.pass_cycles * t.ns_per_cycle, t.first_cycles);
+            std::printf("  %-2d %-10s %-5d %-4d %-3d %-7d %-6s %10.0f %8.0f %11.0f\n", v + 1, kVersion[v].name,
+                        kVersion[v].split, kVersion[v].row_sums, r, t.threads, t.equal ? "equal" : "DIFFER",
+                        t.pass_cycles, t.pass_cycles * t.ns_per_cycle, t.first_cycles);
             if (kVersion[v].split == 1 && (best_seq == 0 || t.pass_cycles < best_seq))
                 best_seq = t.pass_cycles, best_seq_v = v, best_seq_r = r;
             if (best_any == 0 || t.pass_cycles < best_any) best_any = t.pass_cycles, best_any_v = v, best_any_r = r;
