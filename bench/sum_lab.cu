@@ -1,5 +1,5 @@
 // bench/sum_lab.cu: one phase of the fused rows kernel — the forward couple, a 41-term sum per row
-// and output — written eight ways, checked and timed side by side (a kernel lab in the manner of
+// and output — written nine ways, checked and timed side by side (a kernel lab in the manner of
 // llm.c's dev/cuda: a CPU reference, numbered versions, a bit check, a table).
 //
 // Why: on the H200 such a phase costs ~600 cycles with warm code (bench/NOTES.md, "where a step's
@@ -17,6 +17,8 @@
 //                loaded once for K rows, and the K chains of adds interleave; still index order
 //   6-8 split P  as 3, each sum split over P = 2, 4, 8 neighbouring lanes (contiguous runs of the
 //                11 four-term groups), the parts added by a butterfly of shuffles: a fixed tree
+//   9 acc 4      as 3, one thread a sum with four accumulators (term i into i mod 4), added as
+//                (a0 + a1) + (a2 + a3): a fixed tree with no shuffles, the chain a quarter as long
 //
 // On the CPU (every build with CUDA, `meson test sum-lab`) the same functions run on the host: 2-5
 // must give version 1's bits (the order is the reference's), and every version must follow
@@ -52,7 +54,7 @@ constexpr int kPad = 4 * kGroups;            // 44: a half or a weight row on 16
 constexpr int kPadLd = 2 * kPad;             // 88: a padded state row
 constexpr int kEngineLd = fused::kSharedLd;  // 83: the engine's state row
 constexpr float kAlpha = 0.1f;
-constexpr int kVersions = 8;
+constexpr int kVersions = 9;
 constexpr int kRowsPerBlock[] = {1, 2, 4, 8};
 
 struct Version {
@@ -60,12 +62,17 @@ struct Version {
     int split;     // lanes a sum
     int row_sums;  // rows a thread sums at once (one load of a weight serves them all)
     bool vec4, relu_once;
+    bool four_acc;    // four accumulators in one thread (version 9)
     int max_threads;  // its kernel's launch bound
+    // Every sum in index order: the reference's bits.
+    constexpr bool index_order() const { return split == 1 && !four_acc; }
 };
 constexpr Version kVersion[kVersions] = {
-    {"engine", 1, 1, false, false, 384}, {"vec4", 1, 1, true, false, 384},    {"vec4 relu", 1, 1, true, true, 384},
-    {"rows x2", 1, 2, true, true, 384},  {"rows x4", 1, 4, true, true, 384},  {"split 2", 2, 1, true, true, 768},
-    {"split 4", 4, 1, true, true, 1024}, {"split 8", 8, 1, true, true, 1024},
+    {"engine", 1, 1, false, false, false, 384},  {"vec4", 1, 1, true, false, false, 384},
+    {"vec4 relu", 1, 1, true, true, false, 384}, {"rows x2", 1, 2, true, true, false, 384},
+    {"rows x4", 1, 4, true, true, false, 384},   {"split 2", 2, 1, true, true, false, 768},
+    {"split 4", 4, 1, true, true, false, 1024},  {"split 8", 8, 1, true, true, false, 1024},
+    {"acc 4", 1, 1, true, true, true, 384},
 };
 
 // ---- the sums: host and device share them --------------------------------------------------------
@@ -117,6 +124,20 @@ RG_HD void rows_sums(const float* x, int n, const float* w, float (&acc)[K]) {
     }
 }
 
+// Version 9's order: term i into accumulator i mod 4, then (a0 + a1) + (a2 + a3).
+RG_HD float four_accumulators(const float* x, const float* w) {
+    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+    RG_DEVICE_UNROLL
+    for (int g = 0; g < kGroups; ++g) {
+        const float4 xv = reinterpret_cast<const float4*>(x)[g];
+        const float4 wv = reinterpret_cast<const float4*>(w)[g];
+        RG_DEVICE_UNROLL
+        for (int j = 0; j < 4; ++j)
+            if (4 * g + j < kHalf) acc[j] += lane(xv, j) * lane(wv, j);
+    }
+    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+}
+
 template <int P>
 constexpr int kGroupsPerPart = (kGroups + P - 1) / P;
 
@@ -134,7 +155,8 @@ float tree(float (&v)[P]) {
 }
 
 // One padded couple on the host: out += α·Σ over the in half, for each of `rows` rows.
-template <int P, bool kReluOnce>
+// kFourAcc: version 9 (P = 1, relu kept), four_accumulators instead of part_sum.
+template <int P, bool kReluOnce, bool kFourAcc = false>
 void host_couple(float* x, float* rx, const float* w, int rows, int in, int out) {
     for (int r = 0; r < rows; ++r) {
         float* s = x + r * kPadLd;
@@ -143,7 +165,8 @@ void host_couple(float* x, float* rx, const float* w, int rows, int in, int out)
         for (int o = 0; o < kHalf; ++o) {
             float parts[P];
             for (int p = 0; p < P; ++p)
-                parts[p] = part_sum<kGroupsPerPart<P>, kReluOnce>(src, w + o * kPad, p * kGroupsPerPart<P>);
+                parts[p] = kFourAcc ? four_accumulators(src, w + o * kPad)
+                                    : part_sum<kGroupsPerPart<P>, kReluOnce>(src, w + o * kPad, p * kGroupsPerPart<P>);
             const float branch = tree<P>(parts);
             s[out + o] = s[out + o] + kAlpha * branch;
             rs[out + o] = model::relu(s[out + o]);
@@ -192,7 +215,7 @@ struct LabExec {
 
 // One padded couple on the device: item = row·41 + o, P lanes an item, lane p the p-th part.
 // Rounds are uniform over the block, so every lane of a warp reaches the shuffles.
-template <int P, bool kReluOnce>
+template <int P, bool kReluOnce, bool kFourAcc = false>
 __device__ __forceinline__ void device_couple(float* x, float* rx, const float* w, int rows, int in, int out) {
     const int items = rows * kHalf, lanes = items * P;
     for (int base = 0; base < lanes; base += static_cast<int>(blockDim.x)) {
@@ -201,9 +224,10 @@ __device__ __forceinline__ void device_couple(float* x, float* rx, const float* 
         const int r = active ? item / kHalf : 0, o = active ? item - r * kHalf : 0;
         float* s = x + r * kPadLd;
         float* rs = rx + r * kPadLd;
-        float v = active ? part_sum<kGroupsPerPart<P>, kReluOnce>((kReluOnce ? rs : s) + in, w + o * kPad,
-                                                                  part * kGroupsPerPart<P>)
-                         : 0.0f;
+        const float* src = (kReluOnce ? rs : s) + in;
+        float v = !active    ? 0.0f
+                  : kFourAcc ? four_accumulators(src, w + o * kPad)
+                             : part_sum<kGroupsPerPart<P>, kReluOnce>(src, w + o * kPad, part * kGroupsPerPart<P>);
         RG_DEVICE_UNROLL
         for (int m = 1; m < P; m <<= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
         if (active && part == 0) {
@@ -267,7 +291,7 @@ __global__ void __launch_bounds__(kVersion[V].max_threads, 1)
         } else if constexpr (ver.row_sums > 1) {
             device_couple_rows<ver.row_sums>(x, rx, wk, rows_per_block, in, out);
         } else {
-            device_couple<ver.split, ver.relu_once>(x, rx, wk, rows_per_block, in, out);
+            device_couple<ver.split, ver.relu_once, ver.four_acc>(x, rx, wk, rows_per_block, in, out);
         }
         if (threadIdx.x == 0) clocks[k + 1] = clock64();
     }
@@ -356,7 +380,8 @@ std::vector<float> host_run(int v, const Data& d) {
             case 4: host_couple_rows<4>(x.data(), rx.data(), wk, kBatch, in, out); break;
             case 5: host_couple<2, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
             case 6: host_couple<4, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
-            default: host_couple<8, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
+            case 7: host_couple<8, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
+            default: host_couple<1, true, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
         }
     }
     return unlay(x, ld, half);
@@ -400,7 +425,7 @@ bool cpu_checks(const Data& d, std::vector<std::vector<float>>& host) {
             err = std::max(err, std::fabs(static_cast<double>(host[v][i]) - f64[i]));
         const bool equal = same_bits(host[v], host[0]);
         const bool follows = err <= 1e-5 * scale;
-        const bool must_equal = kVersion[v].split == 1;  // index order: the reference's bits
+        const bool must_equal = kVersion[v].index_order();
         ok = ok && follows && (equal || !must_equal);
         std::printf("  %-2d %-10s %-5d %-4d %14.3g  %s%s%s\n", v + 1, kVersion[v].name, kVersion[v].split,
                     kVersion[v].row_sums, err / scale, equal ? "equal" : "differ",
@@ -481,7 +506,8 @@ Timing gpu_run(int v, const Data& d, const std::vector<float>& want, int rows_pe
         case 4: return gpu_version<4>(d, want, rows_per_block);
         case 5: return gpu_version<5>(d, want, rows_per_block);
         case 6: return gpu_version<6>(d, want, rows_per_block);
-        default: return gpu_version<7>(d, want, rows_per_block);
+        case 7: return gpu_version<7>(d, want, rows_per_block);
+        default: return gpu_version<8>(d, want, rows_per_block);
     }
 }
 
@@ -500,7 +526,7 @@ bool gpu_lab(const Data& d, const std::vector<std::vector<float>>& host) {
             std::printf("  %-2d %-10s %-5d %-4d %-3d %-7d %-6s %10.0f %8.0f %11.0f\n", v + 1, kVersion[v].name,
                         kVersion[v].split, kVersion[v].row_sums, r, t.threads, t.equal ? "equal" : "DIFFER",
                         t.pass_cycles, t.pass_cycles * t.ns_per_cycle, t.first_cycles);
-            if (kVersion[v].split == 1 && (best_seq == 0 || t.pass_cycles < best_seq))
+            if (kVersion[v].index_order() && (best_seq == 0 || t.pass_cycles < best_seq))
                 best_seq = t.pass_cycles, best_seq_v = v, best_seq_r = r;
             if (best_any == 0 || t.pass_cycles < best_any) best_any = t.pass_cycles, best_any_v = v, best_any_r = r;
         }
