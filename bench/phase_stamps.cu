@@ -4,6 +4,7 @@
 #include <algorithm>
 #include <cstdio>
 
+#include "bench/global_timer.cuh"
 #include "engine/cuda/device_buffer.hpp"
 #include "engine/cuda/kernels/common.cuh"
 #include "engine/cuda_util/check.hpp"
@@ -51,12 +52,6 @@ std::vector<std::string> predict_phase_names(int depth) {
 namespace {
 
 namespace fused = cuda::fused;
-
-__device__ __forceinline__ unsigned long long global_ns() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 
 // kernels::BlockExec, plus thread 0's clock after each barrier.
 struct StampedExec {

@@ -36,6 +36,7 @@
 #include <random>
 #include <vector>
 
+#include "bench/global_timer.cuh"
 #include "engine/cuda/device.hpp"
 #include "engine/cuda/device_buffer.hpp"
 #include "engine/cuda/fused.hpp"
@@ -46,6 +47,7 @@ namespace {
 using namespace revgraph;
 using model::kHalf;
 namespace fused = cuda::fused;
+using bench::global_ns;
 
 constexpr int kBatch = 128;                  // rows: the rev88 batch
 constexpr int kPasses = 16;                  // couple phases a launch, halves alternating
@@ -197,12 +199,6 @@ struct Stamps {
     long long* clock;                  // [block][kPasses + 1]
     unsigned long long *enter, *exit;  // [block], global timer
 };
-
-__device__ __forceinline__ unsigned long long global_ns() {
-    unsigned long long t;
-    asm volatile("mov.u64 %0, %%globaltimer;" : "=l"(t));
-    return t;
-}
 
 // The engine's executor in miniature: a phase's items over the block's threads, then a barrier.
 struct LabExec {
@@ -356,6 +352,8 @@ std::vector<float> unlay(const std::vector<float>& s, int ld, int half) {
 int layout_ld(int v) { return kVersion[v].vec4 ? kPadLd : kEngineLd; }
 int layout_half(int v) { return kVersion[v].vec4 ? kPad : kHalf; }
 
+// fused::SequentialExec's loop, callable from the host instantiation of the RG_HD phase code in
+// this .cu (SequentialExec is host-only: the emulator's is built by the host compiler alone).
 struct HostExec {
     template <class F>
     RG_HD void phase(int count, F&& item) {
