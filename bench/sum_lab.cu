@@ -34,6 +34,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <type_traits>
 #include <vector>
 
 #include "bench/global_timer.cuh"
@@ -76,6 +77,15 @@ constexpr Version kVersion[kVersions] = {
     {"split 4", 4, 1, true, true, false, 1024},  {"split 8", 8, 1, true, true, false, 1024},
     {"acc 4", 1, 1, true, true, true, 384},
 };
+
+// Calls f(std::integral_constant<int, V>{}) for V = v: the one place a version number picks its
+// templates, for the host replica and the kernel alike.
+template <int V = 0, class F>
+auto with_version(int v, F&& f) {
+    if constexpr (V + 1 < kVersions)
+        if (v != V) return with_version<V + 1>(v, f);
+    return f(std::integral_constant<int, V>{});
+}
 
 // ---- the sums: host and device share them --------------------------------------------------------
 
@@ -361,29 +371,32 @@ struct HostExec {
     }
 };
 
-// kPasses passes of version v on the host, from d; the state in 82 columns.
-std::vector<float> host_run(int v, const Data& d) {
-    const int ld = layout_ld(v), half = layout_half(v);
+// kPasses passes of version V on the host, from d, picked from kVersion[V] as the kernel picks
+// its pass; the state in 82 columns.
+template <int V>
+std::vector<float> host_version(const Data& d) {
+    constexpr Version ver = kVersion[V];
+    const int ld = layout_ld(V), half = layout_half(V);
     std::vector<float> x = lay_state(d, ld, half), rx(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) rx[i] = model::relu(x[i]);
-    const std::vector<float> w = lay_weights(d, kVersion[v].vec4 ? kPad : kHalf);
-    HostExec ex;
+    const std::vector<float> w = lay_weights(d, ver.vec4 ? kPad : kHalf);
     for (int k = 0; k < kPasses; ++k) {
         const int in = (k % 2 == 0) ? half : 0, out = half - in;
-        const float* wk = w.data() + (k % 2) * kHalf * (kVersion[v].vec4 ? kPad : kHalf);
-        switch (v) {
-            case 0: fused::couple(ex, wk, x.data(), kEngineLd, kBatch, in, out, 1.0f, kAlpha); break;
-            case 1: host_couple<1, false>(x.data(), rx.data(), wk, kBatch, in, out); break;
-            case 2: host_couple<1, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
-            case 3: host_couple_rows<2>(x.data(), rx.data(), wk, kBatch, in, out); break;
-            case 4: host_couple_rows<4>(x.data(), rx.data(), wk, kBatch, in, out); break;
-            case 5: host_couple<2, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
-            case 6: host_couple<4, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
-            case 7: host_couple<8, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
-            default: host_couple<1, true, true>(x.data(), rx.data(), wk, kBatch, in, out); break;
+        const float* wk = w.data() + (k % 2) * kHalf * (ver.vec4 ? kPad : kHalf);
+        if constexpr (V == 0) {
+            HostExec ex;
+            fused::couple(ex, wk, x.data(), kEngineLd, kBatch, in, out, 1.0f, kAlpha);
+        } else if constexpr (ver.row_sums > 1) {
+            host_couple_rows<ver.row_sums>(x.data(), rx.data(), wk, kBatch, in, out);
+        } else {
+            host_couple<ver.split, ver.relu_once, ver.four_acc>(x.data(), rx.data(), wk, kBatch, in, out);
         }
     }
     return unlay(x, ld, half);
+}
+
+std::vector<float> host_run(int v, const Data& d) {
+    return with_version(v, [&](auto ver) { return host_version<decltype(ver)::value>(d); });
 }
 
 // The same passes in float64.
@@ -497,17 +510,7 @@ Timing gpu_version(const Data& d, const std::vector<float>& want, int rows_per_b
 }
 
 Timing gpu_run(int v, const Data& d, const std::vector<float>& want, int rows_per_block) {
-    switch (v) {
-        case 0: return gpu_version<0>(d, want, rows_per_block);
-        case 1: return gpu_version<1>(d, want, rows_per_block);
-        case 2: return gpu_version<2>(d, want, rows_per_block);
-        case 3: return gpu_version<3>(d, want, rows_per_block);
-        case 4: return gpu_version<4>(d, want, rows_per_block);
-        case 5: return gpu_version<5>(d, want, rows_per_block);
-        case 6: return gpu_version<6>(d, want, rows_per_block);
-        case 7: return gpu_version<7>(d, want, rows_per_block);
-        default: return gpu_version<8>(d, want, rows_per_block);
-    }
+    return with_version(v, [&](auto ver) { return gpu_version<decltype(ver)::value>(d, want, rows_per_block); });
 }
 
 bool gpu_lab(const Data& d, const std::vector<std::vector<float>>& host) {
