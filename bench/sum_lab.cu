@@ -69,6 +69,10 @@ struct Version {
     int max_threads;  // its kernel's launch bound
     // Every sum in index order: the reference's bits.
     constexpr bool index_order() const { return split == 1 && !four_acc; }
+    // Its layout: a half (and a weight row) of 41 floats, or 44 on 16 bytes; a state row of two
+    // halves (83 as the engine keeps it: odd, against bank conflicts).
+    RG_HD constexpr int half() const { return vec4 ? kPad : kHalf; }
+    RG_HD constexpr int ld() const { return vec4 ? kPadLd : kEngineLd; }
 };
 constexpr Version kVersion[kVersions] = {
     {"engine", 1, 1, false, false, false, 384},  {"vec4", 1, 1, true, false, false, 384},
@@ -272,8 +276,8 @@ __global__ void __launch_bounds__(kVersion[V].max_threads, 1)
     sum_lab_kernel(float* state, const float* weights, int rows_per_block, Stamps st) {
     constexpr Version ver = kVersion[V];
     extern __shared__ __align__(16) float smem[];
-    const int ld = ver.vec4 ? kPadLd : kEngineLd, half = ver.vec4 ? kPad : kHalf;
-    const int wfloats = 2 * kHalf * (ver.vec4 ? kPad : kHalf);
+    constexpr int ld = ver.ld(), half = ver.half();
+    constexpr int wfloats = 2 * kHalf * half;
     float* w = smem;
     float* x = w + wfloats;
     float* rx = x + rows_per_block * ld;  // relu copies (versions 3-9)
@@ -291,7 +295,7 @@ __global__ void __launch_bounds__(kVersion[V].max_threads, 1)
 #pragma unroll 1
     for (int k = 0; k < kPasses; ++k) {
         const int in = (k % 2 == 0) ? half : 0, out = half - in;
-        const float* wk = w + (k % 2) * kHalf * (ver.vec4 ? kPad : kHalf);
+        const float* wk = w + (k % 2) * kHalf * half;
         if constexpr (V == 0) {
             LabExec ex;
             fused::couple(ex, wk, x, kEngineLd, rows_per_block, in, out, 1.0f, kAlpha);
@@ -359,9 +363,6 @@ std::vector<float> unlay(const std::vector<float>& s, int ld, int half) {
     return out;
 }
 
-int layout_ld(int v) { return kVersion[v].vec4 ? kPadLd : kEngineLd; }
-int layout_half(int v) { return kVersion[v].vec4 ? kPad : kHalf; }
-
 // fused::SequentialExec's loop, callable from the host instantiation of the RG_HD phase code in
 // this .cu (SequentialExec is host-only: the emulator's is built by the host compiler alone).
 struct HostExec {
@@ -376,13 +377,13 @@ struct HostExec {
 template <int V>
 std::vector<float> host_version(const Data& d) {
     constexpr Version ver = kVersion[V];
-    const int ld = layout_ld(V), half = layout_half(V);
+    constexpr int ld = ver.ld(), half = ver.half();
     std::vector<float> x = lay_state(d, ld, half), rx(x.size());
     for (std::size_t i = 0; i < x.size(); ++i) rx[i] = model::relu(x[i]);
-    const std::vector<float> w = lay_weights(d, ver.vec4 ? kPad : kHalf);
+    const std::vector<float> w = lay_weights(d, half);
     for (int k = 0; k < kPasses; ++k) {
         const int in = (k % 2 == 0) ? half : 0, out = half - in;
-        const float* wk = w.data() + (k % 2) * kHalf * (ver.vec4 ? kPad : kHalf);
+        const float* wk = w.data() + (k % 2) * kHalf * half;
         if constexpr (V == 0) {
             HostExec ex;
             fused::couple(ex, wk, x.data(), kEngineLd, kBatch, in, out, 1.0f, kAlpha);
@@ -464,8 +465,8 @@ int threads_for(int v, int rows_per_block) {
 
 template <int V>
 Timing gpu_version(const Data& d, const std::vector<float>& want, int rows_per_block) {
-    const int ld = layout_ld(V), half = layout_half(V), blocks = kBatch / rows_per_block;
-    const std::vector<float> x = lay_state(d, ld, half), w = lay_weights(d, kVersion[V].vec4 ? kPad : kHalf);
+    const int ld = kVersion[V].ld(), half = kVersion[V].half(), blocks = kBatch / rows_per_block;
+    const std::vector<float> x = lay_state(d, ld, half), w = lay_weights(d, half);
     cuda::DeviceBuffer state(x.size() * sizeof(float)), weights(w.size() * sizeof(float));
     cuda::DeviceBuffer clock(static_cast<std::size_t>(blocks) * (kPasses + 1) * sizeof(long long));
     cuda::DeviceBuffer enter(blocks * sizeof(unsigned long long)), exit(blocks * sizeof(unsigned long long));
