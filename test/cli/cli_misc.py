@@ -123,11 +123,17 @@ class Misc(CliTestCase):
             self.assertEqual(set(b), {"requested", "usable", "backend", "device", "needs"} if b["usable"]
                              else {"requested", "usable", "reason", "needs"}, b)
         # The GPU backends auto may pick are the ones tools/gpu_check/verified.py finds for this tree
-        # (the newest passing gpu-check report current for engine/ and graphs/), written at build time.
+        # (the passing gpu-check report that speaks for this tree's GPU path), written at build time.
         sys.path.insert(0, os.path.join(SOURCE_ROOT, "tools"))
         from gpu_check import verified
         built = report["gpu_verified"]
-        self.assertEqual(built, dict(verified.verified(SOURCE_ROOT, gpu_arch=built["gpu_arch"]), gpu_arch=built["gpu_arch"]))
+        self.assertEqual(built, dict(verified.verified(SOURCE_ROOT, gpu_arch=built["gpu_arch"]), gpu_arch=built["gpu_arch"],
+                                     index="bench/results/INDEX.md"))
+        self.assertTrue(os.path.isfile(os.path.join(SOURCE_ROOT, built["index"])))
+        text = rg("backends").stdout
+        self.assertIn("every GPU run: bench/results/INDEX.md", text)
+        # Plainly verified or unverified, as the verdict written into the build says.
+        self.assertIn("the GPU path of this build is " + ("verified by " if built["backends"] else "unverified ("), text)
         picks = next(line for line in rg("backends").stdout.splitlines() if line.startswith("auto picks "))
         self.assertTrue(picks.startswith(f"auto picks {rows['auto']['backend']} here; its rule: "), picks)
         if report["gpu_verified"]["backends"]:

@@ -122,7 +122,7 @@ class Budget(unittest.TestCase):
         self.assertEqual(len(totals), len(gc_steps.CALLS))
         for t in totals:
             self.assertLessEqual(int(t[1].rstrip("s")), int(t[3].rstrip("s")))
-        self.assertIn("timeout_s 300", text)
+        self.assertIn("each call: 300 s at most", text)
         self.assertNotIn("left out", text)
 
     def test_a_lower_budget_names_what_it_leaves_out_and_keeps_the_decisive_steps_first(self):
@@ -277,7 +277,7 @@ class Binaries(unittest.TestCase):
             p = subprocess.run([sys.executable, "-m", "gpu_check", "--plan"], env=dict(bare, **step.env), cwd="/",
                                capture_output=True, text=True)
             self.assertEqual(p.returncode, 0, p.stderr)
-            self.assertTrue(p.stdout.startswith("each call: timeout_s "), p.stdout)
+            self.assertTrue(p.stdout.startswith("each call: 300 s at most"), p.stdout)
 
     def test_the_shell_entry_keeps_its_command_line(self):
         bare = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
@@ -380,7 +380,7 @@ class Reports(unittest.TestCase):
             first.main()
             call1 = first.reports[-1]
             self.assertEqual(call1["call"], 1)
-            self.assertEqual(call1["gpu_sources"], currency.gpu_sources(gc_steps.ROOT))
+            self.assertEqual(call1["gpu_path"], currency.tree_digest(gc_steps.ROOT))
             self.assertIn("step gpu-validation-fused: 1", call1["failures"])
             after = os.path.join(first.tmp, "call1.json")
             with open(after, "w") as f:

@@ -95,7 +95,7 @@ class PlotTest(unittest.TestCase):
         w, h = png_size(out)
         self.assertGreater(w, 400)
         self.assertGreater(h, 300)
-        compare = os.path.join(ROOT, "bench", "results", "cpu-compare-2026-12-02-run1.json")
+        compare = os.path.join(ROOT, "bench", "results", "2026-12-02-1145-cpu-compare-4a725aa-run1.json")
         out = os.path.join(self.tmp.name, "c.png")
         p = self.run_plot("compare", compare, "--output", out)
         self.assertEqual(p.returncode, 0, p.stderr)

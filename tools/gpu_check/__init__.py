@@ -1,6 +1,6 @@
-"""gpu-check: the GPU evidence of this tree in two short device calls on a lent GPU machine.
+"""gpu-check: the GPU evidence of this tree in two short calls on a GPU machine (docs/gpu.md).
 
-  tools/gpu-check [OUT_DIR]                    call 1: the decisive evidence (timeout_s 300)
+  tools/gpu-check [OUT_DIR]                    call 1: the decisive evidence (<= 300 s)
   tools/gpu-check --call 2 [OUT_DIR]           call 2: the rest (kernel lab, compute-sanitizer,
                                                throughput, ncu, PDL, the PyTorch learner's energy)
   tools/gpu-check --after REPORT [OUT_DIR]     call 2 after call 1's report: first what did not pass
@@ -8,7 +8,9 @@
                                                call 2's steps as far as its budget goes
   tools/gpu-check --call 3 [OUT_DIR]           what fits neither (a session with device time left)
   tools/gpu-check --plan [--call N | --after REPORT]   print the steps, limits and groups; run nothing
-  tools/gpu-check current [--results DIR]      is the newest report of this tree's GPU sources?
+  tools/gpu-check current [--results DIR]      does a passing report speak for this tree's GPU path?
+  tools/gpu-check carry REPORT                 record a legacy report's digest under the gpu-path rule
+  tools/gpu-check index                        write bench/results/INDEX.md from the reports
 
 Call 1, in order: the binaries (prebuilt here by tools/pack-gpu-deps where their sources are this
 tree's, else built on the device: only what the calls run) -> the GPU test suite -> GPU validation
@@ -19,12 +21,13 @@ the same archive -> NVML energy of cuda-fused. Every call's limits add up to at 
 no room for is named, never dropped silently. OUT_DIR/report.json (report-call2.json, ...) is
 written after the binaries and after every step (complete: false), so a call stopped anywhere
 brings back all it had; the last one is complete. Beside it: gpu-check.log and artifacts.tar.gz
-(the tools' own files): three files, as the device tool returns at most eight.
+(the tools' own files): three files, few enough to copy back from any machine.
 
 The commit: git's HEAD where .git exists, else $GIT_COMMIT, else the one tools/pack-gpu-deps
 recorded in .gpudeps/COMMIT, which counts only where every tracked file still has the content it
-had then (.gpudeps/sources.sha256). Every report also records the sha256 of engine/ and graphs/
-(gpu_sources), which `current` compares with a tree. Knobs: GPU_CHECK_BUDGET (seconds for a call's
+had then (.gpudeps/sources.sha256). Every report also records the digest of the GPU path it ran
+(gpu_path: what engine/cuda/ and graphs/ compile, by tokens; gpu_path.py), which `current` compares
+with a tree. Knobs: GPU_CHECK_BUDGET (seconds for a call's
 steps; default 270), GPU_CHECK_REPLAYS (100), GPU_CHECK_ARCH (build on the device for these
 architectures, default the GPU's), GPU_CHECK_BUILD (build folder, build-gpucheck),
 GPU_CHECK_PREBUILT=0 (build on the device even where prebuilt binaries fit).
@@ -36,11 +39,13 @@ tools/gpu-check sets):
   steps          Step, Context, the calls' budget
   plan           each call's steps, in order, with their limits; call 2's rerun plan
   binaries       prebuilt or built on the device, and whether they start here
-  machine        what the lent machine has (GPU architecture, toolkit, the environment log)
+  machine        what the GPU machine has (GPU architecture, toolkit, the environment log)
   runner         runs steps under their limits, records steps.tsv, packs the artifacts
   meson_tests    meson's test list made portable, and the test steps' runner
   commit         the commit of a tree with or without .git
-  currency       the GPU sources' digest; whether a report is current for a tree
+  cxx_tokens     C++ source as tokens (comments and layout do not count)
+  gpu_path       what the GPU path compiles (-MM from engine/cuda/ and graphs/) and its digest
+  currency       whether a report speaks for a tree; carrying a legacy report's evidence
   report         OUT/report.json from what the steps left (also `gpu-check report`)
   report_timing  one draw for every contender, times side by side, energy, the targets
   sanitizer      compute-sanitizer's logs, judged

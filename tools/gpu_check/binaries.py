@@ -38,7 +38,7 @@ def packed_arch(pre):
         return None
 
 
-# What the binaries must be able to run on the lent machine: the report's required GPU steps.
+# What the binaries must be able to run on the GPU machine: the report's required GPU steps.
 REQUIRED_BACKENDS = ("cuda-fused",)
 
 

@@ -10,7 +10,7 @@ import sys
 import tempfile
 import time
 
-from . import binaries, currency, machine, report
+from . import binaries, currency, index, machine, report
 from .binaries import check_backends
 from .commit import detect_commit
 from .meson_tests import run_tests
@@ -38,8 +38,14 @@ def main(argv=None):
         return check_backends(cb.parse_args(argv[1:]))
     if argv[:1] == ["report"]:  # by hand: the report of a scratch folder
         return report.main(argv[1:])
-    if argv[:1] == ["current"]:  # is the newest report of this tree's GPU sources?
+    if argv[:1] == ["current"]:  # does a passing report speak for this tree's GPU path?
         return currency.main(argv[1:])
+    if argv[:1] == ["carry"]:  # a legacy report's evidence under the gpu-path rule
+        return currency.carry_main(argv[1:])
+    if argv[:1] == ["index"]:  # bench/results/INDEX.md and README's GPU status, from the reports
+        return index.main(argv[1:])
+    if argv[:1] == ["file"]:  # a GPU machine's reports into bench/results, then the index
+        return index.file_main(argv[1:])
     ap = OneLineParser(prog="gpu-check", description=sys.modules[__package__].__doc__.splitlines()[0])
     ap.add_argument("--call", type=int, choices=CALLS, help="which device call (default 1; --plan: all)")
     ap.add_argument("--after", metavar="REPORT", help="call 2 after call 1's report: rerun what did not pass first")
@@ -75,7 +81,7 @@ def planned(ctx, call, previous, budget):
 def print_plan(call, previous, budget):
     ctx = Context("OUT", "SCRATCH", 100, "python3")
     ctx.bindir, ctx.manifest = "BIN", "MANIFEST"
-    print(f"each call: timeout_s {CALL_SECONDS}, steps within {budget}s (10% kept for start-up and reports)")
+    print(f"each call: {CALL_SECONDS} s at most, steps within {budget}s (10% kept for start-up and reports)")
     for c in ([call] if call else list(CALLS)):
         steps, left, why = planned(ctx, c, previous, budget)
         print(f"\ncall {c}: {why}")
@@ -123,8 +129,11 @@ def run_check(call, previous, out_arg, env, budget):
     suffix = "" if call == 1 else f"-call{call}"
     runner = Runner(ctx, budget, os.path.join(out, f"gpu-check{suffix}.log"))
     commit, how = detect_commit(ROOT, env)
-    sources = currency.gpu_sources(ROOT)
-    runner.log(f"call {call}; commit {commit} ({how}); GPU sources {sources['sha256'][:12]} ({sources['files']} files); "
+    try:
+        sources = currency.tree_digest(ROOT)
+    except currency.gpu_path.GpuPathError as e:  # the report then records why, and speaks for nothing
+        sources = {"scheme": currency.gpu_path.SCHEME, "sha256": None, "files": [], "error": str(e)}
+    runner.log(f"call {call}; commit {commit} ({how}); GPU path {str(sources['sha256'])[:12]} ({len(sources['files'])} files); "
                f"output {out}; budget {budget}s")
     machine.environment_log(runner, ctx)
 
@@ -134,7 +143,7 @@ def run_check(call, previous, out_arg, env, budget):
     steps, left, why = planned(ctx, call, previous, budget)
     runner.log(f"plan: {why}" + (f"; left out: {', '.join(s.name for s in left)}" if left else ""))
     write_plan(ctx, steps, made, left)
-    extra = {"call": call, "plan_reason": why, "gpu_sources": sources,
+    extra = {"call": call, "plan_reason": why, "gpu_path": sources,
              "after_report": None if previous is None else {k: previous.get(k) for k in
                                                             ("git_commit", "written_utc", "call", "passed")}}
 

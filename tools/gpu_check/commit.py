@@ -31,7 +31,7 @@ def detect_commit(root, env):
     """(commit, how): the commit whose files the tree holds. Where both git's HEAD (no tracked file
     changed) and the commit tools/pack-gpu-deps packed (every file it listed as packed) fit, HEAD
     wins if the packed commit is its ancestor (the tree moved on, the pack is old) and the packed
-    commit wins if git does not know it (the .git is older than the tree: a lent GPU machine's was,
+    commit wins if git does not know it (the .git is older than the tree: a GPU machine's copy was,
     and the first H200 call 2 reported the commit before the one it ran; a later commit that only
     adds files passes git's own check there). Else $GIT_COMMIT, else "unknown"."""
     head, why_not_git = "", ""

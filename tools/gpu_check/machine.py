@@ -1,4 +1,4 @@
-"""What the lent machine has: its GPU's architecture, the CUDA toolkit's runtime, and the tools
+"""What the GPU machine has: its GPU's architecture, the CUDA toolkit's runtime, and the tools
 and libraries the log records."""
 import glob
 import os

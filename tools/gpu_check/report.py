@@ -306,7 +306,7 @@ def write_whole(path, report):
 def write_report(out, scratch, artifacts=None, git_commit="unknown", commit_source=None, gpu_arch=None, partial=None,
                  binaries=None, kind="call 1", name="report.json", extra=None):
     """(Re)writes OUT/NAME from what the steps left (the tools' files in ARTIFACTS); returns the report.
-    `extra`: keys the caller knows (call, plan_reason, gpu_sources, after_report), after the header."""
+    `extra`: keys the caller knows (call, plan_reason, gpu_path, after_report), after the header."""
     report = build_report(scratch, artifacts or out, git_commit, commit_source, gpu_arch, partial, binaries, kind,
                           extra)
     write_whole(os.path.join(out, name), report)

@@ -52,7 +52,7 @@ def sanitizer_verdicts(steps, artifacts):
             has_log = False
         rc = st.get("exit")
         # --error-exitcode 3 marks a finding; any other failing exit is the tool or the program not
-        # running under it (e.g. "Device not supported" on some lent machines): recorded only.
+        # running under it (e.g. "Device not supported" on some GPU machines): recorded only.
         if rc in ("not-found", "skipped", 127):
             v["verdict"] = "not run"
         elif rc in (124, 137):

@@ -9,7 +9,7 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 TOOLS = os.path.join(ROOT, "tools")  # the import root of the tools' Python packages
 
 
-CALL_SECONDS = 300  # each device call's timeout_s: two calls and a machine start fit 15 minutes with room
+CALL_SECONDS = 300  # each call's time limit: two calls and a machine start fit a 15-minute slot with room
 
 
 SLACK = 0.10  # of each call kept free: start-up, the report after every step, the archive

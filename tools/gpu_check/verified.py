@@ -6,7 +6,7 @@ prints one line, "<backends>;<report>;<why>;<device>;<gpu_arch>" (backends comma
 first by the report's median task time, empty where none; device: the GPU the report ran on, as
 cuda::describe_device() names it, "NVIDIA H200 (sm_90)"; gpu_arch: the build's, as given), which engine/meson.build's vcs_tag writes into the build's
 gpu_verified_tag.cpp on every build (engine/gpu_verified.cpp parses it). A backend is verified where
-the newest call-1 report of the tree's engine/ and graphs/ under bench/results passed
+the report that speaks for the tree's GPU path (currency.speaking_report) passed
 (currency.verdict); a GPU path whose sources changed after its report is unverified
 again, and `auto` then runs on the CPU. The line holds no ';' or '"' of its own, so it can sit in a
 C++ string literal as it is. A report speaks only for a build with its machine code (--gpu-arch,
@@ -18,9 +18,11 @@ import sys
 
 if __package__ in (None, ""):  # run as a script by the build: import the package beside it
     sys.path.insert(0, os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-    from gpu_check.currency import gpu_sources, newest_report, verdict  # noqa: E402
+    from gpu_check.currency import speaking_report, tree_digest, verdict  # noqa: E402
+    from gpu_check.gpu_path import GpuPathError  # noqa: E402
 else:
-    from .currency import gpu_sources, newest_report, verdict
+    from .currency import speaking_report, tree_digest, verdict
+    from .gpu_path import GpuPathError
 
 GPU_BACKENDS = ("cuda", "cuda-fused")
 
@@ -35,16 +37,17 @@ def verified(root, results_dir=None, gpu_arch=None):
     "device": the report's GPU or ""},
     exactly as the build writes them (engine/gpu_verified.cpp parses them back). gpu_arch: the
     build's architectures ("90", "80,90"; "" for a build without CUDA; None: not checked). The report is the
-    newest call-1 report of this tree's engine/ and graphs/ (a newer report of other sources, say a
+    newest call-1 report of this tree's GPU path (a newer report of other sources, say a
     branch's, does not hide it); where there is none, the newest call-1 report says why not."""
     results_dir = results_dir or os.path.join(root, "bench", "results")
-    tree = gpu_sources(root)
-    path, report = newest_report(results_dir, sources=tree["sha256"])
-    if report is None:
-        path, report = newest_report(results_dir)
+    try:
+        tree = tree_digest(root)
+    except GpuPathError as e:
+        return {"backends": [], "report": "", "why": _clean(f"no verdict: {e}"), "device": ""}
+    path, report = speaking_report(results_dir, tree)
     if report is None:
         return {"backends": [], "report": "", "why": "no gpu-check report under bench/results", "device": ""}
-    ok, line = verdict(report, tree)
+    ok, line = verdict(path, report, tree)
     rel, line = _clean(os.path.relpath(path, root)), _clean(line)
     device = _clean(str((report.get("numerical_validation") or {}).get("device") or ""))
     if ok and gpu_arch is not None and gpu_arch != str(report.get("gpu_arch")):

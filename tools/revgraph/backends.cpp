@@ -6,6 +6,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/backends.hpp"
+#include "engine/gpu_verified.hpp"
 #include "engine/version.hpp"
 #include "tools/revgraph/commands.hpp"
 #include "tools/revgraph/common.hpp"
@@ -40,6 +41,13 @@ int backends_command(const BackendsOptions& o) {
             if (a.requested == "auto")
                 out << "auto picks " << (a.usable ? a.backend : std::string("nothing"))
                     << " here; its rule: " << find_backend("auto")->reported << "\n";
+        // Whether this build's GPU path is the one a passing report measured, said plainly.
+        const GpuVerification& v = gpu_verification();
+        if (v.backends.empty())
+            out << "the GPU path of this build is unverified (" << v.why << ")\n";
+        else
+            out << "the GPU path of this build is verified by " << v.report << " on a " << v.device << "\n";
+        out << "every GPU run: " << kGpuResultsIndex << "; how to make one on a GPU machine: " << kGpuCheckGuide << "\n";
     }
     write_stdout(out.str());
     return 0;
