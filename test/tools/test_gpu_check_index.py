@@ -93,6 +93,7 @@ class CommittedIndex(unittest.TestCase):
         self.assertIn("docs/gpu.md", block)
         self.assertTrue(os.path.isfile(os.path.join(ROOT, "docs", "gpu.md")))
         self.assertLessEqual(len(block.strip().splitlines()), 6)
+        self.assertIn("× the same-spec PyTorch learner (eager", block)
 
 
 class MadeUp(unittest.TestCase):

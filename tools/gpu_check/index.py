@@ -25,8 +25,8 @@ from . import currency
 from .steps import ROOT, OneLineParser
 
 INDEX = "INDEX.md"
-README_BEGIN = "<!-- gpu-status: written by tools/gpu-check index from bench/results; do not edit -->"
-README_END = "<!-- /gpu-status -->"
+README_BEGIN = "<!-- measured: written by tools/gpu-check index from bench/results; do not edit -->"
+README_END = "<!-- /measured -->"
 BACKENDS = ("cuda-fused", "cuda")
 _STEM = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{4})-([a-z0-9]+)-([0-9a-f]{7,40})-(.+)$")
 
@@ -178,6 +178,29 @@ def _companions(results_dir, report):
     return out
 
 
+def cpu_headline(results_dir):
+    """One line from the newest bench/compare/compare_torch report: the fast CPU backend against the
+    same-spec PyTorch learner, eager, one thread each, in one run."""
+    newest = None
+    for path in glob.glob(os.path.join(results_dir, "*-cpu-compare-*.json")):
+        try:
+            with open(path) as f:
+                r = json.load(f)
+        except (OSError, ValueError):
+            continue
+        key = (str(r.get("date")), path)
+        if _get(r, "timing", "cpu", "task_ms", "median") and _get(r, "timing", "torch-eager", "task_ms", "median"):
+            newest = max(newest or (key, r), (key, r), key=lambda x: x[0])
+    if newest is None:
+        return None
+    (date, path), r = newest
+    cpu, torch = r["timing"]["cpu"]["task_ms"]["median"], r["timing"]["torch-eager"]["task_ms"]["median"]
+    name = os.path.basename(path)
+    return (f"On the CPU, one thread: `cpu` {_ms(cpu)} ms a rev88 task, {torch / cpu:.1f}× the same-spec PyTorch learner "
+            f"(eager, {_ms(torch)} ms) in the same run on a {_get(r, 'machine', 'cpus')}-core "
+            f"{_get(r, 'machine', 'cpu_model')} ([bench/results/{name}](bench/results/{name}), {date[:10]}).")
+
+
 def render(results_dir=None, root=ROOT):
     """(INDEX.md text, README block lines)."""
     results_dir = results_dir or os.path.join(root, "bench", "results")
@@ -221,8 +244,11 @@ def render(results_dir=None, root=ROOT):
                    f"the last one, {('commit `' + str(report.get('git_commit'))[:7] + '`') if report else 'none'}). "
                    "`cuda` and `cuda-fused` run when named with `--backend`; `auto` picks `cpu`.",
                    "What the last runs measured is in the index below; they are not of this code."]
-    readme += ["Every GPU run, passing or not, with what it measured: [bench/results/INDEX.md](bench/results/INDEX.md); "
-               "how to make one on any GPU machine: [docs/gpu.md](docs/gpu.md)."]
+    cpu = cpu_headline(results_dir)
+    if cpu:
+        readme.append(cpu)
+    readme += ["Every run, passing or not, with what it measured: [bench/results/INDEX.md](bench/results/INDEX.md); "
+               "how to make a GPU report on any GPU machine: [docs/gpu.md](docs/gpu.md)."]
 
     out += ["## Every GPU run, newest first", "",
             "| when (UTC) | commit | call | verdict | what it measured | files |", "|---|---|---|---|---|---|"]
