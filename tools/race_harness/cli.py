@@ -1,0 +1,325 @@
+"""tools/race's command line: run, engine, draws, check (docs/race.md, "Commands").
+
+Why one module: each command is a short sequence over the other modules (rules before import,
+draws before the sandbox is armed, the verdict from the counts), and its order is the protocol's
+order; the work itself lives in the modules it calls. Errors are one line `race: error: ...`
+(exit 1; usage 2). A verdict is the last line a run prints: exit 0 PASS, 3 FAIL, 1 NO VERDICT.
+"""
+import argparse
+import hashlib
+import os
+import sys
+
+from . import DEFAULT_SEED, draws, package, report, rules, verdict
+from .errors import RaceError, UsageError
+
+PER_DRAW = draws.PER_DRAW
+
+
+class Parser(argparse.ArgumentParser):
+    def error(self, message):  # argparse's own mistakes, in the one-line form, exit 2
+        raise UsageError(message)
+
+
+def _seed_options(p):
+    g = p.add_argument_group("seed (default: the default local seed, on which no entry may be chosen)")
+    g.add_argument("--seed", type=int, help=f"the run's seed (default {DEFAULT_SEED})")
+    g.add_argument("--case-seed", type=int, help="a public case seed A, paired with --secret B: A + (A+B)(A+B+1)/2")
+    g.add_argument("--secret", type=int, help="the secret B paired with --case-seed")
+
+
+def _parser():
+    ap = Parser(prog="race", description="The local race harness of the MNIST-medium time challenge (docs/race.md).")
+    sub = ap.add_subparsers(dest="command", metavar="{run,engine,draws,check}")
+    sub.required = True
+
+    r = sub.add_parser("run", help="an entry through the protocol's calls")
+    r.add_argument("entry", metavar="ENTRY.py")
+    r.add_argument("--idx-dir", required=True, help="the MNIST IDX files (train-*, and t10k-* for the warm-up)")
+    _seed_options(r)
+    r.add_argument("--fashion-dir", help="Fashion-MNIST's training IDX files: warm-up and hold-out calls on them")
+    r.add_argument("--device", choices=("cuda", "cpu"), default="cuda", help="where the inputs live (default cuda)")
+    r.add_argument("--report", help="write the JSON report here")
+    r.add_argument("--build", help="the Meson build folder whose python/ holds revgraph (default build)")
+
+    e = sub.add_parser("engine", help="the revgraph engine's predictions on the same 11 draws")
+    e.add_argument("--band", required=True, help="the band in percent (12, 8, 5, 3, 2; a decimal)")
+    e.add_argument("--config", help="a config JSON file (the engine's keys)")
+    e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a config key, after --config")
+    e.add_argument("--idx-dir", required=True)
+    _seed_options(e)
+    e.add_argument("--backend", default="cpu", help="the engine's backend (default cpu: bit-equal to cuda-fused)")
+    e.add_argument("--report")
+    e.add_argument("--build")
+
+    d = sub.add_parser("draws", help="write the 11 ranked draws")
+    d.add_argument("--idx-dir", required=True)
+    _seed_options(d)
+    d.add_argument("--output", required=True, metavar="DRAWS.npz")
+    d.add_argument("--task-dir", help="also draw-NN.npz + draw-NN-labels.npy, revgraph run --input archives")
+
+    c = sub.add_parser("check", help="the entry's static rules only")
+    c.add_argument("entry", metavar="ENTRY.py")
+    return ap
+
+
+def _seed(a):
+    """(seed, record for the report)."""
+    if a.seed is not None and (a.case_seed is not None or a.secret is not None):
+        raise UsageError("--seed or --case-seed/--secret, not both")
+    if (a.case_seed is None) != (a.secret is None):
+        raise UsageError("--case-seed and --secret go together")
+    if a.seed is not None:
+        if a.seed < 0:
+            raise UsageError(f"--seed must be a non-negative integer, got {a.seed}")
+        return a.seed, {"seed": a.seed, "source": "--seed", "default": a.seed == DEFAULT_SEED}
+    if a.case_seed is not None:
+        if a.case_seed < 0 or a.secret < 0:
+            raise UsageError("--case-seed and --secret must be non-negative integers")
+        s = draws.cantor(a.case_seed, a.secret)
+        return s, {"seed": s, "source": "cantor(--case-seed, --secret)", "case_seed": a.case_seed, "default": False}
+    print(f"race: seed {DEFAULT_SEED}, the default local seed: no entry may be chosen on it", file=sys.stderr)
+    return DEFAULT_SEED, {"seed": DEFAULT_SEED, "source": "default", "default": True}
+
+
+def _idx_inputs(folder, names):
+    out = []
+    for n in names:
+        for candidate in (os.path.join(folder, n), os.path.join(folder, n + ".gz")):
+            if os.path.exists(candidate):
+                out.append(candidate)
+    return out
+
+
+def _draw_summary(d):
+    return {"index": d.index, "seed": d.seed, "data": d.data, "label_permutation": d.perm.tolist()}
+
+
+# ------------------------------------------------------------------------------------------ check
+def _read_entry(path):
+    try:
+        with open(path, "rb") as f:
+            return f.read()
+    except OSError as e:
+        raise RaceError(f"{path}: {e.strerror or e}") from None
+
+
+def cmd_check(a):
+    problems, info = rules.check_source(_read_entry(a.entry), os.path.basename(a.entry))
+    for p in problems:
+        print(f"{a.entry}: {p}")
+    if problems:
+        print(f"race: FAIL {a.entry}: {len(problems)} broken rule{'s' if len(problems) > 1 else ''}")
+        return 1
+    print(f"race: PASS {a.entry}: the static rules hold (band {info['band']} %, {info['bytes']:,} bytes)")
+    return 0
+
+
+# -------------------------------------------------------------------------------------------- run
+def cmd_run(a):
+    seed, seed_record = _seed(a)
+    source = _read_entry(a.entry)
+    path = os.path.abspath(a.entry)
+    inputs = [path] + _idx_inputs(a.idx_dir, [draws.TRAIN_IMAGES, draws.TRAIN_LABELS, draws.TEST_IMAGES,
+                                              draws.TEST_LABELS])
+    if a.fashion_dir:
+        inputs += _idx_inputs(a.fashion_dir, [draws.TRAIN_IMAGES, draws.TRAIN_LABELS])
+    report.check_output(a.report, inputs)
+    out = report.header("run")
+    out.update(entry={"path": path, "bytes": len(source), "sha256": hashlib.sha256(source).hexdigest()}, seed=seed_record)
+
+    problems, info = rules.check_source(source, os.path.basename(path))
+    out["rules"] = rules.rule_table(problems)
+    if problems:
+        for p in problems:
+            print(f"{a.entry}: {p}")
+        line = (f"race: error: {a.entry} breaks {len(problems)} static rule{'s' if len(problems) > 1 else ''}; "
+                f"it was not imported")
+        out.update(error=line, verdict={"result": "FAIL", "line": line})
+        if a.report:
+            report.write_json(a.report, out)
+        raise RaceError(line[len("race: error: "):])
+    band = str(info["band"])
+    out["entry"]["band"] = info["band"]
+
+    revgraph, why = package.load(a.build)
+    if revgraph is None:
+        print(f"race: {why}: the band's verdict will not be given", file=sys.stderr)
+    try:
+        import torch
+    except ImportError as e:
+        raise RaceError(f"run needs torch ({e}); Debian: apt-get install python3-torch") from None
+    if a.device == "cuda" and not torch.cuda.is_available():
+        raise RaceError(f"--device cuda: torch {torch.__version__} here sees no CUDA device (use a CUDA build of "
+                        f"torch, e.g. `python3 tools/race ...`, or --device cpu for a CPU entry)")
+
+    pool = draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)
+    ranked = draws.ranked_draws(pool, seed)
+    if a.fashion_dir:
+        foreign = draws.load_pool(a.fashion_dir)
+        warmup = draws.warmup_draw(foreign, seed, "fashion-train")
+        holdouts = [draws.holdout_draw(foreign, seed, k) for k in range(1, draws.HOLDOUT_CALLS + 1)]
+        positions = draws.holdout_positions(seed)
+        warm_note = "a Fashion-MNIST draw (--fashion-dir)"
+    else:
+        foreign = draws.load_pool(a.idx_dir, draws.TEST_IMAGES, draws.TEST_LABELS)
+        warmup = draws.warmup_draw(foreign, seed, "mnist-t10k")
+        holdouts, positions = [], []
+        warm_note = "not Fashion data: a draw of MNIST's t10k files, labels permuted (no --fashion-dir)"
+    timed, rest, hold = [], list(ranked), list(holdouts)
+    for k in range(len(ranked) + len(holdouts)):
+        timed.append(hold.pop(0) if k in positions else rest.pop(0))
+    out["sources"] = {"pool": pool.sources, "pool_official": pool.official, "foreign": foreign.sources}
+    out["warmup"] = dict(warmup.describe(), what=warm_note)
+    out["draws"] = [_draw_summary(d) for d in ranked]
+    out["holdout_positions"] = [p + 1 for p in positions]
+
+    from . import runner
+    from .sandbox import SANDBOX, WORDS
+    progress = runner.Progress()
+    error = None
+    try:
+        runner.run_entry(torch, path, source, warmup, timed, a.device, progress)
+    except RaceError as e:
+        error = str(e)
+    dev = progress.device
+    out["calls"] = progress.calls
+    out["sandbox"] = {"words": list(WORDS), "refused": SANDBOX.refused,
+                      "how": "sys.addaudithook: Python-level file, process and library events, armed while the entry runs"}
+    out["device"] = {"kind": a.device, "name": dev.name if dev else None, "timer": dev.timer if dev else None,
+                     "flush_bytes": runner.FLUSH_BYTES, "judge_gpu": report.JUDGE_GPU}
+    out["environment"] = report.environment(torch)
+    if error:
+        out.update(error=error, verdict={"result": "ERROR", "line": f"race: error: {error}"})
+        if a.report:
+            report.write_json(a.report, out)
+        raise RaceError(error)
+
+    ranked_counts = [c["correct"] for c in progress.calls if c["kind"] == "ranked"]
+    holdout_counts = [c["correct"] for c in progress.calls if c["kind"] == "holdout"]
+    times = [c["ms"] for c in progress.calls if c["timed"]]
+    band_v = verdict.judge_band(ranked_counts, band, revgraph, why)
+    hold_v = verdict.judge_holdout(holdout_counts, skipped_why="no --fashion-dir")
+    time_v = verdict.judge_times(times)
+    time_v["ranked_only_mean_ms"] = (sum(c["ms"] for c in progress.calls if c["kind"] == "ranked")
+                                     / max(1, len(ranked_counts)))
+    time_v["timer"] = dev.timer
+    word = report.overall([band_v["passed"], time_v["passed"], hold_v["passed"] if holdouts else True])
+    line = report.run_verdict_line(word, band_v, time_v, hold_v, a.device, dev.name, dev.timer)
+    out["totals"] = {"ranked_correct": sum(ranked_counts), "ranked_total": PER_DRAW * len(ranked_counts),
+                     "per_draw": ranked_counts, "worst_draw": min(ranked_counts), "holdout_correct": holdout_counts}
+    out.update(band=band_v, holdout=hold_v, timing=time_v,
+               verdict={"result": word, "line": line,
+                        "checks": {"rules": True, "band_total": band_v.get("meets_total"),
+                                   "band_floor": band_v.get("meets_floor"), "holdout": hold_v["passed"],
+                                   "consistency": time_v["consistent"], "no_call_over_60s": not time_v["calls_over_60s"]}})
+    if a.report:
+        report.write_json(a.report, out)
+    print(line)
+    return report.EXIT[word]
+
+
+# ----------------------------------------------------------------------------------------- engine
+def cmd_engine(a):
+    seed, seed_record = _seed(a)
+    verdict.band_basis_points(a.band)
+    inputs = _idx_inputs(a.idx_dir, [draws.TRAIN_IMAGES, draws.TRAIN_LABELS]) + ([a.config] if a.config else [])
+    report.check_output(a.report, inputs)
+    revgraph, why = package.load(a.build)
+    if revgraph is None:
+        raise RaceError(f"engine needs the built revgraph package: {why}")
+    try:
+        config = revgraph._core.config_from(a.config, list(a.set))
+    except (ValueError, RuntimeError) as e:
+        raise RaceError(str(e)) from None
+    pool = draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)
+    ranked = draws.ranked_draws(pool, seed)
+    rows, seconds, counts = [], [], []
+    backend = device = None
+    for d in ranked:
+        try:
+            result = revgraph.fit_predict(d.train_x, d.train_y, d.test_x, backend=a.backend, **config)
+        except (ValueError, RuntimeError, TypeError) as e:
+            raise RaceError(f"draw {d.index}: {e}") from None
+        predictions = result.predictions
+        correct = int((predictions == d.test_y).sum())
+        meta = result.metadata
+        backend, device = meta["backend"], meta["device"]
+        counts.append(correct)
+        seconds.append(result.run_seconds)
+        rows.append(dict(_draw_summary(d), correct=correct, run_seconds=result.run_seconds,
+                         predictions_sha256=meta["predictions_sha256"], input_hashes=meta["input_hashes"]))
+    band_v = verdict.judge_band(counts, a.band, revgraph)
+    word = report.overall([band_v["passed"]])
+    line = report.engine_verdict_line(word, band_v, backend, seconds)
+    out = report.header("engine")
+    out.update(seed=seed_record, config=config, backend={"requested": a.backend, "ran": backend, "device": device},
+               sources={"pool": pool.sources, "pool_official": pool.official},
+               calls=[dict(r, kind="ranked", draw=r["index"]) for r in rows],
+               totals={"ranked_correct": sum(counts), "ranked_total": PER_DRAW * len(counts), "per_draw": counts,
+                       "worst_draw": min(counts)},
+               band=band_v,
+               timing={"time": "not a GPU call", "run_seconds": seconds,
+                       "note": "the engine's CPU run time of each draw, for information only; the race's figure is "
+                               "a GPU call's CUDA-event time"},
+               holdout={"status": "not run", "why": "engine predictions", "passed": None},
+               environment=dict(report.environment(), revgraph=revgraph.__version__),
+               verdict={"result": word, "line": line})
+    if a.report:
+        report.write_json(a.report, out)
+    print(line)
+    return report.EXIT[word]
+
+
+# ------------------------------------------------------------------------------------------ draws
+def cmd_draws(a):
+    import numpy as np
+    seed, _ = _seed(a)
+    inputs = _idx_inputs(a.idx_dir, [draws.TRAIN_IMAGES, draws.TRAIN_LABELS])
+    report.check_output(a.output, inputs)
+    if a.task_dir:
+        parent = os.path.dirname(os.path.abspath(a.task_dir))
+        if not os.path.isdir(parent):
+            raise RaceError(f"{a.task_dir}: the folder {parent} does not exist")
+        if os.path.exists(a.task_dir) and not os.path.isdir(a.task_dir):
+            raise RaceError(f"{a.task_dir}: not a folder")
+        for p in inputs:
+            if os.path.dirname(os.path.abspath(p)) == os.path.abspath(a.task_dir):
+                raise RaceError(f"{a.task_dir}: is the IDX folder; the race never writes among its inputs")
+    pool = draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)
+    ranked = draws.ranked_draws(pool, seed)
+    arrays = {"seed": np.array(str(seed))}
+    for d in ranked:
+        n = f"{d.index:02d}"
+        arrays.update({f"train_x_{n}": d.train_x, f"train_y_{n}": d.train_y, f"test_x_{n}": d.test_x,
+                       f"test_y_{n}": d.test_y, f"train_rows_{n}": d.train_rows, f"test_rows_{n}": d.test_rows,
+                       f"label_perm_{n}": d.perm})
+    report.write_with(a.output, lambda f: np.savez(f, **arrays))
+    if a.task_dir:
+        os.makedirs(a.task_dir, exist_ok=True)
+        for d in ranked:
+            base = os.path.join(a.task_dir, f"draw-{d.index:02d}")
+            report.write_with(base + ".npz", lambda f, d=d: np.savez(f, train_images=d.train_x, train_labels=d.train_y,
+                                                                      test_images=d.test_x))
+            report.write_with(base + "-labels.npy", lambda f, d=d: np.save(f, d.test_y))
+    where = f" and {len(ranked)} task archives in {a.task_dir}" if a.task_dir else ""
+    print(f"race: wrote {a.output} ({len(ranked)} draws of seed {seed}){where}")
+    return 0
+
+
+COMMANDS = {"run": cmd_run, "engine": cmd_engine, "draws": cmd_draws, "check": cmd_check}
+
+
+def main(argv=None):
+    try:
+        sys.stdout.reconfigure(errors="backslashreplace")
+        sys.stderr.reconfigure(errors="backslashreplace")
+    except AttributeError:
+        pass
+    try:
+        a = _parser().parse_args(argv)
+        return COMMANDS[a.command](a)
+    except RaceError as e:
+        sys.stdout.flush()
+        print(f"race: error: {e}", file=sys.stderr)
+        return e.status

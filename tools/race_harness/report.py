@@ -1,0 +1,159 @@
+"""The race's JSON report and its one-line verdict; outputs written whole.
+
+Why: a run's worth is in what can be checked afterwards: which draws (seed), which tree (git
+commit), which machine and library versions, every call's count and time, and each rule's
+arithmetic. The keys are listed in docs/race.md ("The report"). Every file is written to a
+temporary beside its destination, fsynced, then renamed: all of it or none; and never over an
+input of the run.
+"""
+import json
+import os
+import platform
+import subprocess
+import sys
+import tempfile
+
+from . import HARNESS, PROTOCOL
+from .errors import RaceError
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+JUDGE_GPU = "A100"
+
+
+def git_state(root=ROOT):
+    """{"commit": HEAD or None, "dirty": tracked files changed (None unknown)}."""
+    def git(*args):
+        return subprocess.run(["git", "-C", root, *args], capture_output=True, text=True, timeout=60)
+    try:
+        head = git("rev-parse", "HEAD")
+        if head.returncode != 0:
+            return {"commit": None, "dirty": None}
+        status = git("status", "--porcelain", "--untracked-files=no")
+        return {"commit": head.stdout.strip(), "dirty": bool(status.stdout.strip()) if status.returncode == 0 else None}
+    except (OSError, subprocess.TimeoutExpired):
+        return {"commit": None, "dirty": None}
+
+
+def environment(torch=None):
+    import numpy
+    env = {"python": platform.python_version(), "numpy": numpy.__version__,
+           "torch": getattr(torch, "__version__", None), "platform": platform.platform(), "git": git_state(),
+           "judge": {"gpu": JUDGE_GPU, "python": "3.13", "torch": "2.12", "numpy": "2.3"}}
+    return env
+
+
+def _same(a, b):
+    try:
+        return os.path.samefile(a, b)
+    except OSError:
+        return os.path.abspath(a) == os.path.abspath(b)
+
+
+def check_output(path, inputs):
+    """Before any work: the output is not one of the inputs, and its folder exists."""
+    if path is None:
+        return
+    for p in inputs:
+        if p and _same(path, p):
+            raise RaceError(f"{path}: is an input of this run; the race never writes over an input")
+    folder = os.path.dirname(os.path.abspath(path))
+    if not os.path.isdir(folder):
+        raise RaceError(f"{path}: the folder {folder} does not exist")
+    if os.path.isdir(path):
+        raise RaceError(f"{path}: is a folder")
+
+
+def write_with(path, writer):
+    """writer(file object) into a temporary beside path (mode 0666 less the umask, as open() would
+    make it), fsync, rename; the temporary is removed where anything fails."""
+    folder = os.path.dirname(os.path.abspath(path))
+    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+    try:
+        umask = os.umask(0)
+        os.umask(umask)
+        os.fchmod(fd, 0o666 & ~umask)
+        with os.fdopen(fd, "wb") as f:
+            writer(f)
+            f.flush()
+            os.fsync(f.fileno())
+        os.replace(tmp, path)
+    except BaseException:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+        raise
+
+
+def write_bytes(path, data):
+    write_with(path, lambda f: f.write(data))
+
+
+def write_json(path, data):
+    write_bytes(path, (json.dumps(data, indent=1) + "\n").encode())
+
+
+def header(command):
+    return {"protocol": PROTOCOL, "harness": HARNESS, "command": command, "argv": sys.argv[1:]}
+
+
+# ---------------------------------------------------------------------------------- verdict line
+def _band_part(band):
+    head = f"band {band['band']} % — {band['total_correct']:,} / {band['total']:,}"
+    if not band.get("available"):
+        return f"{head} (no band rule: {band['why']})"
+    total_ok = band["meets_total"]
+    part = f"{head} ({'>=' if total_ok else '<'} {band['required_correct']:,})"
+    floor = band["per_draw_floor"]
+    if band["meets_floor"]:
+        part += f", worst draw {band['worst_draw']:,} (>= {floor:,})"
+    else:
+        part += (f", worst draw {band['worst_draw']:,} (< {floor:,}: draw"
+                 f"{'s' if len(band['draws_below_floor']) > 1 else ''} {', '.join(map(str, band['draws_below_floor']))})")
+    return part
+
+
+def _times_part(times, device_kind, device_name, timer):
+    if times.get("passed") is None:
+        return "no timed calls"
+    where = "cuda" if device_kind == "cuda" else "cpu wall clock"
+    part = (f"ranked mean {times['mean_ms']:.3f} ms over {times['calls']} calls ({where}, {device_name} — not the "
+            f"judge's {JUDGE_GPU})")
+    if times["consistent"]:
+        part += ", consistency ok"
+    else:
+        part += (f", consistency FAILED (slowest {times['max_ms']:.3f} ms > 2 × median {times['median_ms']:.3f} + 2 = "
+                 f"{times['consistency_limit_ms']:.3f} ms)")
+    if times["calls_over_60s"]:
+        part += f", {len(times['calls_over_60s'])} call(s) over 60 s"
+    return part
+
+
+def _holdout_part(holdout):
+    if holdout["status"] == "skipped":
+        return f"hold-out skipped ({holdout['why']})"
+    sign = ">=" if holdout["passed"] else "<"
+    return f"hold-out {holdout['status']} ({holdout['mean_percent']:.1f} % {sign} {holdout['percent_needed']} %)"
+
+
+def overall(parts):
+    """'PASS', 'FAIL' or 'NO VERDICT' from the rules' passed values (None: not judged)."""
+    if any(p is False for p in parts):
+        return "FAIL"
+    if any(p is None for p in parts):
+        return "NO VERDICT"
+    return "PASS"
+
+
+def run_verdict_line(word, band, times, holdout, device_kind, device_name, timer):
+    return (f"race: {word} {_band_part(band)}, {_times_part(times, device_kind, device_name, timer)}, "
+            f"{_holdout_part(holdout)}")
+
+
+def engine_verdict_line(word, band, backend, run_seconds):
+    mean = 1e3 * sum(run_seconds) / len(run_seconds) if run_seconds else 0.0
+    return (f"race: {word} {_band_part(band)}, time not a GPU call (engine {backend}: {mean:.1f} ms a draw on this "
+            f"machine, for information), hold-out not run (engine predictions)")
+
+
+EXIT = {"PASS": 0, "FAIL": 3, "NO VERDICT": 1}

@@ -1,0 +1,205 @@
+"""An entry file's static rules, checked by reading it (ast), never by running it.
+
+Why: the judge refuses an entry that breaks one of these before running anything, and a refusal
+there costs a submission. So `tools/race check` and `tools/race run` read the file the same way
+first, and `run` imports nothing that breaks a rule. Each broken rule is one line.
+
+The rules (docs/race.md, "The entry"):
+  size       at most 20,480 bytes
+  literals   no str or bytes literal longer than 4,096 characters (bytes: 4,096 bytes)
+  header     line 1 `#!POPCORN leaderboard mnist-medium-<N>pct` (N a leaderboard: 12, 8, 5, 3, 2),
+             line 2 `#!POPCORN gpu A100`
+  inert      the module level only imports, defines (def, class), assigns constants and configures
+             torch; nothing else runs at import (no other call, no if/for/while/try/with block)
+  kernel     a module-level `def custom_kernel(data)` that takes one positional argument
+
+What "inert" allows, exactly: imports; `def`/`class` (a decorator a dotted name, or a call of a
+`torch.` dotted name with constant arguments such as `@torch.no_grad()`; defaults constant; class
+bodies held to the same rules); a docstring; `pass`; `NAME = <constant expression>` (literals,
+names, attributes, subscripts, operators, tuples/lists/dicts/sets of these, lambdas; no call, no
+comprehension); an assignment to a `torch.` attribute (`torch.backends.cuda.matmul.allow_tf32 =
+False`); and a torch configuration call, `torch.set_*(...)`, `torch.use_deterministic_algorithms(...)`
+or `torch.backends.*(...)`, with constant arguments.
+"""
+import ast
+import os
+import re
+
+MAX_BYTES = 20480
+MAX_LITERAL = 4096
+LEADERBOARDS = (12, 8, 5, 3, 2)
+HEADER_RE = re.compile(r"#!POPCORN leaderboard mnist-medium-(\d+)pct")
+GPU_LINE = "#!POPCORN gpu A100"
+
+_CONSTANT_NODES = (ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.Set,
+                   ast.Dict, ast.UnaryOp, ast.BinOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Starred, ast.Load,
+                   ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.expr_context)
+
+
+def _dotted(node):
+    """'torch.backends.cuda' for that Attribute/Name chain, else None."""
+    parts = []
+    while isinstance(node, ast.Attribute):
+        parts.append(node.attr)
+        node = node.value
+    if isinstance(node, ast.Name):
+        parts.append(node.id)
+        return ".".join(reversed(parts))
+    return None
+
+
+def _constant(node):
+    """A constant expression: nothing in it calls, iterates or awaits (a lambda's body runs later)."""
+    if isinstance(node, ast.Lambda):
+        args = node.args
+        return all(_constant(d) for d in args.defaults + [d for d in args.kw_defaults if d is not None])
+    if not isinstance(node, _CONSTANT_NODES):
+        return False
+    return all(_constant(child) for child in ast.iter_child_nodes(node))
+
+
+def _torch_config_call(node):
+    if not isinstance(node, ast.Call):
+        return False
+    name = _dotted(node.func) or ""
+    if not name.startswith("torch."):
+        return False
+    last = name.rsplit(".", 1)[1]
+    if not (last.startswith("set_") or last == "use_deterministic_algorithms" or name.startswith("torch.backends.")):
+        return False
+    return all(_constant(a) for a in node.args) and all(_constant(k.value) for k in node.keywords)
+
+
+def _decorator_ok(node):
+    if _dotted(node) is not None:
+        return True
+    return isinstance(node, ast.Call) and (_dotted(node.func) or "").startswith("torch.") and \
+        all(_constant(a) for a in node.args) and all(_constant(k.value) for k in node.keywords)
+
+
+def _defaults_ok(args):
+    return all(_constant(d) for d in args.defaults + [d for d in args.kw_defaults if d is not None])
+
+
+def _inert(body, where, problems):
+    """Problems with the statements that run when this body (the module's, a class's) runs."""
+    for stmt in body:
+        line = f"line {stmt.lineno}"
+        if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass)):
+            continue
+        if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
+            continue  # a docstring, or any other bare literal: nothing runs
+        if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
+            for d in stmt.decorator_list:
+                if not _decorator_ok(d):
+                    problems.append(f"inert: {line}: the decorator of {stmt.name} runs code at import "
+                                    f"(a dotted name, or a call of a torch. name with constant arguments)")
+            if isinstance(stmt, ast.ClassDef):
+                if not all(_constant(b) for b in stmt.bases) or not all(_constant(kw.value) for kw in stmt.keywords):
+                    problems.append(f"inert: {line}: the bases of class {stmt.name} call code at import")
+                _inert(stmt.body, f"class {stmt.name}", problems)
+            elif not _defaults_ok(stmt.args):
+                problems.append(f"inert: {line}: a default argument of {stmt.name} calls code at import")
+            continue
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+            targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+            value = stmt.value
+            if isinstance(stmt, ast.AnnAssign) and not _constant(stmt.annotation):
+                problems.append(f"inert: {line}: {where}: an annotation computed at import")
+                continue
+            torch_attribute = all(isinstance(t, ast.Attribute) and (_dotted(t) or "").startswith("torch.")
+                                  for t in targets)
+            plain = all(isinstance(t, (ast.Name, ast.Tuple, ast.List)) and _constant(t) for t in targets)
+            if value is not None and not _constant(value):
+                problems.append(f"inert: {line}: {where} assigns a value computed at import (a call, a "
+                                f"comprehension...): only constant expressions")
+            elif not (plain or torch_attribute):
+                problems.append(f"inert: {line}: {where} assigns to something other than a name or a torch. setting")
+            continue
+        if isinstance(stmt, ast.Expr) and _torch_config_call(stmt.value):
+            continue
+        kind = type(stmt).__name__
+        if isinstance(stmt, ast.If):
+            what = "an if block (an `if __name__ == ...` block included) runs at import"
+        elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
+            what = f"a call ({_dotted(stmt.value.func) or 'an expression'}) runs at import; only torch configuration " \
+                   f"calls may"
+        elif isinstance(stmt, ast.Expr):
+            what = "an expression statement runs at import"
+        else:
+            what = f"a {kind} statement runs at import"
+        problems.append(f"inert: {line}: {where}: {what}")
+
+
+def _takes_one_positional(fn):
+    a = fn.args
+    positional = a.posonlyargs + a.args
+    required = len(positional) - len(a.defaults)
+    required_kwonly = sum(1 for d in a.kw_defaults if d is None)
+    return required <= 1 and (len(positional) >= 1 or a.vararg is not None) and required_kwonly == 0
+
+
+def check_source(raw, name="entry"):
+    """(problems, info) for an entry file's bytes: one line a broken rule; info holds what the
+    header says (band, gpu) and the size. A file that does not parse stops at that line."""
+    problems, info = [], {"bytes": len(raw), "band": None, "gpu": None}
+    if len(raw) > MAX_BYTES:
+        problems.append(f"size: {len(raw):,} bytes, more than {MAX_BYTES:,}")
+    try:
+        text = raw.decode("utf-8")
+    except UnicodeDecodeError as e:
+        problems.append(f"source: not UTF-8 text ({e})")
+        return problems, info
+    lines = text.splitlines()
+    first = lines[0].rstrip() if lines else ""
+    second = lines[1].rstrip() if len(lines) > 1 else ""
+    m = HEADER_RE.fullmatch(first)
+    if not m:
+        problems.append(f"header: line 1 is {first[:80]!r}, not '#!POPCORN leaderboard mnist-medium-<N>pct'")
+    elif int(m.group(1)) not in LEADERBOARDS:
+        problems.append(f"header: line 1 names mnist-medium-{m.group(1)}pct, not one of the leaderboards "
+                        f"{', '.join(f'{b}pct' for b in LEADERBOARDS)}")
+    else:
+        info["band"] = int(m.group(1))
+    if second != GPU_LINE:
+        problems.append(f"header: line 2 is {second[:80]!r}, not {GPU_LINE!r}")
+    else:
+        info["gpu"] = "A100"
+    try:
+        tree = ast.parse(text, filename=name)
+    except SyntaxError as e:
+        problems.append(f"source: does not parse: {e.msg} (line {e.lineno})")
+        return problems, info
+    for node in ast.walk(tree):
+        if isinstance(node, ast.Constant) and isinstance(node.value, (str, bytes)) and len(node.value) > MAX_LITERAL:
+            unit = "bytes" if isinstance(node.value, bytes) else "characters"
+            problems.append(f"literals: line {node.lineno}: a {type(node.value).__name__} literal of "
+                            f"{len(node.value):,} {unit}, more than {MAX_LITERAL:,}")
+    _inert(tree.body, "the module level", problems)
+    kernels = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "custom_kernel"]
+    if not kernels:
+        problems.append("kernel: no module-level `def custom_kernel(data)`")
+    elif isinstance(kernels[-1], ast.AsyncFunctionDef):
+        problems.append(f"kernel: line {kernels[-1].lineno}: custom_kernel is async; the judge calls it plainly")
+    elif not _takes_one_positional(kernels[-1]):
+        problems.append(f"kernel: line {kernels[-1].lineno}: custom_kernel cannot be called with the one argument data")
+    return problems, info
+
+
+def check_file(path):
+    """check_source of the file at path; RaceError-free: an unreadable file is one problem."""
+    try:
+        with open(path, "rb") as f:
+            raw = f.read()
+    except OSError as e:
+        return [f"source: {e}"], {"bytes": None, "band": None, "gpu": None}
+    return check_source(raw, os.path.basename(path))
+
+
+RULE_NAMES = ("size", "source", "header", "literals", "inert", "kernel")
+
+
+def rule_table(problems):
+    """[{rule, passed, problems}] for the report: every rule, passed or with its lines."""
+    return [{"rule": r, "passed": not [p for p in problems if p.startswith(r + ":")],
+             "problems": [p for p in problems if p.startswith(r + ":")]} for r in RULE_NAMES]

@@ -1,0 +1,76 @@
+"""The verdict's rules, apart from how the counts and times were obtained.
+
+Why apart: the same rules judge an entry's calls (`run`) and the engine's predictions (`engine`),
+and the tests hold the arithmetic to made-up counts. The band's two numbers come from the engine's
+one rule, revgraph.band_rule (engine/qualify/band.cpp): required = ceil(total × (100 − band) / 100)
+and the per-draw floor 1.5 points below the band, in exact integers; there is no second copy here.
+
+  band         sum(correct) >= required and every ranked draw >= floor
+  hold-out     the hold-out calls (Fashion-MNIST) average >= 15 % correct: 100·sum >= 15·n·10,000
+  consistency  slowest timed call <= 2 × median + 2 ms; no call over 60 s
+  figure       the mean time of the timed calls (ranked and hold-out; not the warm-up)
+"""
+import decimal
+import statistics
+
+from .errors import RaceError
+
+HOLDOUT_PERCENT = 15
+CALL_LIMIT_MS = 60000.0
+SLACK_MS = 2.0
+
+
+def band_basis_points(band):
+    """'12' -> 1200, '7.5' -> 750; RaceError for what is not a decimal in (0, 100) to 0.01."""
+    try:
+        d = decimal.Decimal(str(band).strip())
+    except decimal.InvalidOperation:
+        raise RaceError(f"band {band!r} is not a decimal number of percent (12, 7.5)") from None
+    bp = d * 100
+    if not d.is_finite() or bp != bp.to_integral_value() or not 0 < bp < 10000:
+        raise RaceError(f"band {band!r}: a percentage strictly between 0 and 100, in hundredths at most")
+    return int(bp)
+
+
+def judge_band(counts, band, revgraph, why_missing="", per_draw=10000):
+    """The band's verdict on the ranked draws' correct counts (dict for the report). Without the
+    package: available False and why, and no pass or fail."""
+    total, n = sum(counts), len(counts)
+    out = {"band": str(band), "basis_points": band_basis_points(band), "draws": n, "per_draw": per_draw,
+           "total_correct": total, "total": n * per_draw, "worst_draw": min(counts) if counts else None,
+           "rule": "revgraph.band_rule (engine/qualify/band.cpp)"}
+    if revgraph is None:
+        out.update(available=False, why=why_missing, passed=None)
+        return out
+    try:
+        numbers = revgraph.band_rule(str(band), n * per_draw, per_draw)
+    except ValueError as e:
+        raise RaceError(f"band {band!r}: {e}") from None
+    required, floor = numbers["required_correct"], numbers["per_draw_floor"]
+    below = [k + 1 for k, c in enumerate(counts) if c < floor]
+    out.update(available=True, required_correct=required, per_draw_floor=floor, meets_total=total >= required,
+               meets_floor=not below, draws_below_floor=below)
+    out["passed"] = out["meets_total"] and out["meets_floor"]
+    return out
+
+
+def judge_holdout(counts, per_draw=10000, skipped_why=""):
+    """The hold-out rule on the hold-out calls' correct counts; skipped (passed None) where none ran."""
+    if not counts:
+        return {"status": "skipped", "why": skipped_why, "passed": None, "percent_needed": HOLDOUT_PERCENT}
+    passed = 100 * sum(counts) >= HOLDOUT_PERCENT * len(counts) * per_draw
+    return {"status": "passed" if passed else "failed", "passed": passed, "calls": len(counts), "correct": list(counts),
+            "mean_percent": 100.0 * sum(counts) / (len(counts) * per_draw), "percent_needed": HOLDOUT_PERCENT}
+
+
+def judge_times(ms):
+    """Consistency and the ranked figure over the timed calls' milliseconds."""
+    if not ms:
+        return {"passed": None, "why": "no timed calls"}
+    median = statistics.median(ms)
+    limit = 2.0 * median + SLACK_MS
+    slow = [k for k, t in enumerate(ms) if t > CALL_LIMIT_MS]
+    consistent = max(ms) <= limit
+    return {"calls": len(ms), "mean_ms": statistics.fmean(ms), "median_ms": median, "max_ms": max(ms), "min_ms": min(ms),
+            "consistency_limit_ms": limit, "consistent": consistent, "calls_over_60s": slow,
+            "passed": consistent and not slow}
