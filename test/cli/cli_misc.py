@@ -2,10 +2,12 @@
 runs it)."""
 import json
 import os
+import signal
+import subprocess
 import sys
 
 from cli_support import (
-    SOURCE_ROOT, write_bytes, rg, make_draw, save_npz, CliTestCase)
+    DEFAULT_CONFIG, REVGRAPH, SOURCE_ROOT, write_bytes, rg, make_draw, save_npz, CliTestCase)
 
 
 class CommandLine(CliTestCase):
@@ -44,6 +46,51 @@ class CommandLine(CliTestCase):
         self.assertEqual((p.returncode, p.stderr), (0, ""))
         self.assertIn("--repeat", p.stdout)
 
+    def all_commands(self, command=()):
+        """Every command and kind, from the help's own "Subcommands:" lists."""
+        found = [command]
+        text = rg(*command, "--help").stdout
+        if "\nSubcommands:\n" in text:
+            for line in text.split("\nSubcommands:\n", 1)[1].split("\n\n", 1)[0].splitlines():
+                found += self.all_commands(command + (line.split()[0],))
+        return found
+
+    def test_help_reads_as_prose(self):
+        # CLI11 writes "--pdl Excludes: --no-pdl" beside an option; the description says it in words.
+        commands = self.all_commands()
+        for c in (("run",), ("data", "mnist"), ("sweep", "merge"), ("verify",), ("version",)):
+            self.assertIn(c, commands)
+        for command in commands:
+            with self.subTest(command=command):
+                p = rg(*command, "--help")
+                self.assertEqual((p.returncode, p.stderr), (0, ""))
+                for raw in ("Excludes:", "Needs:"):
+                    self.assertNotIn(raw, p.stdout)
+                if "--no-pdl" in p.stdout:
+                    self.assertIn("not with --no-pdl", p.stdout)
+                    self.assertIn("not with --pdl", p.stdout)
+        # The rule still holds where the help no longer prints it.
+        self.assert_clean_error(rg("run", "--pdl", "--no-pdl", "--quiet"), 2, ["--no-pdl", "--pdl"])
+
+    def test_closed_pipe_ends_quietly(self):
+        # `revgraph backends | head -1`: the reader gone, the command ends as C tools do (SIGPIPE),
+        # without a word; where SIGPIPE is ignored, one line and exit 1: a lost result is never exit 0.
+        for args in (["backends"], ["backends", "--json"], ["--help"], ["run", "--set", "epochs=1", "--quiet"]):
+            for ignored in (False, True):
+                with self.subTest(args=args, sigpipe_ignored=ignored):
+                    r, w = os.pipe()
+                    os.close(r)
+                    try:
+                        p = subprocess.run([REVGRAPH] + args, stdout=w, stderr=subprocess.PIPE, text=True,
+                                           timeout=120, restore_signals=not ignored)  # Python ignores SIGPIPE
+                    finally:
+                        os.close(w)
+                    if not ignored:
+                        self.assertEqual((p.returncode, p.stderr), (-signal.SIGPIPE, ""))
+                    elif args != ["--help"]:
+                        self.assertEqual(p.returncode, 1)
+                        self.assertEqual(p.stderr, "revgraph: error: cannot write the result to standard output\n")
+
     def test_mistyped_option_names_the_nearest(self):
         d = self.fresh_dir("typo")
         for args, typo, near in (
@@ -78,6 +125,28 @@ class CommandLine(CliTestCase):
         self.assert_clean_error(rg("run", "--config", config, "--quiet"), 1,
                                 [config, "learning-rate", "did you mean learning_rate?", valid])
         self.assertIn("--set", line)
+
+    def test_config_key_given_as_an_option_points_at_set(self):
+        # "--epochs 3": the newcomer's guess. Where the command takes --set, the one line says how.
+        d = self.fresh_dir("key-as-option")
+        for args, hint in (
+            (["run", "--epochs", "3"], "--epochs is a config key: use --set epochs=3"),
+            (["run", "--quiet", "--epochs=5", "--output", os.path.join(d, "r.json")], "use --set epochs=5"),
+            (["run", "--batch-size", "8"], "--batch-size is a config key: use --set batch_size=8"),
+            (["run", "--learning_rate"], "use --set learning_rate=VALUE"),
+            (["run", "--momentum", "--quiet"], "use --set momentum=VALUE"),
+            (["qualify", "--idx-dir", d, "--depth", "3"], "qualify: --depth is a config key: use --set depth=3"),
+            (["sweep", "--width", "128", "--output", os.path.join(d, "s.jsonl")], "use --set width=128"),
+        ):
+            with self.subTest(args=args):
+                line = self.assert_clean_error(rg(*args), 2, [hint])
+                self.assertNotIn("unknown option", line)
+        for key in DEFAULT_CONFIG:  # every key of the engine's list, under its own name
+            self.assert_clean_error(rg("run", "--" + key, "1"), 2, ["use --set %s=1" % key])
+        # A command without --set keeps the plain answer.
+        self.assert_clean_error(rg("data", "embedded", "--epochs", "3", "--output", os.path.join(d, "x.npz")), 2,
+                                ["unknown option --epochs"])
+        self.assertEqual(os.listdir(d), [])
 
     def test_integer_keys_take_a_zero_fraction(self):
         draw = save_npz(os.path.join(self.tmp, "int-draw.npz"), make_draw(n=19, q=7, seed=77))

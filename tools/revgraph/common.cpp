@@ -42,8 +42,9 @@ void add_task_options(CLI::App& app, TaskOptions& o) {
         ->check(kNonEmpty);
     app.add_flag("--pdl", o.pdl,
                  "cuda-fused: Programmatic Dependent Launch between its kernels, the default (the same bytes; "
-                 "CUDA backends only)");
-    app.add_flag("--no-pdl", o.no_pdl, "cuda-fused: plain launches (CUDA backends only)")->excludes("--pdl");
+                 "CUDA backends only; not with --no-pdl)");
+    app.add_flag("--no-pdl", o.no_pdl, "cuda-fused: plain launches (CUDA backends only; not with --pdl)")
+        ->excludes("--pdl");
 }
 
 std::string config_keys_help() {

@@ -7,12 +7,14 @@
 #include <climits>
 #include <exception>
 #include <iostream>
+#include <memory>
 #include <string>
 #include <vector>
 
 #include <CLI/CLI.hpp>
 
 #include "engine/closest_name.hpp"
+#include "engine/config.hpp"
 #include "engine/error.hpp"
 #include "engine/version.hpp"
 #include "tools/revgraph/commands.hpp"
@@ -74,6 +76,16 @@ std::string joined(const std::vector<std::string>& names, const std::string& las
     return s;
 }
 
+// The config key an unknown long option spells ("--epochs", "--batch-size": epochs, batch_size)
+// where `app` takes --set, else "". The keys are the engine's (TaskConfig::keys()).
+std::string config_key_named(const std::string& option, const CLI::App* app) {
+    if (option.rfind("--", 0) != 0 || app->get_option_no_throw("--set") == nullptr) return "";
+    std::string key = option.substr(2);
+    std::replace(key.begin(), key.end(), '-', '_');
+    const auto& keys = revgraph::TaskConfig::keys();
+    return std::find(keys.begin(), keys.end(), key) != keys.end() ? key : "";
+}
+
 // What was left over at `app` (each subcommand allows extras so that they land here): an unknown
 // option, named with the nearest real one, or an unexpected word. Nothing when nothing was left.
 void refuse_leftovers(CLI::App* app) {
@@ -85,6 +97,13 @@ void refuse_leftovers(CLI::App* app) {
     const std::string help = "revgraph " + (where.empty() ? "" : where + " ") + "--help";
     if (word.size() > 1 && word[0] == '-') {
         const std::string name = word.substr(0, word.find('='));
+        // "--epochs 3" where the command takes --set: the config key the newcomer meant.
+        if (const std::string key = config_key_named(name, app); !key.empty()) {
+            std::string value = word.find('=') != std::string::npos ? word.substr(word.find('=') + 1) : "";
+            if (value.empty() && rest.size() > 1 && rest[1].rfind("--", 0) != 0) value = rest[1];
+            throw UsageError{prefix + name + " is a config key: use --set " + key + "=" +
+                             (value.empty() ? "VALUE" : value)};
+        }
         // Guess only for long names: one letter after a dash is too little to go on.
         const std::string near = name.rfind("--", 0) == 0 ? revgraph::closest_name(name, option_names(app)) : "";
         throw UsageError{prefix + "unknown option " + name +
@@ -140,6 +159,19 @@ std::string usage_message(const CLI::ParseError& e, const CLI::App* at) {
     return (where.empty() ? "" : where + ": ") + m;
 }
 
+// CLI11 writes an option's Needs and Excludes lists raw beside its name ("--pdl Excludes: --no-pdl");
+// the descriptions say it in words ("not with --no-pdl"), so the help leaves those lists out. They
+// come last in CLI11's text for the option, after its type name and default.
+class ProseFormatter : public CLI::Formatter {
+public:
+    std::string make_option_opts(const CLI::Option* opt) const override {
+        std::string text = CLI::Formatter::make_option_opts(opt);
+        for (const char* list : {"Needs", "Excludes"})
+            if (const auto at = text.find(" " + get_label(list) + ":"); at != std::string::npos) text.erase(at);
+        return text;
+    }
+};
+
 }  // namespace
 
 int main(int argc, char** argv) {
@@ -148,7 +180,8 @@ int main(int argc, char** argv) {
                      ": trains the reversible 9x9 MNIST-medium MLP from its seed and predicts query images",
                  "revgraph");
     app.allow_extras();
-    app.get_formatter()->label("Usage", "usage");  // lower case, as every usage line of ours is
+    app.formatter(std::make_shared<ProseFormatter>());  // every subcommand shares it (added below)
+    app.get_formatter()->label("Usage", "usage");       // lower case, as every usage line of ours is
     app.get_formatter()->column_width(34);
     app.set_help_flag("-h,--help", "print this help (each command has its own: revgraph COMMAND --help)");
     app.option_defaults()->multi_option_policy(CLI::MultiOptionPolicy::TakeLast)->disable_flag_override();
