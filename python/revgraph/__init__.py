@@ -5,7 +5,7 @@
     result.predictions  # int64 (Q,)
 
 The same engine as the `revgraph` command, with the same bytes for the same inputs and config.
-`python -m revgraph learn|score` is the MNIST-medium harness's way in.
+`python3 -m revgraph learn|score` is the MNIST-medium harness's way in.
 """
 from . import _core
 from ._api import Result, Task, backends, band_rule, configure_gpu, fit_predict, qualify, run_together, verify

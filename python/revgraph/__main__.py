@@ -1,4 +1,4 @@
-"""python -m revgraph learn|score: the MNIST-medium harness's commands (see _harness.py)."""
+"""python3 -m revgraph learn|score: the MNIST-medium harness's commands (see _harness.py)."""
 import sys
 
 from ._harness import main

@@ -1,4 +1,4 @@
-"""python -m revgraph learn|score: the MNIST-medium harness's way in.
+"""python3 -m revgraph learn|score: the MNIST-medium harness's way in.
 
 learn reads only train_images, train_labels and test_images from the harness's archive (np.load
 is lazy: the other members, test_labels and the index arrays among them, are never read), trains
@@ -9,7 +9,9 @@ required_correct (the engine's exact band rule), meets_accuracy_target, error_ra
 
 Errors are one line `revgraph: error: ...` on stderr: exit 1 for bad data or config, 2 for usage.
 A valid score is exit 0 whether or not it meets the band (`--fail-below`: exit 3 below it, as
-`revgraph qualify`). Nothing is written unless everything is.
+`revgraph qualify`). Nothing is written unless everything is. A reader that closes standard output
+early (`| head -1`) ends the command quietly with status 141, as a closed pipe ends the `revgraph`
+command (SIGPIPE): no traceback, and a cut-short output is never exit 0.
 """
 import argparse
 import json
@@ -38,7 +40,7 @@ class _Parser(argparse.ArgumentParser):
 
 
 def _parser():
-    p = _Parser(prog="python -m revgraph", description="revgraph for the MNIST-medium harness.")
+    p = _Parser(prog="python3 -m revgraph", description="revgraph for the MNIST-medium harness.")
     p.add_argument("--version", action="version", version=f"revgraph {_core.version()} ({_core.git_commit()})")
     sub = p.add_subparsers(dest="command", required=True, parser_class=_Parser)
     learn = sub.add_parser("learn", help="train on the archive's train set and predict its test images")
@@ -58,9 +60,18 @@ def _parser():
     return p
 
 
+_NUMPY_SIGNATURES = (b"\x93NUMPY", b"PK\x03\x04", b"PK\x05\x06")  # .npy; a zip (.npz), empty or not
+
+
 def _np_load(path, kind):
-    """np.load without pickles; an unreadable or malformed file is one Failure line naming `kind`."""
+    """np.load without pickles; an unreadable or malformed file is one Failure line naming `kind`.
+    A file that is neither .npy nor zip (a text file, say) is named as such before np.load would
+    take it for a pickle and speak of "pickled data"."""
     try:
+        with open(path, "rb") as f:
+            head = f.read(6)
+        if not head.startswith(_NUMPY_SIGNATURES):
+            raise Failure(f"{path}: not an {kind}: it is no numpy file (neither a .npy header nor a zip archive)")
         return np.load(path, allow_pickle=False)
     except OSError as e:
         raise Failure(f"cannot read {path}: {e.strerror or e}")
@@ -228,6 +239,20 @@ def score(args):
 
 
 def main(argv):
+    try:
+        try:
+            return _main(argv)
+        finally:  # argparse's --help exits through here too: its text is flushed while we can catch
+            sys.stdout.flush()
+    except BrokenPipeError:
+        # The reader has gone (`| head -1`): nothing more to say to it, and no traceback. stdout
+        # points at /dev/null so the interpreter's own last flush at exit fails no more; 141 is
+        # 128 + SIGPIPE, what a shell reports for the `revgraph` command in the same place.
+        os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
+        return 141
+
+
+def _main(argv):
     try:
         args = _parser().parse_args(argv)
         return learn(args) if args.command == "learn" else score(args)

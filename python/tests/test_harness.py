@@ -1,7 +1,8 @@
-"""python -m revgraph learn|score on a made-up medium.npz: learn reads only the three inputs (a
+"""python3 -m revgraph learn|score on a made-up medium.npz: learn reads only the three inputs (a
 corrupt test_labels member does not stop it), writes the CLI's predictions, never replaces an
 input and writes nothing when it fails; score prints the evaluator's keys (against numpy), its
-verdict exact at the band's edge, exit 0 below the band unless --fail-below."""
+verdict exact at the band's edge, exit 0 below the band unless --fail-below; a file that is no
+numpy file is named as such, and a reader that closes stdout early gets no traceback."""
 import json
 import os
 import struct
@@ -303,6 +304,59 @@ def test_learn_then_score(tmp_path, medium):
     assert scored(p)["correct"] == correct
     # The made-up classes are easy: training learnt them (far better than chance, 12 of 120).
     assert correct > 60, correct
+
+
+def test_a_text_file_is_named_for_what_it_is_not(tmp_path, medium):
+    # np.load(allow_pickle=False) on a text file speaks of "pickled data": say what was expected.
+    path, (_, _, _, test_labels) = medium
+    np.save(tmp_path / "p.npy", test_labels)
+    for name in ("notes.txt", "notes.npz", "notes.npy", "empty.npz"):
+        (tmp_path / name).write_text("" if name.startswith("empty") else "train_images: see the wiki\n")
+    no_numpy = "it is no numpy file (neither a .npy header nor a zip archive)"
+    cases = (
+        (["learn", "--data", tmp_path / "notes.txt", "--predictions", tmp_path / "out.npy"],
+         f"{tmp_path / 'notes.txt'}: not an .npz archive: {no_numpy}"),
+        (["learn", "--data", tmp_path / "empty.npz", "--predictions", tmp_path / "out.npy"],
+         f"{tmp_path / 'empty.npz'}: not an .npz archive: {no_numpy}"),
+        (["score", "--data", tmp_path / "notes.npz", "--predictions", tmp_path / "p.npy"],
+         f"{tmp_path / 'notes.npz'}: not an .npz archive: {no_numpy}"),
+        (["score", "--data", path, "--predictions", tmp_path / "notes.npy"],
+         f"{tmp_path / 'notes.npy'}: not an .npy/.npz file: {no_numpy}"),
+    )
+    for args, line in cases:
+        p = harness(*map(str, args))
+        assert (p.returncode, p.stdout, p.stderr) == (1, "", f"revgraph: error: {line}\n"), (args, p.stderr)
+        assert "pickle" not in p.stderr
+    assert not (tmp_path / "out.npy").exists()
+
+
+def closed_pipe(*args, unbuffered):
+    """python3 -m revgraph ARGS with stdout a pipe whose reader has already gone (`| head -1`);
+    unbuffered, each print meets the closed pipe, else the last flush does."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+    if unbuffered:
+        env["PYTHONUNBUFFERED"] = "1"
+    r, w = os.pipe()
+    os.close(r)
+    try:
+        return subprocess.run([sys.executable, "-m", "revgraph", *map(str, args)], stdout=w, stderr=subprocess.PIPE,
+                              text=True, timeout=300, env=env)
+    finally:
+        os.close(w)
+
+
+def test_a_closed_pipe_ends_quietly(tmp_path, medium):
+    # `python3 -m revgraph score ... | head -1`: no traceback, status 141 (128 + SIGPIPE) as a shell
+    # reports for the `revgraph` command there, so a cut-short result is never exit 0.
+    path, (_, _, _, test_labels) = medium
+    np.save(tmp_path / "p.npy", test_labels)
+    for args in (["score", "--data", path, "--predictions", tmp_path / "p.npy"], ["--help"], ["learn", "--help"],
+                 ["--version"]):
+        for unbuffered in (False, True):
+            p = closed_pipe(*args, unbuffered=unbuffered)
+            assert p.returncode == 141, (args, unbuffered, p.stderr)
+            for noise in ("Traceback", "BrokenPipe", "Exception ignored"):
+                assert noise not in p.stderr, (args, unbuffered, p.stderr)
 
 
 def test_version_is_the_commands():
