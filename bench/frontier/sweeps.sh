@@ -1,5 +1,5 @@
 #!/usr/bin/env bash
-# The selection sweeps behind bench/frontier.json, as they were run (bench/NOTES.md, "The accuracy
+# The selection sweeps behind bench/frontier/frontier.json, as they were run (bench/NOTES.md, "The accuracy
 # frontier"): MNIST-medium selection draws whose seeds are not the qualification's, then
 # `revgraph sweep` grids on them, two points at a time. Writes into DIR (default frontier-work/).
 #

@@ -30,7 +30,7 @@ public:
     // fused::SequentialExec).
     void set_reverse_order(bool reverse) { reverse_ = reverse; }
     // Emulate the fused kernels at another launch shape (rows a rows block, query rows a predict
-    // block) than their defaults: the bits must not change (bench/kernel_lab.cpp).
+    // block) than their defaults: the bits must not change (bench/labs/kernel_lab.cpp).
     void set_launch_shape(int rows_per_block, int predict_tile) {
         if (const char* problem = fused::rows_per_block_problem(rows_per_block)) throw Error(problem);
         if (const char* problem = fused::tile_problem(predict_tile)) throw Error(problem);

@@ -42,7 +42,7 @@ inline constexpr int kSharedLd = 83;
 
 // Rows per block of the rows kernel and query rows per block of the predict kernel are launch
 // shapes, not part of what is computed: every row's items are its own, so any values give the
-// same bits (the kernel lab checks it, and tries others: bench/kernel_lab.cpp). They travel in
+// same bits (the kernel lab checks it, and tries others: bench/labs/kernel_lab.cpp). They travel in
 // StepArgs::rows_per_block and PredictArgs::tile; these are the defaults.
 //
 // The rows kernel: 2 rows a block (rev88: 64 blocks a step), 192 threads: the widest per-row phase

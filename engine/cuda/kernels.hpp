@@ -22,7 +22,7 @@ std::size_t prepare_fused_kernels();
 bool fused_kernels_wait_programmatically();
 // threads: threads per block, 0 for the kernel's own constant (fused::kRowsThreads, kGradsThreads,
 // kPredictThreads, which are also the kernels' launch bounds); other values are for the kernel lab
-// (bench/kernel_lab.cpp), since the items of each phase are shared out among whatever threads run.
+// (bench/labs/kernel_lab.cpp), since the items of each phase are shared out among whatever threads run.
 void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, bool programmatic, cudaStream_t stream,
                        unsigned int threads = 0);
 void launch_fused_grads(const fused::StepArgs& args, bool programmatic, cudaStream_t stream, unsigned int threads = 0);

@@ -1,6 +1,6 @@
 #pragma once
 // An L2 flush for timing a task that finds none of its data in L2, as one task per process would
-// (the group's GPU board times both ways). CUDA builds only: bench/gpu_hooks.cu (revgraph_bench
+// (the group's GPU board times both ways). CUDA builds only: bench/harness/gpu_hooks.cu (revgraph_bench
 // --flush-l2, --energy) and test/cuda/gpu_validation_main.cpp (its cold replays) call it.
 #include <string>
 

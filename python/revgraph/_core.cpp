@@ -254,7 +254,7 @@ public:
 
 private:
     // Under the lock, right after the run it describes. Without metadata only the state is
-    // copied back: docs/spec.md §7's hashes cost more than the binding itself (bench/python_overhead.py).
+    // copied back: docs/spec.md §7's hashes cost more than the binding itself (bench/compare/python_overhead.py).
     std::unique_ptr<RunOutput> collect(bool metadata) {
         const auto start = Clock::now();
         TaskOutputs out = metadata ? task_->outputs() : TaskOutputs{task_->backend().read_state(), nullptr};

@@ -183,6 +183,31 @@ class Select(unittest.TestCase):
             self.assertFalse(os.path.exists(self.out))
 
 
+class Committed(unittest.TestCase):
+    """bench/frontier/frontier.json as committed: the rounds' files it names are where it says
+    (relative to it: the rounds' folders beside it) and agree with it, and tools/frontier's write and
+    check take it by default."""
+
+    def test_the_committed_frontier_names_its_files(self):
+        path = os.path.join(ROOT, "bench", "frontier", "frontier.json")
+        base = os.path.dirname(path)
+        f = json.load(open(path))
+        for r in f["rounds"]:
+            self.assertTrue(os.path.isfile(os.path.join(base, r["selection"])), r["selection"])
+        entries = [x for e in f["bands"] for x in [e] + e["earlier_attempts"]]
+        self.assertGreaterEqual(len(entries), len(f["bands"]))
+        for e in entries:
+            report = json.load(open(os.path.join(base, e["qualify_report"])))
+            self.assertEqual(json.load(open(os.path.join(base, e["config_file"]))), e["config"])
+            self.assertEqual(report["config"], e["config"])
+            self.assertEqual((report["total_correct"], bool(report["qualified"]), report["git_commit"]),
+                             (e["total_correct"], e["qualified"], e["commit"]))
+        for sub in ("write", "check"):
+            p = run(sub, "--help")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("default bench/frontier/frontier.json", " ".join(p.stdout.split()))
+
+
 class EndToEnd(unittest.TestCase):
     """A made-up IDX set (not official MNIST), one selection draw, two tiny grids: every step runs
     the real revgraph and the files agree with one another."""

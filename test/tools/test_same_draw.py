@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The same draw on both sides of gpu-check's timing: tools/make_synthetic.py writes the archive,
 and revgraph (RESULT.json's input_hashes: what `revgraph run` and gpu_validation --input report)
-and the PyTorch side (bench/torch_gpu.py's input_hashes, through torchref's own reader) must name
+and the PyTorch side (bench/compare/torch_gpu.py's input_hashes, through torchref's own reader) must name
 the sha256 of the very bytes numpy drew. (The engine's own synthetic draw, what gpu_validation
 replays without --input, is those bytes too: test/data/test_synthetic.cpp checks that in C++.)
 
@@ -16,7 +16,7 @@ import unittest
 
 ROOT = sys.argv.pop(1)
 REVGRAPH = sys.argv.pop(1)
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "compare"))
 sys.path.insert(0, os.path.join(ROOT, "tools"))
 import torch_gpu  # noqa: E402
 from torchref.inputs import load_inputs  # noqa: E402  (numpy only)

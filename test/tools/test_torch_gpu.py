@@ -1,5 +1,5 @@
 #!/usr/bin/env python3
-"""bench/torch_gpu.py without a GPU: its energy arithmetic on made-up readings (only the idle sampled
+"""bench/compare/torch_gpu.py without a GPU: its energy arithmetic on made-up readings (only the idle sampled
 before the tasks is subtracted; gross beside net; the window recorded), the order of its
 measurement on a made-up board whose power reading is a one-second average as NVML's is on Hopper
 (settle, idle, tasks, idle after), and its command line (one error line, exit 2; energy without
@@ -16,7 +16,7 @@ import types
 import unittest
 
 ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "bench"))
+sys.path.insert(0, os.path.join(ROOT, "bench", "compare"))
 import torch_gpu  # noqa: E402
 
 
@@ -113,7 +113,7 @@ class Protocol(unittest.TestCase):
 
 class CommandLine(unittest.TestCase):
     def run_it(self, *args):
-        return subprocess.run([sys.executable, os.path.join(ROOT, "bench", "torch_gpu.py"), *args],
+        return subprocess.run([sys.executable, os.path.join(ROOT, "bench", "compare", "torch_gpu.py"), *args],
                               capture_output=True, text=True, timeout=120)
 
     def test_bad_command_lines_are_one_line_and_exit_2(self):

@@ -50,8 +50,8 @@ def validation_step(c, name, limit, backend, required, *extra):
 
 
 def torch_step(c, name, limit, group, *args):
-    cmd = [c.python, os.path.join(ROOT, "bench", "torch_gpu.py"), "--input", c.s("rev88.npz"), *args, "--output",
-           c.a(name + ".json")]
+    cmd = [c.python, os.path.join(ROOT, "bench", "compare", "torch_gpu.py"), "--input", c.s("rev88.npz"), *args,
+           "--output", c.a(name + ".json")]
     # The published learner's cuBLAS setting, for deterministic products.
     return Step(name, limit, group, cmd, ours=False, env={"CUBLAS_WORKSPACE_CONFIG": ":16:8"})
 
@@ -120,10 +120,10 @@ def call1_steps(c):
 def call2_steps(c):
     """The rest, most wanted first, when call 1 passed."""
     steps = [make_task_step(c, False),
-             # The fused step's launch shapes (bench/kernel_lab.cpp), each checked against the
+             # The fused step's launch shapes (bench/labs/kernel_lab.cpp), each checked against the
              # emulator's bits and timed side by side: the first GPU run chooses the launch constants.
              Step("kernel-lab", 20, "kernel-lab", [c.bin("bench/revgraph_kernel_lab")]),
-             # One 41-term phase nine ways (bench/sum_lab.cu): index order against split sums in a fixed
+             # One 41-term phase nine ways (bench/labs/sum_lab.cu): index order against split sums in a fixed
              # tree, each checked against its host run's bits; what `cuda-fused`'s contract costs.
              Step("sum-lab", 10, "kernel-lab", [c.bin("bench/revgraph_sum_lab")]),
              make_small_task_step(c),

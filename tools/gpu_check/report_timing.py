@@ -71,11 +71,12 @@ def replay_timing(validation, diagnostics):
 
 
 def torch_timing(doc):
-    """bench/torch_gpu.py's timing (CUDA events, warm and cold), or None."""
+    """bench/compare/torch_gpu.py's timing (CUDA events, warm and cold), or None."""
     t = (doc or {}).get("timing")
     if not (isinstance(t, dict) and t.get("task_ms")):
         return None
-    return {"task_ms": t["task_ms"], "task_ms_cold": t.get("task_ms_cold"), "source": "bench/torch_gpu.py (CUDA events)",
+    return {"task_ms": t["task_ms"], "task_ms_cold": t.get("task_ms_cold"),
+            "source": "bench/compare/torch_gpu.py (CUDA events)",
             "device": doc.get("device"), "input_hashes": doc.get("input_hashes"),
             "repeat_runs_byte_identical": doc.get("repeat_runs_byte_identical"), "accuracy": doc.get("accuracy"),
             "torch_version": doc.get("torch_version")}

@@ -4,7 +4,7 @@
 #include <string>
 #include <vector>
 
-#include "bench/energy.hpp"
+#include "bench/harness/energy.hpp"
 
 namespace revgraph::bench {
 

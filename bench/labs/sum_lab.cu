@@ -1,4 +1,4 @@
-// bench/sum_lab.cu: one phase of the fused rows kernel — the forward couple, a 41-term sum per row
+// bench/labs/sum_lab.cu: one phase of the fused rows kernel — the forward couple, a 41-term sum per row
 // and output — written nine ways, checked and timed side by side (a kernel lab in the manner of
 // llm.c's dev/cuda: a CPU reference, numbered versions, a bit check, a table).
 //
@@ -37,7 +37,7 @@
 #include <type_traits>
 #include <vector>
 
-#include "bench/global_timer.cuh"
+#include "bench/labs/global_timer.cuh"
 #include "engine/cuda/device.hpp"
 #include "engine/cuda/device_buffer.hpp"
 #include "engine/cuda/fused.hpp"

@@ -1,5 +1,5 @@
 // gpu_hooks.hpp in a build without CUDA: nothing to flush, no device to name.
-#include "bench/gpu_hooks.hpp"
+#include "bench/harness/gpu_hooks.hpp"
 
 namespace revgraph::bench {
 

@@ -1,10 +1,10 @@
-// bench/phase_stamps.hpp: the fused kernels with clocks at their phase barriers.
-#include "bench/phase_stamps.hpp"
+// bench/labs/phase_stamps.hpp: the fused kernels with clocks at their phase barriers.
+#include "bench/labs/phase_stamps.hpp"
 
 #include <algorithm>
 #include <cstdio>
 
-#include "bench/global_timer.cuh"
+#include "bench/labs/global_timer.cuh"
 #include "engine/cuda/device_buffer.hpp"
 #include "engine/cuda/kernels/common.cuh"
 #include "engine/cuda_util/check.hpp"

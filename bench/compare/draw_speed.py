@@ -6,7 +6,7 @@ shared machine falls on both alike), and prints the medians of wall time and of 
 (user + system, of the process and its threads), and the ratio B / A.
 The IDX folder holds train-images-idx3-ubyte and train-labels-idx1-ubyte (or .gz): the real
 MNIST files (tools/fetch-mnist DIR), else $REVGRAPH_MNIST_DIR.
-usage: /usr/bin/python3 bench/draw_speed.py A B [--idx-dir DIR] [--runs 5]"""
+usage: /usr/bin/python3 bench/compare/draw_speed.py A B [--idx-dir DIR] [--runs 5]"""
 import argparse
 import os
 import statistics

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """What Python adds to Task.run() beyond the engine's own time.
 
-usage: PYTHONPATH=build/python /usr/bin/python3 bench/python_overhead.py [--backend cpu] [--runs 300]
+usage: PYTHONPATH=build/python /usr/bin/python3 bench/compare/python_overhead.py [--backend cpu] [--runs 300]
 (or with revgraph installed by pip; needs numpy).
 
 For each call of task.run() it takes the wall time around the call (time.perf_counter_ns) and

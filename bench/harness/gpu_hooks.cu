@@ -1,5 +1,5 @@
 // gpu_hooks.hpp with CUDA: the engine's L2 flush (engine/cuda/l2_flush.cu), and the PCI id.
-#include "bench/gpu_hooks.hpp"
+#include "bench/harness/gpu_hooks.hpp"
 
 #include <cuda_runtime.h>
 

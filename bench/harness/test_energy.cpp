@@ -7,7 +7,7 @@
 #include <utility>
 #include <vector>
 
-#include "bench/energy.hpp"
+#include "bench/harness/energy.hpp"
 
 using namespace revgraph::bench;
 

@@ -10,7 +10,7 @@
 // and the energy mode (--energy) instead of benchmarks (energy_mode.cpp).
 #include <benchmark/benchmark.h>
 
-#include "bench/task_cache.hpp"
+#include "bench/harness/task_cache.hpp"
 
 namespace revgraph::bench {
 

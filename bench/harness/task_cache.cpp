@@ -1,9 +1,9 @@
-#include "bench/task_cache.hpp"
+#include "bench/harness/task_cache.hpp"
 
 #include <algorithm>
 #include <memory>
 
-#include "bench/options.hpp"
+#include "bench/harness/options.hpp"
 #include "engine/backends.hpp"
 #include "engine/cuda/device.hpp"
 #include "engine/cuda_util/nvtx.hpp"

@@ -20,10 +20,10 @@
 
 #include <benchmark/benchmark.h>
 
-#include "bench/families.hpp"
-#include "bench/gpu_hooks.hpp"
-#include "bench/options.hpp"
-#include "bench/task_cache.hpp"
+#include "bench/harness/families.hpp"
+#include "bench/harness/gpu_hooks.hpp"
+#include "bench/harness/options.hpp"
+#include "bench/harness/task_cache.hpp"
 #include "engine/cpu/cpu_name.hpp"
 #include "engine/cuda/device.hpp"
 #include "engine/cuda_util/nvtx.hpp"

@@ -1,14 +1,14 @@
-// --energy: joules per task through NVML instead of benchmarks (bench/energy.hpp, NOTES.md).
+// --energy: joules per task through NVML instead of benchmarks (bench/harness/energy.hpp, NOTES.md).
 #include <iostream>
 #include <string>
 #include <vector>
 
 #include <nlohmann/json.hpp>
 
-#include "bench/counters.hpp"
-#include "bench/families.hpp"
-#include "bench/gpu_hooks.hpp"
-#include "bench/options.hpp"
+#include "bench/harness/counters.hpp"
+#include "bench/harness/families.hpp"
+#include "bench/harness/gpu_hooks.hpp"
+#include "bench/harness/options.hpp"
 #include "engine/cuda_util/nvtx.hpp"
 #include "engine/timing.hpp"
 #include "engine/backends.hpp"

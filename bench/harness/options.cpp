@@ -1,4 +1,4 @@
-#include "bench/options.hpp"
+#include "bench/harness/options.hpp"
 
 #include <algorithm>
 #include <cstdlib>
@@ -16,7 +16,7 @@ const char* const kUsage = R"(usage: revgraph_bench [revgraph options] [--benchm
 revgraph options (before Google Benchmark sees the command line):
   --train=N --query=Q     synthetic task size (default 10000 / 10000: data::synthetic_task)
   --data-seed=S           synthetic draw seed (default 2026)
-  --input=DRAW.npz        run on this task archive instead (e.g. bench/compare_torch's draw)
+  --input=DRAW.npz        run on this task archive instead (e.g. bench/compare/compare_torch's draw)
   --backends=a,b          backends to measure (default: every backend of engine/backends.cpp's
                           table: `revgraph backends` lists them); a name that cannot be built
                           here is reported and skipped

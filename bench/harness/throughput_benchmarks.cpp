@@ -4,10 +4,10 @@
 #include <thread>
 #include <vector>
 
-#include "bench/counters.hpp"
-#include "bench/families.hpp"
-#include "bench/gpu_hooks.hpp"
-#include "bench/options.hpp"
+#include "bench/harness/counters.hpp"
+#include "bench/harness/families.hpp"
+#include "bench/harness/gpu_hooks.hpp"
+#include "bench/harness/options.hpp"
 #include "engine/cuda_util/nvtx.hpp"
 #include "engine/timing.hpp"
 

@@ -1,7 +1,7 @@
 #!/usr/bin/python3
 """The same-spec PyTorch learner on a GPU, timed and measured the way revgraph is, in ONE process:
 
-  python3 bench/torch_gpu.py --input DRAW.npz [--mode graph|eager] [--warmup W]
+  python3 bench/compare/torch_gpu.py --input DRAW.npz [--mode graph|eager] [--warmup W]
       [--timing-runs N] [--cold-runs N] [--test-labels L.npy] [--predictions P.npy]
       [--energy [--settle-seconds 3] [--idle-seconds 10] [--seconds 20] [--idle-after-seconds 10]
                 [--min-tasks 50]] [--output OUT.json]
@@ -13,7 +13,7 @@ task_ms_cold): the group's GPU board times both ways, and so does gpu_validation
 The report carries the sha256 of the three input arrays as read (RESULT.json's input_hashes), so a
 comparison can show both sides timed the very same bytes, and the hashes of the results.
 Energy (--energy): NVML through ctypes (libnvidia-ml.so.1), by revgraph_bench --energy's protocol
-(bench/energy.hpp): settle with nothing running (NVML's power is a ~1 s average on Hopper), sample
+(bench/harness/energy.hpp): settle with nothing running (NVML's power is a ~1 s average on Hopper), sample
 idle power, read the energy counter around back-to-back tasks, settle and sample idle again
 (recorded only); gross J/task = counter delta / tasks, net = (delta - idle before x duration) /
 tasks; the window used is recorded. Where NVML is missing the energy part says "not available"
@@ -29,7 +29,7 @@ import statistics
 import sys
 import time
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench/compare/ -> the root
 sys.path.insert(0, os.path.join(ROOT, "tools"))  # the tools' packages (torchref, python_with) live there
 
 PROTOCOL = "the group's: ~20 s of tasks, ~10 s of idle each side"
@@ -80,7 +80,7 @@ class Nvml:
 
 
 def summarize(s):
-    """The report from raw readings (bench/energy.cpp's summarize, the same arithmetic): only the idle
+    """The report from raw readings (bench/harness/energy.cpp's summarize, the same arithmetic): only the idle
     sampled BEFORE the tasks is subtracted; the idle after is recorded beside it."""
     tasks = len(s["task_seconds"])
     before, after = s["idle_before_watts"], s["idle_after_watts"]

@@ -1,4 +1,4 @@
-#include "bench/energy.hpp"
+#include "bench/harness/energy.hpp"
 
 #include <dlfcn.h>
 

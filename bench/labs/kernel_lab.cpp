@@ -34,8 +34,8 @@
 
 #include "engine/cuda_util/check.hpp"
 #include "engine/cuda/executor.hpp"
-#include "bench/energy.hpp"
-#include "bench/phase_stamps.hpp"
+#include "bench/harness/energy.hpp"
+#include "bench/labs/phase_stamps.hpp"
 #include "engine/cuda/kernels.hpp"
 #include "graphs/capture.hpp"
 #endif
@@ -219,7 +219,7 @@ struct Fastest {
 // to 1.7 ms (bench/NOTES.md), as if it were set by the SMs a step keeps busy rather than by time, and
 // rows per block is how many SMs the rows kernel takes. Each shape's step graph (rows and grads
 // kernels, `repeats` steps) is replayed back to back for S seconds under NVML, the idle power
-// sampled before it subtracted (bench/energy.hpp); the learning rate is 0 so that seconds of steps on
+// sampled before it subtracted (bench/harness/energy.hpp); the learning rate is 0 so that seconds of steps on
 // one batch stay finite (the same work: SGD still runs).
 void print_step_energy(const cuda::TaskPlan& plan, const cuda::DeviceMemory& mem, const Snapshot& start,
                        const fused::StepArgs& rows_default, const fused::StepArgs& grads_default,
@@ -385,7 +385,7 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
         best_predict.print("prediction", "tile " + std::to_string(fused::kPredictTile) + ", pred_thr " +
                                              std::to_string(fused::kPredictThreads));
     }
-    // Where the default shapes' time goes: the clock at every phase barrier (bench/phase_stamps.hpp).
+    // Where the default shapes' time goes: the clock at every phase barrier (bench/labs/phase_stamps.hpp).
     {
         upload_all(mem, plan, start);
         const bool w = fused::weights_fit(fused::rows_state_floats(rows_default.rows_per_block),

@@ -1,4 +1,4 @@
-#include "bench/counters.hpp"
+#include "bench/harness/counters.hpp"
 
 #include <algorithm>
 #include <cstdint>

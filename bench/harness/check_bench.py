@@ -1,9 +1,9 @@
 #!/usr/bin/python3
 """Smoke checks of revgraph_bench for `meson test --suite bench` (no timing assertions).
 
-  check_bench.py benchmarks BUILD/bench/revgraph_bench   every family on a tiny task -> valid JSON
-  check_bench.py energy BUILD/bench/revgraph_bench       --energy: a report, or why not available
-  check_bench.py compare bench/compare_torch BUILD        bench/compare_torch on a tiny draw -> valid JSON
+  check_bench.py benchmarks BUILD/bench/revgraph_bench         every family on a tiny task -> valid JSON
+  check_bench.py energy BUILD/bench/revgraph_bench             --energy: a report, or why not available
+  check_bench.py compare bench/compare/compare_torch BUILD     compare_torch on a tiny draw -> valid JSON
 """
 import json
 import os
