@@ -6,6 +6,7 @@ revgraph: select -> qualify -> time -> write, then tools/plot frontier.
 usage: test_frontier.py SOURCE_ROOT BUILD_ROOT REVGRAPH   (exit 77 without numpy, matplotlib or the
 built Python package)
 """
+import hashlib
 import json
 import os
 import struct
@@ -68,6 +69,11 @@ def digest(idx, seed, folder):
                         "epochs=0", "--output", line], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     return json.loads(open(line).readline())["inputs_sha256"]
+
+
+def sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def sweep_file(path, digest, points):
@@ -261,6 +267,76 @@ class EndToEnd(unittest.TestCase):
                 self.assertEqual(mine["runs"], 2)
             self.assertEqual(f["bands"][0]["rev88_cpu_ms_per_task"], t["contenders"][0]["median_ms"])
             self.assertEqual([(e["round"], e["earlier_attempts"]) for e in f["bands"]], [(1, []), (1, [])])
+            self.assertEqual(t["rev88_config"], BASE)
+            self.assertEqual(f["commits"], [t["commit"]])  # the one commit its figures ran on
+            self.assertEqual([e["commit"] for e in f["bands"]], [t["commit"]] * 2)
+            # The choices timed again (as on a clean commit): rev88 and each band's choice, the
+            # choices still the first timing's, never made again.
+            again_timing = os.path.join(tmp, "timing-again.json")
+            p = run("time", selection, "--chosen-by", timing, "--input", selection_draw, "--rounds", "1", "--repeat",
+                    "1", "--output", again_timing, "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            ta = json.load(open(again_timing))
+            self.assertEqual(ta["chosen_by"], {"file": "timing.json", "sha256": sha256(timing)})
+            chosen_configs = []
+            for e in f["bands"]:
+                if e["config"] not in chosen_configs:
+                    chosen_configs.append(e["config"])
+            self.assertEqual([c["config"] for c in ta["contenders"]], [None] + chosen_configs)
+            self.assertEqual(ta["contenders"][1]["name"], "band 12")
+            # Qualified again: the same results, so the reports are replaced (here by equal ones)...
+            p = run("qualify", selection, "--timing", again_timing, "--idx-dir", idx, "--out-dir", out, "--again",
+                    "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertEqual(p.stdout.count("as before"), 2, p.stdout)
+            # ...but a report whose result the choice does not give again is kept, with exit 1.
+            path5 = os.path.join(out, "band-5.qualify.json")
+            r5 = json.load(open(path5))
+            r5["total_correct"] += 1
+            with open(path5, "w") as g:
+                json.dump(r5, g)
+            kept = open(path5).read()
+            p = run("qualify", selection, "--timing", timing, "--idx-dir", idx, "--out-dir", out, "--again",
+                    "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("the report is kept", p.stderr)
+            self.assertEqual(open(path5).read(), kept)
+            r5["total_correct"] -= 1
+            with open(path5, "w") as g:
+                json.dump(r5, g)
+            # rev88's own qualification, the point the entries are measured against.
+            rev88_report = os.path.join(tmp, "rev88.qualify.json")
+            q = subprocess.run([REVGRAPH, "qualify", "--idx-dir", idx, "--band", "12", "--backend", "cpu", "--quiet",
+                                "--output", rev88_report], capture_output=True, text=True)
+            self.assertIn(q.returncode, (0, 3), q.stderr)
+            again = os.path.join(tmp, "again.json")
+            p = run("write", "--round", selection, again_timing, out, "--rev88", rev88_report, "--output", again,
+                    "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            h = json.load(open(again))
+            self.assertEqual([e["config"] for e in h["bands"]], [e["config"] for e in f["bands"]])
+            by_config = {json.dumps(c["config"], sort_keys=True): c for c in ta["contenders"][1:]}
+            for e in h["bands"]:
+                self.assertEqual(e["cpu_ms_per_task"], by_config[json.dumps(e["config"], sort_keys=True)]["median_ms"])
+                self.assertEqual(e["rev88_cpu_ms_per_task"], ta["contenders"][0]["median_ms"])
+            self.assertEqual((h["rounds"][0]["choices_timed_by"], h["rounds"][0]["timed_by"]),
+                             ("timing.json", "timing-again.json"))
+            rr = json.load(open(rev88_report))
+            self.assertEqual((h["rev88"]["config"], h["rev88"]["total_correct"], h["rev88"]["cpu_ms_per_task"],
+                              h["rev88"]["qualify_report"]),
+                             (BASE, rr["total_correct"], ta["contenders"][0]["median_ms"], "rev88.qualify.json"))
+            p = run("check", again, "--idx-dir", idx, "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+            self.assertIn("rev88: ", p.stdout)
+            self.assertEqual(p.stdout.count("as recorded"), 3)
+            png = os.path.join(tmp, "again.png")
+            p = run("frontier", again, "--selection", selection, "--output", png, tool=PLOT)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            # A report of another config than rev88's is refused as rev88's point.
+            p = run("write", "--round", selection, again_timing, out, "--rev88", os.path.join(out, "band-5.qualify.json"),
+                    "--output", os.path.join(tmp, "bad.json"), "--revgraph", REVGRAPH)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertIn("not a qualification of rev88's config", p.stderr)
             # A second round for band 12 alone: its entry replaces the first round's, which it keeps.
             selection2, timing2, out2 = (os.path.join(tmp, x) for x in ("selection2.json", "timing2.json", "q2"))
             p = run("select", "--seeds", "77", "--idx-dir", idx, "--bands", "12", "--margin", "0", "--note",
