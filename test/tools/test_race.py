@@ -9,7 +9,9 @@
   - end to end on the CPU: test/tools/race/centroid_entry.py through `tools/race run --device cpu`,
     its per-draw counts against the entry's function run here on this file's own draws; hold-out
     calls; the sandbox refusing a forbidden open; invalid outputs; a broken rule refused before import;
-  - `tools/race engine` (rev88, band 12, cpu) against revgraph.fit_predict on this file's draws;
+  - `tools/race engine` against revgraph.fit_predict on this file's draws: rev88 with --backend cpu (its
+    report says the predictions are not the GPU entry's), and a short config with the default backend,
+    cpu-reference (the entry's very predictions);
   - `tools/race draws` against this file's draws.
 
   test_race.py SOURCE_ROOT BUILD_ROOT BUILD/tools/revgraph   (meson puts tools/ on PYTHONPATH; by
@@ -598,6 +600,32 @@ class Engine(unittest.TestCase):
     def setUp(self):
         need("idx", "package")
 
+    def test_default_backend_is_the_entrys(self):
+        """Without --backend, `race engine` runs cpu-reference: the float32 reference trainer, whose
+        predictions the exported GPU entry gives bit for bit (depth 1, 1 epoch at batch 512: seconds)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            rep_path = os.path.join(tmp, "engine.json")
+            p = race("engine", "--band", 12, "--idx-dir", IDX, "--set", "depth=1", "--set", "epochs=1",
+                     "--set", "batch_size=512", "--report", rep_path)
+            self.assertIn(p.returncode, (0, 3), p.stderr)
+            with open(rep_path) as f:
+                rep = json.load(f)
+        self.assertEqual(rep["backend"]["requested"], "cpu-reference")
+        self.assertEqual(rep["backend"]["ran"], "cpu-reference")
+        self.assertIs(rep["backend"]["entry_predictions"], True)
+        self.assertNotIn("not the GPU entry's", last_line(p))
+        counts = []
+        for d in own_draws(DEFAULT_SEED):
+            r = REVGRAPH_PKG.fit_predict(np.ascontiguousarray(d["train_x"]), d["train_y"],
+                                         np.ascontiguousarray(d["test_x"]), backend="cpu-reference", depth=1, epochs=1,
+                                         batch_size=512)
+            counts.append(int((r.predictions == d["test_y"]).sum()))
+        self.assertEqual(rep["totals"]["per_draw"], counts)
+        # The help says so.
+        h = race("engine", "--help")
+        self.assertEqual(h.returncode, 0)
+        self.assertIn("default cpu-reference", " ".join(h.stdout.split()))
+
     def test_rev88_band_12_against_fit_predict(self):
         with tempfile.TemporaryDirectory() as tmp:
             rep_path = os.path.join(tmp, "engine.json")
@@ -621,6 +649,12 @@ class Engine(unittest.TestCase):
         self.assertTrue(last_line(p).startswith(f"race: {'PASS' if passed else 'FAIL'} band 12 % — {sum(counts):,} / "
                                                 f"110,000"), last_line(p))
         self.assertIn("time not a GPU call", last_line(p))
+        # cpu sums in another order than the float32 reference trainer: its report says these are not the
+        # exported GPU entry's predictions, in the report and on the verdict line.
+        self.assertIs(rep["backend"]["entry_predictions"], False)
+        self.assertIn("NOT the exported GPU entry's", rep["backend"]["note"])
+        self.assertTrue(last_line(p).endswith("; predictions of cpu, not the GPU entry's (cpu-reference's are)"),
+                        last_line(p))
         # A bad config key: one line, exit 1.
         p = race("engine", "--band", 12, "--idx-dir", IDX, "--set", "nope=1")
         self.assertEqual(p.returncode, 1)

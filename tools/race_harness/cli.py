@@ -14,6 +14,9 @@ from . import DEFAULT_SEED, draws, package, report, rules, verdict
 from .errors import RaceError, UsageError
 
 PER_DRAW = draws.PER_DRAW
+# The backend whose predictions are the exported GPU entry's, bit for bit (engine/cuda/fused_any gives
+# cpu::Trainer<float>'s very bits; docs/race.md, "engine"). Any other backend is a look, not the entry.
+ENTRY_BACKEND = "cpu-reference"
 
 
 class Parser(argparse.ArgumentParser):
@@ -48,7 +51,10 @@ def _parser():
     e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a config key, after --config")
     e.add_argument("--idx-dir", required=True)
     _seed_options(e)
-    e.add_argument("--backend", default="cpu", help="the engine's backend (default cpu: bit-equal to cuda-fused)")
+    e.add_argument("--backend", default=ENTRY_BACKEND,
+                   help=f"the engine's backend (default {ENTRY_BACKEND}: the float32 reference trainer, whose predictions "
+                        f"are exactly the GPU entry's of `revgraph export`; cpu, the fast backend, sums in another "
+                        f"order: a quick look whose report says its predictions are not the entry's)")
     e.add_argument("--report")
     e.add_argument("--build")
 
@@ -251,9 +257,15 @@ def cmd_engine(a):
                          predictions_sha256=meta["predictions_sha256"], input_hashes=meta["input_hashes"]))
     band_v = verdict.judge_band(counts, a.band, revgraph)
     word = report.overall([band_v["passed"]])
-    line = report.engine_verdict_line(word, band_v, backend, seconds)
+    entry_predictions = backend == ENTRY_BACKEND
+    line = report.engine_verdict_line(word, band_v, backend, seconds, entry_predictions, ENTRY_BACKEND)
     out = report.header("engine")
-    out.update(seed=seed_record, config=config, backend={"requested": a.backend, "ran": backend, "device": device},
+    out.update(seed=seed_record, config=config,
+               backend={"requested": a.backend, "ran": backend, "device": device,
+                        "entry_predictions": entry_predictions,
+                        "note": (f"{backend}'s predictions are the exported GPU entry's, bit for bit" if entry_predictions
+                                 else f"{backend}'s predictions are NOT the exported GPU entry's (it sums in another "
+                                      f"order; {ENTRY_BACKEND}'s are): a quick look, not the entry's verdict")},
                sources={"pool": pool.sources, "pool_official": pool.official},
                calls=[dict(r, kind="ranked", draw=r["index"]) for r in rows],
                totals={"ranked_correct": sum(counts), "ranked_total": PER_DRAW * len(counts), "per_draw": counts,

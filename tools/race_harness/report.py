@@ -150,10 +150,13 @@ def run_verdict_line(word, band, times, holdout, device_kind, device_name, timer
             f"{_holdout_part(holdout)}")
 
 
-def engine_verdict_line(word, band, backend, run_seconds):
+def engine_verdict_line(word, band, backend, run_seconds, entry_predictions=True, entry_backend="cpu-reference"):
     mean = 1e3 * sum(run_seconds) / len(run_seconds) if run_seconds else 0.0
-    return (f"race: {word} {_band_part(band)}, time not a GPU call (engine {backend}: {mean:.1f} ms a draw on this "
+    line = (f"race: {word} {_band_part(band)}, time not a GPU call (engine {backend}: {mean:.1f} ms a draw on this "
             f"machine, for information), hold-out not run (engine predictions)")
+    if not entry_predictions:
+        line += f"; predictions of {backend}, not the GPU entry's ({entry_backend}'s are)"
+    return line
 
 
 EXIT = {"PASS": 0, "FAIL": 3, "NO VERDICT": 1}
