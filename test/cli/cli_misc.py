@@ -91,6 +91,26 @@ class CommandLine(CliTestCase):
                         self.assertEqual(p.returncode, 1)
                         self.assertEqual(p.stderr, "revgraph: error: cannot write the result to standard output\n")
 
+    def test_python_tools_end_quietly_on_a_closed_pipe(self):
+        # The Python commands of ours that print pages (`tools/gpu-check --plan | head`): no
+        # BrokenPipe traceback, status 141 as a shell reports for a command stopped by SIGPIPE.
+        tools = os.path.join(SOURCE_ROOT, "tools")
+        for args in ([os.path.join(tools, "gpu-check"), "--plan"], [os.path.join(tools, "gpu-check"), "--help"],
+                     [os.path.join(tools, "frontier"), "--help"]):
+            for unbuffered in (False, True):  # each print meets the closed pipe, or the last flush does
+                with self.subTest(args=args[1:], tool=os.path.basename(args[0]), unbuffered=unbuffered):
+                    env = {k: v for k, v in os.environ.items() if k != "PYTHONUNBUFFERED"}
+                    env.update({"PYTHONUNBUFFERED": "1"} if unbuffered else {})
+                    r, w = os.pipe()
+                    os.close(r)
+                    try:
+                        p = subprocess.run(args, stdout=w, stderr=subprocess.PIPE, text=True, timeout=120, env=env)
+                    finally:
+                        os.close(w)
+                    self.assertEqual(p.returncode, 141, p.stderr)
+                    for noise in ("Traceback", "BrokenPipe", "Exception ignored"):
+                        self.assertNotIn(noise, p.stderr)
+
     def test_mistyped_option_names_the_nearest(self):
         d = self.fresh_dir("typo")
         for args, typo, near in (
