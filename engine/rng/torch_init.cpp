@@ -8,6 +8,7 @@
 #include <string>
 
 #include "engine/error.hpp"
+#include "engine/rng/torch_normal.hpp"
 
 namespace revgraph::rng {
 
@@ -51,104 +52,6 @@ float torch_uniform01(Mt19937& gen) {
 
 namespace {
 
-// ---- Cephes single-precision log and sincos as avx_mathfun.h vectorises them ----
-// PyTorch's AVX2 build lets the compiler fuse multiply-adds inside these; the published bits
-// depend on exactly which ones, so the fused points are spelled out with std::fma and every
-// other operation is rounded on its own (the project builds with -ffp-contract=off).
-// Measured on 4M values against torch: the sin tail, cos tail, log's y and the Horner steps
-// each change 1 in 10^6 to 1 in 100 values when unfused; log's e*q2 and the three reduction
-// steps are unaffected (their products are exact or negligible); the final fma(., std, mean)
-// matters only when mean != 0.
-
-float bits_to_float(std::uint32_t u) { return std::bit_cast<float>(u); }
-std::uint32_t float_to_bits(float f) { return std::bit_cast<std::uint32_t>(f); }
-
-float cephes_log(float x) {
-    constexpr float kSqrtHalf = 0.707106781186547524f;
-    constexpr float kP[9] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.1676998740e-1f,
-                             -1.2420140846e-1f, 1.4249322787e-1f,  -1.6668057665e-1f,
-                             2.0000714765e-1f,  -2.4999993993e-1f, 3.3333331174e-1f};
-    constexpr float kQ1 = -2.12194440e-4f;
-    constexpr float kQ2 = 0.693359375f;
-
-    const bool invalid = x <= 0.0f;
-    x = std::fmax(x, std::numeric_limits<float>::min());  // denormals are cut off
-    std::uint32_t u = float_to_bits(x);
-    const int exponent = static_cast<int>(u >> 23) - 0x7f;
-    u = (u & ~0x7f800000u) | float_to_bits(0.5f);  // mantissa scaled into [0.5, 1)
-    x = bits_to_float(u);
-    float e = static_cast<float>(exponent) + 1.0f;
-    // Below sqrt(1/2) use 2x - 1 and one less in the exponent, keeping x - 1 small.
-    const bool small = x < kSqrtHalf;
-    const float tmp = small ? x : 0.0f;
-    x = x - 1.0f;
-    e = e - (small ? 1.0f : 0.0f);
-    x = x + tmp;
-
-    const float z = x * x;
-    float y = kP[0];
-    for (int i = 1; i < 9; ++i) y = std::fma(y, x, kP[i]);
-    y = std::fma(y * x, z, e * kQ1);
-    y = y - z * 0.5f;
-    x = std::fma(e, kQ2, x + y);
-    return invalid ? std::numeric_limits<float>::quiet_NaN() : x;
-}
-
-void cephes_sincos(float x, float& sin_out, float& cos_out) {
-    constexpr float kFourOverPi = 1.27323954473516f;
-    constexpr float kDp1 = -0.78515625f;
-    constexpr float kDp2 = -2.4187564849853515625e-4f;
-    constexpr float kDp3 = -3.77489497744594108e-8f;
-    constexpr float kCos[3] = {2.443315711809948e-5f, -1.388731625493765e-3f, 4.166664568298827e-2f};
-    constexpr float kSin[3] = {-1.9515295891e-4f, 8.3321608736e-3f, -1.6666654611e-1f};
-    constexpr std::uint32_t kSign = 0x80000000u;
-
-    std::uint32_t sign_sin = float_to_bits(x) & kSign;
-    x = std::fabs(x);
-    // Octant j (rounded up to even) and the Cody-Waite reduction x - j*pi/4 in three parts.
-    auto j = static_cast<std::int32_t>(x * kFourOverPi);  // truncates, as cvttps does
-    j = (j + 1) & ~1;
-    const float y = static_cast<float>(j);
-    const auto uj = static_cast<std::uint32_t>(j);
-    sign_sin ^= (uj & 4u) << 29;
-    const std::uint32_t sign_cos = (~(uj - 2u) & 4u) << 29;
-    const bool sin_poly_is_sin = (uj & 2u) == 0;
-
-    x = std::fma(y, kDp1, x);
-    x = std::fma(y, kDp2, x);
-    x = std::fma(y, kDp3, x);
-    const float z = x * x;
-
-    float c = std::fma(std::fma(kCos[0], z, kCos[1]), z, kCos[2]);
-    c = std::fma(c * z, z, -(z * 0.5f));
-    c = c + 1.0f;
-    float s = std::fma(std::fma(kSin[0], z, kSin[1]), z, kSin[2]);
-    s = std::fma(s * z, x, x);
-
-    // avx_mathfun picks sin/cos by masking, subtracting and adding; mirrored so signed zeros match.
-    const float pick_s = sin_poly_is_sin ? s : 0.0f;
-    const float pick_c = sin_poly_is_sin ? 0.0f : c;
-    s = s - pick_s;
-    c = c - pick_c;
-    sin_out = bits_to_float(float_to_bits(pick_c + pick_s) ^ sign_sin);
-    cos_out = bits_to_float(float_to_bits(c + s) ^ sign_cos);
-}
-
-// One block of 16 uniforms → 16 normals: pairs (j, j+8), cos into j, sin into j+8.
-void box_muller_16(float* d, float mean, float std) {
-    const auto two_pi = static_cast<float>(2.0 * std::numbers::pi);
-    for (int j = 0; j < 8; ++j) {
-        const float u1 = 1.0f - d[j];  // [0, 1) → (0, 1] for the log
-        const float u2 = d[j + 8];
-        const float radius = std::sqrt(-2.0f * cephes_log(u1));
-        const float theta = two_pi * u2;
-        float sin_theta, cos_theta;
-        cephes_sincos(theta, sin_theta, cos_theta);
-        d[j] = std::fma(radius * cos_theta, std, mean);
-        d[j + 8] = std::fma(radius * sin_theta, std, mean);
-    }
-}
-
 // torch's 53-bit double uniform in [0, 1).
 double uniform53(Mt19937& gen) { return static_cast<double>(gen.next64() & ((std::uint64_t{1} << 53) - 1)) * 0x1p-53; }
 
@@ -160,12 +63,12 @@ void torch_normal(Mt19937& gen, float* data, std::size_t n, double mean, double 
         const auto mean_f = static_cast<float>(mean);
         const auto std_f = static_cast<float>(std);
         for (std::size_t i = 0; i < n; ++i) data[i] = torch_uniform01(gen);
-        for (std::size_t i = 0; i + 16 <= n; i += 16) box_muller_16(data + i, mean_f, std_f);
+        for (std::size_t i = 0; i + 16 <= n; i += 16) torch_math::box_muller_16(data + i, mean_f, std_f);
         if (n % 16 != 0) {
             // The tail block overlaps the last full one and is redrawn from fresh uniforms.
             float* tail = data + n - 16;
             for (int i = 0; i < 16; ++i) tail[i] = torch_uniform01(gen);
-            box_muller_16(tail, mean_f, std_f);
+            torch_math::box_muller_16(tail, mean_f, std_f);
         }
         return;
     }
@@ -197,7 +100,7 @@ void torch_uniform(Mt19937& gen, float* data, std::size_t n, double from, double
     for (std::size_t i = 0; i < n; ++i) {
         // u*range + from rounded once (torch's AVX2 build fuses it); u*range is exact in float's
         // 24x24 bits, so this equals the double formula of docs/spec.md §6a wherever that rounds only once.
-        data[i] = std::fma(torch_uniform01(gen), range, from_f);
+        data[i] = torch_math::uniform_value(torch_uniform01(gen), range, from_f);
     }
 }
 
