@@ -16,7 +16,7 @@ namespace revgraph {
 struct BackendRow {
     std::string requested;  // the name asked for: "cpu", "cuda-fused", ...
     std::string reported;   // Backend::name() of what it builds; an alias says what it picks
-    bool gpu = false;       // runs on a CUDA device: --device and --pdl apply
+    bool gpu = false;       // runs on a CUDA device: --device and --pdl/--no-pdl apply
     bool cublaslt = false;  // loads cuBLASLt (libcublasLt) on first use
     bool alias = false;     // picks another row ("auto"): not a backend of its own
     std::string needs;      // what it needs from the build and the machine, in words

@@ -14,11 +14,11 @@ struct RuntimeOptions {
     int device = 0;
     std::size_t cublaslt_workspace_bytes = std::size_t(32) << 20;
     // cuda-fused: launch each kernel with Programmatic Dependent Launch (Hopper and later; a no-op
-    // elsewhere). A kernel lets the next one be scheduled as soon as it has started, and waits for
-    // the previous one's completion before it reads anything that one writes (the rows kernel first
+    // elsewhere). A kernel lets the next one be scheduled before its last phases, and waits for the
+    // previous one's completion before it reads anything that one writes (the rows kernel first
     // issues the copies of its rows, which no kernel writes): the bytes are the same. On by default
-    // since the H200 timed it 5.9% faster than plain launches by one harness in one call
-    // (bench/results/2026-12-04-h200-e1d6464-call2.json); --no-pdl turns it off.
+    // because it makes a task faster than plain launches, timed by one harness in one call
+    // (bench/NOTES.md, "Levers tried, and what each gave"); --no-pdl turns it off.
     bool programmatic_launch = true;
     bool operator==(const RuntimeOptions&) const = default;
 

@@ -1,4 +1,4 @@
-// bench/labs/floor_lab.cu: the H200's floor for a chain of tiny dependent steps, measured piece by piece,
+// bench/labs/floor_lab.cu: a GPU's floor for a chain of tiny dependent steps, measured piece by piece,
 // so that the next GPU design (issue "One launch per task": a whole task in one thread-block
 // cluster) is sized from numbers instead of guesses. It runs nothing of revgraph's; each section
 // times one mechanism the fused step pays for:

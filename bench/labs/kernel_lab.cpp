@@ -215,12 +215,12 @@ struct Fastest {
     }
 };
 
-// Energy by rows per block (--energy-seconds=S): a task's net energy stayed ~0.11 J from 2.6 ms down
-// to 1.7 ms (bench/NOTES.md), as if it were set by the SMs a step keeps busy rather than by time, and
-// rows per block is how many SMs the rows kernel takes. Each shape's step graph (rows and grads
-// kernels, `repeats` steps) is replayed back to back for S seconds under NVML, the idle power
-// sampled before it subtracted (bench/harness/energy.hpp); the learning rate is 0 so that seconds of steps on
-// one batch stay finite (the same work: SGD still runs).
+// Energy by rows per block (--energy-seconds=S): a task's net energy stayed about the same while its
+// time fell by a third (bench/NOTES.md, "Energy"), as if it were set by the SMs a step keeps busy
+// rather than by time, and rows per block is how many SMs the rows kernel takes. Each shape's step
+// graph (rows and grads kernels, `repeats` steps) is replayed back to back for S seconds under NVML,
+// the idle power sampled before it subtracted (bench/harness/energy.hpp); the learning rate is 0 so
+// that seconds of steps on one batch stay finite (the same work: SGD still runs).
 void print_step_energy(const cuda::TaskPlan& plan, const cuda::DeviceMemory& mem, const Snapshot& start,
                        const fused::StepArgs& rows_default, const fused::StepArgs& grads_default,
                        std::size_t shared_limit, int repeats, double seconds, cudaStream_t stream) {

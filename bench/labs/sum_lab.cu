@@ -2,9 +2,9 @@
 // and output — written nine ways, checked and timed side by side (a kernel lab in the manner of
 // llm.c's dev/cuda: a CPU reference, numbered versions, a bit check, a table).
 //
-// Why: on the H200 such a phase costs ~600 cycles with warm code (bench/NOTES.md, "where a step's
-// time goes"), against the ~164 of a chain of 41 dependent adds, and 14 of the rows kernel's 16
-// phases are such sums. Whether the engine can reach 1 ms a task while it keeps the float32 CPU
+// Why: such a phase costs several times a bare chain of 41 dependent adds, even with warm code
+// (bench/NOTES.md, "A cuda-fused step, phase by phase"), and 14 of the rows kernel's 16 phases are
+// such sums. Whether the engine can reach 1 ms a task while it keeps the float32 CPU
 // trainer's bits (versions 1-5: every sum in index order) or only by adding each sum's parts in a
 // fixed tree (versions 6-9: deterministic, other bits) is a decision
 // about what `cuda-fused` promises; this lab prices it in one run of a few seconds.

@@ -35,8 +35,8 @@ bool isa_supported(Isa isa) {
 
 namespace {
 // Whether this build's std::fma is an instruction (FP_FAST_FMAF: ARMv8, or x86 built with FMA)
-// rather than a call into the C library: 20-100x slower, which makes portable+fma a bit-for-bit
-// check there, not a kernel set to pick (measured here: 988 ms a task, plain portable 51 ms).
+// rather than a call into the C library, many times slower, which makes portable+fma a bit-for-bit
+// check there, not a kernel set to pick.
 constexpr bool fast_fma() {
 #if defined(FP_FAST_FMAF)
     return true;

@@ -46,14 +46,15 @@ inline constexpr int kSharedLd = 83;
 // StepArgs::rows_per_block and PredictArgs::tile; these are the defaults.
 //
 // The rows kernel: 2 rows a block (rev88: 64 blocks a step), 192 threads: the widest per-row phase
-// (2 x 82) in one round. The kernel lab on the H200 (bench/results/2026-12-04-h200-0bd58bb-call2.log)
-// timed a step at 15.68 us median with 2 rows a block, 15.75 with 1 and 16.73 with 4.
+// (2 x 82) in one round. 2 rows a block is the shape the kernel lab timed fastest of 1, 2, 4, 8 and 16
+// (bench/NOTES.md, "Levers tried, and what each gave").
 inline constexpr int kRowsPerBlock = 2;
 inline constexpr int kRowsThreads = 192;
 // The grads kernel: blocks of up to 3 outputs x 41 inputs of one branch, or 1 x 82 of the head
 // (the last head block also takes the 10 biases): rev88, 66 blocks of at most 123 sums. Each sum is
-// a chain of 128 dependent adds; with 6 x 41 and 3 x 82 (32 blocks of up to 246 sums, two warps on
-// each scheduler) the sums took 1.7 us of the kernel's 5.1 on the H200 (fused_load.hpp). Rows are
+// a chain of 128 dependent adds, so more blocks of fewer sums shorten the kernel: 6 x 41 and 3 x 82
+// (32 blocks of up to 246 sums, two warps on each scheduler) summed slower (bench/NOTES.md, "A
+// cuda-fused step, phase by phase"). Rows are
 // staged through shared memory 128 at a time, so a rev88 batch is one staging pass and the whole
 // block still fits the 48 KB every block gets without opting in (kGradsFloats).
 inline constexpr int kGradsThreads = 256;
@@ -61,8 +62,8 @@ inline constexpr int kBranchOutGroup = 3;
 inline constexpr int kHeadOutGroup = 1;
 inline constexpr int kGradsChunk = 128;
 inline constexpr int kGradsSumBlock = 32;  // a sum's rows loaded at once (engine/cuda/ordered_sum.hpp)
-// Prediction: 16 query rows a block (the same kernel lab: 8.9 us for 200 query rows, against 14.5 us
-// with 32 and 24.1 us with 64: more blocks, shorter chains).
+// Prediction: 16 query rows a block, the kernel lab's fastest tile: more blocks, shorter chains
+// (bench/NOTES.md, "Levers tried, and what each gave").
 inline constexpr int kPredictThreads = 256;
 inline constexpr int kPredictTile = 16;
 
@@ -292,7 +293,8 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
     }
     // The mean cross-entropy gradient of each row (over the whole batch's rows): model::
     // softmax_xent_grad_row's steps with a thread a class, in two phases (the sum needs every class's
-    // exponential). One thread a row took 1.4 us of the kernel's 9.2 on the H200 (fused_load.hpp).
+    // exponential). With a thread a row it was the rows kernel's longest phase (bench/NOTES.md, "A
+    // cuda-fused step, phase by phase").
     {
         const float* scores = s.scores;
         float* exps = s.exps;
@@ -334,7 +336,7 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
     const auto act_slot = [&](int b) { return a.act_stack + (static_cast<std::size_t>(b) * a.slot + r0) * kHalf; };
     const auto grad_slot = [&](int b) { return a.grad_stack + (static_cast<std::size_t>(b) * a.slot + r0) * kHalf; };
     for (int k = depth - 1; k >= 0; --k) {
-        if (k == 0) ex.launch_dependents();  // ~1 us before the end: the grads kernel may be scheduled
+        if (k == 0) ex.launch_dependents();  // the last block's backward: the grads kernel may be scheduled
         const int f = 2 * k, g = 2 * k + 1;
         const float* wf = w + static_cast<std::size_t>(f) * kBranchSize;
         const float* wg = w + static_cast<std::size_t>(g) * kBranchSize;
@@ -450,7 +452,7 @@ RG_HD void step_grads_as(Exec& ex, const StepArgs& a, const GradsBlock gb, float
                 }
             });
         }
-        // After the last staging, ~1.5 us before the end: the next rows kernel may be scheduled (it
+        // After the last staging, before the sums and SGD: the next rows kernel may be scheduled (it
         // gathers its rows while this one sums).
         if (c0 + kGradsChunk >= a.rows) ex.launch_dependents();
         ex.phase(items, [=](int t) {

@@ -21,15 +21,18 @@ using model::kFeatures;
 // the index arithmetic has no division by a runtime value (one by a constant is a multiply). A copy
 // changes no bits: the emulator runs the same items with memcpy.
 //
-// Why: with loads into registers and stores after them, a thread's items one after the other, the
-// rows kernel's load phase took 2.2 us of its 9.2 on the H200 and the grads kernel's staging 2.7 of
-// its 5.1 (bench/results/2026-12-04-h200-657b5eb-lab.txt, the phase table).
+// Why: with loads into registers and stores after them, a thread's items one after the other, every
+// copy waited for its load in turn, and the load phases were the longest of the rows and grads
+// kernels (bench/NOTES.md, "A cuda-fused step, phase by phase", and the copies' lever under "Levers
+// tried, and what each gave").
 //
 // Vectors go through L2 only (.cg); 4-byte copies can only be .ca. Launched with Programmatic
 // Dependent Launch a kernel starts while its predecessor still writes what it will read (the
 // parameters, the stacks), so nothing it reads is read-only for the whole of its launch and no copy
-// uses the read-only path (ld.global.nc); every copy is issued after griddepcontrol.wait
-// (kernels/fused.cuh), as every asm here is volatile with a memory clobber.
+// uses the read-only path (ld.global.nc). A copy of anything the previous kernel writes is issued
+// after griddepcontrol.wait (kernels/fused.cuh), and every asm here is volatile with a memory
+// clobber; the rows kernel issues the copies of its rows and labels (the task's inputs and the
+// epoch's order, which no kernel of an epoch writes) before its wait (fused::step_rows_as).
 
 inline constexpr int kLoadBatch = 8;  // copies one item issues
 

@@ -5,9 +5,8 @@
 //
 // Why: a block's warps issue in order, and with one warp on each scheduler (the rows kernel's
 // phases have 82 items, the grads kernel's up to 123) nothing hides a load that waits in front of
-// an add. Written term by term and left to the compiler, the 41-term sums of the rows kernel took
-// ~9 cycles a term and the 128-term sums of the grads kernel ~21 on the H200 (bench/results/
-// 2026-12-04-h200-d8a4eb7-lab.txt), against the 4 of an add's latency. Loaded first, the loads of a
+// an add. Written term by term and left to the compiler, the sums took several times an add's
+// latency a term (bench/NOTES.md, "A cuda-fused step, phase by phase"). Loaded first, the loads of a
 // block overlap one another and the chain of adds runs on registers. On the host (the CPU emulator)
 // it is the plain loop: same operations, same order, same bits.
 #include "engine/model/math.hpp"

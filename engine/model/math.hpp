@@ -17,8 +17,9 @@
 
 // Device code unrolls the fixed-length sums whole (41, 82 and 10 terms once inlined), so that ptxas
 // can issue every shared-memory load of a sum ahead of its chain of adds; the adds stay in index
-// order, so the bits do not change. The H200 run found the fused kernels waiting ~10 cycles an
-// instruction with the 41-term sums unrolled by 4 (bench/NOTES.md, "Measured on the H200").
+// order, so the bits do not change. Alone it did not make the fused kernels faster: the loads first
+// had to be written out (engine/cuda/ordered_sum.hpp; bench/NOTES.md, "Levers tried, and what each
+// gave").
 // RG_DEVICE_UNROLL_BY(n): the same for a sum of run-time length (the grads kernel's rows).
 #if defined(__CUDA_ARCH__)
 #define RG_DEVICE_UNROLL _Pragma("unroll")

@@ -108,7 +108,7 @@ def call1_steps(c):
                                  ("fused2.json", "cuda-fused", "run-fused-2")):
         steps.append(Step(label, 10, "two-process", run_cmd(c, name, backend, "--repeat", "3"), True))
     # cuda-fused is built to give the float32 CPU trainer's very bits: its hashes on the same draw
-    # (0.3 s of CPU; recorded, the GPU suite tests it step by step).
+    # (well under a second of CPU; recorded, the GPU suite tests it step by step).
     steps.append(Step("run-cpu-reference", 5, "two-process", run_cmd(c, "run_cpu_reference.json", "cpu-reference")))
     steps.append(torch_step(c, "torch-cuda-graph", 35, "timing", "--mode", "graph", "--warmup", "5", "--timing-runs",
                             "20", "--cold-runs", "10", "--test-labels", c.s("rev88_labels.npy"), "--predictions",
@@ -127,7 +127,7 @@ def call2_steps(c):
              # tree, each checked against its host run's bits; what `cuda-fused`'s contract costs.
              Step("sum-lab", 10, "kernel-lab", [c.bin("bench/revgraph_sum_lab")]),
              make_small_task_step(c),
-             # Limits ~10x the H200's times (1, 4 and 1 s on the small task), to leave room below.
+             # Limits about ten times what these took on the H200 (its call-2 logs), to leave room below.
              sanitize_step(c, "memcheck", "cuda-fused", 10),
              sanitize_step(c, "racecheck", "cuda-fused", 15),
              sanitize_step(c, "memcheck", "cuda", 10),

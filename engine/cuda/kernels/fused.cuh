@@ -16,10 +16,11 @@ namespace revgraph::cuda::kernels {
 // completed and its writes are visible — before this kernel reads anything that kernel writes, so
 // the bytes are those of a plain launch — and let the next kernel be scheduled while this one runs.
 // Both are no-ops for a kernel launched without the attribute (kernels::launch_fused_* choose).
-// Where a kernel lets the next one go is a matter of power, not of bytes: the next kernel's blocks
-// sit on SMs waiting from then on. The step's kernels let it go about a microsecond before their
-// end (fused::step_rows_as, step_grads_as: their launch_dependents); at their start, as first
-// built, the H200 drew 184 W against 166 W plain for 0.115 J a task (b942f68).
+// Where a kernel lets the next one go changes no bytes. The step's kernels let it go before their
+// last phases (fused::step_rows_as, step_grads_as: their launch_dependents) rather than at their
+// start, as first built: the task was faster so, and its energy the same (the next kernel's blocks
+// waiting on SMs from the start cost no measurable power; bench/NOTES.md, "Levers tried, and what
+// each gave", and "Energy").
 __device__ __forceinline__ void wait_for_prior_grid() {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -36,10 +37,11 @@ __device__ __forceinline__ void programmatic_prologue() {
 }
 
 // Launch bounds with a minimum of 1 block an SM: ptxas may then give a thread the registers to hold
-// a sum's operands at once (engine/cuda/ordered_sum.hpp). Without it, it held the rows kernel to 56
-// registers and spilled in the grads kernel, sinking loads back into the chains of adds. One task's
-// step needs no more (64 rows and 66 grads blocks on 132 SMs); the price is fewer resident blocks an
-// SM when many tasks run at once (the rows kernel's 94 registers: 3 blocks of 192 threads, not 7).
+// a sum's operands at once (engine/cuda/ordered_sum.hpp). Without it, ptxas held the rows kernel to
+// fewer registers than that and spilled in the grads kernel, sinking loads back into the chains of
+// adds (nvcc -Xptxas -v: bench/NOTES.md, "Reading the fused kernels' PTX"). One task's step needs no
+// more (rev88: 64 rows and 66 grads blocks, fewer than an H100's or H200's SMs); the price is fewer
+// resident blocks an SM when many tasks run at once.
 struct BlockExec {
     template <class F>
     __device__ __forceinline__ void issue(int count, F&& item) const {

@@ -11,8 +11,8 @@
 //
 // The block has 1024 threads and spreads a row's softmax over its classes (model::
 // softmax_xent_grad_row's steps, the same operations): with 320 threads, a row a thread and the
-// relu copy 17 dependent rounds of global loads, it took 8.4 us of a ~91 us step on the H200 (ncu,
-// bench/results/2026-12-04-h200-b942f68-call2.log), the step's longest node.
+// relu copy 17 dependent rounds of global loads, it was the step's longest node (ncu's times before
+// and after: bench/NOTES.md, "Levers tried, and what each gave").
 #include "engine/cuda/ops/op.hpp"
 
 namespace revgraph::cuda {
