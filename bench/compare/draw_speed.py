@@ -1,4 +1,4 @@
-"""Whole-process draw speed, two revgraph binaries side by side (bench/NOTES.md, "Draw speed").
+"""Whole-process draw speed, two revgraph binaries side by side (bench/NOTES.md, "CPU measurements").
 
 Times, as a user runs them, `revgraph data mnist` (one draw) and the 11-draw `revgraph qualify`,
 sequential and --together, each RUNS times with the two binaries alternating (so that load on a
