@@ -3,6 +3,10 @@ the same inputs and config, byte-identical repeats, run_together equal to solo r
 Python threads running tasks at once."""
 import hashlib
 import json
+import os
+import shlex
+import subprocess
+import sys
 import threading
 import time
 
@@ -10,7 +14,7 @@ import numpy as np
 import pytest
 
 import revgraph
-from conftest import TIME_KEYS, make_task, run_cli
+from conftest import CLI, TIME_KEYS, make_task, run_cli
 
 CONFIG = {"depth": 3, "width": 82, "alpha": 0.25, "seed": 5, "epochs": 3, "learning_rate": 0.05, "batch_size": 64,
           "momentum": 0.8, "weight_decay": 0.0001}
@@ -271,3 +275,25 @@ def test_the_package_is_typed():
     assert typing.get_type_hints(revgraph.fit_predict)["return"] is revgraph.Result
     assert typing.get_type_hints(revgraph.Task.run)["return"] is revgraph.Result
     assert typing.get_type_hints(revgraph.configure_gpu)["device"] == typing.Optional[int]
+
+
+def test_the_readme_example_runs_as_written(tmp_path):
+    # README.md's Python section: its shell line makes the archive and labels its code loads, and
+    # the code, run as written, prints the predictions' hash of `revgraph run` on the same task.
+    if not CLI:
+        pytest.skip("REVGRAPH_CLI is not set (meson test sets it to the built revgraph command)")
+    root = os.environ.get("REVGRAPH_SOURCE_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    with open(os.path.join(root, "README.md"), encoding="utf-8") as f:
+        section = f.read().split("\n## Python", 1)[1].split("\n## ", 1)[0]
+    shell = section.split("```sh\n", 1)[1].split("```", 1)[0].strip()
+    code = section.split("```python\n", 1)[1].split("```", 1)[0]
+    assert shell.startswith("build/tools/revgraph data embedded "), shell
+    p = subprocess.run([CLI, *shlex.split(shell)[1:]], cwd=tmp_path, capture_output=True, text=True)
+    assert p.returncode == 0, p.stderr
+    env = dict(os.environ, PYTHONPATH=os.path.dirname(os.path.dirname(revgraph.__file__)))  # this package
+    p = subprocess.run([sys.executable, "-c", code], cwd=tmp_path, env=env, capture_output=True, text=True, timeout=600)
+    assert p.returncode == 0, p.stderr
+    accuracy, predictions_sha256 = p.stdout.splitlines()[0].split()
+    assert 0.8 < float(accuracy) < 1
+    command = json.loads(run_cli("run", "--backend", "auto", "--quiet").stdout)
+    assert predictions_sha256 == command["predictions_sha256"]

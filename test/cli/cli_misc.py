@@ -2,6 +2,8 @@
 runs it)."""
 import json
 import os
+import re
+import shlex
 import signal
 import subprocess
 import sys
@@ -190,6 +192,29 @@ class CommandLine(CliTestCase):
 
 class Misc(CliTestCase):
 
+    def test_readme_worked_example_is_what_runs(self):
+        # README.md's worked example, command by command in a fresh folder, prints what README shows
+        # ("…" stands for a time or a machine's name, which differ from machine to machine).
+        with open(os.path.join(SOURCE_ROOT, "README.md"), encoding="utf-8") as f:
+            block = f.read().split("\n## Worked example", 1)[1].split("```sh\n", 1)[1].split("```", 1)[0]
+        steps = []
+        for line in block.replace("\\\n", "").splitlines():
+            if line.startswith("$ "):
+                steps.append((line[2:].replace("build/tools/revgraph ", shlex.quote(REVGRAPH) + " "), []))
+            else:
+                steps[-1][1].append(line)
+        self.assertGreaterEqual(len(steps), 4)
+        d = self.fresh_dir("readme-example")
+        for command, shown in steps:
+            with self.subTest(command=command):
+                p = subprocess.run(command, shell=True, cwd=d, capture_output=True, text=True, timeout=240,
+                                   env=dict(os.environ, PATH="/usr/bin:/bin"))  # Debian's python3 and its numpy
+                self.assertEqual(p.returncode, 0, p.stderr)
+                got = (p.stdout + p.stderr).splitlines()
+                self.assertEqual(len(got), len(shown), got)
+                for line, pattern in zip(got, shown):
+                    self.assertRegex(line, "^" + re.escape(pattern).replace(re.escape("…"), ".*?") + "$")
+
     def test_version_and_help(self):
         p = rg("version")
         self.assertEqual(p.returncode, 0)
@@ -250,6 +275,9 @@ class Misc(CliTestCase):
         p = rg("backends")
         self.assertEqual(p.returncode, 0, p.stderr)
         lines = p.stdout.splitlines()
+        # After the rows: what auto picks, whether the GPU path is verified, where the runs are.
+        self.assertTrue(lines.pop().startswith("every GPU run: bench/results/INDEX.md"))
+        self.assertTrue(lines.pop().startswith("the GPU path of this build is "))
         self.assertTrue(lines.pop().startswith("auto picks "))
         self.assertEqual([ln.split()[0] for ln in lines], list(rows))
         for ln in lines:
