@@ -180,9 +180,8 @@ nlohmann::ordered_json backend_availability_json(const std::vector<BackendAvaila
     }
     // Why `auto` picks what it picks on a GPU: this build's gpu-check verdict.
     const GpuVerification& v = gpu_verification();
-    j["gpu_verified"] = {
-        {"backends", v.backends}, {"report", v.report}, {"why", v.why}, {"device", v.device}, {"gpu_arch", v.gpu_arch},
-        {"index", kGpuResultsIndex}};
+    j["gpu_verified"] = {{"backends", v.backends}, {"report", v.report},     {"why", v.why},
+                         {"device", v.device},     {"gpu_arch", v.gpu_arch}, {"index", kGpuResultsIndex}};
     return j;
 }
 

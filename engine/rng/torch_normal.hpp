@@ -40,7 +40,7 @@ RG_HD std::uint32_t bits(float f) {
 }
 
 RG_HD float cephes_log(float x) {
-    const float p[9] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.1676998740e-1f, -1.2420140846e-1f, 1.4249322787e-1f,
+    const float p[9] = {7.0376836292e-2f,  -1.1514610310e-1f, 1.1676998740e-1f,  -1.2420140846e-1f, 1.4249322787e-1f,
                         -1.6668057665e-1f, 2.0000714765e-1f,  -2.4999993993e-1f, 3.3333331174e-1f};
     const bool invalid = x <= 0.0f;
     x = x > 1.17549435e-38f ? x : 1.17549435e-38f;  // fmax with the smallest normal: denormals are cut off

@@ -195,6 +195,14 @@ def qualify(idx_dir: str | os.PathLike[str], *, submission: Optional[str | os.Pa
                          int(draws), bool(together), backend, _config_kwargs(config))
 
 
+def export(band: str, *, from_file: Optional[str | os.PathLike[str]] = None, **config: Any) -> str:
+    """The one-file entry of the MNIST-medium time challenge for `band` ("12", "8", "5", "3", "2"),
+    as `revgraph export` writes it: from_file's band (bench/race.json, bench/frontier/frontier.json),
+    or the config keys given (rev88's defaults for the rest). ValueError, one line, where the band,
+    the config or the file is not right (docs/race.md)."""
+    return _core.export_entry(str(band), None if from_file is None else os.fspath(from_file), _config_kwargs(config))
+
+
 def band_rule(band: str, total: int, per_draw: int) -> dict[str, int]:
     """The engine's exact band rule (docs/spec.md §9) for `total` query images over draws of
     `per_draw`: {"required_correct": ceil(total × (100 − band) / 100), "per_draw_floor": the same

@@ -24,6 +24,7 @@
 
 #include "engine/backends.hpp"
 #include "engine/config_from.hpp"
+#include "engine/export/entry.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/npy.hpp"
@@ -448,6 +449,22 @@ PYBIND11_MODULE(_core, m) {
           py::arg("draws"), py::arg("together"), py::arg("backend"), py::arg("config"));
     m.def("verify", &verify_run, py::arg("submission"), py::arg("idx_dir"), py::arg("retrain"), py::arg("backend"));
     // end of the qualify block
+    // `revgraph export`: the entry's text, from a file of bands or from a config (engine/export/entry.hpp).
+    m.def(
+        "export_entry",
+        [](const std::string& band, const std::optional<std::string>& from, const py::dict& config) {
+            try {
+                if (from) {
+                    if (!config.empty())
+                        bad("export: from= takes its band's config from the file; give no config keys");
+                    return revgraph::exporter::entry_file(revgraph::exporter::entry_from_bands_file(*from, band));
+                }
+                const revgraph::exporter::EntrySource source{band, task_config(config),
+                                                             config.empty() ? "rev88's config" : "Python"};
+                return revgraph::exporter::entry_file(source);
+            } catch (const revgraph::Error& e) { bad(e.what()); }
+        },
+        py::arg("band"), py::arg("from_file"), py::arg("config"));
     m.def("version", [] { return std::string(revgraph::version()); });
     m.def("git_commit", [] { return std::string(revgraph::git_commit()); });
 }

@@ -297,3 +297,23 @@ def test_the_readme_example_runs_as_written(tmp_path):
     assert 0.8 < float(accuracy) < 1
     command = json.loads(run_cli("run", "--backend", "auto", "--quiet").stdout)
     assert predictions_sha256 == command["predictions_sha256"]
+
+
+def test_export_is_the_commands_entry():
+    """revgraph.export gives the very text `revgraph export` writes, from a file of bands or from config
+    keys, and refuses what the command refuses, in one line."""
+    root = os.environ.get("REVGRAPH_SOURCE_ROOT", os.path.dirname(os.path.dirname(os.path.dirname(__file__))))
+    frontier = os.path.join(root, "bench", "frontier", "frontier.json")
+    text = revgraph.export("5", from_file=frontier)
+    assert text.startswith("#!POPCORN leaderboard mnist-medium-5pct\n#!POPCORN gpu A100\n")
+    assert len(text.encode()) <= 20480
+    assert text == run_cli("export", "--from", frontier, "--band", "5").stdout
+    assert revgraph.export("12", depth=1, batch_size=512) == run_cli("export", "--band", "12", "--set", "depth=1",
+                                                                      "--set", "batch_size=512").stdout.replace(
+        "(--set)", "(Python)")
+    for kwargs, words in (({"band": "7"}, "leaderboards"), ({"band": "12", "width": 81}, "width"),
+                          ({"band": "12", "from_file": frontier, "depth": 3}, "give no config keys"),
+                          ({"band": "2", "from_file": frontier}, "has no band 2")):
+        with pytest.raises(ValueError) as raised:
+            revgraph.export(**kwargs)
+        assert words in str(raised.value) and "\n" not in str(raised.value)

@@ -92,7 +92,8 @@ struct HostRun {
         fa::Args a = args();
         const auto n = static_cast<int>(perm.size());
         a.first = b * static_cast<int>(p.config.batch_size);
-        a.rows = n - a.first < static_cast<int>(p.config.batch_size) ? n - a.first : static_cast<int>(p.config.batch_size);
+        a.rows =
+            n - a.first < static_cast<int>(p.config.batch_size) ? n - a.first : static_cast<int>(p.config.batch_size);
         a.order = order.data();
         a.pixels = p.inputs->train_images.data();
         a.rows_per_block = rows_per_block;

@@ -47,7 +47,8 @@ int backends_command(const BackendsOptions& o) {
             out << "the GPU path of this build is unverified (" << v.why << ")\n";
         else
             out << "the GPU path of this build is verified by " << v.report << " on a " << v.device << "\n";
-        out << "every GPU run: " << kGpuResultsIndex << "; how to make one on a GPU machine: " << kGpuCheckGuide << "\n";
+        out << "every GPU run: " << kGpuResultsIndex << "; how to make one on a GPU machine: " << kGpuCheckGuide
+            << "\n";
     }
     write_stdout(out.str());
     return 0;

@@ -8,7 +8,8 @@
 namespace revgraph::cuda::fused_any {
 
 // A phase's items spread over the block's threads, then a barrier: the items of a phase are
-// independent, so which thread takes which changes nothing but speed.
+// independent, so which thread takes which changes nothing but speed. Launched plainly, a kernel
+// has no predecessor to wait for and no successor to release.
 struct BlockExec {
     template <class F>
     __device__ __forceinline__ void issue(int count, F&& item) const {
@@ -19,8 +20,14 @@ struct BlockExec {
         issue(count, item);
         __syncthreads();
     }
-    // Programmatic Dependent Launch (sm_90+): wait for the previous kernel's writes before reading
-    // them, and let the next kernel be scheduled; nothing where the launch was plain or older.
+    __device__ __forceinline__ void wait_for_prior_grid() const {}
+    __device__ __forceinline__ void launch_dependents() const {}
+};
+
+// Launched with Programmatic Dependent Launch (sm_90+): wait for the previous kernel's writes before
+// reading them, and let the next kernel be scheduled (fused::step_rows' rows are copied before the
+// wait; where this lets the next one go is a matter of power, not of bytes: bench/NOTES.md).
+struct ProgrammaticBlockExec : BlockExec {
     __device__ __forceinline__ void wait_for_prior_grid() const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         asm volatile("griddepcontrol.wait;" ::: "memory");
@@ -36,7 +43,8 @@ struct BlockExec {
 }  // namespace revgraph::cuda::fused_any
 
 #if defined(RG_ENTRY_HALF)
-// The race entry's kernels: one width, named without C++ mangling so the entry finds them by name.
+// The race entry's kernels: one width, launched plainly (the A100 has no programmatic launch), named
+// without C++ mangling so the entry finds them by name.
 using namespace revgraph::cuda::fused_any;
 extern "C" __global__ void rg_rows(Args a) {
     extern __shared__ float smem[];

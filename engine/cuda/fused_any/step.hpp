@@ -41,12 +41,12 @@ struct Args {
     const float* pixels;         // 81 a row: the training images (step) or the query images (predict)
     const std::int32_t* labels;  // training labels
     float *param, *velocity;
-    float* grads;        // kept where not null (the step-by-step tests read them)
-    float* final_state;  // rows x width: the core output, for the head's gradient
-    float* dscores;      // rows x 10
-    float* act;          // branch b, row r, input i at (b·slot + r)·half + i: relu(x)
-    float* grad;         // branch b, row r, output o at (b·slot + r)·half + o: α·g_out
-    float* scores;       // predict: Q x 10
+    float* grads;               // kept where not null (the step-by-step tests read them)
+    float* final_state;         // rows x width: the core output, for the head's gradient
+    float* dscores;             // rows x 10
+    float* act;                 // branch b, row r, input i at (b·slot + r)·half + i: relu(x)
+    float* grad;                // branch b, row r, output o at (b·slot + r)·half + o: α·g_out
+    float* scores;              // predict: Q x 10
     std::int64_t* predictions;  // predict: Q
 };
 
@@ -93,7 +93,8 @@ RG_HD float lifted(const float* row_pixels, int c) {
 
 // out[o] = out[o] + sign·(α·Σ_i relu(in[i])·W[o][i]) on each row: the reference's couple.
 template <class Exec>
-RG_HD void couple(const Exec& ex, int h, const float* w, float* state, int rows, int in, int out, float sign, float alpha) {
+RG_HD void couple(const Exec& ex, int h, const float* w, float* state, int rows, int in, int out, float sign,
+                  float alpha) {
     ex.phase(rows * h, [=](int item) {
         const int r = item / h, o = item - r * h;
         float* x = state + r * (2 * h + 1);
@@ -113,8 +114,8 @@ RG_HD void forward(const Exec& ex, int h, const float* w, int depth, float alpha
 // is the grads kernel's): relu(x[c]) and α·g_out[c] to the branch's stack slots, and where with_dx,
 // dx[c] += (Σ_o α·g_out[o]·W[o][c])·[x[c] > 0] into dstate's `in` half. Reads dstate's `out` half.
 template <class Exec>
-RG_HD void branch_rows(const Exec& ex, int h, const float* w, const float* state, float* dstate, int rows, int in, int out,
-                       float alpha, bool with_dx, float* act, float* grad) {
+RG_HD void branch_rows(const Exec& ex, int h, const float* w, const float* state, float* dstate, int rows, int in,
+                       int out, float alpha, bool with_dx, float* act, float* grad) {
     ex.phase(rows * h, [=](int item) {
         const int r = item / h, c = item - r * h, at = r * (2 * h + 1) + c;
         const float x = state[at + in];
@@ -122,8 +123,9 @@ RG_HD void branch_rows(const Exec& ex, int h, const float* w, const float* state
         act[item] = model::relu(x);
         grad[item] = alpha * g[c];
         if (with_dx)
-            dstate[at + in] = dstate[at + in] + dot(h, g, 1, w + c, h, [=](float go, float wo) { return (alpha * go) * wo; }) *
-                                                    model::relu_mask(x);
+            dstate[at + in] = dstate[at + in] + dot(h, g, 1, w + c, h, [=](float go, float wo) {
+                                                    return (alpha * go) * wo;
+                                                }) * model::relu_mask(x);
     });
 }
 
@@ -229,7 +231,8 @@ RG_HD void predict(const Exec& ex, const Args& a, int block, float* smem) {
     ex.phase(rows * width + (a.staged ? a.params : 0), [=](int item) {
         const int r = item / width;
         if (r < rows)
-            state[r * ld + item - r * width] = lifted(g.pixels + static_cast<std::int64_t>(r0 + r) * kPixels, item - r * width);
+            state[r * ld + item - r * width] =
+                lifted(g.pixels + static_cast<std::int64_t>(r0 + r) * kPixels, item - r * width);
         else
             w[item - rows * width] = g.param[item - rows * width];
     });

@@ -1,0 +1,106 @@
+#include "engine/export/entry.hpp"
+
+#include <algorithm>
+#include <fstream>
+#include <sstream>
+
+#include <nlohmann/json.hpp>
+
+#include "engine/error.hpp"
+#include "engine/export/entry_sources.hpp"
+#include "engine/version.hpp"
+
+namespace revgraph::exporter {
+
+namespace {
+
+void replace_once(std::string& text, const std::string& marker, const std::string& value) {
+    const std::size_t at = text.find(marker);
+    if (at == std::string::npos) throw Error("export: the entry template has no " + marker);
+    text.replace(at, marker.size(), value);
+}
+
+// The CUDA text as Python raw string literals of at most kMaxLiteralChars characters each, cut at line
+// ends, one a line of the tuple CUDA = (...).
+std::string cuda_literals(const std::string& cuda) {
+    if (cuda.find("\"\"\"") != std::string::npos || cuda.find('\\') != std::string::npos)
+        throw Error("export: the kernel text holds a triple quote or a backslash: it cannot be a raw Python literal");
+    std::vector<std::string> chunks(1);
+    std::istringstream lines(cuda);
+    for (std::string line; std::getline(lines, line);) {
+        line += '\n';
+        if (line.size() > kMaxLiteralChars) throw Error("export: a kernel line is longer than a literal may be");
+        if (chunks.back().size() + line.size() > kMaxLiteralChars) chunks.emplace_back();
+        chunks.back() += line;
+    }
+    std::string out;
+    for (const std::string& c : chunks) out += "    r\"\"\"" + c + "\"\"\",\n";
+    return out.substr(0, out.size() - 1);  // the tuple's closing line follows
+}
+
+std::string title(const EntrySource& s) {
+    const TaskConfig& c = s.config;
+    std::ostringstream t;
+    t << "revgraph, band " << s.band << " %: depth " << c.depth << ", width " << c.width << ", " << c.epochs
+      << " epochs at batch " << c.batch_size << " (" << s.origin << ")";
+    return t.str();
+}
+
+}  // namespace
+
+const std::vector<std::string>& race_bands() {
+    static const std::vector<std::string> bands{"12", "8", "5", "3", "2"};
+    return bands;
+}
+
+std::string entry_file(const EntrySource& s) {
+    const auto& bands = race_bands();
+    if (std::find(bands.begin(), bands.end(), s.band) == bands.end())
+        throw Error("export: the band must be one of the challenge's leaderboards 12, 8, 5, 3 or 2, got '" + s.band +
+                    "'");
+    s.config.validate();
+    std::string text = entry_template();
+    replace_once(text, "@BAND@", s.band);
+    replace_once(text, "@TITLE@", title(s));
+    replace_once(text, "@SOURCE@",
+                 std::string("Written by `revgraph export`, revgraph ") + version() + " at " +
+                     std::string(git_commit()).substr(0, 12));
+    replace_once(text, "@CONFIG@", s.config.to_json().dump());
+    replace_once(text, "@CUDA@", cuda_literals(kernel_text()));
+    if (text.size() > kMaxEntryBytes)
+        throw Error("export: the entry would be " + std::to_string(text.size()) + " bytes, over the challenge's " +
+                    std::to_string(kMaxEntryBytes));
+    return text;
+}
+
+EntrySource entry_from_bands_file(const std::string& path, const std::string& band) {
+    std::ifstream in(path, std::ios::binary);
+    if (!in) throw Error("export: cannot read " + path);
+    nlohmann::json doc;
+    try {
+        doc = nlohmann::json::parse(in);
+    } catch (const nlohmann::json::exception&) { throw Error("export: " + path + " is not JSON"); }
+    if (!doc.is_object() || !doc.contains("bands") || !doc["bands"].is_array())
+        throw Error("export: " + path +
+                    " has no \"bands\" list (bench/race.json and bench/frontier/frontier.json have one)");
+    std::vector<std::string> found;
+    for (const auto& entry : doc["bands"]) {
+        if (!entry.is_object() || !entry.contains("band") || !entry["band"].is_string()) continue;
+        found.push_back(entry["band"].get<std::string>());
+        if (found.back() != band) continue;
+        if (!entry.contains("config") || !entry["config"].is_object())
+            throw Error("export: band " + band + " of " + path + " has no config object");
+        EntrySource s;
+        s.band = band;
+        try {
+            s.config.update_from_json(entry["config"]);
+        } catch (const Error& e) { throw Error("export: band " + band + " of " + path + ": " + e.what()); }
+        s.origin = path + ", band " + band;
+        return s;
+    }
+    std::string list;
+    for (const std::string& b : found) list += (list.empty() ? "" : ", ") + b;
+    throw Error("export: " + path + " has no band " + band + (list.empty() ? "" : " (it has " + list + ")"));
+}
+
+}  // namespace revgraph::exporter

@@ -1,0 +1,281 @@
+#!/usr/bin/python3
+"""`revgraph export` without a GPU: every exported entry — one per band of bench/race.json, and
+rev88 — passes the challenge's static rules (tools/race check), fits its size, compiles with nvcc
+for sm_80 and sm_90 and with NVRTC exactly as the entry compiles itself, imports with no side
+effect, refuses CPU tensors in one clear line, draws PyTorch's initial parameters and numpy's epoch
+orders (held to the engine's hashes, an independent implementation of both), and its CUDA text —
+compiled as host code and run on the CPU — gives the float32 trainer's very bits.
+
+  /usr/bin/python3 test/export/test_export.py SOURCE_ROOT BUILD_ROOT
+
+Needs Debian's numpy (and torch for the import checks: skipped without it). The GPU half — the
+entry run by CUDA on a device, hash for hash with revgraph's backends — is test_export_gpu.py.
+"""
+import ast
+import ctypes
+import glob
+import hashlib
+import importlib.util
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+import types
+import unittest
+
+ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+BUILD = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.join(ROOT, "build")
+REVGRAPH = os.path.join(BUILD, "tools", "revgraph")
+RACE = os.path.join(ROOT, "tools", "race")
+NVCC = shutil.which("nvcc") or ("/usr/local/cuda/bin/nvcc" if os.path.exists("/usr/local/cuda/bin/nvcc") else None)
+NVRTC = next(iter(glob.glob("/usr/local/cuda/lib64/libnvrtc.so*")), None)
+sys.path.insert(0, os.path.join(BUILD, "python"))
+
+
+def bands_file():
+    race = os.path.join(ROOT, "bench", "race.json")
+    return race if os.path.exists(race) else os.path.join(ROOT, "bench", "frontier", "frontier.json")
+
+
+def exported(tmp, *args):
+    out = os.path.join(tmp, "entry.py")
+    p = subprocess.run([REVGRAPH, "export", *args, "--output", out, "--quiet"], capture_output=True, text=True)
+    if p.returncode != 0:
+        raise AssertionError(f"revgraph export {' '.join(args)}: {p.stderr.strip()}")
+    with open(out) as f:
+        return out, f.read()
+
+
+def module_constant(text, name):
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and [t.id for t in node.targets if isinstance(t, ast.Name)] == [name]:
+            return ast.literal_eval(node.value)
+    raise AssertionError(f"the entry defines no {name}")
+
+
+class Entries(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.tmp = tempfile.mkdtemp(prefix="export-test.")
+        with open(bands_file()) as f:
+            cls.bands = [b["band"] for b in json.load(f)["bands"] if b["band"] in ("12", "8", "5", "3", "2")]
+        cls.entries = {}
+        for band in cls.bands:
+            d = os.path.join(cls.tmp, band)
+            os.makedirs(d)
+            cls.entries[band] = exported(d, "--from", bands_file(), "--band", band)
+        d = os.path.join(cls.tmp, "rev88")
+        os.makedirs(d)
+        cls.entries["rev88"] = exported(d, "--band", "12")
+
+    @classmethod
+    def tearDownClass(cls):
+        shutil.rmtree(cls.tmp)
+
+    def test_every_entry_passes_the_static_rules_and_fits(self):
+        self.assertGreaterEqual(len(self.entries), 2)
+        for name, (path, text) in self.entries.items():
+            self.assertLessEqual(len(text.encode()), 20480, name)
+            p = subprocess.run([sys.executable, RACE, "check", path], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0, f"{name}: {p.stdout}{p.stderr}")
+            band = name if name != "rev88" else "12"
+            self.assertTrue(text.startswith(f"#!POPCORN leaderboard mnist-medium-{band}pct\n#!POPCORN gpu A100\n"), name)
+            with open(bands_file()) as f:
+                want = next((b["config"] for b in json.load(f)["bands"] if b["band"] == name), None)
+            if want is not None:
+                self.assertEqual(module_constant(text, "CONFIG"), want, name)
+
+    def test_bad_requests_get_one_line(self):
+        for args, words in ((["--band", "7"], "leaderboards"), (["--from", bands_file(), "--band", "2"], "has no band 2"),
+                            (["--band", "12", "--set", "width=81"], "width"),
+                            (["--from", bands_file(), "--band", "12", "--set", "depth=3"], "not with --config or --set"),
+                            (["--from", os.path.join(ROOT, "README.md"), "--band", "12"], "is not JSON")):
+            p = subprocess.run([REVGRAPH, "export", *args], capture_output=True, text=True)
+            self.assertNotEqual(p.returncode, 0, args)
+            self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+            self.assertIn(words, p.stderr, args)
+            self.assertEqual(p.stdout, "")
+
+    def cuda_text(self, name):
+        return "".join(module_constant(self.entries[name][1], "CUDA"))
+
+    @unittest.skipIf(NVCC is None, "nvcc is not installed")
+    def test_the_cuda_compiles_with_nvcc_for_sm80_and_sm90(self):
+        for name in self.entries:
+            src = os.path.join(self.tmp, f"{name}.cu")
+            with open(src, "w") as f:
+                f.write(self.cuda_text(name))
+            half = module_constant(self.entries[name][1], "CONFIG")["width"] // 2
+            for arch in ("80", "90"):
+                p = subprocess.run([NVCC, "-std=c++17", "--fmad=false", f"-DRG_ENTRY_HALF={half}", f"-arch=sm_{arch}",
+                                    "-c", src, "-o", os.path.join(self.tmp, f"{name}-{arch}.o")], capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, f"{name} sm_{arch}: {p.stderr[-3000:]}")
+
+    @unittest.skipIf(NVRTC is None, "the CUDA toolkit's libnvrtc is not installed")
+    def test_nvrtc_compiles_it_as_the_entry_does_with_its_three_kernels(self):
+        lib = ctypes.CDLL(NVRTC)
+        for name, (_, text) in self.entries.items():
+            half = module_constant(text, "CONFIG")["width"] // 2
+            for arch in ("80", "90"):
+                prog = ctypes.c_void_p()
+                self.assertEqual(lib.nvrtcCreateProgram(ctypes.byref(prog), self.cuda_text(name).encode(), b"revgraph.cu",
+                                                        0, None, None), 0)
+                opts = [f"-arch=sm_{arch}".encode(), b"--fmad=false", b"-std=c++17", f"-DRG_ENTRY_HALF={half}".encode()]
+                result = lib.nvrtcCompileProgram(prog, len(opts), (ctypes.c_char_p * len(opts))(*opts))
+                size = ctypes.c_size_t()
+                lib.nvrtcGetProgramLogSize(prog, ctypes.byref(size))
+                log = ctypes.create_string_buffer(size.value)
+                lib.nvrtcGetProgramLog(prog, log)
+                self.assertEqual(result, 0, f"{name} sm_{arch}: {log.value.decode()[:3000]}")
+                lib.nvrtcGetCUBINSize(prog, ctypes.byref(size))
+                cubin = ctypes.create_string_buffer(size.value)
+                self.assertEqual(lib.nvrtcGetCUBIN(prog, cubin), 0)
+                for kernel in (b"rg_rows", b"rg_grads", b"rg_predict"):
+                    self.assertIn(kernel, cubin.raw, f"{name} sm_{arch}")
+                lib.nvrtcDestroyProgram(ctypes.byref(prog))
+
+    def host_check(self, name):
+        """The entry's CUDA text built as host code against the engine (host_check.cpp)."""
+        text = self.entries[name][1]
+        half = module_constant(text, "CONFIG")["width"] // 2
+        header = os.path.join(self.tmp, f"{name}.cuh")
+        with open(header, "w") as f:
+            f.write(self.cuda_text(name))
+        exe = os.path.join(self.tmp, f"host_check_{name}")
+        lib = os.path.join(BUILD, "engine", "librevgraph_engine.a")
+        cuda_libs = ["-L/usr/local/cuda/lib64", "-lcudart"] if os.path.exists("/usr/local/cuda/lib64/libcudart.so") else []
+        p = subprocess.run(["g++", "-std=c++20", "-O1", "-ffp-contract=off", "-Wno-unknown-pragmas", "-D__CUDACC_RTC__", f"-I{ROOT}",
+                            f'-DEXPORTED_TEXT="{header}"', f"-DHALF={half}", os.path.join(ROOT, "test", "export", "host_check.cpp"),
+                            lib, "-lz", "-lcrypto", "-lzip", "-lpthread", "-ldl", *cuda_libs, "-o", exe],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr[-4000:])
+        return exe
+
+    def test_its_kernel_math_gives_the_float32_trainers_bits_on_the_cpu(self):
+        for name, (_, text) in self.entries.items():
+            c = module_constant(text, "CONFIG")
+            exe = self.host_check(name)
+            batch = min(c["batch_size"], 64)  # the band's shape with smaller batches: the same code paths
+            p = subprocess.run([exe, str(c["depth"]), str(c["width"]), str(batch), "2", repr(c["alpha"]),
+                                repr(c["learning_rate"])], capture_output=True, text=True, timeout=600)
+            self.assertEqual(p.returncode, 0, f"{name}: {p.stdout}{p.stderr}")
+            self.assertIn("bits equal", p.stdout)
+
+    def test_the_ctypes_args_lay_out_as_the_kernels_struct(self):
+        exe = self.host_check("rev88")
+        p = subprocess.run([exe, "--layout"], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        offsets = dict(line.split() for line in p.stdout.splitlines())
+        args = self.load("rev88", fake_cuda=True)._args_type()
+        for field, _ in args._fields_:
+            self.assertEqual(getattr(args, field).offset, int(offsets[field]), field)
+        self.assertEqual(ctypes.sizeof(args), int(offsets["sizeof"]))
+        self.assertEqual(len(args._fields_), len(offsets) - 1)
+
+    def load(self, name, fake_cuda):
+        """The entry imported as a module; `fake_cuda`: a stand-in cuda.bindings that records every call."""
+        calls = []
+        if fake_cuda:
+            cuda = types.ModuleType("cuda")
+            bindings = types.ModuleType("cuda.bindings")
+            bindings.driver, bindings.nvrtc = _Recorder("driver", calls), _Recorder("nvrtc", calls)
+            cuda.bindings = bindings
+            sys.modules.update({"cuda": cuda, "cuda.bindings": bindings})
+        spec = importlib.util.spec_from_file_location(f"entry_{name}", self.entries[name][0])
+        module = importlib.util.module_from_spec(spec)
+        spec.loader.exec_module(module)
+        module._calls = calls
+        return module
+
+    def test_import_has_no_side_effect_and_cpu_tensors_get_one_clear_error(self):
+        try:
+            import torch
+        except ImportError:
+            self.skipTest("torch is not installed")
+        before = torch.initial_seed()
+        entry = self.load("rev88", fake_cuda=True)
+        self.assertEqual(entry._calls, [])  # no CUDA call at import
+        self.assertEqual(torch.initial_seed(), before)
+        self.assertIsNone(entry._RUN)
+        data = (torch.zeros(10, 1, 9, 9), torch.zeros(10, dtype=torch.int64), torch.zeros(10, 1, 9, 9))
+        with self.assertRaises(ValueError) as raised:
+            entry.custom_kernel(data)
+        self.assertIn("must be contiguous CUDA tensors", str(raised.exception))
+        self.assertEqual(len(str(raised.exception).splitlines()), 1)
+        self.assertEqual(entry._calls, [])
+
+    def test_initial_parameters_and_epoch_orders_are_the_engines(self):
+        try:
+            import numpy as np
+            import revgraph
+        except ImportError as e:
+            self.skipTest(f"{e}")
+        for name, (_, text) in self.entries.items():
+            c = module_constant(text, "CONFIG")
+            entry = self.load(name, fake_cuda=True)
+            init = entry._initial_parameters(c["depth"], c["width"], c["seed"])
+            self.assertEqual(init.dtype, np.float32)
+            n, q = 300, 7
+            rng = np.random.default_rng(5)
+            x = rng.random((n, 1, 9, 9), dtype=np.float32)
+            y = rng.integers(0, 10, n).astype(np.int64)
+            meta = revgraph.fit_predict(x, y, x[:q].copy(), backend="cpu", **dict(c, epochs=min(c["epochs"], 3))).metadata
+            h, w = c["width"] // 2, c["width"]
+            sizes = [(f"weights.{i}", h * h) for i in range(2 * c["depth"])] + [("head.weight", 10 * w), ("head.bias", 10)]
+            self.assertEqual(sum(n for _, n in sizes), init.size)
+            at = 0
+            for pname, size in sizes:
+                self.assertEqual(hashlib.sha256(init[at:at + size].tobytes()).hexdigest(),
+                                 meta["initial_parameter_sha256"][pname], (name, pname))
+                at += size
+            g = np.random.Generator(np.random.PCG64(c["seed"]))
+            for e, want in enumerate(meta["epoch_permutation_sha256"]):
+                self.assertEqual(hashlib.sha256(g.permutation(n).astype(np.int64).tobytes()).hexdigest(), want, (name, e))
+
+    def test_the_fma_emulation_rounds_once(self):
+        from fractions import Fraction
+        import numpy as np
+        entry = self.load("rev88", fake_cuda=True)
+        rng = np.random.default_rng(3)
+        a = rng.standard_normal(20000).astype(np.float32)
+        b = rng.standard_normal(20000).astype(np.float32)
+        c = (rng.standard_normal(20000) * 1e-3).astype(np.float32)
+        # made-up ties: a*b + c exactly halfway between two floats after the double rounding
+        # Ties made on purpose: (1 + 2^-12)^2 = 1 + 2^-11 + 2^-24 lies halfway between two floats, and
+        # ±2^-60 decides the side — a side a float64 sum forgets (it rounds the 2^-60 away).
+        t = np.float32(1 + 2**-12)
+        a = np.concatenate([a, [t, t, -t]]).astype(np.float32)
+        b = np.concatenate([b, [t, t, t]]).astype(np.float32)
+        c = np.concatenate([c, [2**-60, -2**-60, 2**-60]]).astype(np.float32)
+        got = entry._fma(a, b, c)
+        self.assertEqual(got[-3], np.float32(1 + 2**-11 + 2**-23))
+        self.assertEqual(got[-2], np.float32(1 + 2**-11))
+        self.assertEqual(got[-1], np.float32(-(1 + 2**-11)))
+        for i in list(range(0, 20000, 97)) + [20000, 20001, 20002]:
+            exact = Fraction(float(a[i])) * Fraction(float(b[i])) + Fraction(float(c[i]))
+            lo = np.float32(float(exact))
+            cands = [lo, np.nextafter(lo, np.float32(np.inf)), np.nextafter(lo, np.float32(-np.inf))]
+            best = min(cands, key=lambda v: (abs(Fraction(float(v)) - exact), int(np.frombuffer(v.tobytes(), np.uint32)[0]) & 1))
+            self.assertEqual(got[i], best, i)
+
+
+class _Recorder(types.ModuleType):
+    """A module whose every attribute is a callable that records its call and returns (0, None)."""
+
+    def __init__(self, name, calls):
+        super().__init__(name)
+        self._calls = calls
+
+    def __getattr__(self, attr):
+        if attr.startswith("__"):
+            raise AttributeError(attr)
+        return lambda *a, **k: self._calls.append((self.__name__, attr)) or (0, None)
+
+
+if __name__ == "__main__":
+    if not os.path.exists(REVGRAPH):
+        print(f"SKIP: {REVGRAPH} is not built")
+        sys.exit(77)
+    unittest.main(verbosity=2)
