@@ -70,12 +70,32 @@ bool same(const std::vector<float>& a, const std::vector<float>& b, const char* 
 
 int main(int argc, char** argv) {
     if (argc == 2 && std::string(argv[1]) == "--layout") {
-#define FIELD(f) std::printf("%s %zu\n", #f, offsetof(fa::Args, f));
-        FIELD(depth)
-        FIELD(half) FIELD(rows) FIELD(first) FIELD(rows_per_block) FIELD(staged) FIELD(slot) FIELD(params) FIELD(alpha)
-            FIELD(lr) FIELD(momentum) FIELD(weight_decay) FIELD(order) FIELD(pixels) FIELD(labels) FIELD(param)
-                FIELD(velocity) FIELD(grads) FIELD(final_state) FIELD(dscores) FIELD(act) FIELD(grad) FIELD(scores)
-                    FIELD(predictions) std::printf("sizeof %zu\n", sizeof(fa::Args));
+#define FIELD(f) std::printf("%s %zu\n", #f, offsetof(fa::Args, f))
+        FIELD(depth);
+        FIELD(half);
+        FIELD(rows);
+        FIELD(first);
+        FIELD(rows_per_block);
+        FIELD(staged);
+        FIELD(slot);
+        FIELD(params);
+        FIELD(alpha);
+        FIELD(lr);
+        FIELD(momentum);
+        FIELD(weight_decay);
+        FIELD(order);
+        FIELD(pixels);
+        FIELD(labels);
+        FIELD(param);
+        FIELD(velocity);
+        FIELD(grads);
+        FIELD(final_state);
+        FIELD(dscores);
+        FIELD(act);
+        FIELD(grad);
+        FIELD(scores);
+        FIELD(predictions);
+        std::printf("sizeof %zu\n", sizeof(fa::Args));
         return 0;
     }
     if (argc != 7) {
