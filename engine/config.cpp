@@ -90,69 +90,78 @@ int narrow_int(const std::string& key, std::int64_t v) {
 
 }  // namespace
 
-const std::vector<std::string>& TaskConfig::keys() {
-    static const std::vector<std::string> k = {"depth",         "width",      "alpha",    "seed",        "epochs",
-                                               "learning_rate", "batch_size", "momentum", "weight_decay"};
-    return k;
-}
-
 namespace {
 
-// The members behind the keys, by kind: one place that maps a name to its field, so set(),
-// update_from_json() and to_json() cannot disagree on which keys exist or what type they hold.
-int* int_member(TaskConfig& c, const std::string& key) {
-    if (key == "depth") return &c.depth;
-    if (key == "width") return &c.width;
-    if (key == "epochs") return &c.epochs;
-    if (key == "batch_size") return &c.batch_size;
-    return nullptr;
+// The nine keys of docs/spec.md §1, once: name (in the spec's order), the member behind it and the
+// range it must lie in. keys(), integer_key(), problem(), set(), to_json() and update_from_json()
+// all read this table, so they cannot disagree on which keys exist, their types or their ranges.
+struct Key {
+    const char* name;
+    int TaskConfig::*integer = nullptr;  // depth, width, epochs, batch_size
+    double TaskConfig::*real = nullptr;  // alpha, learning_rate, momentum, weight_decay
+    int min = 0, max = 0;                // an integer key's range
+    bool (*real_ok)(double) = nullptr;   // a real key's range (finiteness is checked for all)
+    const char* real_expected = "";      // "in [0, 1)": what the message says a real key must be
+};
+
+const std::vector<Key>& key_table() {
+    static const std::vector<Key> table = {
+        {"depth", &TaskConfig::depth, nullptr, 1, kMaxDepth},
+        {"width", &TaskConfig::width, nullptr, kMinWidth, kMaxWidth},
+        {"alpha", nullptr, &TaskConfig::alpha, 0, 0, [](double) { return true; }, "finite"},
+        {"seed"},  // the one unsigned 64-bit key: every value is in range
+        {"epochs", &TaskConfig::epochs, nullptr, 0, kMaxEpochs},
+        {"learning_rate", nullptr, &TaskConfig::learning_rate, 0, 0, [](double v) { return v >= 0.0; },
+         "finite and >= 0"},
+        {"batch_size", &TaskConfig::batch_size, nullptr, 1, kMaxBatch},
+        {"momentum", nullptr, &TaskConfig::momentum, 0, 0, [](double v) { return v >= 0.0 && v < 1.0; }, "in [0, 1)"},
+        {"weight_decay", nullptr, &TaskConfig::weight_decay, 0, 0, [](double v) { return v >= 0.0; },
+         "finite and >= 0"},
+    };
+    return table;
 }
 
-double* real_member(TaskConfig& c, const std::string& key) {
-    if (key == "alpha") return &c.alpha;
-    if (key == "learning_rate") return &c.learning_rate;
-    if (key == "momentum") return &c.momentum;
-    if (key == "weight_decay") return &c.weight_decay;
-    return nullptr;
+const Key& find_key(const std::string& key) {
+    for (const Key& k : key_table())
+        if (key == k.name) return k;
+    unknown_key(key);
 }
 
 }  // namespace
 
-bool TaskConfig::integer_key(const std::string& key) {
-    TaskConfig c;
-    if (key == "seed" || int_member(c, key)) return true;
-    if (real_member(c, key)) return false;
-    unknown_key(key);
+const std::vector<std::string>& TaskConfig::keys() {
+    static const std::vector<std::string> names = [] {
+        std::vector<std::string> out;
+        for (const Key& k : key_table()) out.push_back(k.name);
+        return out;
+    }();
+    return names;
 }
 
+bool TaskConfig::integer_key(const std::string& key) { return find_key(key).real == nullptr; }
+
 std::string TaskConfig::problem(const std::string& key) const {
-    auto range = [&](int v, int lo, int hi) {
-        return v >= lo && v <= hi ? std::string()
-                                  : "config: " + key + " must be in " + std::to_string(lo) + ".." + std::to_string(hi) +
-                                        ", got " + std::to_string(v);
-    };
-    // ok: the value is finite and `ok_range` holds; otherwise say what was expected and what came.
-    auto real = [&](double v, bool ok_range, const char* expected) {
-        if (std::isfinite(v) && ok_range) return std::string();
+    const Key& k = find_key(key);
+    if (k.integer != nullptr) {
+        const int v = this->*k.integer;
+        if (k.integer == &TaskConfig::width)
+            return v >= k.min && v <= k.max && v % 2 == 0
+                       ? std::string()
+                       : "config: width must be an even integer in " + std::to_string(k.min) + ".." +
+                             std::to_string(k.max) + " (81 pixels and at least one appended zero), got " +
+                             std::to_string(v);
+        return v >= k.min && v <= k.max ? std::string()
+                                        : "config: " + key + " must be in " + std::to_string(k.min) + ".." +
+                                              std::to_string(k.max) + ", got " + std::to_string(v);
+    }
+    if (k.real != nullptr) {
+        const double v = this->*k.real;
+        if (std::isfinite(v) && k.real_ok(v)) return {};
         std::ostringstream got;
         got << v;
-        return "config: " + key + " must be " + expected + ", got " + got.str();
-    };
-    if (key == "depth") return range(depth, 1, kMaxDepth);
-    if (key == "width")
-        return width >= kMinWidth && width <= kMaxWidth && width % 2 == 0
-                   ? std::string()
-                   : "config: width must be an even integer in " + std::to_string(kMinWidth) + ".." +
-                         std::to_string(kMaxWidth) + " (81 pixels and at least one appended zero), got " +
-                         std::to_string(width);
-    if (key == "alpha") return real(alpha, true, "finite");
-    if (key == "seed") return {};
-    if (key == "epochs") return range(epochs, 0, kMaxEpochs);
-    if (key == "learning_rate") return real(learning_rate, learning_rate >= 0.0, "finite and >= 0");
-    if (key == "batch_size") return range(batch_size, 1, kMaxBatch);
-    if (key == "momentum") return real(momentum, momentum >= 0.0 && momentum < 1.0, "in [0, 1)");
-    if (key == "weight_decay") return real(weight_decay, weight_decay >= 0.0, "finite and >= 0");
-    unknown_key(key);
+        return "config: " + key + " must be " + k.real_expected + ", got " + got.str();
+    }
+    return {};  // seed
 }
 
 void TaskConfig::validate() const {
@@ -161,34 +170,33 @@ void TaskConfig::validate() const {
 }
 
 void TaskConfig::set(const std::string& key, const std::string& value) {
-    if (key == "seed")
-        seed = parse_unsigned(key, value);
-    else if (int* i = int_member(*this, key))
-        *i = narrow_int(key, parse_integer(key, value));
-    else if (double* r = real_member(*this, key))
-        *r = parse_real(key, value);
+    const Key& k = find_key(key);
+    if (k.integer != nullptr)
+        this->*k.integer = narrow_int(key, parse_integer(key, value));
+    else if (k.real != nullptr)
+        this->*k.real = parse_real(key, value);
     else
-        unknown_key(key);
+        seed = parse_unsigned(key, value);
 }
 
 nlohmann::ordered_json TaskConfig::to_json() const {
     nlohmann::ordered_json j;
-    j["depth"] = depth;
-    j["width"] = width;
-    j["alpha"] = alpha;
-    j["seed"] = seed;
-    j["epochs"] = epochs;
-    j["learning_rate"] = learning_rate;
-    j["batch_size"] = batch_size;
-    j["momentum"] = momentum;
-    j["weight_decay"] = weight_decay;
+    for (const Key& k : key_table()) {
+        if (k.integer != nullptr)
+            j[k.name] = this->*k.integer;
+        else if (k.real != nullptr)
+            j[k.name] = this->*k.real;
+        else
+            j[k.name] = seed;
+    }
     return j;
 }
 
 void TaskConfig::update_from_json(const nlohmann::json& object) {
     require(object.is_object(), "config: expected a JSON object");
     for (const auto& [key, value] : object.items()) {
-        if (key == "seed") {
+        const Key& k = find_key(key);
+        if (k.integer == nullptr && k.real == nullptr) {  // seed
             if (value.is_number_float()) {
                 // 5.0 is the integer 5 (a tool may write every number as a float); 5.5 is refused.
                 require(json_integral(value), "config: seed must be an integer");
@@ -200,21 +208,20 @@ void TaskConfig::update_from_json(const nlohmann::json& object) {
                         "config: seed must be a non-negative integer");
                 seed = value.get<std::uint64_t>();
             }
-        } else if (int* i = int_member(*this, key)) {
+        } else if (k.integer != nullptr) {
+            int& i = this->*k.integer;
             if (value.is_number_float()) {
                 require(json_integral(value), "config: " + key + " must be an integer");
-                *i = narrow_int(key, static_cast<std::int64_t>(value.get<double>()));
+                i = narrow_int(key, static_cast<std::int64_t>(value.get<double>()));
             } else {
                 require(value.is_number_integer(), "config: " + key + " must be an integer");
-                *i = narrow_int(key, value.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(
-                                                                      value.get<std::uint64_t>(), 1ull << 40))
-                                                                : value.get<std::int64_t>());
+                i = narrow_int(key, value.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                                                     value.get<std::uint64_t>(), 1ull << 40))
+                                                               : value.get<std::int64_t>());
             }
-        } else if (double* r = real_member(*this, key)) {
-            require(value.is_number(), "config: " + key + " must be a number");
-            *r = value.get<double>();
         } else {
-            unknown_key(key);
+            require(value.is_number(), "config: " + key + " must be a number");
+            this->*k.real = value.get<double>();
         }
     }
 }
