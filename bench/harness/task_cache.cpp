@@ -8,7 +8,7 @@
 #include "engine/cuda/device.hpp"
 #include "engine/cuda_util/nvtx.hpp"
 #include "engine/data/synthetic.hpp"
-#include "engine/io/task_files.hpp"
+#include "engine/task_files.hpp"
 
 namespace revgraph::bench {
 namespace {
@@ -39,7 +39,7 @@ bool is_gpu_name(const std::string& name) {
 const TaskInputs& task_inputs() {
     static const TaskInputs inputs = [] {
         const Options& o = options();
-        if (!o.input.empty()) return io::read_task_inputs(o.input);
+        if (!o.input.empty()) return read_task_inputs(o.input);
         data::TaskData d = data::synthetic_task(o.train, o.query, o.data_seed);
         return TaskInputs{std::move(d.train_images), std::move(d.train_labels), std::move(d.test_images)};
     }();

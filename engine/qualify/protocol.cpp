@@ -11,7 +11,7 @@
 #include "engine/error.hpp"
 #include "engine/io/npy.hpp"
 #include "engine/io/sha256.hpp"
-#include "engine/io/task_files.hpp"
+#include "engine/task_files.hpp"
 #include "engine/parallel_for.hpp"
 
 namespace revgraph::qualify {
@@ -147,7 +147,7 @@ std::vector<DrawRun> run_draws(std::vector<PreparedDraw> draws, const Protocol& 
 }
 
 std::vector<std::uint8_t> predictions_bytes(const DrawRun& run) {
-    return io::serialize_npy(io::predictions_array(run.predictions));
+    return io::serialize_npy(predictions_array(run.predictions));
 }
 
 std::string result_text(const DrawRun& run) { return run.result.dump(2) + "\n"; }

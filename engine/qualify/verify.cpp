@@ -8,7 +8,7 @@
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/npy.hpp"
 #include "engine/io/sha256.hpp"
-#include "engine/io/task_files.hpp"
+#include "engine/task_files.hpp"
 #include "engine/qualify/qualification.hpp"
 #include "engine/qualify/training_set.hpp"
 #include "engine/task.hpp"
@@ -357,7 +357,7 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
             say("retraining draw " + std::to_string(i));
             PreparedTask task(d.inputs, p.config, make_backend(request.backend.value_or(p.backend), p.config));
             task.run();
-            const auto fresh = io::serialize_npy(io::predictions_array(task.outputs().state.predictions));
+            const auto fresh = io::serialize_npy(predictions_array(task.outputs().state.predictions));
             if (fresh != *npy)
                 c.fail(pf, "retrain",
                        "a fresh training on " + task.backend().name() + " predicts other bytes (sha256 " +

@@ -14,7 +14,7 @@
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/npz.hpp"
-#include "engine/io/task_files.hpp"
+#include "engine/task_files.hpp"
 #include "engine/runtime_options.hpp"
 #include "engine/task.hpp"
 #include "engine/validate/cpu_numerics.hpp"
@@ -100,7 +100,7 @@ json api_cli_smoke(const SmokeCommand& command, const std::string& backend) {
             fs::remove_all(d, ec);
         }
     } cleanup{dir};
-    io::write_npz(dir / "draw.npz", io::task_inputs_archive(inputs));
+    io::write_npz(dir / "draw.npz", task_inputs_archive(inputs));
     const int rc = run_command(command.executable,
                                command.arguments({(dir / "draw.npz").string(), backend, config.batch_size,
                                                   (dir / "result.json").string(), (dir / "state.npz").string()}),
@@ -108,14 +108,14 @@ json api_cli_smoke(const SmokeCommand& command, const std::string& backend) {
     bool predictions_equal = false, parameters_equal = false, velocity_equal = false, scores_equal = false;
     if (rc == 0) {
         const auto state = io::read_npz(dir / "state.npz");
-        const auto expect = io::state_archive(task.layout(), first.state);
+        const auto expect = state_archive(task.layout(), first.state);
         parameters_equal = velocity_equal = true;
         for (const auto& [name, array] : expect.entries()) {
             const bool same = state.contains(name) && state.at(name) == array;
             (name.rfind("velocity.", 0) == 0 ? velocity_equal : parameters_equal) &= same;
         }
         predictions_equal =
-            io::read_npy(dir / "result.predictions.npy") == io::predictions_array(first.state.predictions);
+            io::read_npy(dir / "result.predictions.npy") == predictions_array(first.state.predictions);
         const auto bytes = io::read_file(dir / "result.json");
         const auto result = nlohmann::json::parse(bytes.begin(), bytes.end());
         scores_equal =
@@ -124,12 +124,12 @@ json api_cli_smoke(const SmokeCommand& command, const std::string& backend) {
 
     // An archive carrying query labels must be refused, by the API and by the command, and
     // the command must leave no output behind.
-    auto with_labels = io::task_inputs_archive(inputs);
-    with_labels.add("test_labels", io::predictions_array(synthetic.test_labels));
+    auto with_labels = task_inputs_archive(inputs);
+    with_labels.add("test_labels", predictions_array(synthetic.test_labels));
     io::write_npz(dir / "labelled.npz", with_labels);
     bool api_rejected = false;
     try {
-        (void)io::read_task_inputs(dir / "labelled.npz");
+        (void)read_task_inputs(dir / "labelled.npz");
     } catch (const Error&) { api_rejected = true; }
     const int rc_labels =
         run_command(command.executable,

@@ -28,7 +28,7 @@
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/npy.hpp"
-#include "engine/io/task_files.hpp"
+#include "engine/task_files.hpp"
 #include "engine/qualify/band.hpp"
 #include "engine/qualify/qualification.hpp"
 #include "engine/qualify/verify.hpp"
@@ -170,7 +170,7 @@ public:
     // Every parameter by name, then velocity.<name>, as `--state` writes them.
     py::dict state() const {
         py::dict d;
-        const io::NpzArchive archive = io::state_archive(layout_, out_.state);
+        const io::NpzArchive archive = state_archive(layout_, out_.state);
         for (const auto& [name, array] : archive.entries()) {
             py::array_t<float> a(std::vector<py::ssize_t>(array.shape.begin(), array.shape.end()));
             std::memcpy(a.mutable_data(), array.data.data(), array.data.size());
@@ -181,7 +181,7 @@ public:
     bool has_metadata() const { return !out_.metadata.is_null(); }
     std::string metadata_json() const { return out_.metadata.dump(); }
     py::bytes predictions_npy() const {
-        const auto bytes = io::serialize_npy(io::predictions_array(out_.state.predictions));
+        const auto bytes = io::serialize_npy(predictions_array(out_.state.predictions));
         return py::bytes(reinterpret_cast<const char*>(bytes.data()), bytes.size());
     }
     double run_seconds() const { return run_seconds_; }

@@ -12,7 +12,7 @@
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/npz.hpp"
-#include "engine/io/task_files.hpp"
+#include "engine/task_files.hpp"
 #include "engine/task.hpp"
 
 int main(int argc, char** argv) {
@@ -29,13 +29,13 @@ int main(int argc, char** argv) {
             if (eq == std::string::npos) throw Error("expected key=value, got '" + kv + "'");
             config.set(kv.substr(0, eq), kv.substr(eq + 1));
         }
-        PreparedTask task(io::read_task_inputs(argv[1]), config, make_backend("auto"));
+        PreparedTask task(read_task_inputs(argv[1]), config, make_backend("auto"));
         task.run();
         const TaskOutputs out = task.outputs();
         const std::filesystem::path dir = argv[2];
         io::write_file_atomic(dir / "metadata.json", out.metadata.dump(2) + "\n");
-        io::write_npy(dir / "predictions.npy", io::predictions_array(out.state.predictions));
-        io::write_npz(dir / "state.npz", io::state_archive(task.layout(), out.state));
+        io::write_npy(dir / "predictions.npy", predictions_array(out.state.predictions));
+        io::write_npz(dir / "state.npz", state_archive(task.layout(), out.state));
         return 0;
     } catch (const std::exception& e) {
         std::fprintf(stderr, "cli_api_run: %s\n", e.what());

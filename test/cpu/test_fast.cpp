@@ -15,7 +15,7 @@
 #include "engine/cpu/fast_backend.hpp"
 #include "engine/cpu/trainer.hpp"
 #include "engine/io/npz.hpp"
-#include "engine/io/task_files.hpp"
+#include "engine/task_files.hpp"
 #include "engine/rng/pcg64.hpp"
 #include "engine/rng/torch_init.hpp"
 #include "engine/task.hpp"
@@ -232,7 +232,7 @@ TEST_CASE("fast: follows the PyTorch traces step by step within the GPU toleranc
     // traces are compared at float32's tolerance, as this backend is float32.
     const char* root = std::getenv("REVGRAPH_SOURCE_ROOT");
     const std::string dir = std::string(root ? root : ".") + "/test/vectors/";
-    const TaskInputs inputs = io::read_task_inputs(dir + "synthetic_19x7.npz");
+    const TaskInputs inputs = read_task_inputs(dir + "synthetic_19x7.npz");
     struct Trace {
         const char* file;
         int depth;

@@ -13,7 +13,7 @@
 
 #include "engine/backends.hpp"
 #include "engine/io/npz.hpp"
-#include "engine/io/task_files.hpp"
+#include "engine/task_files.hpp"
 #include "engine/task.hpp"
 #include "engine/validate/gpu_replay.hpp"
 #include "test/cuda/gpu_cases.hpp"
@@ -51,7 +51,7 @@ TEST_CASE("GPU tolerances: float32 CPU backends pass docs/spec.md §8's replay c
 
 TEST_CASE("GPU tolerances: float32 CPU backends follow the PyTorch traces within a quarter of the tolerance") {
     const std::string dir = gpu_cases::vectors_dir();
-    const TaskInputs inputs = io::read_task_inputs(dir + "synthetic_19x7.npz");
+    const TaskInputs inputs = read_task_inputs(dir + "synthetic_19x7.npz");
     using gpu_cases::as_double;
     for (const std::string backend : kCpuBackends) {
         Worst worst;

@@ -15,7 +15,7 @@
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/npy.hpp"
 #include "engine/io/npz.hpp"
-#include "engine/io/task_files.hpp"
+#include "engine/task_files.hpp"
 #include "engine/rng/pcg64.hpp"
 #include "engine/rng/torch_init.hpp"
 #include "engine/task.hpp"
@@ -47,7 +47,7 @@ std::vector<double> as_double(const io::Array& a) {
 template <typename T>
 void follow_trace(const std::string& trace_name, int depth, std::uint64_t seed, double atol, double rtol,
                   int width = model::kFeatures) {
-    const TaskInputs inputs = io::read_task_inputs(vector_path("synthetic_19x7.npz"));
+    const TaskInputs inputs = read_task_inputs(vector_path("synthetic_19x7.npz"));
     const io::NpzArchive trace = io::read_npz(vector_path(trace_name));
     TaskConfig config;
     config.depth = depth;

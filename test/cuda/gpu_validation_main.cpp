@@ -14,7 +14,7 @@
 #include "engine/cuda/cublaslt_loader.hpp"
 #include "engine/cuda/device.hpp"
 #include "engine/cuda/l2_flush.hpp"
-#include "engine/io/task_files.hpp"
+#include "engine/task_files.hpp"
 #include "engine/runtime_options.hpp"
 #include "engine/validate/gpu_replay.hpp"
 
@@ -69,7 +69,7 @@ int main(int argc, char** argv) {
     }
     try {
         if (!input.empty()) {  // read first: a bad archive is an error on any machine
-            options.inputs = revgraph::io::read_task_inputs(input);
+            options.inputs = revgraph::read_task_inputs(input);
             options.inputs_source = input;
         }
         if (revgraph::cuda::device_count() == 0) {

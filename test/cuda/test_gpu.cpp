@@ -20,7 +20,7 @@
 #include "engine/error.hpp"
 #include "engine/gpu_verified.hpp"
 #include "engine/io/npz.hpp"
-#include "engine/io/task_files.hpp"
+#include "engine/task_files.hpp"
 #include "engine/runtime_options.hpp"
 #include "engine/task.hpp"
 #include "engine/validate/gpu_replay.hpp"
@@ -314,7 +314,7 @@ TEST_CASE("cuda: both backends follow the committed PyTorch traces step by step 
     // test/vectors/TORCH_VECTORS.md: the same-spec PyTorch learner on the 19/7 task, every
     // gradient, parameter and momentum value after each of the 6 steps, then scores/predictions.
     const std::string dir = gpu_cases::vectors_dir();
-    const TaskInputs inputs = io::read_task_inputs(dir + "synthetic_19x7.npz");
+    const TaskInputs inputs = read_task_inputs(dir + "synthetic_19x7.npz");
     using gpu_cases::as_double;
     for (const std::string backend : kBackends)
         for (const gpu_cases::Trace& t : gpu_cases::kTorchTraces) {

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/error.hpp"
-#include "engine/io/task_files.hpp"
+#include "engine/task_files.hpp"
 #include "engine/io/zip.hpp"
 
 extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size) {
@@ -37,7 +37,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
     const auto archive = revgraph::io::build_zip(members, {.deflate = (flags & 1) != 0});
     try {
         const auto in =
-            revgraph::io::task_inputs_from_archive(revgraph::io::parse_npz(archive, "fuzz.npz"), "fuzz.npz");
+            revgraph::task_inputs_from_archive(revgraph::io::parse_npz(archive, "fuzz.npz"), "fuzz.npz");
         // Accepted inputs are valid by the engine's own rules.
         in.validate();
     } catch (const revgraph::Error&) {}

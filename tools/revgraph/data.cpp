@@ -11,7 +11,7 @@
 #include "engine/io/idx.hpp"
 #include "engine/io/mnist_official.hpp"
 #include "engine/io/npz.hpp"
-#include "engine/io/task_files.hpp"
+#include "engine/task_files.hpp"
 #include "tools/revgraph/commands.hpp"
 #include "tools/revgraph/common.hpp"
 #include "tools/revgraph/official_set.hpp"
@@ -41,9 +41,9 @@ void check_outputs(const DataOptions& o) {
 void write_draw(const data::TaskData& d, const DataOptions& o) {
     const TaskInputs inputs{d.train_images, d.train_labels, d.test_images};
     std::vector<std::pair<std::filesystem::path, std::vector<std::uint8_t>>> files;
-    files.push_back({*o.output, io::serialize_npz(io::task_inputs_archive(inputs), {io::Compression::deflate})});
+    files.push_back({*o.output, io::serialize_npz(task_inputs_archive(inputs), {io::Compression::deflate})});
     if (o.test_labels_output)
-        files.push_back({*o.test_labels_output, io::serialize_npy(io::predictions_array(d.test_labels))});
+        files.push_back({*o.test_labels_output, io::serialize_npy(predictions_array(d.test_labels))});
     io::write_files_atomic(files);
     if (!o.quiet)
         std::cerr << "revgraph: wrote " << *o.output << " (" << d.train_count() << " train / " << d.test_count()

@@ -11,7 +11,7 @@
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/npz.hpp"
-#include "engine/io/task_files.hpp"
+#include "engine/task_files.hpp"
 #include "engine/stats.hpp"
 #include "engine/task.hpp"
 #include "tools/revgraph/commands.hpp"
@@ -33,7 +33,7 @@ void require_writable_outputs(const RunOptions& o) {
     std::vector<std::pair<std::string, std::string>> targets;
     if (o.output) {
         targets.push_back({"--output", *o.output});
-        targets.push_back({"the predictions file of --output", io::predictions_path_for(*o.output).string()});
+        targets.push_back({"the predictions file of --output", predictions_path_for(*o.output).string()});
     }
     if (o.state) targets.push_back({"--state", *o.state});
     if (o.scores) targets.push_back({"--scores", *o.scores});
@@ -48,9 +48,9 @@ void require_writable_outputs(const RunOptions& o) {
 LabelledTask load_task(const RunOptions& o) {
     if (!o.input) return embedded_task();
     LabelledTask task;
-    task.inputs = io::read_task_inputs(*o.input);
+    task.inputs = read_task_inputs(*o.input);
     task.source = *o.input;
-    if (o.test_labels) task.test_labels = io::read_labels(*o.test_labels, task.inputs.test_count());
+    if (o.test_labels) task.test_labels = read_labels(*o.test_labels, task.inputs.test_count());
     return task;
 }
 
@@ -97,16 +97,16 @@ void write_outputs(const RunOptions& o, const PreparedTask& prepared, TaskOutput
     std::vector<std::pair<std::filesystem::path, std::vector<std::uint8_t>>> files;
     if (o.state) {
         m["state_file"] = std::filesystem::path(*o.state).filename().string();
-        files.push_back({*o.state, io::serialize_npz(io::state_archive(prepared.layout(), out.state))});
+        files.push_back({*o.state, io::serialize_npz(state_archive(prepared.layout(), out.state))});
     }
     if (o.scores) {
         m["scores_file"] = std::filesystem::path(*o.scores).filename().string();
-        files.push_back({*o.scores, io::serialize_npy(io::scores_array(out.state.scores))});
+        files.push_back({*o.scores, io::serialize_npy(scores_array(out.state.scores))});
     }
     if (o.output) {
-        const auto predictions = io::predictions_path_for(*o.output);
+        const auto predictions = predictions_path_for(*o.output);
         m["predictions_file"] = predictions.filename().string();
-        files.push_back({predictions, io::serialize_npy(io::predictions_array(out.state.predictions))});
+        files.push_back({predictions, io::serialize_npy(predictions_array(out.state.predictions))});
         const std::string text = m.dump(2) + "\n";
         io::write_result_set(*o.output, std::vector<std::uint8_t>(text.begin(), text.end()), files);
         return;

@@ -11,7 +11,7 @@
 
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
-#include "engine/io/task_files.hpp"
+#include "engine/task_files.hpp"
 #include "engine/sweep/grid.hpp"
 #include "engine/sweep/jsonl.hpp"
 #include "engine/sweep/progress.hpp"
@@ -79,8 +79,8 @@ int sweep(const SweepOptions& o) {
 
     LabelledTask task;
     if (o.input) {
-        task.inputs = io::read_task_inputs(*o.input);
-        if (o.test_labels) task.test_labels = io::read_labels(*o.test_labels, task.inputs.test_count());
+        task.inputs = read_task_inputs(*o.input);
+        if (o.test_labels) task.test_labels = read_labels(*o.test_labels, task.inputs.test_count());
     } else {
         task = embedded_task();
     }

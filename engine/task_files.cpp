@@ -1,8 +1,9 @@
-#include "engine/io/task_files.hpp"
+#include "engine/task_files.hpp"
 
 #include "engine/error.hpp"
 
-namespace revgraph::io {
+namespace revgraph {
+using namespace io;
 namespace {
 
 const char* const kInputNames[] = {"train_images", "train_labels", "test_images"};
@@ -90,4 +91,4 @@ std::filesystem::path predictions_path_for(const std::filesystem::path& result_j
     return p.replace_filename(result_json.stem().string() + ".predictions.npy");
 }
 
-}  // namespace revgraph::io
+}  // namespace revgraph
