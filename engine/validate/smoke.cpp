@@ -114,8 +114,7 @@ json api_cli_smoke(const SmokeCommand& command, const std::string& backend) {
             const bool same = state.contains(name) && state.at(name) == array;
             (name.rfind("velocity.", 0) == 0 ? velocity_equal : parameters_equal) &= same;
         }
-        predictions_equal =
-            io::read_npy(dir / "result.predictions.npy") == predictions_array(first.state.predictions);
+        predictions_equal = io::read_npy(dir / "result.predictions.npy") == predictions_array(first.state.predictions);
         const auto bytes = io::read_file(dir / "result.json");
         const auto result = nlohmann::json::parse(bytes.begin(), bytes.end());
         scores_equal =

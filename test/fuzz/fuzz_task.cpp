@@ -36,8 +36,7 @@ extern "C" int LLVMFuzzerTestOneInput(const std::uint8_t* data, std::size_t size
         if (!((flags & 4) && i == 2)) members.push_back({names[i], parts[i]});
     const auto archive = revgraph::io::build_zip(members, {.deflate = (flags & 1) != 0});
     try {
-        const auto in =
-            revgraph::task_inputs_from_archive(revgraph::io::parse_npz(archive, "fuzz.npz"), "fuzz.npz");
+        const auto in = revgraph::task_inputs_from_archive(revgraph::io::parse_npz(archive, "fuzz.npz"), "fuzz.npz");
         // Accepted inputs are valid by the engine's own rules.
         in.validate();
     } catch (const revgraph::Error&) {}
