@@ -2,47 +2,17 @@
 // (rng::EpochOrders), with the bits epoch_permutations() gives. Peak RSS is measured around a
 // whole task (prepare, run, outputs) with 2 and with 400 epochs; keeping every order, as
 // before, cost 16 bytes per epoch and example (two copies): 12.8 MB more here.
-#include <fstream>
-#include <string>
-
 #include "engine/backends.hpp"
 #include "engine/cuda/program.hpp"
 #include "engine/error.hpp"
 #include "engine/rng/epoch_orders.hpp"
 #include "engine/rng/pcg64.hpp"
 #include "test/cpu/support.hpp"
+#include "test/peak_rss.hpp"
 
 using revgraph::make_backend;
 using revgraph::PreparedTask;
 using revgraph::TaskConfig;
-
-namespace {
-
-bool reset_peak() {
-    std::ofstream f("/proc/self/clear_refs");
-    f << "5";  // resets the peak-RSS mark (Linux 4.0+)
-    f.flush();
-    return static_cast<bool>(f);
-}
-
-long long status_kib(const char* key) {
-    std::ifstream f("/proc/self/status");
-    std::string line;
-    while (std::getline(f, line))
-        if (line.rfind(key, 0) == 0) return std::stoll(line.substr(std::string(key).size()));
-    return -1;
-}
-
-// Bytes the peak RSS rose above the RSS at the start while `work` ran.
-template <typename F>
-long long peak_growth(F&& work) {
-    REQUIRE(reset_peak());
-    const long long before = status_kib("VmRSS:");
-    work();
-    return (status_kib("VmHWM:") - before) * 1024;
-}
-
-}  // namespace
 
 TEST_CASE("epoch orders: drawn when needed, the same bits as every permutation drawn up front") {
     const auto all = revgraph::rng::epoch_permutations(781, 37, 9);
@@ -64,7 +34,7 @@ TEST_CASE("cpu: peak host memory does not grow with epochs") {
     c.batch_size = 2000;  // one step per epoch: the orders, not the steps, are what is measured
     auto task_peak = [&](int epochs, const std::string& backend) {
         c.epochs = epochs;
-        return peak_growth([&] {
+        return revgraph::test::peak_rss_growth([&] {
             PreparedTask task(in, c, make_backend(backend));
             task.run();
             CHECK(task.outputs().metadata["epoch_permutation_sha256"].size() == static_cast<std::size_t>(epochs));
@@ -80,7 +50,8 @@ TEST_CASE("cpu: peak host memory does not grow with epochs") {
     c.epochs = 1000000;
     const auto big = revgraph::test::synthetic_inputs(5000, 3, 6);
     for (const std::string backend : {"cpu", "cpu-reference"}) {
-        const long long prepared = peak_growth([&] { PreparedTask task(big, c, make_backend(backend)); });
+        const long long prepared =
+            revgraph::test::peak_rss_growth([&] { PreparedTask task(big, c, make_backend(backend)); });
         MESSAGE(backend << ": preparing 1,000,000 epochs of 5,000 examples: peak RSS growth " << prepared / 1024
                         << " KiB");
         CHECK(prepared < 16 * 1024 * 1024);

@@ -14,6 +14,7 @@
 #include "engine/io/npz.hpp"
 #include "engine/io/zip.hpp"
 #include "test/io/util.hpp"
+#include "test/peak_rss.hpp"
 
 using iotest::Bytes;
 using revgraph::Error;
@@ -21,34 +22,6 @@ using revgraph::Error;
 namespace {
 
 constexpr std::int64_t kMiB = 1 << 20;
-
-// Resets the peak-RSS mark (Linux 4.0+: "5" to clear_refs); false where that is not possible.
-bool reset_peak() {
-    std::ofstream f("/proc/self/clear_refs");
-    f << "5";
-    f.flush();
-    return static_cast<bool>(f);
-}
-
-std::int64_t status_kib(const char* key) {
-    std::ifstream f("/proc/self/status");
-    std::string line;
-    while (std::getline(f, line))
-        if (line.rfind(key, 0) == 0) return std::stoll(line.substr(std::string(key).size()));
-    return -1;
-}
-
-// Peak RSS reached while `work` ran, above the RSS it started from, in bytes.
-template <typename F>
-std::int64_t peak_growth(F&& work) {
-    const bool reset = reset_peak();
-    const std::int64_t before = status_kib("VmRSS:");
-    work();
-    const std::int64_t peak = status_kib("VmHWM:");
-    REQUIRE(reset);
-    REQUIRE(before > 0);
-    return (peak - before) * 1024;
-}
 
 void put_le32(Bytes& b, std::size_t at, std::uint32_t v) {
     for (int i = 0; i < 4; ++i) b[at + i] = static_cast<std::uint8_t>(v >> (8 * i));
@@ -101,7 +74,7 @@ TEST_CASE("zip: a member recording 1032x its compressed size is refused without 
     const Bytes bomb = archive_recording(npy, claimed);
     // Through the npz reader: the .npy header's size is compared before inflating the rest.
     std::string message;
-    const auto npz_peak = peak_growth([&] {
+    const auto npz_peak = revgraph::test::peak_rss_growth([&] {
         try {
             revgraph::io::parse_npz(bomb, "bomb.npz");
         } catch (const Error& e) { message = e.what(); }
@@ -110,7 +83,7 @@ TEST_CASE("zip: a member recording 1032x its compressed size is refused without 
     CHECK(npz_peak < 64 * kMiB);
     // Through the plain zip reader: inflated in bounded steps, so memory follows the real data.
     message.clear();
-    const auto zip_peak = peak_growth([&] {
+    const auto zip_peak = revgraph::test::peak_rss_growth([&] {
         try {
             revgraph::io::parse_zip(bomb, "bomb.zip");
         } catch (const Error& e) { message = e.what(); }
@@ -142,7 +115,7 @@ TEST_CASE("npz: an .npy header declaring a huge array its data does not hold cos
     const auto declared = static_cast<std::uint32_t>(10 + header.size() + 999999999u);
     const Bytes bomb = archive_recording(npy, declared);
     std::string message;
-    const auto peak = peak_growth([&] {
+    const auto peak = revgraph::test::peak_rss_growth([&] {
         try {
             revgraph::io::parse_npz(bomb, "huge.npz");
         } catch (const Error& e) { message = e.what(); }
@@ -155,7 +128,7 @@ TEST_CASE("idx: a gzip bomb is refused at the cap, without memory past it") {
     const Bytes bomb = gzip_of_zeros(100 * kMiB);  // ~100 KB on disk
     REQUIRE(bomb.size() < 200000);
     std::string message;
-    const auto peak = peak_growth([&] {
+    const auto peak = revgraph::test::peak_rss_growth([&] {
         try {
             revgraph::io::gunzip(bomb, "bomb.gz", 64 * kMiB);
         } catch (const Error& e) { message = e.what(); }
