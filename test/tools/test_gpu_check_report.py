@@ -165,6 +165,24 @@ class GpuCheckReport(unittest.TestCase):
         self.assertEqual(r["throughput"], [{"name": "throughput/cuda-fused/tasks:4", "tasks": 4, "median_ms": 4.0,
                                             "ms_per_task": 1.0, "tasks_per_second": 1000.0}])
 
+    def test_call_4s_race_runs_are_summarised_with_issue_48s_time_targets(self):
+        run = Run()
+        def race(mean, per_draw, line):
+            return {"timing": {"mean_ms": mean, "median_ms": mean, "max_ms": mean * 1.2},
+                    "totals": {"ranked_correct": sum(per_draw), "worst_draw": min(per_draw), "per_draw": per_draw},
+                    "device": {"name": "NVIDIA H200"}, "verdict": {"result": "PASS", "line": line}}
+        run.out_files.update({"race-12.json": race(0.42, [8900] * 11, "race: PASS band 12"),
+                              "race-8.json": race(3.5, [9300] * 11, "race: PASS band 8"),
+                              "race-5.json": race(20.0, [9500] * 11, "race: PASS band 5")})
+        r = run.report()
+        self.assertTrue(r["passed"], r["failures"])  # the race is recorded, not part of passing
+        self.assertEqual(r["race"]["12"]["ranked_correct"], 97900)
+        self.assertEqual((r["race"]["12"]["target_ms"], r["race"]["12"]["target_met"]), (0.5, True))
+        self.assertEqual((r["race"]["8"]["target_ms"], r["race"]["8"]["target_met"]), (3.0, False))
+        self.assertEqual((r["race"]["5"]["target_ms"], r["race"]["5"]["target_met"]), (None, None))  # measured only
+        self.assertEqual(r["race"]["5"]["verdict"], "race: PASS band 5")
+        self.assertNotIn("race", Run().report())
+
     def test_no_gpu_never_passes_and_what_did_not_run_is_named(self):
         run = Run()
         run.gpu = False

@@ -83,6 +83,9 @@ def measured(report):
     if isinstance(san, dict) and san:
         verdicts = sorted({v.get("verdict") for v in san.values() if isinstance(v, dict)} - {None})
         parts.append(f"compute-sanitizer {'/'.join(verdicts) or 'run'} ({len(san)} runs)")
+    for band, r in sorted((report.get("race") or {}).items(), key=lambda x: -float(x[0])):
+        parts.append(f"race {band} %: {_ms(r.get('mean_ms'))} ms a call, {r.get('ranked_correct')} correct"
+                     + (f" ({r.get('result')})" if r.get("result") else ""))
     if report.get("ncu_csv"):
         parts.append("ncu per kernel")
     if report.get("cuda_fused_bit_equal_to_cpu_reference") is True:

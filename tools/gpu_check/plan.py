@@ -96,7 +96,8 @@ def call1_steps(c):
     steps = [
         # Each test case's seconds in the log as it ends (doctest --duration): a suite stopped by its
         # limit still names what had finished, and the case it stopped in is the last one begun.
-        tests_step(c, "gpu-suite", 75, "gpu-suite", ["gpu"], [], "testlog-gpu.json", True, ["--duration=true"]),
+        # (The exported race entries' GPU test is call 4's.)
+        tests_step(c, "gpu-suite", 75, "gpu-suite", ["gpu"], ["export"], "testlog-gpu.json", True, ["--duration=true"]),
         make_task_step(c, True),
         # Both backends against the float64 reference step by step, then rev88's replays on the draw
         # (CUDA events; back to back, and each after an L2 flush).
@@ -171,8 +172,40 @@ def call3_steps(c):
                  [c.bin("tools/revgraph"), "run", "--backend", "cuda", "--output", c.s("embedded.json"), "--quiet"])]
 
 
-CALL_STEPS = {1: call1_steps, 2: call2_steps, 3: call3_steps}
-CALL_TITLES = {1: "the decisive evidence", 2: "the rest, when call 1 passed", 3: "what fits neither call"}
+RACE_DATA = os.path.join(ROOT, ".gpudeps", "race-data")  # the official MNIST files, packed by tools/pack-gpu-deps
+
+
+def race_bands():
+    """The bands of bench/race.json (else the frontier's): the entries call 4 runs."""
+    import json
+    for rel in (("bench", "race.json"), ("bench", "frontier", "frontier.json")):
+        path = os.path.join(ROOT, *rel)
+        if os.path.exists(path):
+            with open(path) as f:
+                return path, [b["band"] for b in json.load(f).get("bands", [])
+                              if b.get("band") in ("12", "8", "5", "3", "2") and b.get("qualified", True) is not False]
+    return None, []
+
+
+def call4_steps(c):
+    """Issue 48's GPU evidence: each band's entry, exported from this tree, through tools/race run on
+    the GPU (11 ranked draws of the official files, a warm-up, the L2 flush, CUDA events), and the
+    entries hash for hash with revgraph's backends (the export-gpu test)."""
+    source, bands = race_bands()
+    steps = [tests_step(c, "export-gpu", 60, "race", ["export"], [], "testlog-export.json", True)]
+    for band in bands:
+        entry = c.s(f"entry-{band}.py")
+        steps.append(Step(f"export-{band}", 5, "race", [c.bin("tools/revgraph"), "export", "--from", source, "--band", band,
+                                                         "--output", entry, "--quiet"], serves=(f"race-{band}",)))
+        steps.append(Step(f"race-{band}", 45, "race", [c.python, os.path.join(ROOT, "tools", "race"), "run", entry, "--device",
+                                                        "cuda", "--idx-dir", RACE_DATA, "--report", c.a(f"race-{band}.json")],
+                          ours=False))
+    return steps
+
+
+CALL_STEPS = {1: call1_steps, 2: call2_steps, 3: call3_steps, 4: call4_steps}
+CALL_TITLES = {1: "the decisive evidence", 2: "the rest, when call 1 passed", 3: "what fits neither call",
+               4: "the race entries on the GPU"}
 
 
 def call_plan(c, call):

@@ -232,6 +232,32 @@ def evidence_failures(steps, plan, partial, report, gv, gvf, crosses, draw):
     return reasons
 
 
+# Issue 48's targets on the GPU, a call's mean time by band (ms): recorded, never part of `passed`.
+RACE_TARGETS_MS = {"12": 0.5, "8": 3.0}
+
+
+def race(out):
+    """Call 4: each band's tools/race run report, in brief — the verdict line, the ranked figure
+    (mean CUDA-event ms of the calls), totals, the device — with issue 48's time targets judged; or None."""
+    import glob
+    found = {}
+    for path in sorted(glob.glob(os.path.join(out, "race-*.json"))):
+        r = load(path)
+        if not isinstance(r, dict):
+            continue
+        band = os.path.basename(path)[len("race-"):-len(".json")]
+        timing, totals = r.get("timing") or {}, r.get("totals") or {}
+        mean = timing.get("mean_ms")
+        target = RACE_TARGETS_MS.get(band)
+        found[band] = {"verdict": (r.get("verdict") or {}).get("line"), "result": (r.get("verdict") or {}).get("result"),
+                       "mean_ms": mean, "median_ms": timing.get("median_ms"), "max_ms": timing.get("max_ms"),
+                       "ranked_correct": totals.get("ranked_correct"), "worst_draw": totals.get("worst_draw"),
+                       "per_draw": totals.get("per_draw"), "device": (r.get("device") or {}).get("name"),
+                       "config": (r.get("entry") or {}).get("config"),
+                       "target_ms": target, "target_met": None if target is None or mean is None else mean <= target}
+    return found or None
+
+
 def sanitizer_failures(sanitizers):
     return [f"{name} found errors: {'; '.join(v.get('examples') or []) or 'see gpu-check.log'}"
             for name, v in sanitizers.items() if v["verdict"] == "found errors"]
@@ -270,6 +296,9 @@ def build_report(scratch, out, git_commit, commit_source, gpu_arch, partial, bin
     tj = load(os.path.join(out, "bench-throughput.json"))
     if tj:
         report["throughput"] = throughput(tj)
+    race_runs = race(out)
+    if race_runs:
+        report["race"] = race_runs
     plan = read_plan(scratch)
     report["plan"] = plan_rows(plan)
     report["left_out_of_this_call"] = read_left_out(scratch)
