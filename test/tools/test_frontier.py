@@ -191,8 +191,8 @@ class Select(unittest.TestCase):
 
 class Committed(unittest.TestCase):
     """bench/frontier/frontier.json as committed: the rounds' files it names are where it says
-    (relative to it: the rounds' folders beside it) and agree with it, and tools/frontier's write and
-    check take it by default."""
+    (relative to it: the rounds' folders beside it) and agree with it, every figure ran on a clean
+    commit that the file names, and tools/frontier's write and check take it by default."""
 
     def test_the_committed_frontier_names_its_files(self):
         path = os.path.join(ROOT, "bench", "frontier", "frontier.json")
@@ -208,6 +208,16 @@ class Committed(unittest.TestCase):
             self.assertEqual(report["config"], e["config"])
             self.assertEqual((report["total_correct"], bool(report["qualified"]), report["git_commit"]),
                              (e["total_correct"], e["qualified"], e["commit"]))
+        r = f["rev88"]  # the default config's point, qualified and timed like the entries
+        report = json.load(open(os.path.join(base, r["qualify_report"])))
+        self.assertEqual((r["config"], r["total_correct"], r["commit"]),
+                         (report["config"], report["total_correct"], report["git_commit"]))
+        self.assertEqual((r["config"]["depth"], r["config"]["width"], r["config"]["batch_size"], r["config"]["epochs"]),
+                         (2, 82, 128, 2))
+        # Every figure's commit is named at the top and none is a tree with uncommitted changes.
+        ran = {c for x in entries + [r] for c in (x["commit"], x["timing_commit"])}
+        self.assertEqual(ran, set(f["commits"]))
+        self.assertFalse([c for c in ran if not c or c.endswith("-dirty") or c == "unknown"], ran)
         for sub in ("write", "check"):
             p = run(sub, "--help")
             self.assertEqual(p.returncode, 0, p.stderr)
