@@ -1,5 +1,6 @@
 #include "engine/backends.hpp"
 
+#include "engine/cpu/emulated_backend.hpp"
 #include "engine/cpu/fast_backend.hpp"
 #include "engine/cpu/reference_backend.hpp"
 #include "engine/cuda/device.hpp"
@@ -69,9 +70,15 @@ std::vector<BackendRow> make_table() {
                     buildable_anywhere,
                     []() -> std::unique_ptr<Backend> { return std::make_unique<cpu::ReferenceBackend>(); }});
     rows.push_back({"cuda", "cuda", true, cuda::path_uses_cublaslt(cuda::Path::cublaslt), false,
-                    gpu_needs(cuda::Path::cublaslt), no_cuda_device, [] { return make_cuda(false); }});
+                    gpu_needs(cuda::Path::cublaslt), no_cuda_device, [] { return make_cuda(false); },
+                    []() -> std::unique_ptr<Backend> {
+                        return std::make_unique<cpu::EmulatedCudaBackend>("cuda", cuda::Path::cublaslt);
+                    }});
     rows.push_back({"cuda-fused", "cuda-fused", true, cuda::path_uses_cublaslt(cuda::Path::fused), false,
-                    gpu_needs(cuda::Path::fused), no_cuda_device, [] { return make_cuda(true); }});
+                    gpu_needs(cuda::Path::fused), no_cuda_device, [] { return make_cuda(true); },
+                    []() -> std::unique_ptr<Backend> {
+                        return std::make_unique<cpu::EmulatedCudaBackend>("cuda-fused", cuda::Path::fused);
+                    }});
     return rows;
 }
 
@@ -124,6 +131,17 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
     if (const std::string why = row->unbuildable(); !why.empty())
         throw Error("backend: " + name + " requested but " + why);
     return row->make();
+}
+
+std::unique_ptr<Backend> make_emulated_backend(const std::string& name) {
+    const BackendRow* row = find_backend(name);
+    if (!row) throw Error("backend: unknown backend '" + name + "' (expected " + backend_name_list() + ")");
+    if (!row->emulate)
+        throw Error(
+            "backend: --emulate runs a GPU backend's launch plan on the CPU: name one with --backend (cuda, "
+            "cuda-fused), not " +
+            name);
+    return row->emulate();
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const TaskConfig& config) {

@@ -24,6 +24,9 @@ struct BackendRow {
     // "" where it can. Touches no GPU state beyond counting devices.
     std::string (*unbuildable)() = nullptr;
     std::unique_ptr<Backend> (*make)() = nullptr;  // call only where unbuildable() is ""
+    // A GPU row's launch plan run on the CPU (--emulate: engine/cpu/emulated_backend.hpp), in any
+    // build; null for the rest.
+    std::unique_ptr<Backend> (*emulate)() = nullptr;
 };
 
 const std::vector<BackendRow>& backend_table();                // in the order `revgraph backends` lists them
@@ -38,6 +41,9 @@ std::unique_ptr<Backend> make_backend(const std::string& name);
 // run the config's width (a GPU backend at a width other than 82); a named backend is what was
 // asked for, and PreparedTask refuses a width it does not run.
 std::unique_ptr<Backend> make_backend(const std::string& name, const TaskConfig& config);
+// The GPU backend `name`'s launch plan on the CPU (`--emulate`), in any build and on any machine;
+// unknown names, `auto` and the CPU backends throw Error in one line.
+std::unique_ptr<Backend> make_emulated_backend(const std::string& name);
 // Throws the one-line refusal PreparedTask would throw where the backend `name` builds for this
 // config does not run its width: sweep and qualify call it before they read data or write output.
 void require_runs_width(const std::string& name, const TaskConfig& config);

@@ -96,11 +96,14 @@ class Task:
     place, not copied: the task holds them, and CPU runs read them each time, so do not write to
     them while the task lives.
     Config keys: depth width alpha seed epochs learning_rate batch_size momentum weight_decay.
+    emulate=True runs the GPU backend named by `backend` ("cuda", "cuda-fused") as its launch plan on
+    the CPU (revgraph run --emulate): slowly, and for cuda-fused with the very bytes the device gives.
     """
 
     def __init__(self, train_images: npt.NDArray[np.float32], train_labels: npt.NDArray[np.int64],
-                 test_images: npt.NDArray[np.float32], *, backend: str = "auto", **config: Any) -> None:
-        self._task = _core.Task(train_images, train_labels, test_images, backend, _config_kwargs(config))
+                 test_images: npt.NDArray[np.float32], *, backend: str = "auto", emulate: bool = False,
+                 **config: Any) -> None:
+        self._task = _core.Task(train_images, train_labels, test_images, backend, _config_kwargs(config), emulate)
 
     def run(self, *, metadata: bool = True) -> Result:
         """Reset from the seed, train every epoch, predict: a Result. The GIL is released meanwhile.
@@ -134,9 +137,10 @@ class Task:
 
 
 def fit_predict(train_images: npt.NDArray[np.float32], train_labels: npt.NDArray[np.int64],
-                test_images: npt.NDArray[np.float32], *, backend: str = "auto", **config: Any) -> Result:
+                test_images: npt.NDArray[np.float32], *, backend: str = "auto", emulate: bool = False,
+                **config: Any) -> Result:
     """Prepare and run one task: Task(...).run()."""
-    return Task(train_images, train_labels, test_images, backend=backend, **config).run()
+    return Task(train_images, train_labels, test_images, backend=backend, emulate=emulate, **config).run()
 
 
 def run_together(tasks: Iterable[Task], *, threads: int = 0, metadata: bool = True) -> list[Result]:

@@ -199,14 +199,21 @@ private:
 class Task {
 public:
     Task(const py::object& train_images, const py::object& train_labels, const py::object& test_images,
-         const std::string& backend, const py::dict& config) {
+         const std::string& backend, const py::dict& config, bool emulate) {
         TaskInputs inputs = task_inputs(train_images, train_labels, test_images);
         const TaskConfig c = task_config(config);
         py::gil_scoped_release nogil;
         try {
             inputs.validate();  // here, so that bad values are ValueError and not a device failure
         } catch (const Error& e) { bad(e.what()); }
-        std::unique_ptr<Backend> b = backend_named(backend, c);
+        std::unique_ptr<Backend> b;
+        if (emulate) {  // the GPU backend's launch plan on the CPU: naming a CPU backend is a bad value
+            try {
+                b = make_emulated_backend(backend);
+            } catch (const Error& e) { bad(e.what()); }
+        } else {
+            b = backend_named(backend, c);
+        }
         // A width the backend does not run is a bad value for it (ValueError), as a bad config is.
         if (const std::string why = width_refusal(*b, c.width); !why.empty()) bad(why);
         task_ = std::make_unique<PreparedTask>(std::move(inputs), c, std::move(b));
@@ -422,9 +429,10 @@ PYBIND11_MODULE(_core, m) {
         .def_property_readonly("outputs_seconds", &RunOutput::outputs_seconds);
 
     py::class_<Task>(m, "Task")
-        .def(py::init<const py::object&, const py::object&, const py::object&, const std::string&, const py::dict&>(),
+        .def(py::init<const py::object&, const py::object&, const py::object&, const std::string&, const py::dict&,
+                      bool>(),
              py::arg("train_images"), py::arg("train_labels"), py::arg("test_images"), py::arg("backend"),
-             py::arg("config"))
+             py::arg("config"), py::arg("emulate") = false)
         .def("run", &Task::run, py::arg("metadata") = true)
         .def_property_readonly("preparation_seconds", &Task::preparation_seconds)
         .def_property_readonly("backend", &Task::backend_name)

@@ -317,3 +317,24 @@ def test_export_is_the_commands_entry():
         with pytest.raises(ValueError) as raised:
             revgraph.export(**kwargs)
         assert words in str(raised.value) and "\n" not in str(raised.value)
+
+
+def test_emulate_runs_a_gpu_backends_plan_on_the_cpu(tmp_path, task_arrays):
+    """emulate=True: cuda-fused's launch plan on the CPU gives the float32 trainer's very bytes (what the
+    device gives), as `revgraph run --emulate` does; a CPU backend named with it is a bad value."""
+    tr, tl, te, _ = task_arrays
+    emulated = revgraph.fit_predict(tr, tl, te, backend="cuda-fused", emulate=True, epochs=2, batch_size=64)
+    reference = revgraph.fit_predict(tr, tl, te, backend="cpu-reference", epochs=2, batch_size=64)
+    for key in ("predictions_sha256", "scores_sha256", "state_vector_sha256", "final_velocity_sha256"):
+        assert emulated.metadata[key] == reference.metadata[key], key
+    assert emulated.metadata["backend"] == "cuda-fused"
+    assert "emulation" in emulated.metadata["device"]
+    path = tmp_path / "t.npz"
+    np.savez(path, train_images=tr, train_labels=tl, test_images=te)
+    out = tmp_path / "r.json"
+    run_cli("run", "--input", str(path), "--backend", "cuda-fused", "--emulate", "--set", "epochs=2", "--set",
+            "batch_size=64", "--quiet", "--output", str(out))
+    with open(out) as f:
+        assert json.load(f)["predictions_sha256"] == emulated.metadata["predictions_sha256"]
+    with pytest.raises(ValueError, match="--emulate runs a GPU backend"):
+        revgraph.Task(tr, tl, te, backend="cpu", emulate=True)

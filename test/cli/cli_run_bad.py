@@ -532,6 +532,12 @@ class RunBadInput(CliTestCase):
         self.assert_clean_error(p, 1, ["r.predictions.npy", "directory"])
         self.assertEqual(os.listdir(out), ["r.predictions.npy"])
 
+    def test_emulate_names_a_gpu_backend_and_runs_on_the_cpu(self):
+        for backend in ("cpu", "cpu-reference", "auto"):
+            self.bad_run(["--input", self.good, "--backend", backend, "--emulate"], 1, ["--emulate", backend])
+        self.bad_run(["--input", self.good, "--backend", "cuda-fused", "--emulate", "--device", "0"], 2, ["--emulate"])
+        self.bad_run(["--input", self.good, "--backend", "cuda-fused", "--emulate", "--set", "width=90"], 1, ["width"])
+
     def test_backends(self):
         p = rg("run", "--input", self.good, "--backend", "bogus", "--quiet")
         self.assert_clean_error(p, 1, ["bogus"])

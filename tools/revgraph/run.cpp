@@ -26,6 +26,7 @@ struct RunOptions {
     std::string repeat = "1";
     bool quiet = false;
     bool timings = false;  // run_seconds is always recorded now; the flag stays for older scripts
+    bool emulate = false;  // the GPU backend's launch plan, run on the CPU
 };
 
 // Refuse to start a long run whose outputs could not be written anyway.
@@ -121,11 +122,18 @@ int run_command(const RunOptions& o) {
     if (o.test_labels && !o.input) throw UsageError{"run: --test-labels needs --input"};
     require_writable_outputs(o);
     const TaskConfig config = config_from(o.task);
-    refuse_gpu_options_on_cpu(o.task);
-    configure_runtime(o.task);
+    if (o.emulate) {  // before any work: --emulate names a GPU backend, and nothing runs on a GPU
+        if (o.task.device || o.task.pdl || o.task.no_pdl)
+            throw UsageError{"run: --emulate runs on the CPU: drop --device, --pdl and --no-pdl"};
+        make_emulated_backend(o.task.backend);
+    } else {
+        refuse_gpu_options_on_cpu(o.task);
+        configure_runtime(o.task);
+    }
 
     LabelledTask task = load_task(o);
-    PreparedTask prepared(std::move(task.inputs), config, make_backend(o.task.backend, config));
+    PreparedTask prepared(std::move(task.inputs), config,
+                          o.emulate ? make_emulated_backend(o.task.backend) : make_backend(o.task.backend, config));
     if (!o.quiet)
         std::cerr << "revgraph: " << prepared.inputs().train_count() << " train / " << prepared.inputs().test_count()
                   << " query, depth " << config.depth << ", width " << config.width << ", " << config.epochs
@@ -175,6 +183,9 @@ Command add_run_command(CLI::App& app) {
         ->type_name("N")
         ->check(kNonEmpty);
     add_task_options(*sub, o->task);
+    sub->add_flag("--emulate", o->emulate,
+                  "run the GPU backend named by --backend (cuda, cuda-fused) as its launch plan on the CPU: slow, "
+                  "and for cuda-fused the outputs and hashes the device writes, on any machine");
     sub->add_flag("--quiet", o->quiet, "no progress lines on stderr");
     sub->add_flag("--timings", o->timings, "(kept for older scripts: run_seconds is always in the result)");
     sub->footer(config_keys_help());
