@@ -1,6 +1,7 @@
 #include "engine/export/entry.hpp"
 
 #include <algorithm>
+#include <filesystem>
 #include <fstream>
 #include <sstream>
 
@@ -38,12 +39,23 @@ std::string cuda_literals(const std::string& cuda) {
     return out.substr(0, out.size() - 1);  // the tuple's closing line follows
 }
 
+// The commit the entry was exported from, abbreviated, its "-dirty" kept: an entry never claims a
+// commit it was not made from.
+std::string short_commit() {
+    const std::string c = git_commit();
+    const std::size_t dirty = c.find("-dirty");
+    return c.substr(0, std::min<std::size_t>(12, dirty)) + (dirty == std::string::npos ? "" : "-dirty");
+}
+
 std::string title(const EntrySource& s) {
     const TaskConfig& c = s.config;
     std::ostringstream t;
     t << "revgraph, band " << s.band << " %: depth " << c.depth << ", width " << c.width << ", " << c.epochs
       << " epochs at batch " << c.batch_size << " (" << s.origin << ")";
-    return t.str();
+    std::string text = t.str();  // it opens the entry's docstring: no quote or backslash may end it early
+    for (char& ch : text)
+        if (ch == '"' || ch == '\\') ch = '\'';
+    return text;
 }
 
 }  // namespace
@@ -62,9 +74,8 @@ std::string entry_file(const EntrySource& s) {
     std::string text = entry_template();
     replace_once(text, "@BAND@", s.band);
     replace_once(text, "@TITLE@", title(s));
-    replace_once(text, "@SOURCE@",
-                 std::string("Written by `revgraph export`, revgraph ") + version() + " at " +
-                     std::string(git_commit()).substr(0, 12));
+    replace_once(text, "@SOURCE@", std::string("Written by `revgraph export`, revgraph ") + version() + " at " +
+                                       short_commit());
     replace_once(text, "@CONFIG@", s.config.to_json().dump());
     replace_once(text, "@CUDA@", cuda_literals(kernel_text()));
     if (text.size() > kMaxEntryBytes)
@@ -95,7 +106,7 @@ EntrySource entry_from_bands_file(const std::string& path, const std::string& ba
         try {
             s.config.update_from_json(entry["config"]);
         } catch (const Error& e) { throw Error("export: band " + band + " of " + path + ": " + e.what()); }
-        s.origin = path + ", band " + band;
+        s.origin = std::filesystem::path(path).filename().string() + ", band " + band;  // no local path in an entry
         return s;
     }
     std::string list;

@@ -1,8 +1,9 @@
 #pragma once
-// The arithmetic of PyTorch's vectorised (AVX2) normal_ and of its float32 uniform_, per value, for
-// host and device alike: engine/rng/torch_init.cpp draws the published learner's initial parameters
-// with it on the CPU, and the race entry (engine/cuda/fused_any/kernels.cuh, compiled by NVRTC) turns
-// the same uniforms into the same parameters on the GPU, block by block. docs/spec.md §6a.
+// The arithmetic of PyTorch's vectorised (AVX2) normal_ and of its float32 uniform_, per value:
+// engine/rng/torch_init.cpp draws the published learner's initial parameters with it. Written for
+// host and device code alike (RG_HD, no standard library under NVRTC), so that a GPU that draws them
+// one day shares these very lines; the race entry today redoes them in numpy, within its 20 KB, and
+// test/export/ holds its parameters to the engine's hashes. docs/spec.md §6a.
 //
 // Cephes' single-precision log and sincos as avx_mathfun.h vectorises them. PyTorch's AVX2 build
 // lets the compiler fuse multiply-adds inside them; the published bits depend on exactly which

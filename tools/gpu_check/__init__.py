@@ -6,7 +6,7 @@
   tools/gpu-check --after REPORT [OUT_DIR]     call 2 after call 1's report: first what did not pass
                                                there (all of call 1 where the tree changed since), then
                                                call 2's steps as far as its budget goes
-  tools/gpu-check --call 3 [OUT_DIR]           what fits neither (a session with device time left)
+  tools/gpu-check --call 3 [OUT_DIR]           what fits neither (a later run with time to spare)
   tools/gpu-check --call 4 [OUT_DIR]           the race entries: each band of bench/race.json exported and
                                                run through tools/race on the GPU (needs .gpudeps/race-data)
   tools/gpu-check --plan [--call N | --after REPORT]   print the steps, limits and groups; run nothing

@@ -83,7 +83,7 @@ def sanitize_step(c, tool, backend, limit):
 
 
 def ncu_step(c, backend, skip, count, limit):
-    # Per-kernel device times (Nsight Compute; nsys makes no report on these machines): one step's
+    # Per-kernel device times (Nsight Compute; nsys made no report on the H200 machines used so far): one step's
     # kernels of each backend in the first epoch, as graph nodes.
     return Step(f"ncu-{backend}", limit, "ncu",
                 ["ncu", "--clock-control", "none", "--graph-profiling", "node", "--launch-skip", str(skip),
@@ -157,7 +157,7 @@ def window_args(window):
 
 
 def call3_steps(c):
-    """What fits neither call: recorded evidence for a session with device time left."""
+    """What fits neither call: recorded evidence for a later run with time to spare."""
     return [make_task_step(c, False),
             make_small_task_step(c),
             sanitize_step(c, "initcheck", "cuda-fused", 20),

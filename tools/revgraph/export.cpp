@@ -30,7 +30,8 @@ int export_command(const ExportOptions& o) {
     } else {
         source.band = *o.band;
         source.config = config_from(o.task);
-        source.origin = o.task.config ? *o.task.config : (o.task.set.empty() ? "rev88's config" : "--set");
+        source.origin = o.task.config ? std::filesystem::path(*o.task.config).filename().string()
+                                      : (o.task.set.empty() ? "rev88's config" : "--set");
     }
     const std::string text = exporter::entry_file(source);
     if (o.output) {

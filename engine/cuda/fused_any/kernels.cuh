@@ -9,7 +9,8 @@ namespace revgraph::cuda::fused_any {
 
 // A phase's items spread over the block's threads, then a barrier: the items of a phase are
 // independent, so which thread takes which changes nothing but speed. Launched plainly, a kernel
-// has no predecessor to wait for and no successor to release.
+// has no predecessor to wait for and no successor to release. (kernels/fused.cuh has the same
+// executor for the 82-wide step; this file includes nothing of it, so NVRTC compiles it alone.)
 struct BlockExec {
     template <class F>
     __device__ __forceinline__ void issue(int count, F&& item) const {
