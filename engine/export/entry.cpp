@@ -74,8 +74,8 @@ std::string entry_file(const EntrySource& s) {
     std::string text = entry_template();
     replace_once(text, "@BAND@", s.band);
     replace_once(text, "@TITLE@", title(s));
-    replace_once(text, "@SOURCE@", std::string("Written by `revgraph export`, revgraph ") + version() + " at " +
-                                       short_commit());
+    replace_once(text, "@SOURCE@",
+                 std::string("Written by `revgraph export`, revgraph ") + version() + " at " + short_commit());
     replace_once(text, "@CONFIG@", s.config.to_json().dump());
     replace_once(text, "@CUDA@", cuda_literals(kernel_text()));
     if (text.size() > kMaxEntryBytes)
