@@ -22,6 +22,8 @@ try:
     import matplotlib  # noqa: F401  (tools/plot needs it)
     sys.path.insert(0, os.path.join(BUILD, "python"))
     import revgraph  # noqa: F401  (tools/frontier needs it)
+    if not hasattr(revgraph, "fit_predict"):  # a namespace package, not the built module
+        raise ImportError(f"no built revgraph package under {os.path.join(BUILD, 'python')}")
 except ImportError as e:
     print(f"SKIP: {e}")
     sys.exit(77)
