@@ -41,9 +41,9 @@ public:
     virtual std::string name() const = 0;    // its row's reported name (engine/backends.hpp)
     virtual std::string device() const = 0;  // the processor it ran on, in words
 
-    // Whether it computes the model at this width (docs/spec.md §2): the CPU backends at every
-    // width TaskConfig allows; the GPU backends at rev88's 82 alone until a GPU report covers
-    // another. PreparedTask refuses the rest before prepare(), in one line.
+    // Whether it computes the model at this width (docs/spec.md §2): the CPU backends and cuda-fused
+    // at every width TaskConfig allows; cuda at rev88's 82 alone (cuda::path_runs_width).
+    // PreparedTask refuses the rest before prepare(), in one line.
     virtual bool runs_width(int width) const { return width == model::kFeatures; }
 
     virtual void prepare(const PreparedInputs& prepared) = 0;
@@ -77,9 +77,8 @@ public:
 // before prepare(); sweep and qualify before any work, through require_runs_width).
 inline std::string width_refusal(const Backend& backend, int width) {
     if (backend.runs_width(width)) return "";
-    return "backend: " + backend.name() + " runs width " + std::to_string(model::kFeatures) +
-           " only (no GPU report covers another width yet), got width " + std::to_string(width) +
-           ": use --backend cpu or cpu-reference";
+    return "backend: " + backend.name() + " runs width " + std::to_string(model::kFeatures) + " only, got width " +
+           std::to_string(width) + ": use --backend cuda-fused, cpu or cpu-reference (they run every width)";
 }
 
 inline void Backend::run(int epochs, const EpochHook& after_epoch) {

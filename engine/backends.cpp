@@ -40,13 +40,15 @@ std::string gpu_needs(cuda::Path path) {
 }
 
 // What `auto` builds: the fastest GPU backend this build's gpu-check verdict verifies
-// (engine/gpu_verified.hpp) on the GPU its report ran on, else cpu.
-std::string auto_pick() {
+// (engine/gpu_verified.hpp) on the GPU its report ran on and that runs the task's width, else cpu.
+std::string auto_pick(int width) {
     if (!no_cuda_device().empty()) return "cpu";
     // The report speaks for its GPU alone: another model, even of the same architecture, is unverified.
     if (cuda::describe_device(Runtime::options().device) != gpu_verification().device) return "cpu";
     for (const std::string& name : gpu_verification().backends)
-        if (const BackendRow* row = find_backend(name); row && !row->alias && row->unbuildable().empty()) return name;
+        if (const BackendRow* row = find_backend(name);
+            row && !row->alias && row->unbuildable().empty() && row->make()->runs_width(width))
+            return name;
     return "cpu";
 }
 
@@ -63,7 +65,7 @@ std::vector<BackendRow> make_table() {
     std::vector<BackendRow> rows;
     rows.push_back({"auto", auto_explained(), false, false, true,
                     "nothing: the fastest GPU backend with a passing gpu-check report current for this build, else cpu",
-                    buildable_anywhere, [] { return make_backend(auto_pick()); }});
+                    buildable_anywhere, [] { return make_backend(auto_pick(model::kFeatures)); }});
     rows.push_back({"cpu", "cpu", false, false, false, "nothing beyond this build", buildable_anywhere,
                     []() -> std::unique_ptr<Backend> { return std::make_unique<cpu::FastBackend>(); }});
     rows.push_back({"cpu-reference", "cpu-reference", false, false, false, "nothing beyond this build",
@@ -146,7 +148,7 @@ std::unique_ptr<Backend> make_emulated_backend(const std::string& name) {
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const TaskConfig& config) {
     std::unique_ptr<Backend> backend = make_backend(name);
-    if (find_backend(name)->alias && !backend->runs_width(config.width)) return make_backend("cpu");
+    if (find_backend(name)->alias && !backend->runs_width(config.width)) return make_backend(auto_pick(config.width));
     return backend;
 }
 

@@ -4,7 +4,7 @@
 //   phase/<backend>/{reset,normalize,epoch,predict}   the Backend phase methods, one at a time
 //   sweep_depth/<backend>/depth:{1,2,4,8}             batch 128
 //   sweep_batch/<backend>/batch:{8..1024}             depth 2
-//   sweep_width/<backend>/width:{82,128,256,512}      depth 2, batch 128 (CPU backends)
+//   sweep_width/<backend>/width:{82,128,256,512}      depth 2, batch 128 (backends that run them)
 //   throughput/<backend>/tasks:{1,2,4,..}             K rev88 tasks at once (seeds 11, 12, ...):
 //                                                     GPU: each on its own stream; CPU: a thread each
 //

@@ -82,7 +82,8 @@ void register_task_benchmarks(const BackendInfo& b) {
     });
     batch->ArgName("batch")->RangeMultiplier(2)->Range(8, 1024);
     tune(batch, b, benchmark::kMillisecond);
-    // Widths only where the backend runs them (the GPU backends run rev88's 82 alone for now).
+    // Widths only where the backend runs them (Backend::runs_width: cuda-fused and the CPU backends
+    // run every width).
     if (make_backend(b.request)->runs_width(128)) {
         auto* width = RegisterBenchmark(("sweep_width/" + b.name).c_str(), [b](benchmark::State& s) {
             bm_task(s, b, TaskConfig{}.depth, TaskConfig{}.batch_size, static_cast<int>(s.range(0)));

@@ -20,6 +20,8 @@ public:
     EmulatedCudaBackend(std::string name, cuda::Path path) : name_(std::move(name)), path_(path) {}
     std::string name() const override { return name_; }
     std::string device() const override;
+    // The widths the GPU backend it emulates runs (cuda::path_runs_width).
+    bool runs_width(int width) const override { return cuda::path_runs_width(path_, width); }
     void prepare(const PreparedInputs& prepared) override;
     void reset() override;
     void normalize() override;

@@ -56,10 +56,10 @@ struct Event {
 struct CudaBackend::Impl {
     int device;
     std::string device_name;
-    bool programmatic;  // fused kernels with Programmatic Dependent Launch: asked for, and sm_90+ code
     Stream stream;
     Event start, stop;
     TaskPlan plan;
+    bool programmatic;  // fused kernels with Programmatic Dependent Launch: asked for, and sm_90+ code
     DeviceMemory memory;
     // The cuBLASLt handle and its workspace exist only on the path with products: cuda-fused never
     // loads the library nor spends the workspace's device memory.
@@ -73,9 +73,10 @@ struct CudaBackend::Impl {
     Impl(const PreparedInputs& p, Path path)
         : device(initialise_device()),
           device_name(describe_device(device)),
-          programmatic(Runtime::options().programmatic_launch && path == Path::fused &&
-                       kernels::fused_kernels_wait_programmatically()),
           plan(p.config, p.inputs->train_count(), p.inputs->test_count(), path),
+          programmatic(Runtime::options().programmatic_launch && path == Path::fused &&
+                       (plan.any_width() ? kernels::fused_any_kernels_wait_programmatically()
+                                         : kernels::fused_kernels_wait_programmatically())),
           memory(plan) {
         if (path_uses_cublaslt(path)) {
             workspace = std::make_unique<DeviceBuffer>(Runtime::options().cublaslt_workspace_bytes);

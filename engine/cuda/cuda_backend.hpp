@@ -12,6 +12,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/backend.hpp"
+#include "engine/cuda/program.hpp"
 
 namespace revgraph::cuda {
 
@@ -24,6 +25,8 @@ public:
     std::string name() const override { return fused_ ? "cuda-fused" : "cuda"; }
     std::string device() const override;
     bool asynchronous() const override { return true; }
+    // cuda-fused: every width TaskConfig allows; cuda: 82 (cuda::path_runs_width).
+    bool runs_width(int width) const override { return path_runs_width(fused_ ? Path::fused : Path::cublaslt, width); }
 
     void prepare(const PreparedInputs& prepared) override;
     // Graph launches between two events; no host sync. after_epoch(e) runs once epoch e is enqueued.

@@ -69,6 +69,10 @@ void Emulator::execute(const Program& program) {
             fused_step(op);
         } else if constexpr (std::is_same_v<T, FusedPredictOp>) {
             fused_predict(op);
+        } else if constexpr (std::is_same_v<T, FusedAnyStepOp>) {
+            fused_any_step(op);
+        } else if constexpr (std::is_same_v<T, FusedAnyPredictOp>) {
+            fused_any_predict(op);
         } else {
             static_assert(HostRun<T>, "an operation of the plan has no run_host (see docs/adding-an-op.md)");
             ops::run_host(ops::resolve(op, memory));
@@ -120,6 +124,46 @@ void Emulator::fused_predict(const FusedPredictOp& op) {
                        std::numeric_limits<float>::quiet_NaN());
         float* w = weights ? shared_.data() : nullptr;
         fused::predict_tile(ex, a, op.rows, b, w, shared_.data() + (weights ? a.param_count : 0));
+    }
+}
+
+// The any-width kernels' own code (engine/cuda/fused_any/step.hpp, half read at run time as the
+// device runs it), block after block, with the shared memory the device's blocks carve: parameters
+// staged where engine/cuda/fused_any_shape.hpp's rule says they fit this emulated limit, NaN first.
+void Emulator::fused_any_step(const FusedAnyStepOp& op) {
+    fused_any::Args a = ops::resolve(op, HostMemory{*this});
+    a.rows_per_block = rows_per_block_;
+    const fused::SequentialExec ex{reverse_};
+    if (op.part == FusedAnyStepOp::Part::rows) {
+        const std::size_t scratch = fused_any::rows_scratch_floats(a.half, a.rows_per_block);
+        const std::size_t params = static_cast<std::size_t>(a.params);
+        const bool staged = fused_any::stages_parameters(scratch, params, shared_bytes_);
+        a.staged = staged ? 1 : 0;
+        const int blocks = fused_any::blocks_for(a.rows, a.rows_per_block);
+        for (int k = 0; k < blocks; ++k) {
+            shared_.assign(fused_any::block_bytes(scratch, params, staged) / sizeof(float),
+                           std::numeric_limits<float>::quiet_NaN());
+            fused_any::step_rows<0>(ex, a, nth_block(k, blocks, reverse_), shared_.data());
+        }
+    } else {
+        const int blocks = fused_any::blocks_for(a.params, fused_any::kGradsItems);
+        for (int k = 0; k < blocks; ++k) fused_any::step_grads<0>(ex, a, nth_block(k, blocks, reverse_));
+    }
+}
+
+void Emulator::fused_any_predict(const FusedAnyPredictOp& op) {
+    fused_any::Args a = ops::resolve(op, HostMemory{*this});
+    a.rows_per_block = predict_tile_;
+    const std::size_t scratch = fused_any::predict_scratch_floats(a.half, a.rows_per_block);
+    const std::size_t params = static_cast<std::size_t>(a.params);
+    const bool staged = fused_any::stages_parameters(scratch, params, shared_bytes_);
+    a.staged = staged ? 1 : 0;
+    const fused::SequentialExec ex{reverse_};
+    const int blocks = fused_any::blocks_for(a.rows, a.rows_per_block);
+    for (int k = 0; k < blocks; ++k) {
+        shared_.assign(fused_any::block_bytes(scratch, params, staged) / sizeof(float),
+                       std::numeric_limits<float>::quiet_NaN());
+        fused_any::predict<0>(ex, a, nth_block(k, blocks, reverse_), shared_.data());
     }
 }
 

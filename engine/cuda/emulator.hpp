@@ -9,6 +9,7 @@
 
 #include "engine/backend.hpp"
 #include "engine/cuda/fused.hpp"
+#include "engine/cuda/fused_any_shape.hpp"
 #include "engine/cuda/program.hpp"
 #include "engine/error.hpp"
 
@@ -30,7 +31,8 @@ public:
     // fused::SequentialExec).
     void set_reverse_order(bool reverse) { reverse_ = reverse; }
     // Emulate the fused kernels at another launch shape (rows a rows block, query rows a predict
-    // block) than their defaults: the bits must not change (bench/labs/kernel_lab.cpp).
+    // block) than their defaults: the bits must not change (bench/labs/kernel_lab.cpp). The
+    // any-width kernels (widths other than 82) take the same two shapes.
     void set_launch_shape(int rows_per_block, int predict_tile) {
         if (const char* problem = fused::rows_per_block_problem(rows_per_block)) throw Error(problem);
         if (const char* problem = fused::tile_problem(predict_tile)) throw Error(problem);
@@ -55,6 +57,8 @@ private:
 
     void fused_step(const FusedStepOp& op);
     void fused_predict(const FusedPredictOp& op);
+    void fused_any_step(const FusedAnyStepOp& op);
+    void fused_any_predict(const FusedAnyPredictOp& op);
 };
 
 }  // namespace revgraph::cuda

@@ -3,6 +3,7 @@
 #include <type_traits>
 
 #include "engine/cuda_util/check.hpp"
+#include "engine/cuda/fused_any_shape.hpp"
 #include "engine/cuda/kernels.hpp"
 #include "engine/error.hpp"
 
@@ -45,6 +46,12 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
         if (!fused_prepared) shared_limit = kernels::prepare_fused_kernels(), fused_prepared = true;
         return shared_limit;
     };
+    std::size_t any_limit = 0;  // the same for the any-width kernels (widths other than 82)
+    bool any_prepared = false;
+    const auto any_shared_limit = [&] {
+        if (!any_prepared) any_limit = kernels::prepare_fused_any_kernels(), any_prepared = true;
+        return any_limit;
+    };
     CompiledProgram out;
     out.counts = count_ops(program);
     auto& L = out.launches;
@@ -72,6 +79,30 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
                 fused::weights_fit(fused::predict_state_floats(a.tile), a.param_count, fused_shared_limit());
             out.fused_weights_shared.push_back(weights);
             L.push_back([=](cudaStream_t s) { kernels::launch_fused_predict(a, rows, weights, programmatic, s); });
+        } else if constexpr (std::is_same_v<T, FusedAnyStepOp>) {
+            fused_any::Args a = ops::resolve(op, mem);
+            a.rows_per_block = fused_any::kRowsPerBlock;
+            if (op.part == FusedAnyStepOp::Part::rows) {
+                const std::size_t limit = any_shared_limit();
+                a.staged = fused_any::stages_parameters(fused_any::rows_scratch_floats(a.half, a.rows_per_block),
+                                                        static_cast<std::size_t>(a.params), limit)
+                               ? 1
+                               : 0;
+                out.fused_weights_shared.push_back(a.staged != 0);
+                L.push_back([=](cudaStream_t s) { kernels::launch_fused_any_rows(a, limit, programmatic, s); });
+            } else {
+                L.push_back([=](cudaStream_t s) { kernels::launch_fused_any_grads(a, programmatic, s); });
+            }
+        } else if constexpr (std::is_same_v<T, FusedAnyPredictOp>) {
+            fused_any::Args a = ops::resolve(op, mem);
+            a.rows_per_block = fused_any::kPredictRows;
+            const std::size_t limit = any_shared_limit();
+            a.staged = fused_any::stages_parameters(fused_any::predict_scratch_floats(a.half, a.rows_per_block),
+                                                    static_cast<std::size_t>(a.params), limit)
+                           ? 1
+                           : 0;
+            out.fused_weights_shared.push_back(a.staged != 0);
+            L.push_back([=](cudaStream_t s) { kernels::launch_fused_any_predict(a, limit, programmatic, s); });
         } else {
             static_assert(Launched<T>, "an operation of the plan has no launcher (see docs/adding-an-op.md)");
             const auto args = ops::resolve(op, mem);

@@ -9,6 +9,7 @@
 #include <cstdint>
 
 #include "engine/cuda/fused.hpp"
+#include "engine/cuda/fused_any/step.hpp"
 
 namespace revgraph::cuda::kernels {
 
@@ -28,5 +29,16 @@ void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, bool pr
 void launch_fused_grads(const fused::StepArgs& args, bool programmatic, cudaStream_t stream, unsigned int threads = 0);
 void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared, bool programmatic,
                           cudaStream_t stream, unsigned int threads = 0);
+
+// The fused path at every width but 82 (engine/cuda/kernels/fused_any.cuh). prepare_fused_any_kernels()
+// opts them in to the device's largest per-block shared memory and returns it; args.staged and
+// args.rows_per_block are the caller's (engine/cuda/fused_any_shape.hpp), smem_limit what prepare
+// returned: a block that would need more is refused in one line.
+std::size_t prepare_fused_any_kernels();
+bool fused_any_kernels_wait_programmatically();
+void launch_fused_any_rows(const fused_any::Args& args, std::size_t smem_limit, bool programmatic, cudaStream_t stream);
+void launch_fused_any_grads(const fused_any::Args& args, bool programmatic, cudaStream_t stream);
+void launch_fused_any_predict(const fused_any::Args& args, std::size_t smem_limit, bool programmatic,
+                              cudaStream_t stream);
 
 }  // namespace revgraph::cuda::kernels

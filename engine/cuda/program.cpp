@@ -12,6 +12,8 @@ const char* path_name(Path p) { return p == Path::fused ? "fused" : "cublaslt"; 
 
 bool path_uses_cublaslt(Path p) { return p == Path::cublaslt; }
 
+bool path_runs_width(Path p, int width) { return p == Path::fused || width == model::kFeatures; }
+
 const char* op_name(const Op& op) {
     return std::visit([](const auto& o) { return ops::info(o).name; }, op);
 }
@@ -40,7 +42,8 @@ void TaskPlan::check(const Program& p) const {
         if (const auto* g = std::get_if<GatherOp>(&op))
             source_rows =
                 g->src_rows.buf == Buf::train_rows ? static_cast<std::size_t>(n_) : static_cast<std::size_t>(q_);
-        if (std::holds_alternative<FusedStepOp>(op)) source_rows = static_cast<std::size_t>(n_);
+        if (std::holds_alternative<FusedStepOp>(op) || std::holds_alternative<FusedAnyStepOp>(op))
+            source_rows = static_cast<std::size_t>(n_);
         for (const Access& a : accesses(op, source_rows)) {
             const std::string where = "plan: operation " + std::to_string(i) + " (" + op_name(op) + ") ";
             if (a.ref.buf == Buf::count) throw Error(where + "uses no buffer");

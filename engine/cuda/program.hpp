@@ -26,6 +26,8 @@
 #include "engine/cuda/ops/argmax.hpp"
 #include "engine/cuda/ops/copy.hpp"
 #include "engine/cuda/ops/couple.hpp"
+#include "engine/cuda/ops/fused_any_predict.hpp"
+#include "engine/cuda/ops/fused_any_step.hpp"
 #include "engine/cuda/ops/fused_predict.hpp"
 #include "engine/cuda/ops/fused_step.hpp"
 #include "engine/cuda/ops/gather.hpp"
@@ -57,7 +59,7 @@ std::vector<Batch> epoch_batches(std::int64_t n, int batch_size);
 // per-element body and launcher; docs/adding-an-op.md). Executor and emulator dispatch over this
 // variant with std::visit, so an operation added here and not handled there fails to compile.
 using Op = std::variant<GemmOp, CopyOp, ZeroOp, LiftOp, GatherOp, CoupleOp, MaskOp, LossOp, SgdOp, ArgmaxOp,
-                        FusedStepOp, FusedPredictOp>;
+                        FusedStepOp, FusedPredictOp, FusedAnyStepOp, FusedAnyPredictOp>;
 using Program = std::vector<Op>;
 
 const char* op_name(const Op& op);
@@ -83,6 +85,10 @@ const char* path_name(Path p);
 // its workspace. The fused path has none: its backend never loads cuBLASLt (test_plan checks this
 // against every program of both paths).
 bool path_uses_cublaslt(Path p);
+// Whether a path runs a width (docs/spec.md §2): the fused path every width TaskConfig allows (82 on
+// its tuned kernels, engine/cuda/fused.hpp; the others on engine/cuda/fused_any/), the cuBLASLt path
+// rev88's 82 alone (its operations are written for 41-wide halves). The backends' runs_width.
+bool path_runs_width(Path p, int width);
 
 // The most bytes of int32 epoch permutations a GPU task keeps resident: 2 GiB, 107,374 epochs of
 // MNIST-medium's 5,000 examples. TaskPlan refuses more, in one line, before any work.
@@ -93,6 +99,10 @@ public:
     TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int64_t test_count, Path path = Path::cublaslt);
 
     Path path() const { return path_; }
+    // The fused path at a width other than 82: its programs are the any-width step's
+    // (FusedAnyStepOp, FusedAnyPredictOp), which lift the raw pixels as they gather them, so
+    // normalize() is empty and the lifted-row buffers are not allocated.
+    bool any_width() const { return path_ == Path::fused && layout_.width() != model::kFeatures; }
 
     const TaskConfig& config() const { return config_; }
     const model::Layout& layout() const { return layout_; }
@@ -106,7 +116,7 @@ public:
     // Elements of a buffer; 0 for the scratch the chosen path never touches.
     std::size_t elements(Buf b) const;
     std::size_t bytes(Buf b) const { return elements(b) * elem_bytes(buf_elem(b)); }
-    // The one core state kept from forward to backward: full_batch x 82 floats.
+    // The one core state kept from forward to backward: full_batch x width floats.
     std::size_t retained_core_bytes() const { return bytes(Buf::state); }
 
     Program reset() const;             // parameters from the seed's, momentum and gradients 0
@@ -131,6 +141,7 @@ private:
     void core_forward(Program& p, int rows, Buf state, Buf act_left, Buf act_right, Buf branch) const;
     // step()'s two paths, and the cuBLASLt step's phases after the forward.
     Program fused_step(const Batch& batch) const;
+    Program fused_any_step(const Batch& batch) const;
     Program cublaslt_step(const Batch& batch) const;
     void head_and_loss(Program& p, int rows) const;
     void reconstructing_backward(Program& p, int rows) const;

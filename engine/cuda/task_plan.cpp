@@ -31,7 +31,7 @@ std::vector<Batch> epoch_batches(std::int64_t n, int batch_size) {
 
 TaskPlan::TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int64_t test_count, Path path)
     : config_(config),
-      layout_(config.depth),
+      layout_(config.depth, config.width),
       n_(train_count),
       q_(test_count),
       full_batch_(static_cast<int>(std::min<std::int64_t>(config.batch_size, train_count))),
@@ -40,8 +40,21 @@ TaskPlan::TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int6
       path_(path) {
     config_.validate();
     if (q_ < 1) throw Error("plan: no query examples");
-    if (n_ > (std::int64_t(1) << 31) - 1 || q_ * kFeatures > (std::int64_t(1) << 31) - 1)
-        throw Error("plan: too many examples for 32-bit indices");
+    if (!path_runs_width(path_, config_.width))
+        throw Error("plan: the " + std::string(path_name(path_)) + " path runs width " + std::to_string(kFeatures) +
+                    " only, got width " + std::to_string(config_.width));
+    const std::int64_t width = layout_.width(), int_max = (std::int64_t(1) << 31) - 1;
+    if (n_ > int_max || q_ * width > int_max) throw Error("plan: too many examples for 32-bit indices");
+    // The any-width kernels index the stacks (every branch's slot of full-batch rows, the last
+    // element at stack - 1) and the parameters with 32-bit ints (fused_any::Args, whose layout the
+    // race entry shares): refuse a shape past that here, in one line, rather than let an index wrap.
+    // The largest shape of TaskConfig at batch 2048 (depth 1024, width 1024) just fits.
+    const std::int64_t stack = std::int64_t{layout_.branch_count()} * full_batch_ * layout_.half();
+    if (any_width() && (stack - 1 > int_max || static_cast<std::int64_t>(layout_.total()) > int_max))
+        throw Error("cuda-fused: depth " + std::to_string(config_.depth) + ", width " + std::to_string(width) +
+                    " and batch " + std::to_string(full_batch_) + " need " + std::to_string(stack) +
+                    " stacked floats, past the kernels' 32-bit indices (" + std::to_string(int_max) +
+                    "); use a smaller batch or depth, or the cpu backend");
     // Every epoch's order stays resident on the device (and is staged once on the host), so
     // their total is bounded here, before anything is allocated or drawn.
     const std::uint64_t entries = static_cast<std::uint64_t>(config_.epochs) * static_cast<std::uint64_t>(n_);
@@ -63,6 +76,9 @@ std::vector<int> TaskPlan::distinct_rows() const {
 std::size_t TaskPlan::elements(Buf b) const {
     const std::size_t n = static_cast<std::size_t>(n_), q = static_cast<std::size_t>(q_),
                       bs = static_cast<std::size_t>(full_batch_);
+    const std::size_t width = static_cast<std::size_t>(layout_.width()),
+                      half = static_cast<std::size_t>(layout_.half());
+    if (any_width() && (b == Buf::train_rows || b == Buf::query_rows)) return 0;  // lifted as gathered
     if (path_ == Path::fused) {
         switch (b) {  // scratch of the cuBLASLt path's products and small kernels
             case Buf::dstate:
@@ -86,26 +102,26 @@ std::size_t TaskPlan::elements(Buf b) const {
         case Buf::initial: return layout_.total();
         case Buf::train_raw: return n * kPixels;
         case Buf::query_raw: return q * kPixels;
-        case Buf::train_rows: return n * kFeatures;
-        case Buf::query_rows: return q * kFeatures;
+        case Buf::train_rows: return n * width;
+        case Buf::query_rows: return q * width;
         case Buf::train_labels: return n;
         case Buf::permutations: return static_cast<std::size_t>(config_.epochs) * n;
         case Buf::order: return n;
         case Buf::state:
-        case Buf::dstate: return bs * kFeatures;
+        case Buf::dstate: return bs * width;
         case Buf::act_left:
         case Buf::act_right:
         case Buf::branch:
-        case Buf::dtmp: return bs * kHalf;
+        case Buf::dtmp: return bs * half;
         case Buf::scores:
         case Buf::dscores: return bs * kClasses;
         case Buf::batch_labels: return bs;
         case Buf::act_stack:
-        case Buf::grad_stack: return static_cast<std::size_t>(layout_.branch_count()) * bs * kHalf;
-        case Buf::query_state: return q * kFeatures;
+        case Buf::grad_stack: return static_cast<std::size_t>(layout_.branch_count()) * bs * half;
+        case Buf::query_state: return q * width;
         case Buf::query_act_left:
         case Buf::query_act_right:
-        case Buf::query_branch: return q * kHalf;
+        case Buf::query_branch: return q * half;
         case Buf::query_scores: return q * kClasses;
         case Buf::predictions: return q;
         case Buf::count: break;
@@ -119,6 +135,7 @@ Program TaskPlan::reset() const {
 }
 
 Program TaskPlan::normalize() const {
+    if (any_width()) return {};  // the any-width kernels lift each row as they gather it
     return {LiftOp{{Buf::train_raw}, {Buf::train_rows}, n_, {Buf::query_raw}, {Buf::query_rows}, q_}};
 }
 
@@ -187,6 +204,7 @@ Program TaskPlan::step(int b) const {
 // branch's relu input and output gradient into its slot) and the grads kernel (the weight gradients
 // from the slots, then SGD); engine/cuda/fused.hpp.
 Program TaskPlan::fused_step(const Batch& batch) const {
+    if (any_width()) return fused_any_step(batch);
     FusedStepOp rows{.rows = batch.rows,
                      .first = batch.first,
                      .slot = full_batch_,
@@ -207,6 +225,33 @@ Program TaskPlan::fused_step(const Batch& batch) const {
                      .grad_stack = {Buf::grad_stack}};
     FusedStepOp grads = rows;
     grads.part = FusedStepOp::Part::grads;
+    return {rows, grads};
+}
+
+// The fused step at a width other than 82: the same two kernels' roles, on engine/cuda/fused_any/'s
+// phases (the half width read at run time), reading the raw pixels through the order.
+Program TaskPlan::fused_any_step(const Batch& batch) const {
+    FusedAnyStepOp rows{.rows = batch.rows,
+                        .first = batch.first,
+                        .slot = full_batch_,
+                        .depth = config_.depth,
+                        .half = layout_.half(),
+                        .alpha = alpha_,
+                        .lr = static_cast<float>(config_.learning_rate),
+                        .momentum = static_cast<float>(config_.momentum),
+                        .weight_decay = static_cast<float>(config_.weight_decay),
+                        .order = {Buf::order},
+                        .train_raw = {Buf::train_raw},
+                        .train_labels = {Buf::train_labels},
+                        .params = {Buf::params},
+                        .velocity = {Buf::velocity},
+                        .grads = {Buf::grads},
+                        .final_state = {Buf::state},
+                        .dscores = {Buf::dscores},
+                        .act_stack = {Buf::act_stack},
+                        .grad_stack = {Buf::grad_stack}};
+    FusedAnyStepOp grads = rows;
+    grads.part = FusedAnyStepOp::Part::grads;
     return {rows, grads};
 }
 
@@ -333,6 +378,15 @@ Program TaskPlan::epoch(int e) const {
 
 Program TaskPlan::predict() const {
     const int rows = static_cast<int>(q_);
+    if (any_width())
+        return {FusedAnyPredictOp{.rows = rows,
+                                  .depth = config_.depth,
+                                  .half = layout_.half(),
+                                  .alpha = alpha_,
+                                  .params = {Buf::params},
+                                  .query_raw = {Buf::query_raw},
+                                  .scores = {Buf::query_scores},
+                                  .predictions = {Buf::predictions}}};
     if (path_ == Path::fused)
         return {FusedPredictOp{.rows = q_,
                                .depth = config_.depth,

@@ -338,3 +338,15 @@ def test_emulate_runs_a_gpu_backends_plan_on_the_cpu(tmp_path, task_arrays):
         assert json.load(f)["predictions_sha256"] == emulated.metadata["predictions_sha256"]
     with pytest.raises(ValueError, match="--emulate runs a GPU backend"):
         revgraph.Task(tr, tl, te, backend="cpu", emulate=True)
+
+
+def test_emulate_cuda_fused_at_other_widths(task_arrays):
+    """cuda-fused runs every width (engine/cuda/fused_any/'s kernels at all but 82): emulated, the float32
+    trainer's very bytes at depths 1 and 4 too."""
+    tr, tl, te, _ = task_arrays
+    for width, depth in ((128, 2), (90, 1), (256, 4)):
+        config = dict(width=width, depth=depth, epochs=1, batch_size=32)
+        emulated = revgraph.fit_predict(tr, tl, te, backend="cuda-fused", emulate=True, **config)
+        reference = revgraph.fit_predict(tr, tl, te, backend="cpu-reference", **config)
+        for key in ("predictions_sha256", "scores_sha256", "state_vector_sha256", "final_velocity_sha256"):
+            assert emulated.metadata[key] == reference.metadata[key], (width, depth, key)

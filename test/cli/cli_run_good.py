@@ -126,6 +126,26 @@ class RunGood(CliTestCase):
                                              "--set", "batch_size=%d" % batch, "--set", "epochs=3")
                 self.check_outputs(out, result, draw, depth=depth)
 
+    def test_emulated_cuda_fused_at_other_widths_writes_cpu_references_outputs(self):
+        # cuda-fused's launch plan at a width other than 82 runs engine/cuda/fused_any/'s kernels;
+        # emulated on the CPU they give the float32 reference's very predictions, state and hashes.
+        for width in ("128", "90"):
+            sets = ["--set", "width=" + width, "--set", "batch_size=8"]
+            out_e, emulated, _ = self.run_to("emulated-" + width, "--input", self.stored, "--backend", "cuda-fused",
+                                              "--emulate", *sets)
+            out_r, reference, _ = self.run_to("reference-" + width, "--input", self.stored, "--backend",
+                                              "cpu-reference", *sets)
+            self.assertEqual(emulated["backend"], "cuda-fused")
+            self.assertEqual(emulated["config"]["width"], int(width))
+            for key in ("predictions_sha256", "scores_sha256", "state_vector_sha256", "final_parameter_sha256"):
+                self.assertEqual(emulated[key], reference[key], key)
+            self.assertEqual(read_bytes(os.path.join(out_e, "r.predictions.npy")),
+                             read_bytes(os.path.join(out_r, "r.predictions.npy")))
+            with np.load(os.path.join(out_e, "s.npz")) as e, np.load(os.path.join(out_r, "s.npz")) as r:
+                self.assertEqual(sorted(e.files), sorted(r.files))
+                for name in e.files:
+                    self.assertEqual(e[name].tobytes(), r[name].tobytes(), name)
+
     def test_repeat_runs_byte_identical(self):
         a, ra, _ = self.run_to("twice-a", "--input", self.compressed)
         b, rb, _ = self.run_to("twice-b", "--input", self.compressed)

@@ -170,8 +170,8 @@ TEST_CASE("task: a backend that runs width 82 alone refuses another in one line,
     c.width = 128;
     prepared = false;
     CHECK_THROWS_WITH_AS(PreparedTask(in, c, std::make_unique<Rev88Only>(&prepared)),
-                         "backend: rev88-only runs width 82 only (no GPU report covers another width yet), got width "
-                         "128: use --backend cpu or cpu-reference",
+                         "backend: rev88-only runs width 82 only, got width 128: use --backend cuda-fused, cpu or "
+                         "cpu-reference (they run every width)",
                          Error);
     CHECK_FALSE(prepared);
     // The CPU backends run it (auto picks cpu for it on a GPU machine: test/cuda/test_gpu.cpp).

@@ -155,4 +155,31 @@ inline TaskConfig deep_wide_config() {
     return c;
 }
 
+// The GPU backends at widths other than 82: these widths at depths 1, 2, 4, 8 and batches 8, 128,
+// 512, on batch + 5 synthetic rows (a short last batch), one epoch — up to a budget of the CPU
+// reference's work, h² x depth x rows <= 64² x 8 x 517 (all of width 128; width 1024 at batch 8 to
+// depth 4), since the reference runs on the CPU and gpu-check gives the whole GPU suite 75 s
+// (tools/gpu_check/plan.py): 63 shapes, ~1.6 G multiply-adds a reference pass.
+struct WidthCase {
+    int width, depth, batch;
+};
+inline std::vector<WidthCase> width_cases() {
+    std::vector<WidthCase> cases;
+    for (const int width : {84, 90, 128, 192, 256, 512, 1024})
+        for (const int depth : {1, 2, 4, 8})
+            for (const int batch : {8, 128, 512}) {
+                const std::int64_t h = width / 2, work = h * h * depth * (batch + 5);
+                if (work <= std::int64_t{64} * 64 * 8 * 517) cases.push_back({width, depth, batch});
+            }
+    return cases;
+}
+inline TaskConfig width_config(const WidthCase& k) {
+    TaskConfig c = validate::gpu_replay_config(k.depth);
+    c.width = k.width;
+    c.batch_size = k.batch;
+    c.epochs = 1;
+    c.learning_rate = 0.05;  // deep and wide at rev88's 0.1 may diverge, and NaNs test nothing
+    return c;
+}
+
 }  // namespace revgraph::gpu_cases

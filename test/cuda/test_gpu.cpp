@@ -68,29 +68,65 @@ TEST_CASE("cuda: the factory gives the graph backends") {
     CHECK(make_backend("cuda-fused")->name() == "cuda-fused");
 }
 
-TEST_CASE("cuda: a width other than 82 is refused in one line before any work; auto picks cpu for it") {
+TEST_CASE("cuda: a width other than 82 is refused in one line before any work; cuda-fused runs it; auto picks") {
     TaskConfig wide = validate::gpu_replay_config(2);
     wide.width = 128;
-    for (const char* name : kBackends) {
-        CAPTURE(name);
-        const std::string why = "backend: " + std::string(name) +
-                                " runs width 82 only (no GPU report covers another width yet), got width 128: use "
-                                "--backend cpu or cpu-reference";
-        CHECK_FALSE(make_backend(name)->runs_width(128));
-        CHECK(make_backend(name)->runs_width(82));
-        CHECK_THROWS_WITH_AS(PreparedTask(validate::synthetic_inputs(19, 7, 5), wide, make_backend(name)), why.c_str(),
-                             Error);
-        CHECK_THROWS_WITH_AS(require_runs_width(name, wide), why.c_str(), Error);
-        CHECK_NOTHROW(require_runs_width(name, validate::gpu_replay_config(2)));
-    }
-    CHECK(make_backend("auto", wide)->name() == "cpu");
+    const std::string why =
+        "backend: cuda runs width 82 only, got width 128: use --backend cuda-fused, cpu or "
+        "cpu-reference (they run every width)";
+    CHECK_FALSE(make_backend("cuda")->runs_width(128));
+    CHECK(make_backend("cuda")->runs_width(82));
+    CHECK_THROWS_WITH_AS(PreparedTask(validate::synthetic_inputs(19, 7, 5), wide, make_backend("cuda")), why.c_str(),
+                         Error);
+    CHECK_THROWS_WITH_AS(require_runs_width("cuda", wide), why.c_str(), Error);
+    CHECK_NOTHROW(require_runs_width("cuda", validate::gpu_replay_config(2)));
+    for (const int width : {82, 84, 128, 1024}) CHECK(make_backend("cuda-fused")->runs_width(width));
+    CHECK_NOTHROW(require_runs_width("cuda-fused", wide));
     // auto: the fastest GPU backend this build's gpu-check verdict verifies on this very GPU (the
-    // report's model: another one, even of the same architecture, is unverified), else cpu even here.
+    // report's model: another one, even of the same architecture, is unverified) that runs the
+    // width, else cpu even here.
     const GpuVerification& v = gpu_verification();
     const bool verified_here = !v.backends.empty() && cuda::describe_device(Runtime::options().device) == v.device;
     CHECK(make_backend("auto", validate::gpu_replay_config(2))->name() ==
           (verified_here ? v.backends.front() : std::string("cpu")));
+    std::string wide_pick = "cpu";
+    if (verified_here)
+        for (const std::string& b : v.backends)
+            if (wide_pick == "cpu" && make_backend(b)->runs_width(128)) wide_pick = b;
+    CHECK(make_backend("auto", wide)->name() == wide_pick);
     CHECK_NOTHROW(require_runs_width("auto", wide));
+}
+
+TEST_CASE("cuda-fused at every width: the float32 trainer's bits, step by step, depths 1/2/4/8, batches 8/128/512") {
+    // engine/cuda/fused_any/'s kernels (every width but 82) sum as the reference does, without fused
+    // multiply-adds, so nothing may differ; eager steps, then the captured graphs of a whole run.
+    for (const gpu_cases::WidthCase& k : gpu_cases::width_cases()) {
+        CAPTURE(k.width);
+        CAPTURE(k.depth);
+        CAPTURE(k.batch);
+        TaskConfig c = gpu_cases::width_config(k);
+        PreparedTask task(validate::synthetic_inputs(k.batch + 5, 9, 43), c, make_backend("cuda-fused"));
+        Backend& gpu = task.backend();
+        cpu::Trainer<float> ref(task.prepared());
+        gpu_cases::start_side_by_side(gpu, ref);
+        for (int e = 0; e < c.epochs; ++e)
+            for (int b = 0; b < ref.batches_per_epoch(); ++b) {
+                CAPTURE(e);
+                CAPTURE(b);
+                gpu.step(e, b);
+                ref.step(e, b);
+                const TaskState s = gpu.read_state();
+                REQUIRE(gpu_cases::same_bits(s.gradients, ref.gradients()));
+                REQUIRE(gpu_cases::same_bits(s.parameters, ref.parameters()));
+                REQUIRE(gpu_cases::same_bits(s.velocity, ref.velocity()));
+            }
+        task.run();
+        const TaskState s = gpu.read_state();
+        const auto whole = reference_run<float>(task);
+        CHECK(gpu_cases::same_bits(s.parameters, whole.parameters()));
+        CHECK(gpu_cases::same_bits(s.scores, whole.scores()));
+        CHECK(s.predictions == whole.predictions());
+    }
 }
 
 TEST_CASE("cuda-fused: Programmatic Dependent Launch changes the launches, not the bytes") {

@@ -19,12 +19,14 @@
 #include "engine/error.hpp"
 #include "engine/task.hpp"
 #include "engine/validate/gpu_replay.hpp"
+#include "test/cuda/step_by_step.hpp"
 
 using namespace revgraph;
 using namespace revgraph::cuda;
 using model::kClasses;
 using model::kFeatures;
 using model::kHalf;
+using revgraph::cuda::testing::run_step_by_step;
 
 namespace {
 
@@ -79,35 +81,6 @@ double max_abs_diff(const std::vector<float>& a, const std::vector<double>& b) {
     double m = 0;
     for (std::size_t i = 0; i < a.size(); ++i) m = std::max(m, std::fabs(double(a[i]) - b[i]));
     return m;
-}
-
-// A whole task on the emulator and the float reference trainer side by side: every step's
-// gradients, parameters and momentum, then the predictions, must be the same bits. Returns the steps.
-int run_step_by_step(Emulator& emu, const TaskPlan& plan, cpu::Trainer<float>& ref) {
-    emu.execute(plan.reset());
-    emu.execute(plan.normalize());
-    ref.reset();
-    ref.normalize();
-    CHECK(emu.f32(Buf::params) == ref.parameters());
-    int steps = 0;
-    for (int e = 0; e < plan.config().epochs; ++e) {
-        emu.execute(plan.epoch_start(e));
-        for (int b = 0; b < static_cast<int>(plan.batches().size()); ++b) {
-            CAPTURE(e);
-            CAPTURE(b);
-            emu.execute(plan.step(b));
-            ref.step(e, b);
-            REQUIRE(emu.f32(Buf::grads) == ref.gradients());
-            REQUIRE(emu.f32(Buf::params) == ref.parameters());
-            REQUIRE(emu.f32(Buf::velocity) == ref.velocity());
-            ++steps;
-        }
-    }
-    emu.execute(plan.predict());
-    ref.predict();
-    CHECK(emu.f32(Buf::query_scores) == ref.scores());
-    CHECK(emu.i64(Buf::predictions) == ref.predictions());
-    return steps;
 }
 
 }  // namespace

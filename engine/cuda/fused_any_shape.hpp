@@ -1,0 +1,47 @@
+#pragma once
+// How cuda-fused launches the any-width step (engine/cuda/fused_any/step.hpp) at every width but
+// rev88's 82: its launch shapes and the one rule that decides whether a block copies the parameters
+// to shared memory. The executor (on a GPU) and the emulator (on the CPU) both ask here, so the
+// emulated blocks carve their shared memory exactly as the device's do.
+//
+// Why the half width is read at run time (fused_any's kH = 0) at every such width, not compiled per
+// width: the widths are 472 values; a handful of compiled instantiations would each add an nvcc pass
+// over the step to every build and to the GPU path's binaries, for what a constant half buys (its
+// divisions become multiplies) at widths nobody has timed yet. Width 82, the timed one, keeps its own
+// tuned kernels (engine/cuda/fused.hpp). A width that turns out to matter gets its instantiation
+// when a GPU report shows the gain.
+#include <cstddef>
+
+#include "engine/cuda/fused_any/step.hpp"
+
+namespace revgraph::cuda::fused_any {
+
+// Launch shapes: any values give the same bits (every item is its own: test/cuda/test_fused_any.cpp
+// runs others), so these are plain defaults. Threads cover a row pair's widest phase in a few rounds
+// (2 x h items, h up to 512); the grads kernel has a thread per parameter of its block.
+inline constexpr int kRowsPerBlock = 2;  // batch rows a rows block
+inline constexpr int kPredictRows = 16;  // query rows a predict block
+inline constexpr int kRowsThreads = 256;
+inline constexpr int kGradsThreads = kGradsItems;
+inline constexpr int kPredictThreads = 256;
+
+// Floats a block needs besides the parameters: rows_scratch / predict_scratch over ld = width + 1.
+inline std::size_t rows_scratch_floats(int half, int rows_per_block) {
+    return static_cast<std::size_t>(rows_scratch(2 * half + 1, rows_per_block));
+}
+inline std::size_t predict_scratch_floats(int half, int rows_per_block) {
+    return static_cast<std::size_t>(predict_scratch(2 * half + 1, rows_per_block));
+}
+
+// The rule, written once: a block stages the parameters in shared memory where they and its scratch
+// fit the device's per-block opt-in limit; otherwise it reads them from global memory (L1/L2-cached)
+// and asks only for its scratch. Staged or not, the bits are the same (each item reads the same
+// values in the same order); only the speed differs.
+inline bool stages_parameters(std::size_t scratch_floats, std::size_t params, std::size_t limit_bytes) {
+    return (scratch_floats + params) * sizeof(float) <= limit_bytes;
+}
+inline std::size_t block_bytes(std::size_t scratch_floats, std::size_t params, bool staged) {
+    return (scratch_floats + (staged ? params : 0)) * sizeof(float);
+}
+
+}  // namespace revgraph::cuda::fused_any

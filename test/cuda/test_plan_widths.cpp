@@ -1,0 +1,164 @@
+// The GPU backends' launch plans at widths other than rev88's 82, run by the CPU emulator against the
+// float32 reference trainer (cpu::Trainer<float>) bit for bit, step by step: cuda-fused at every
+// width (engine/cuda/fused_any/'s phases, as the device runs them), with its buffers, its refusals
+// and the widths each path runs. Small sets and one or two epochs keep it quick; test_fused_any.cpp
+// holds the phases alone to the same bits over more launch shapes.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <vector>
+
+#include "engine/backends.hpp"
+#include "engine/cpu/trainer.hpp"
+#include "engine/cuda/emulator.hpp"
+#include "engine/cuda/program.hpp"
+#include "engine/data/synthetic.hpp"
+#include "engine/error.hpp"
+#include "engine/task.hpp"
+#include "test/cuda/step_by_step.hpp"
+
+using namespace revgraph;
+using namespace revgraph::cuda;
+using revgraph::cuda::testing::run_step_by_step;
+
+namespace {
+
+struct Case {
+    int width, depth, batch, n, q, epochs;
+};
+
+TaskConfig config_of(const Case& k) {
+    TaskConfig c;
+    c.width = k.width;
+    c.depth = k.depth;
+    c.batch_size = k.batch;
+    c.epochs = k.epochs;
+    c.weight_decay = k.depth == 2 ? 1e-3 : 0.0;  // both of sgd_update's paths
+    return c;
+}
+
+// The task's own inputs (prepare_inputs: torch's initialisation, numpy's permutations) on a
+// synthetic draw; the emulator and the trainer run it side by side, then the whole-epoch programs
+// (what the graphs capture) must give the same bits again.
+void check_path(Path path, const Case& k, std::size_t shared = kEmulatedSharedBytes, bool reverse = false) {
+    CAPTURE(path_name(path));
+    CAPTURE(k.width);
+    CAPTURE(k.depth);
+    CAPTURE(k.batch);
+    CAPTURE(shared);
+    CAPTURE(reverse);
+    const TaskConfig c = config_of(k);
+    const data::TaskData task = data::synthetic_task(k.n, k.q, 4700 + static_cast<unsigned>(k.width + k.depth));
+    const TaskInputs inputs(task.train_images, task.train_labels, task.test_images);
+    const PreparedInputs prepared = prepare_inputs(inputs, c);
+    const TaskPlan plan(c, k.n, k.q, path);
+    Emulator emu(plan, shared);
+    emu.set_reverse_order(reverse);
+    emu.upload(prepared);
+    cpu::Trainer<float> ref(prepared);
+    CHECK(run_step_by_step(emu, plan, ref) == c.epochs * static_cast<int>(plan.batches().size()));
+
+    Emulator again(plan, shared);
+    again.upload(prepared);
+    again.execute(plan.reset());
+    again.execute(plan.normalize());
+    for (int e = 0; e < c.epochs; ++e) again.execute(plan.epoch(e));
+    again.execute(plan.predict());
+    CHECK(again.f32(Buf::params) == emu.f32(Buf::params));
+    CHECK(again.f32(Buf::velocity) == emu.f32(Buf::velocity));
+    CHECK(again.f32(Buf::query_scores) == emu.f32(Buf::query_scores));
+    CHECK(again.i64(Buf::predictions) == emu.i64(Buf::predictions));
+}
+
+}  // namespace
+
+TEST_CASE("fused plan at any width: the float32 trainer's bits, depths 1/2/4, batches 8/128/512") {
+    // Every batch size leaves a short last batch (n = batch + 5). The widest shapes stop at a budget
+    // (width x depth x batch of 256 x 4 x 512) so that the test stays quick: width 1024 at depth 4
+    // runs batches 8 and 128, at depth 1 all three.
+    for (const int width : {84, 90, 128, 192, 256, 512, 1024})
+        for (const int depth : {1, 2, 4})
+            for (const int batch : {8, 128, 512})
+                if (width * depth * batch <= 256 * 4 * 512)
+                    check_path(Path::fused, {width, depth, batch, batch + 5, 9, batch == 8 ? 2 : 1});
+}
+
+TEST_CASE("fused plan at any width: parameters in global memory, and every phase's items last to first") {
+    // Shared memory 0: no block stages the parameters (engine/cuda/fused_any_shape.hpp); reversed
+    // items and blocks: a phase whose items depended on each other (a race on a GPU) changes bits.
+    for (const int width : {84, 128, 256}) {
+        check_path(Path::fused, {width, 2, 8, 21, 9, 2}, 0);
+        check_path(Path::fused, {width, 2, 8, 21, 9, 2}, kEmulatedSharedBytes, true);
+    }
+    check_path(Path::fused, {1024, 4, 8, 10, 3, 1}, kEmulatedSharedBytes, true);  // never staged: 8 MB of weights
+}
+
+TEST_CASE("fused plan at any width: two kernels a step, one to predict, no normalise and no lifted rows") {
+    for (const int width : {84, 128, 1024}) {
+        CAPTURE(width);
+        TaskConfig c;
+        c.width = width;
+        c.depth = 2;
+        const TaskPlan plan(c, 1000, 300, Path::fused);
+        CHECK(plan.any_width());
+        for (int b : {0, 7}) {
+            const Program s = plan.step(b);
+            CHECK(count_ops(s).kernels == 2);
+            CHECK(count_ops(s).launches() == 2);
+            CHECK(std::holds_alternative<FusedAnyStepOp>(s.front()));
+        }
+        CHECK(plan.normalize().empty());
+        CHECK(count_ops(plan.predict()).launches() == 1);
+        CHECK(std::holds_alternative<FusedAnyPredictOp>(plan.predict().front()));
+        CHECK(plan.elements(Buf::train_rows) == 0);
+        CHECK(plan.elements(Buf::query_rows) == 0);
+        CHECK(plan.elements(Buf::act_stack) == std::size_t{4} * 128 * (width / 2));
+        CHECK(plan.elements(Buf::params) == model::Layout(2, width).total());
+        CHECK(plan.retained_core_bytes() == std::size_t{128} * width * 4);
+    }
+    TaskConfig rev88;
+    CHECK_FALSE(TaskPlan(rev88, 1000, 300, Path::fused).any_width());  // 82 keeps its tuned kernels
+    CHECK(std::holds_alternative<FusedStepOp>(TaskPlan(rev88, 1000, 300, Path::fused).step(0).front()));
+}
+
+TEST_CASE("plan: the widths each path runs, and the shapes the any-width kernels refuse") {
+    for (const int width : {82, 84, 128, 1024}) {
+        CHECK(path_runs_width(Path::fused, width));
+        CHECK(make_emulated_backend("cuda-fused")->runs_width(width));
+    }
+    TaskConfig c;
+    c.width = 128;
+    CHECK_THROWS_WITH_AS(TaskPlan(c, 100, 10, Path::cublaslt),
+                         "plan: the cublaslt path runs width 82 only, got width 128", Error);
+    // The largest shape at batch 2048 just fits the kernels' 32-bit indices; one more row does not.
+    c.width = 1024;
+    c.depth = 1024;
+    c.epochs = 1;
+    c.batch_size = 2048;
+    CHECK_NOTHROW(TaskPlan(c, 5000, 10, Path::fused));
+    c.batch_size = 2049;
+    CHECK_THROWS_WITH_AS(TaskPlan(c, 5000, 10, Path::fused),
+                         "cuda-fused: depth 1024, width 1024 and batch 2049 need 2148532224 stacked floats, past the "
+                         "kernels' 32-bit indices (2147483647); use a smaller batch or depth, or the cpu backend",
+                         Error);
+}
+
+TEST_CASE("emulated cuda-fused at width 128 writes cpu-reference's outputs, through PreparedTask") {
+    const data::TaskData task = data::synthetic_task(300, 50, 77);
+    const TaskInputs inputs(task.train_images, task.train_labels, task.test_images);
+    TaskConfig c;
+    c.width = 128;
+    c.epochs = 1;
+    PreparedTask emulated(TaskInputs(inputs), c, make_emulated_backend("cuda-fused"));
+    PreparedTask reference(TaskInputs(inputs), c, make_backend("cpu-reference"));
+    emulated.run();
+    reference.run();
+    const TaskOutputs a = emulated.outputs(), b = reference.outputs();
+    CHECK(a.state.predictions == b.state.predictions);
+    CHECK(a.state.scores == b.state.scores);
+    CHECK(a.state.parameters == b.state.parameters);
+    for (const char* hash : {"predictions_sha256", "state_vector_sha256", "scores_sha256"}) {
+        CAPTURE(hash);
+        CHECK(a.metadata.at(hash) == b.metadata.at(hash));
+    }
+}
