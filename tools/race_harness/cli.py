@@ -33,7 +33,7 @@ def _seed_options(p):
 
 def _parser():
     ap = Parser(prog="race", description="The local race harness of the MNIST-medium time challenge (docs/race.md).")
-    sub = ap.add_subparsers(dest="command", metavar="{run,engine,draws,check}")
+    sub = ap.add_subparsers(dest="command", metavar="{run,engine,draws,check,choose}")
     sub.required = True
 
     r = sub.add_parser("run", help="an entry through the protocol's calls")
@@ -66,6 +66,55 @@ def _parser():
 
     c = sub.add_parser("check", help="the entry's static rules only")
     c.add_argument("entry", metavar="ENTRY.py")
+
+    ch = sub.add_parser("choose", help="an entry a band, chosen for the GPU by a stated rule (bench/race.json)",
+                        description="Steps of bench/race/choose.sh (docs/race.md, 'The entries'): evaluate configs on "
+                                    "the selection draws, shortlist the fastest that meet the rule, pick by the rule "
+                                    "on cpu-reference's results, record the verify reports.")
+    chs = ch.add_subparsers(dest="step", metavar="{evaluate,shortlist,confirm,pick,verified}")
+    chs.required = True
+    seeds_help = "the selection seeds (their draws under WORK/sel-SEED/, from tools/race draws --task-dir)"
+    ev = chs.add_parser("evaluate", help="configs x selection draws, one JSON line each (resumable)")
+    ev.add_argument("--work", required=True)
+    ev.add_argument("--configs", required=True, help="a JSON file with a 'configs' list (shortlist writes one)")
+    ev.add_argument("--seeds", type=int, nargs="+", required=True, help=seeds_help)
+    ev.add_argument("--backend", default=ENTRY_BACKEND)
+    ev.add_argument("--jobs", type=int, default=2, help="worker threads (default 2)")
+    ev.add_argument("--output", required=True, help="WORK/NAME.jsonl, appended to")
+    ev.add_argument("--build")
+    sl = chs.add_parser("shortlist", help="per band, the fastest configs by the time model that meet the rule")
+    sl.add_argument("--work", required=True)
+    sl.add_argument("--results", nargs="+", required=True, help="result names under WORK (sweep folders, evaluate files)")
+    sl.add_argument("--seeds", type=int, nargs="+", required=True, help=seeds_help)
+    sl.add_argument("--backend", default="cpu")
+    sl.add_argument("--bands", nargs="+", default=["12", "8", "5", "3", "2"])
+    sl.add_argument("--top", type=int, default=30)
+    sl.add_argument("--output", required=True)
+    sl.add_argument("--build")
+    cf = chs.add_parser("confirm", help="per band, the rule's configs on cpu, fastest first, run with cpu-reference "
+                                        "until NEED meet the rule there")
+    cf.add_argument("--work", required=True)
+    cf.add_argument("--results", nargs="+", required=True, help="cpu result names under WORK")
+    cf.add_argument("--seeds", type=int, nargs="+", required=True, help=seeds_help)
+    cf.add_argument("--bands", nargs="+", default=["12", "8", "5", "3", "2"])
+    cf.add_argument("--need", type=int, default=2, help="configs a band that must meet the rule (default 2: the "
+                                                         "choice and its runner-up)")
+    cf.add_argument("--most", type=int, default=6, help="configs a band tried at most (default 6)")
+    cf.add_argument("--jobs", type=int, default=2)
+    cf.add_argument("--output", default="confirm", help="the result name: WORK/NAME.jsonl (default confirm)")
+    cf.add_argument("--build")
+    pk = chs.add_parser("pick", help="the choice by the rule: bench/race.json and the summaries beside it")
+    pk.add_argument("--work", required=True)
+    pk.add_argument("--screen", nargs="+", required=True, help="cpu result names under WORK")
+    pk.add_argument("--confirm", nargs="+", required=True, help="cpu-reference result names under WORK")
+    pk.add_argument("--seeds", type=int, nargs="+", required=True, help=seeds_help)
+    pk.add_argument("--output", default="bench/race.json")
+    pk.add_argument("--summary-dir", default="bench/race")
+    pk.add_argument("--build")
+    vf = chs.add_parser("verified", help="record each band's verify report in bench/race.json")
+    vf.add_argument("--race", default="bench/race.json")
+    vf.add_argument("--root", default=".")
+    vf.add_argument("--build")
     return ap
 
 
@@ -319,7 +368,17 @@ def cmd_draws(a):
     return 0
 
 
-COMMANDS = {"run": cmd_run, "engine": cmd_engine, "draws": cmd_draws, "check": cmd_check}
+def cmd_choose(a):
+    from . import choose
+    revgraph, why = package.load(a.build)
+    if revgraph is None:
+        raise RaceError(f"choose needs the built revgraph package: {why}")
+    return {"evaluate": choose.cmd_evaluate, "shortlist": choose.cmd_shortlist, "confirm": choose.cmd_confirm,
+            "pick": choose.cmd_pick,
+            "verified": choose.cmd_verified}[a.step](a, revgraph)
+
+
+COMMANDS = {"run": cmd_run, "engine": cmd_engine, "draws": cmd_draws, "check": cmd_check, "choose": cmd_choose}
 
 
 def main(argv=None):
