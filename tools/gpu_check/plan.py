@@ -192,7 +192,9 @@ def call4_steps(c):
     the GPU (11 ranked draws of the official files, a warm-up, the L2 flush, CUDA events), and the
     entries hash for hash with revgraph's backends (the export-gpu test)."""
     source, bands = race_bands()
-    steps = [tests_step(c, "export-gpu", 60, "race", ["export"], [], "testlog-export.json", True)]
+    # 90 s: the test runs cpu-reference twice an entry on 3,000 rows, ~30 s of one core for the 5 %
+    # entry (width 256, depth 3, 32 epochs) alone.
+    steps = [tests_step(c, "export-gpu", 90, "race", ["export"], [], "testlog-export.json", True)]
     for band in bands:
         entry = c.s(f"entry-{band}.py")
         steps.append(Step(f"export-{band}", 5, "race", [c.bin("tools/revgraph"), "export", "--from", source, "--band", band,
