@@ -162,11 +162,30 @@ def check_energy(binary):
             fail("no summary line on stdout")
         # The NVML-missing path, forced even on a GPU machine.
         out2 = os.path.join(tmp, "missing.json")
-        run([binary, "--energy", "--nvml-library=libnvidia-ml-absent.so.1", f"--energy-out={out2}"] + quick)
+        # With a config (a frontier entry's: --energy-config FILE then --energy-set, the engine's reader), recorded.
+        config = os.path.join(tmp, "entry.json")
+        with open(config, "w") as f:
+            json.dump({"depth": 4, "width": 96, "epochs": 32}, f)
+        run([binary, "--energy", "--nvml-library=libnvidia-ml-absent.so.1", f"--energy-out={out2}",
+             f"--energy-config={config}", "--energy-set=width=128", "--energy-set=alpha=1"] + quick)
         with open(out2) as f:
-            m = json.load(f)["energy"]
+            report = json.load(f)
+        m = report["energy"]
         if m["available"] or "libnvidia-ml-absent.so.1" not in m.get("reason", ""):
             fail(f"missing NVML not reported: {m}")
+        c = report["task"]["config"]
+        if (c["depth"], c["width"], c["epochs"], c["alpha"]) != (4, 128, 32, 1.0):
+            fail(f"--energy-config/--energy-set did not reach the task's config: {c}")
+        for args, word in ((["--energy-set=width=129"], "width"), (["--energy-set=depth"], "key=value"),
+                           ([f"--energy-config={os.path.join(tmp, 'absent.json')}"], "absent.json"),
+                           (["--energy-set=width=128", "--energy-tasks=2"], "--energy-tasks")):
+            p = subprocess.run([binary, "--energy"] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                               timeout=60)
+            lines = p.stderr.strip().splitlines()
+            if p.returncode != 2 or len(lines) != 1 or not lines[0].startswith("revgraph_bench: error: ") \
+                    or word not in lines[0]:
+                fail(f"{args}: expected one 'revgraph_bench: error: ...{word}...' line and exit 2, got "
+                     f"{p.returncode}: {p.stderr!r}")
     print(f"check_bench: ok: energy {'available' if e['available'] else 'not available: ' + e['reason']}")
 
 

@@ -36,7 +36,7 @@ int energy_mode() {
                 BackendInfo info{o.energy_backend, name, backend->device(), true};
                 backend.reset();
                 if (o.energy_tasks == 1) {
-                    PreparedTask& task = prepared_task(info, TaskConfig{}.depth, TaskConfig{}.batch_size);
+                    PreparedTask& task = prepared_task(info, o.energy_config.value_or(TaskConfig{}));
                     report = measure_energy(
                         *nvml,
                         [&] {
@@ -66,8 +66,9 @@ int energy_mode() {
     if (!o.energy_out.empty()) {
         nlohmann::ordered_json j;
         j["energy"] = report.to_json();
-        j["task"] = {
-            {"config", TaskConfig{}.to_json()}, {"data", data_description()}, {"tasks_at_once", o.energy_tasks}};
+        j["task"] = {{"config", o.energy_config.value_or(TaskConfig{}).to_json()},
+                     {"data", data_description()},
+                     {"tasks_at_once", o.energy_tasks}};
         j["git_commit"] = git_commit();
         const std::string text = j.dump(2) + "\n";
         io::write_file_atomic(o.energy_out, std::string_view(text));

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "engine/config_from.hpp"
 #include "engine/runtime_options.hpp"
 
 namespace revgraph::bench {
@@ -37,6 +38,8 @@ revgraph options (before Google Benchmark sees the command line):
                           is a ~1 s average, so idle read right after work is inflated)
   --idle-seconds=S        idle power sampled before the tasks, the idle subtracted (default 10)
   --idle-after-seconds=S  idle sampled after them, recorded only (default 10; 0: none)
+  --energy-config=FILE    the task --energy measures: this config (JSON, as `revgraph run --config`)
+  --energy-set=KEY=VALUE  ... and/or these settings, after the file (repeatable; default: rev88)
   --energy-out=FILE       write the energy report as JSON (also printed as one line)
   --nvml-library=PATH     NVML library to dlopen (default libnvidia-ml.so.1)
   --help
@@ -117,6 +120,10 @@ void parse_options(int* argc, char** argv) {
     app.add_option("--idle-after-seconds", o.energy_options.idle_after_seconds)->check(at_least(0, false));
     app.add_option("--settle-seconds", o.energy_options.settle_seconds)->check(at_least(0, false));
     app.add_option("--energy-out", o.energy_out);
+    std::optional<std::string> energy_config_file;
+    std::vector<std::string> energy_sets;
+    app.add_option("--energy-config", energy_config_file);
+    app.add_option("--energy-set", energy_sets);
     app.add_option("--nvml-library", o.nvml_library);
     try {
         std::reverse(ours.begin(), ours.end());  // CLI11 parses a vector from its back
@@ -125,6 +132,13 @@ void parse_options(int* argc, char** argv) {
     if (help) {
         std::cout << kUsage;
         std::exit(0);
+    }
+    if (energy_config_file || !energy_sets.empty()) {  // the engine's one config reader, checked at once
+        try {
+            o.energy_config = config_from(energy_config_file, energy_sets);
+        } catch (const std::exception& e) { usage_error(std::string("--energy-config/--energy-set: ") + e.what()); }
+        if (o.energy_tasks != 1)
+            usage_error("--energy-config/--energy-set measure one task a round: not with --energy-tasks");
     }
     if (pdl || no_pdl) {
         RuntimeOptions r = Runtime::options();

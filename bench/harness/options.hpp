@@ -1,10 +1,12 @@
 #pragma once
 // revgraph_bench's own options (not Google Benchmark's), parsed with CLI11.
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "bench/harness/energy.hpp"
+#include "engine/config.hpp"
 
 namespace revgraph::bench {
 
@@ -20,6 +22,9 @@ struct Options {
     std::string energy_backend = "cuda";
     int energy_tasks = 1;
     std::string energy_out;
+    // --energy-config FILE / --energy-set K=V: the config --energy measures (a frontier entry), read
+    // by engine/config_from.hpp as `revgraph run` reads it; none: rev88.
+    std::optional<TaskConfig> energy_config;
     std::string nvml_library = kNvmlLibrary;
     EnergyOptions energy_options;
 };

@@ -82,16 +82,19 @@ std::vector<BackendInfo> discover_backends(std::vector<std::string>* notes) {
 }
 
 PreparedTask& prepared_task(const BackendInfo& b, int depth, int batch_size, int width) {
-    const std::string key =
-        b.request + "/" + std::to_string(depth) + "/" + std::to_string(batch_size) + "/" + std::to_string(width);
-    if (g_slot.task && g_slot.key == key) return *g_slot.task;
-    g_slot.task.reset();  // free the previous shape's buffers first
-    g_slot.key.clear();
-    g_many = ManySlot{};
     TaskConfig config;  // rev88
     config.depth = depth;
     config.batch_size = batch_size;
     config.width = width;
+    return prepared_task(b, config);
+}
+
+PreparedTask& prepared_task(const BackendInfo& b, const TaskConfig& config) {
+    const std::string key = b.request + "/" + config.to_json().dump();
+    if (g_slot.task && g_slot.key == key) return *g_slot.task;
+    g_slot.task.reset();  // free the previous shape's buffers first
+    g_slot.key.clear();
+    g_many = ManySlot{};
     auto task = std::make_unique<PreparedTask>(task_inputs(), config, make_backend(b.request));
     {
         NVTX_RANGE("warm-up");

@@ -30,6 +30,8 @@ std::vector<BackendInfo> discover_backends(std::vector<std::string>* notes);
 // (Google Benchmark calls a function several times while it sizes the iteration count), so they
 // share the preparation and the warm-up; a new shape replaces the old task.
 PreparedTask& prepared_task(const BackendInfo& b, int depth, int batch_size, int width = TaskConfig{}.width);
+// The same for any config (--energy-config: a frontier entry's).
+PreparedTask& prepared_task(const BackendInfo& b, const TaskConfig& config);
 // `count` rev88 tasks on the same data with seeds 11, 12, ...: a seed sweep, as many people run one.
 const std::vector<PreparedTask*>& prepared_tasks(const BackendInfo& b, int count);
 // Frees every cached task (GPU buffers go before the CUDA context does).

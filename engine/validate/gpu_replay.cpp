@@ -290,9 +290,9 @@ json gpu_validation(const GpuValidationOptions& options) {
     out["maximum_abs_error"] = max_abs;
     out["cases"] = cases;
     try {
-        TaskConfig rev88;  // the defaults
+        const TaskConfig config = options.config ? *options.config : TaskConfig{};  // rev88: the defaults
         const TaskInputs inputs = options.inputs ? *options.inputs : synthetic_inputs(10000, 10000, 2026091400);
-        json r = gpu_repeatability(inputs, rev88, options.replay, backend_name);
+        json r = gpu_repeatability(inputs, config, options.replay, backend_name);
         r["inputs"] = options.inputs ? options.inputs_source : std::string(kRev88Synthetic);
         passed = passed && r["passed"].get<bool>();
         out["replay_repeatability"] = std::move(r);
@@ -314,7 +314,8 @@ json gpu_validation(const GpuValidationOptions& options) {
         "Depth 1 and 2 (seed 781, 19 train / 7 query synthetic images, 2 epochs, batch 8): after every eager step "
         "every gradient, parameter and momentum value versus the float64 reference trainer, one check per named "
         "tensor and quantity; the captured full run's scores, parameters and momentum close, predictions equal, "
-        "bytes equal to the eager steps; a second complete replay byte-identical. Then replays of rev88 on "
+        "bytes equal to the eager steps; a second complete replay byte-identical. Then replays of rev88 (or the "
+        "config given: replay_repeatability.config) on "
         "replay_repeatability.inputs (10,000/10,000 synthetic images, PCG64 seed 2026091400, unless a task "
         "archive was given), every replay byte-identical, timed back to back (task_ms) and, where asked, each "
         "after an L2 flush (task_ms_cold).";

@@ -62,8 +62,11 @@ struct GpuValidationOptions {
     // tools/make_synthetic.py --train 10000 --query 10000 --seed 2026091400 byte for byte.
     std::optional<TaskInputs> inputs;
     std::string inputs_source;  // what `inputs` is, in words (a file name), for the report
+    // The replays' config (gpu_validation --config/--set: a frontier entry's shape); none: rev88.
+    std::optional<TaskConfig> config;
 };
-// Both replay cases, and the replays of rev88 on 10,000 / 10,000 synthetic images (or opts.inputs).
+// Both replay cases, and the replays of rev88 (or opts.config) on 10,000 / 10,000 synthetic images (or
+// opts.inputs).
 nlohmann::ordered_json gpu_validation(const GpuValidationOptions& options);
 nlohmann::ordered_json gpu_validation(int replays = 100, const std::string& backend = "cuda");
 

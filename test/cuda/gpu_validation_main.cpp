@@ -1,16 +1,21 @@
 // gpu_validation [--replays N] [--cold-replays N] [--backend cuda|cuda-fused] [--pdl|--no-pdl] [--input DRAW.npz]
-//                [--output FILE]:
+//                [--config FILE] [--set KEY=VALUE ...] [--output FILE]:
 // docs/spec.md §8's GPU replay validation on its own, as JSON (validate::gpu_validation), for
 // tools/gpu-check and for anyone on a GPU machine. --input replays rev88 on that task archive (the
 // file every contender of gpu-check's timing reads); --cold-replays times N more replays, each
-// after an L2 flush (engine/cuda/l2_flush.hpp). Exit status 0 when it passed, 1 when it failed or
-// could not run, 2 on a bad command line, 77 when there is no usable GPU.
+// after an L2 flush (engine/cuda/l2_flush.hpp). --config/--set replay that config instead of rev88
+// (tools/gpu-check's call 5: the frontier's shapes), read as `revgraph run` reads them
+// (engine/config_from.hpp), before anything touches the GPU. Exit status 0 when it passed, 1 when it
+// failed or could not run, 2 on a bad command line or config (one line), 77 when there is no usable GPU.
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <iostream>
+#include <optional>
 #include <string>
+#include <vector>
 
+#include "engine/config_from.hpp"
 #include "engine/cuda/cublaslt_loader.hpp"
 #include "engine/cuda/device.hpp"
 #include "engine/cuda/l2_flush.hpp"
@@ -22,8 +27,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: gpu_validation [--replays N] [--cold-replays N] [--backend cuda|cuda-fused] [--pdl|--no-pdl] [--input "
-    "DRAW.npz] "
-    "[--output FILE]";
+    "DRAW.npz] [--config FILE] [--set KEY=VALUE ...] [--output FILE]";
 
 [[noreturn]] void usage_error(const std::string& why) {
     std::cerr << "gpu_validation: error: " << why << " (" << kUsage << ")\n";
@@ -43,6 +47,8 @@ int count(const std::string& option, const std::string& text, int min) {
 int main(int argc, char** argv) {
     revgraph::validate::GpuValidationOptions options;
     std::string output, input;
+    std::optional<std::string> config_file;
+    std::vector<std::string> sets;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
         const auto value = [&]() -> std::string {
@@ -57,6 +63,10 @@ int main(int argc, char** argv) {
             output = value();
         else if (a == "--input")
             input = value();
+        else if (a == "--config")
+            config_file = value();
+        else if (a == "--set")
+            sets.push_back(value());
         else if (a == "--backend")
             options.backend = value();
         else if (a == "--pdl" || a == "--no-pdl") {  // Programmatic Dependent Launch (the default), or plain
@@ -65,6 +75,14 @@ int main(int argc, char** argv) {
             revgraph::Runtime::configure(o);
         } else {
             usage_error("unknown argument '" + a + "'");
+        }
+    }
+    if (config_file || !sets.empty()) {  // the engine's one reader; a bad config is refused on any machine
+        try {
+            options.config = revgraph::config_from(config_file, sets);
+        } catch (const revgraph::SetSyntaxError& e) { usage_error(e.what()); } catch (const std::exception& e) {
+            std::cerr << "gpu_validation: error: " << e.what() << "\n";
+            return 2;
         }
     }
     try {
