@@ -1,12 +1,18 @@
 #!/usr/bin/python3
 """The same-spec PyTorch learner on a GPU, timed and measured the way revgraph is, in ONE process:
 
-  python3 bench/compare/torch_gpu.py --input DRAW.npz [--mode graph|eager] [--warmup W]
+  python3 bench/compare/torch_gpu.py --input DRAW.npz [--config FILE] [--set KEY=VALUE ...]
+      [--mode graph|eager] [--warmup W]
       [--timing-runs N] [--cold-runs N] [--test-labels L.npy] [--predictions P.npy]
       [--energy [--settle-seconds 3] [--idle-seconds 10] [--seconds 20] [--idle-after-seconds 10]
                 [--min-tasks 50]] [--output OUT.json]
 
-Uses the reference learner's Task and GraphRunner (tools/torchref/) as they are.
+Uses the reference learner's Task and GraphRunner (tools/torchref/) as they are, at rev88 or at the
+config that --config (a JSON object of docs/spec.md §1's keys, as `revgraph run --config` reads)
+and then each --set give, the last one winning: depth, width (the 81 pixels lifted to `width`
+coordinates with zeros appended, docs/spec.md §2), alpha, seed, epochs, learning_rate, batch_size,
+momentum, weight_decay, checked by torchref's own reader (tools/torchref/spec.py parse_config); a
+bad key or value is one error line and exit 2. The report records the config it ran.
 Timing (--timing-runs N): N complete tasks back to back, each between two CUDA events (task_ms),
 then --cold-runs more, each after an L2 flush (a write of 2 x L2 of device memory, untimed;
 task_ms_cold): the group's GPU board times both ways, and so does gpu_validation for revgraph.
@@ -165,6 +171,50 @@ class Fail(Exception):
     pass
 
 
+def task_config(config_file, sets):
+    """The learner's config: rev88's defaults, then the JSON file's keys, then each KEY=VALUE of `sets`
+    (the last one winning), checked once by torchref.spec.parse_config. Raises Fail, naming the file
+    or --set that was wrong."""
+    from torchref.spec import CONFIG_TYPES, Fail as ConfigFail, parse_config
+    pairs = []
+    if config_file:
+        try:
+            with open(config_file) as f:
+                doc = json.load(f)
+        except (OSError, ValueError) as e:
+            raise Fail(f"--config {config_file}: {e}") from None
+        if not isinstance(doc, dict):
+            raise Fail(f"--config {config_file}: expected a JSON object of config keys")
+        for key, value in doc.items():
+            if key not in CONFIG_TYPES:
+                raise Fail(f"--config {config_file}: unknown key {key!r} (one of {', '.join(CONFIG_TYPES)})")
+            kind = CONFIG_TYPES[key][0]
+            if isinstance(value, bool) or not isinstance(value, (int, float)) or (kind is int and
+                                                                              not isinstance(value, int)):
+                raise Fail(f"--config {config_file}: {key} must be {'an integer' if kind is int else 'a number'}, "
+                           f"got {value!r}")
+            pairs.append(f"{key}={value}")
+    origin = {p.partition("=")[0]: f"--config {config_file}: " for p in pairs}
+    for pair in sets or []:
+        origin[pair.partition("=")[0].strip()] = ""  # parse_config's message names the --set itself
+    try:
+        return parse_config(pairs + list(sets or []))
+    except ConfigFail as e:
+        text = str(e)  # "config KEY=VALUE must be ...": the value checked once all are in; say where it came from
+        key = text[len("config "):].partition("=")[0] if text.startswith("config ") else None
+        where = origin.get(key, "") if key else ""
+        if key and not where:
+            where = f"--set {next(p for p in reversed(sets) if p.partition('=')[0].strip() == key)}: "
+        raise Fail(where + text) from None
+
+
+def build_task(cfg, inputs, device):
+    """The same-spec learner at `cfg` on `inputs`, in float32, the backward pass reconstructing (as timed here)."""
+    import torch
+    from torchref.task import Task
+    return Task(cfg, inputs, device, torch.float32, "reconstruct")
+
+
 def run(a):
     if a.energy and not a.timing_runs:  # NVML first: a machine without it says so without torch
         try:
@@ -177,8 +227,7 @@ def run(a):
     import torch
     from torchref.graphs import GraphRunner
     from torchref.inputs import load_inputs, load_test_labels
-    from torchref.spec import Fail as InputFail, parse_config, sha256
-    from torchref.task import Task
+    from torchref.spec import Fail as InputFail, sha256
     if not torch.cuda.is_available():
         raise Fail(f"torch {torch.__version__} sees no CUDA device")
     torch.backends.cuda.matmul.allow_tf32 = False
@@ -190,7 +239,7 @@ def run(a):
         labels = load_test_labels(a.test_labels, inputs[2].shape[0]) if a.test_labels else None
     except InputFail as e:
         raise Fail(str(e)) from None
-    task = Task(parse_config([]), inputs, "cuda", torch.float32, "reconstruct")
+    task = build_task(a.cfg, inputs, "cuda")
     task.reset()
     runner = GraphRunner(task, warmups=2) if a.mode == "graph" else task
     for _ in range(a.warmup):
@@ -211,7 +260,7 @@ def run(a):
     flush = torch.empty(flush_bytes, dtype=torch.uint8, device="cuda") if a.cold_runs else None
     report = {"backend": f"torch-cuda-{a.mode}", "device": torch.cuda.get_device_name(0),
               "torch_version": torch.__version__, "torch_cuda": torch.version.cuda,
-              "input": a.input, "input_hashes": input_hashes(inputs)}
+              "input": a.input, "input_hashes": input_hashes(inputs), "config": a.cfg}
     if a.timing_runs:
         warm = [one() for _ in range(a.timing_runs)]
         first = task.outputs()
@@ -257,6 +306,8 @@ class OneLineParser(argparse.ArgumentParser):
 def parse(argv):
     ap = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--input", required=True)
+    ap.add_argument("--config", help="a JSON object of config keys (docs/spec.md §1), as revgraph run --config")
+    ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="after --config; the last wins")
     ap.add_argument("--mode", choices=("graph", "eager"), default="graph")
     ap.add_argument("--warmup", type=int, default=10)
     ap.add_argument("--timing-runs", type=int, default=0, help="complete tasks timed back to back")
@@ -284,6 +335,10 @@ def parse(argv):
         ap.error("--cold-runs needs --timing-runs")
     if not (a.timing_runs or a.energy):
         ap.error("nothing to do: give --timing-runs N and/or --energy")
+    try:
+        a.cfg = task_config(a.config, a.set)
+    except Fail as e:
+        ap.error(str(e))
     return a
 
 

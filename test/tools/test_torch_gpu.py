@@ -136,5 +136,74 @@ class CommandLine(unittest.TestCase):
             self.assertIn("libnvidia-ml-absent.so.1", e["reason"])
 
 
+class Config(unittest.TestCase):
+    """--config/--set (gpu-check's call 5 times the learner at each frontier entry): torchref's own reader
+    (rev88's defaults, the file, then each --set, the last winning), a bad key or value one line and
+    exit 2, and the config reaching the model: width 128, depth 4 built and run on the CPU."""
+
+    def test_defaults_are_rev88_and_the_file_then_each_set_win_in_order(self):
+        from torchref.spec import parse_config
+        self.assertEqual(torch_gpu.parse(["--input", "x.npz", "--timing-runs", "1"]).cfg, parse_config([]))
+        with tempfile.TemporaryDirectory() as tmp:
+            path = os.path.join(tmp, "entry.json")
+            with open(path, "w") as f:
+                json.dump({"depth": 4, "width": 128, "alpha": 1.0, "epochs": 32, "learning_rate": 0.05}, f)
+            a = torch_gpu.parse(["--input", "x.npz", "--timing-runs", "1", "--config", path, "--set", "epochs=3",
+                                 "--set", "batch_size=64", "--set", "epochs=5"])
+        self.assertEqual(a.cfg, dict(parse_config([]), depth=4, width=128, alpha=1.0, epochs=5, learning_rate=0.05,
+                                     batch_size=64))
+
+    def test_a_bad_key_or_value_is_one_line_and_exit_2(self):
+        with tempfile.TemporaryDirectory() as tmp:
+            wrong = os.path.join(tmp, "wrong.json")
+            with open(wrong, "w") as f:
+                json.dump({"width": 127}, f)
+            unknown = os.path.join(tmp, "unknown.json")
+            with open(unknown, "w") as f:
+                json.dump({"widht": 128}, f)
+            for extra, word in ((["--set", "width=127"], "width"), (["--set", "widht=128"], "widht"),
+                                (["--set", "depth=two"], "depth"), (["--set", "depth"], "key=value"),
+                                (["--config", wrong], "wrong.json"), (["--config", unknown], "widht"),
+                                (["--config", os.path.join(tmp, "absent.json")], "absent.json"),
+                                (["--config", wrong, "--set", "width=129"], "width=129")):
+                p = CommandLine.run_it(self, "--input", "x.npz", "--timing-runs", "1", *extra)
+                self.assertEqual(p.returncode, 2, (extra, p.stderr))
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+                self.assertTrue(p.stderr.startswith("torch_gpu: error: "), p.stderr)
+                self.assertIn(word, p.stderr)
+        # a later --set repairs the file's value
+        self.assertEqual(torch_gpu.task_config(wrong_file(), ["width=128"])["width"], 128)
+
+    def test_the_config_reaches_the_model_on_the_cpu(self):
+        try:
+            import numpy as np
+            import torch  # noqa: F401
+        except ImportError:
+            self.skipTest("no torch here")
+        cfg = torch_gpu.task_config(None, ["width=128", "depth=4", "epochs=1", "batch_size=16", "alpha=1"])
+        rng = np.random.default_rng(5)
+        inputs = (rng.random((40, 1, 9, 9), dtype=np.float32) / 4, rng.integers(0, 10, 40).astype(np.int64),
+                  rng.random((8, 1, 9, 9), dtype=np.float32) / 4)
+        task = torch_gpu.build_task(cfg, inputs, "cpu")
+        self.assertEqual([tuple(p.shape) for p in task.params], [(64, 64)] * 8 + [(10, 128), (10,)])
+        self.assertEqual(tuple(task.x_train.shape), (40, 128))
+        task.run()
+        self.assertTrue(bool((task.x_train[:, 81:] == 0).all()))  # 81 pixels lifted to 128 coordinates
+        self.assertEqual(tuple(task.scores.shape), (8, 10))
+        self.assertTrue(bool(torch_gpu_finite(task.scores)))
+
+
+def wrong_file():
+    path = os.path.join(tempfile.mkdtemp(), "wrong.json")
+    with open(path, "w") as f:
+        json.dump({"width": 127}, f)
+    return path
+
+
+def torch_gpu_finite(t):
+    import torch
+    return torch.isfinite(t).all()
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
