@@ -98,8 +98,9 @@ for stage in $stages; do
   verify)
     for f in "$root"/bench/race/config-*.json; do
       band=$(basename "$f" .json); band=${band#config-}
+      # exit 3 is a FAIL, recorded as such; anything else (1, 2) is an error and stops here
       "$race" engine --band "$band" --config "$f" --idx-dir "$idx" --backend cpu-reference \
-        --report "$root/bench/race/verify-$band.json" || true
+        --report "$root/bench/race/verify-$band.json" || [ $? -eq 3 ]
     done
     "$race" choose verified --race "$root/bench/race.json" --root "$root" ;;
   *) echo "choose.sh: unknown stage $stage" >&2; exit 2 ;;

@@ -32,13 +32,27 @@ DRAWS = 11
 PER_DRAW = 10000
 # The margin, in basis points of the draw (0.5 points = 50 of 10,000 a draw, 550 of 110,000 a total).
 MARGIN_BP = 50
-RULE = ("For each band, among the configs that pass the band with margin on EVERY selection seed -- the 11 "
-        "draws of the race's own scheme (tools/race draws) for each seed, the seed's total at least the band's "
-        "required total + 550 (0.5 points of 110,000) and every draw at least the per-draw floor + 50 (0.5 "
-        "points of 10,000) -- with cpu-reference's predictions (the exported GPU entry's, bit for bit), the "
-        "config with the smallest estimated time a call on the A100 (timemodel). Screening with the fast cpu "
-        "backend only decides what is confirmed with cpu-reference; ties go to the config listed first "
-        "(engine key order, smaller values first).")
+RULE = (f"For each band, among the configs that pass the band with margin on EVERY selection seed -- the {DRAWS} "
+        f"draws of the race's own scheme (tools/race draws) for each seed, the seed's total at least the band's "
+        f"required total + {DRAWS * MARGIN_BP} ({MARGIN_BP / 100:g} points of {DRAWS * PER_DRAW:,}) and every draw at "
+        f"least the per-draw floor + {MARGIN_BP} ({MARGIN_BP / 100:g} points of {PER_DRAW:,}) -- with cpu-reference's "
+        "predictions (the float32 trainer's, which the exported GPU entry is built to give bit for bit), the config "
+        "with the smallest estimated time a call on the A100 (timemodel). Screening with the fast cpu backend only "
+        "decides what is confirmed with cpu-reference; ties (configs of the same shape and steps: the model times "
+        "them alike) go to the config listed first (engine key order, smaller values first).")
+# The stages of bench/race/choose.sh, in order (recorded in bench/race.json).
+STAGES = ("draws", "screen", "extend", "confirm", "pick", "verify")
+
+
+def check_selection_seeds(seeds, default_seed):
+    """Refuses, in one line, a selection seed whose draws are any of the default seed's: draw i of a
+    seed s uses s + 13 i (i = 1..11), so s shares a draw with the default seed when s - default is
+    13 m for |m| <= 10. The default seed judges the choice and must not take part in it."""
+    for s in seeds:
+        d = s - default_seed
+        if d % 13 == 0 and abs(d // 13) <= DRAWS - 1:
+            raise RaceError(f"seed {s} shares draws with {default_seed}, the default local seed, which judges the "
+                            f"choice: not a selection seed")
 
 
 def key(config):
@@ -273,9 +287,9 @@ def cmd_pick(a, revgraph):
     screened = read_results(a.work, a.screen).get("cpu", {})
     confirmed = read_results(a.work, a.confirm).get("cpu-reference", {})
     seeds = a.seeds
-    if DEFAULT_SEED in seeds:
-        raise RaceError(f"seed {DEFAULT_SEED} is the default local seed, which judges the choice: not a selection seed")
     os.makedirs(a.summary_dir, exist_ok=True)
+    for old in glob.glob(os.path.join(a.summary_dir, "config-*.json")):  # an earlier pick's: verify reads them all
+        os.remove(old)
     n_screen = write_table(os.path.join(a.summary_dir, "screen-cpu.csv"), screened, seeds, "cpu")
     n_conf = write_table(os.path.join(a.summary_dir, "confirm-cpu-reference.csv"), confirmed, seeds, "cpu-reference")
     bands, unreached = [], []
@@ -340,7 +354,7 @@ def cmd_pick(a, revgraph):
                               "13 i, labels permuted"),
                     "verify_seed": DEFAULT_SEED},
         "revgraph": _revgraph_record(revgraph),
-        "commands": "bench/race/choose.sh IDX_DIR WORK (stages draws screen confirm choose verify)",
+        "commands": f"bench/race/choose.sh IDX_DIR WORK (stages {' '.join(STAGES)})",
         "bands": bands,
         "unreached": unreached,
     }

@@ -6,6 +6,7 @@ order; the work itself lives in the modules it calls. Errors are one line `race:
 (exit 1; usage 2). A verdict is the last line a run prints: exit 0 PASS, 3 FAIL, 1 NO VERDICT.
 """
 import argparse
+import ast
 import hashlib
 import os
 import sys
@@ -47,6 +48,9 @@ def _parser():
 
     e = sub.add_parser("engine", help="the revgraph engine's predictions on the same 11 draws")
     e.add_argument("--band", required=True, help="the band in percent (12, 8, 5, 3, 2; a decimal)")
+    e.add_argument("--from", dest="from_file", metavar="BANDS.json",
+                   help="the band's config from this file of bands (bench/race.json, bench/frontier/frontier.json), "
+                        "as `revgraph export --from` reads it; not with --config or --set")
     e.add_argument("--config", help="a config JSON file (the engine's keys)")
     e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a config key, after --config")
     e.add_argument("--idx-dir", required=True)
@@ -75,45 +79,45 @@ def _parser():
     chs.required = True
     seeds_help = "the selection seeds (their draws under WORK/sel-SEED/, from tools/race draws --task-dir)"
     ev = chs.add_parser("evaluate", help="configs x selection draws, one JSON line each (resumable)")
-    ev.add_argument("--work", required=True)
+    ev.add_argument("--work", required=True, help="the work folder: the selection draws (sel-SEED/) and every result line")
     ev.add_argument("--configs", required=True, help="a JSON file with a 'configs' list (shortlist writes one)")
     ev.add_argument("--seeds", type=int, nargs="+", required=True, help=seeds_help)
-    ev.add_argument("--backend", default=ENTRY_BACKEND)
+    ev.add_argument("--backend", default=ENTRY_BACKEND, help=f"the engine backend (default {ENTRY_BACKEND})")
     ev.add_argument("--jobs", type=int, default=2, help="worker threads (default 2)")
     ev.add_argument("--output", required=True, help="WORK/NAME.jsonl, appended to")
     ev.add_argument("--build")
     sl = chs.add_parser("shortlist", help="per band, the fastest configs by the time model that meet the rule")
-    sl.add_argument("--work", required=True)
+    sl.add_argument("--work", required=True, help="the work folder: the selection draws (sel-SEED/) and every result line")
     sl.add_argument("--results", nargs="+", required=True, help="result names under WORK (sweep folders, evaluate files)")
     sl.add_argument("--seeds", type=int, nargs="+", required=True, help=seeds_help)
-    sl.add_argument("--backend", default="cpu")
-    sl.add_argument("--bands", nargs="+", default=["12", "8", "5", "3", "2"])
-    sl.add_argument("--top", type=int, default=30)
-    sl.add_argument("--output", required=True)
+    sl.add_argument("--backend", default="cpu", help="whose results to rank (default cpu)")
+    sl.add_argument("--bands", nargs="+", default=["12", "8", "5", "3", "2"], help="the bands, in percent (default all: 12 8 5 3 2)")
+    sl.add_argument("--top", type=int, default=20, help="configs a band kept, fastest first (default 20)")
+    sl.add_argument("--output", required=True, help="the shortlist, JSON (evaluate --configs reads it)")
     sl.add_argument("--build")
     cf = chs.add_parser("confirm", help="per band, the rule's configs on cpu, fastest first, run with cpu-reference "
                                         "until NEED meet the rule there")
-    cf.add_argument("--work", required=True)
+    cf.add_argument("--work", required=True, help="the work folder: the selection draws (sel-SEED/) and every result line")
     cf.add_argument("--results", nargs="+", required=True, help="cpu result names under WORK")
     cf.add_argument("--seeds", type=int, nargs="+", required=True, help=seeds_help)
-    cf.add_argument("--bands", nargs="+", default=["12", "8", "5", "3", "2"])
+    cf.add_argument("--bands", nargs="+", default=["12", "8", "5", "3", "2"], help="the bands, in percent (default all: 12 8 5 3 2)")
     cf.add_argument("--need", type=int, default=2, help="configs a band that must meet the rule (default 2: the "
                                                          "choice and its runner-up)")
     cf.add_argument("--most", type=int, default=6, help="configs a band tried at most (default 6)")
-    cf.add_argument("--jobs", type=int, default=2)
+    cf.add_argument("--jobs", type=int, default=2, help="worker threads (default 2)")
     cf.add_argument("--output", default="confirm", help="the result name: WORK/NAME.jsonl (default confirm)")
     cf.add_argument("--build")
     pk = chs.add_parser("pick", help="the choice by the rule: bench/race.json and the summaries beside it")
-    pk.add_argument("--work", required=True)
+    pk.add_argument("--work", required=True, help="the work folder: the selection draws (sel-SEED/) and every result line")
     pk.add_argument("--screen", nargs="+", required=True, help="cpu result names under WORK")
     pk.add_argument("--confirm", nargs="+", required=True, help="cpu-reference result names under WORK")
     pk.add_argument("--seeds", type=int, nargs="+", required=True, help=seeds_help)
-    pk.add_argument("--output", default="bench/race.json")
-    pk.add_argument("--summary-dir", default="bench/race")
+    pk.add_argument("--output", default="bench/race.json", help="the record (default bench/race.json)")
+    pk.add_argument("--summary-dir", default="bench/race", help="where the CSV summaries and config-B.json go (default bench/race)")
     pk.add_argument("--build")
     vf = chs.add_parser("verified", help="record each band's verify report in bench/race.json")
-    vf.add_argument("--race", default="bench/race.json")
-    vf.add_argument("--root", default=".")
+    vf.add_argument("--race", default="bench/race.json", help="the record to update (default bench/race.json)")
+    vf.add_argument("--root", default=".", help="the folder its verify_report paths are relative to (default .)")
     vf.add_argument("--build")
     return ap
 
@@ -275,16 +279,31 @@ def cmd_run(a):
 
 
 # ----------------------------------------------------------------------------------------- engine
+def entry_config(text):
+    """The CONFIG constant of an exported entry's text (a dict literal at its module level)."""
+    for node in ast.parse(text).body:
+        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["CONFIG"]:
+            return ast.literal_eval(node.value)
+    raise RaceError("the exported entry defines no CONFIG")
+
+
 def cmd_engine(a):
     seed, seed_record = _seed(a)
     verdict.band_basis_points(a.band)
-    inputs = _idx_inputs(a.idx_dir, [draws.TRAIN_IMAGES, draws.TRAIN_LABELS]) + ([a.config] if a.config else [])
+    if a.from_file and (a.config or a.set):
+        raise RaceError("engine: --from takes the band's config from the file; give no --config or --set")
+    given = a.from_file or a.config
+    inputs = _idx_inputs(a.idx_dir, [draws.TRAIN_IMAGES, draws.TRAIN_LABELS]) + ([given] if given else [])
     report.check_output(a.report, inputs)
     revgraph, why = package.load(a.build)
     if revgraph is None:
         raise RaceError(f"engine needs the built revgraph package: {why}")
     try:
-        config = revgraph._core.config_from(a.config, list(a.set))
+        if a.from_file:
+            # The very config `revgraph export --from` puts in the entry (the engine reads the file).
+            config = entry_config(revgraph.export(a.band, from_file=a.from_file))
+        else:
+            config = revgraph._core.config_from(a.config, list(a.set))
     except (ValueError, RuntimeError) as e:
         raise RaceError(str(e)) from None
     pool = draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)
@@ -370,6 +389,7 @@ def cmd_draws(a):
 
 def cmd_choose(a):
     from . import choose
+    choose.check_selection_seeds(getattr(a, "seeds", None) or [], DEFAULT_SEED)
     revgraph, why = package.load(a.build)
     if revgraph is None:
         raise RaceError(f"choose needs the built revgraph package: {why}")

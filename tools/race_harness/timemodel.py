@@ -15,11 +15,14 @@ step entry to entry there (11,552 ns plain) fixes what a step costs beyond its p
 counts are carried to another width, depth and batch by the kernel's shape, and to the A100 by its
 SM count, shared memory and clock (a latency chain runs in cycles). Assumptions, none measured on
 this kernel: a term of any chain costs what a 41-term couple phase's terms cost (the slope between
-the 41- and 82-term phases); the grads kernel's chain costs what cuda-fused's staged sums cost a row;
+the 41- and 82-term phases); the grads kernel's chain costs what cuda-fused's staged sums cost a row
+(the exported grads kernel stages nothing: it reads each row from global memory, so this, the
+largest term at batch 1024 — about 60 % of the 12 % and 8 % entries' steps — is the least certain);
 a rows block that cannot keep its parameters in shared memory is 1.45× slower (the lab's unstaged
-rows kernel, 10.54 against 7.29 µs); the GPU moves at most 16 terms a cycle an SM (two 4-byte loads a
-term, one 128-byte shared/L1 wavefront a cycle) and 5,120 bytes a cycle out of L2; a call adds three
-graph nodes and 20 µs of host time (graph replay from Python).
+rows kernel, 10.54 against 7.29 µs); no kernel of the step moves more than 32 terms a cycle an SM
+(what the prediction reached: terms_per_cycle_per_sm) nor 5,120 bytes a cycle out of L2; a call
+adds three graph nodes and 20 µs of host time (graph replay from Python). The rev88 check below
+only reproduces the calibration point (its step time is the calibration's), it validates nothing.
 
 `estimate(config)` -> ms a call on the A100 (the judge's GPU), with its parts; `estimate(config,
 "h200")` the same on the H200 the project measures on. Every constant is in CONSTANTS, which
