@@ -87,7 +87,11 @@ class Order(unittest.TestCase):
                     self.assertEqual(s.cmd[s.cmd.index("--suite") + 1], "export" if s.name == "export-gpu" else "gpu",
                                      s.name)
                 self.assertNotIn("cpu", [s.cmd[i + 1] for i, x in enumerate(s.cmd) if x == "--backend"], s.name)
-            self.assertLessEqual(len(torch_starts(plan(call))), 1, call)
+            starts = torch_starts(plan(call))
+            if call in gc_plan.SHAPE_CALLS:  # the frontier's shapes: the learner once an entry, at that entry's config
+                self.assertTrue(all(re.fullmatch(r"shape-[a-z]+-\d+-torch", n) for n in starts), starts)
+            else:
+                self.assertLessEqual(len(starts), 1, call)
         throughput = next(s for s in plan(2) if s.name == "bench-throughput")
         self.assertIn("--input=SCRATCH/rev88.npz", throughput.cmd)
 
@@ -101,6 +105,105 @@ class Order(unittest.TestCase):
         energy = steps["energy-cuda-fused"].cmd
         for option in ("--settle-seconds=", "--idle-seconds=", "--energy-seconds=", "--idle-after-seconds="):
             self.assertTrue(any(x.startswith(option) for x in energy), option)
+
+
+def shape_plan():
+    """{name: (call, position, step)} over calls 5-7 (the frontier's shapes)."""
+    out = {}
+    for call in gc_plan.SHAPE_CALLS:
+        for i, st in enumerate(plan(call)):
+            out.setdefault(st.name, (call, i, st))
+    return out
+
+
+def bands(rel, qualified_only):
+    with open(os.path.join(ROOT, *rel)) as f:
+        return [(b["band"], b["config"]) for b in json.load(f)["bands"] if b.get("qualified") is True or not qualified_only]
+
+
+class Shapes(unittest.TestCase):
+    """Calls 5-7 (issue 47 item 4): each frontier entry's shape, and each race band's, on the GPU."""
+
+    def sets(self, cmd, option="--set"):
+        if option == "--set":
+            return dict(cmd[i + 1].split("=", 1) for i, x in enumerate(cmd) if x == "--set")
+        return dict(x[len(option) + 1:].split("=", 1) for x in cmd if x.startswith(option + "="))
+
+    def assert_config(self, got, config, what):
+        self.assertEqual(set(got), set(config), what)
+        for k, v in config.items():
+            self.assertEqual(float(got[k]), float(v), f"{what}: {k}")
+            self.assertEqual("." in got[k], isinstance(v, float), f"{what}: {k}={got[k]} (an int key gets an int)")
+
+    def test_every_frontier_qualified_entry_and_race_band_has_its_steps_carrying_its_config(self):
+        steps = shape_plan()
+        frontier = bands(("bench", "frontier", "frontier.json"), True)
+        self.assertEqual({b for b, _ in frontier}, {"12", "8", "5"})  # the brief's three; the 3 % band is not qualified
+        sys.path.insert(0, os.path.join(ROOT, "bench", "compare"))
+        import torch_gpu
+        try:
+            import numpy  # noqa: F401  (torchref's config reader needs it)
+        except ImportError:
+            numpy = None
+        for prefix, entries, energy in (("frontier", frontier, True), ("race", bands(("bench", "race.json"), False), True)):
+            for band, config in entries:
+                eid = f"shape-{prefix}-{band}"
+                for short, backend in (("cuda", "cuda"), ("fused", "cuda-fused")):
+                    cmd = steps[f"{eid}-{short}"][2].cmd
+                    self.assertEqual(cmd[0], "BIN/test/cuda/gpu_validation")
+                    self.assertEqual(cmd[cmd.index("--backend") + 1], backend)
+                    self.assertEqual(cmd[cmd.index("--input") + 1], "SCRATCH/rev88.npz")  # make_task_step's draw
+                    self.assertGreater(int(cmd[cmd.index("--replays") + 1]), 1)  # warm, back to back
+                    self.assertGreater(int(cmd[cmd.index("--cold-replays") + 1]), 0)  # each after an L2 flush
+                    self.assert_config(self.sets(cmd), config, f"{eid}-{short}")
+                torch = steps[f"{eid}-torch"][2].cmd
+                self.assertTrue(torch[1].endswith("torch_gpu.py"))
+                self.assertEqual(torch[torch.index("--input") + 1], "SCRATCH/rev88.npz")
+                self.assertEqual(torch[torch.index("--mode") + 1], "graph")
+                self.assertGreater(int(torch[torch.index("--cold-runs") + 1]), 0)
+                self.assert_config(self.sets(torch), config, f"{eid}-torch")
+                # torch_gpu.py's own reader takes the command's --set and gives the learner the entry's config
+                if numpy is not None:
+                    self.assertEqual(torch_gpu.parse(torch[2:]).cfg, dict(config))
+                self.assertEqual(steps[f"{eid}-cuda"][0], steps[f"{eid}-torch"][0], "an entry's timing in one call")
+                if energy:
+                    e = steps[f"{eid}-energy"][2].cmd
+                    self.assertIn("--energy-backend=cuda-fused", e)
+                    self.assertIn("--input=SCRATCH/rev88.npz", e)
+                    self.assert_config(self.sets(e, "--energy-set"), config, f"{eid}-energy")
+
+    def test_in_the_order_of_value_the_frontier_timing_then_its_energy_then_sanitizers_then_the_race(self):
+        steps = shape_plan()
+        order = sorted(steps, key=lambda n: steps[n][:2])
+        kinds = []
+        for n in order:
+            kind = ("task" if n == "make-task" else "sanitizer" if n.startswith("sanitize-") else
+                    n.split("-")[1] + ("-energy" if n.endswith("-energy") else "-timing"))
+            if kind != "task" and (not kinds or kinds[-1] != kind):
+                kinds.append(kind)
+        self.assertEqual(kinds, ["frontier-timing", "frontier-energy", "sanitizer", "race-timing", "race-energy"])
+        first = order.index("shape-frontier-12-cuda")
+        self.assertEqual(steps[order[first]][0], 5)
+        for call in gc_plan.SHAPE_CALLS:
+            self.assertEqual(names(plan(call))[0], "make-task", call)  # the draw first, in every call
+            self.assertFalse(any(s.required for s in plan(call)), call)
+
+    def test_sanitizers_check_both_backends_on_the_full_draw_at_a_frontier_shape_wider_than_82(self):
+        steps = shape_plan()
+        san = {n: v[2] for n, v in steps.items() if n.startswith("sanitize-")}
+        self.assertEqual({n.rsplit("-", 1)[0] for n in san},
+                         {f"sanitize-{t}-{b}" for t in ("memcheck", "racecheck") for b in ("cuda", "cuda-fused")})
+        for name, st in san.items():
+            self.assertEqual(st.cmd[:2], ["compute-sanitizer", "--tool"])
+            self.assertIn(st.cmd[st.cmd.index("--log-file") + 1], (f"OUT/{name}.log", f"SCRATCH/artifacts/{name}.log"))
+            self.assertEqual(st.cmd[st.cmd.index("--input") + 1], "SCRATCH/rev88.npz")  # 10,000 / 10,000, not small.npz
+            got = self.sets(st.cmd)
+            self.assertNotEqual(got["width"], "82", name)
+            entry = [c for _, c in bands(("bench", "frontier", "frontier.json"), True) if str(c["width"]) == got["width"]]
+            self.assertTrue(entry, name)
+            self.assert_config(got, dict(entry[0], epochs=gc_plan.SANITIZE_EPOCHS), name)
+        verdicts = gc_report.sanitizer_verdicts({n: {"exit": "not-found"} for n in san}, "nowhere")
+        self.assertEqual({v["verdict"] for v in verdicts.values()}, {"not run"})  # no compute-sanitizer: recorded
 
 
 class Budget(unittest.TestCase):

@@ -85,11 +85,11 @@ def print_plan(call, previous, budget):
     for c in ([call] if call else list(CALLS)):
         steps, left, why = planned(ctx, c, previous, budget)
         print(f"\ncall {c}: {why}")
-        print(f"  {'binaries':30} {BINARIES_SECONDS:4}  binaries  required")
+        print(f"  {'binaries':36} {BINARIES_SECONDS:4}  binaries  required")
         total = BINARIES_SECONDS
         for s in steps:
             total += s.limit
-            print(f"  {s.name:30} {s.limit:4}  {s.group}{'  required' if s.required else ''}")
+            print(f"  {s.name:36} {s.limit:4}  {s.group}{'  required' if s.required else ''}")
         print(f"  total {total}s of {budget}s")
         for s in left:
             print(f"  left out (no room in this call): {s.name} {s.limit}s")

@@ -205,9 +205,135 @@ def call4_steps(c):
     return steps
 
 
-CALL_STEPS = {1: call1_steps, 2: call2_steps, 3: call3_steps, 4: call4_steps}
+# Calls 5-7 (issue 47 item 4): the frontier's shapes. For each qualified entry of bench/frontier/frontier.json,
+# then each band of bench/race.json: both backends (gpu_validation --config: warm replays and replays
+# after an L2 flush) and the same-spec PyTorch learner in a CUDA graph, on make_task_step's draw; then
+# cuda-fused's NVML energy at each frontier entry; then compute-sanitizer at one frontier shape wider than
+# 82; then the race's bands the same way. Packed in that order, an entry's steps together, into as few
+# calls as the budget allows (shape_calls).
+SHAPE_KEYS = ("depth", "width", "alpha", "seed", "epochs", "learning_rate", "batch_size", "momentum", "weight_decay")
+SHAPE_CALLS = (5, 6, 7)
+SANITIZE_EPOCHS = 2  # under compute-sanitizer (10-100x slower): the entry's shape and full-size draw, 2 epochs
+
+
+def shape_entries():
+    """[(id, source, band, config)]: frontier.json's qualified entries, then race.json's bands, in file order."""
+    import json
+    out = []
+    for prefix, rel, qualified_only in (("frontier", ("bench", "frontier", "frontier.json"), True),
+                                        ("race", ("bench", "race.json"), False)):
+        path = os.path.join(ROOT, *rel)
+        if not os.path.exists(path):
+            continue
+        with open(path) as f:
+            for b in json.load(f).get("bands", []):
+                if qualified_only and b.get("qualified") is not True:
+                    continue
+                out.append((f"{prefix}-{b['band']}", os.path.relpath(path, ROOT), str(b["band"]), dict(b["config"])))
+    return out
+
+
+def shape_sets(config, **override):
+    """The entry's config as --set KEY=VALUE, every key (docs/spec.md §1 order): the command carries it whole."""
+    merged = dict(config, **override)
+    return [x for k in SHAPE_KEYS if k in merged for x in ("--set", f"{k}={merged[k]}")]
+
+
+def shape_weight(config):
+    """The entry's work against rev88's, roughly (steps x depth x width/82): what sizes its replay counts and limits."""
+    steps = -(-10000 // config["batch_size"]) * config["epochs"]
+    return steps * config["depth"] * config["width"] / 82 / (-(-10000 // 128) * 2 * 2)
+
+
+# By weight (rev88 = 1; CUDA events on the H200 gave rev88 14 ms cuda, 1.7 ms cuda-fused, 41 ms torch): the
+# replays of each backend (warm, after an L2 flush), the learner's runs (warm-up, timed, after a flush), and the
+# limits of the validation and learner steps. The heaviest class, ~50x rev88 (width 128, depth 4, 32
+# epochs: ~0.5 s a cuda task if it scales), still keeps 10 + 5 replays inside its limit.
+SHAPE_CLASSES = ((2, (50, 20), (3, 20, 10), 12, 25), (20, (20, 10), (2, 10, 5), 15, 35), (None, (10, 5), (1, 6, 4), 25, 55))
+
+
+def shape_class(config):
+    w = shape_weight(config)
+    return next(c for c in SHAPE_CLASSES if c[0] is None or w <= c[0])
+
+
+def shape_timing_steps(c, entry):
+    """Both backends and the PyTorch learner at one entry, on rev88.npz (make_task_step's draw)."""
+    eid, _, _, config = entry
+    _, (replays, cold), (warmup, runs, cold_runs), val_limit, torch_limit = shape_class(config)
+    sets = shape_sets(config)
+    steps = []
+    for backend, short in (("cuda", "cuda"), ("cuda-fused", "fused")):
+        name = f"shape-{eid}-{short}"
+        steps.append(Step(name, val_limit, "shapes",
+                          [c.bin("test/cuda/gpu_validation"), "--backend", backend, "--input", c.s("rev88.npz"),
+                           "--replays", str(replays), "--cold-replays", str(cold), *sets,
+                           "--output", c.a(name + ".json")]))
+    steps.append(torch_step(c, f"shape-{eid}-torch", torch_limit, "shapes", *sets, "--mode", "graph", "--warmup",
+                            str(warmup), "--timing-runs", str(runs), "--cold-runs", str(cold_runs)))
+    return steps
+
+
+def shape_energy_step(c, entry):
+    eid, _, _, config = entry
+    return energy_step(c, f"shape-{eid}-energy", 30, "cuda-fused", SHORT_WINDOW,
+                       *[f"--energy-set={v}" for v in shape_sets(config)[1::2]])
+
+
+def shape_sanitize_steps(c, entry):
+    """memcheck, then racecheck, of each backend on the full-size draw at the entry's shape (SANITIZE_EPOCHS epochs)."""
+    eid, _, _, config = entry
+    sets = shape_sets(config, epochs=SANITIZE_EPOCHS)
+    out = []
+    for tool, limit in (("memcheck", 20), ("racecheck", 30)):
+        for backend in ("cuda-fused", "cuda"):
+            name = f"sanitize-{tool}-{backend}-w{config['width']}"
+            out.append(Step(name, limit, "sanitizer",
+                            ["compute-sanitizer", "--tool", tool, "--error-exitcode", "3", "--log-file",
+                             c.a(name + ".log"), *run_cmd(c, name + ".json", backend, *sets)]))
+    return out
+
+
+def shape_units(c):
+    """The shape steps in the order of their value, each unit (an entry's timing, an energy, a sanitizer run) whole."""
+    entries = shape_entries()
+    frontier = [e for e in entries if e[0].startswith("frontier-")]
+    race = [e for e in entries if e[0].startswith("race-")]
+    units = [shape_timing_steps(c, e) for e in frontier]
+    units += [[shape_energy_step(c, e)] for e in frontier]
+    wide = next((e for e in frontier if e[3]["width"] != 82), None)
+    units += [[s] for s in (shape_sanitize_steps(c, wide) if wide else [])]
+    units += [shape_timing_steps(c, e) for e in race]
+    units += [[shape_energy_step(c, e)] for e in race]
+    return units
+
+
+def shape_calls(c, budget=STEP_BUDGET):
+    """The units packed in order into SHAPE_CALLS, each call opening with the draw; what is left after the
+    last one goes to it too (fit() then names it left out)."""
+    calls, current, room = [], [], 0
+    for unit in shape_units(c):
+        need = sum(s.limit for s in unit)
+        if not current or (need > room and len(calls) < len(SHAPE_CALLS) - 1):
+            if current:
+                calls.append(current)
+            current, room = [make_task_step(c, False)], budget - BINARIES_SECONDS - 10
+        current += unit
+        room -= need
+    calls.append(current)
+    calls += [[make_task_step(c, False)]] * (len(SHAPE_CALLS) - len(calls))
+    return dict(zip(SHAPE_CALLS, calls))
+
+
+def shape_call_steps(call):
+    return lambda c: shape_calls(c)[call]
+
+
+CALL_STEPS = {1: call1_steps, 2: call2_steps, 3: call3_steps, 4: call4_steps,
+              **{n: shape_call_steps(n) for n in SHAPE_CALLS}}
 CALL_TITLES = {1: "the decisive evidence", 2: "the rest, when call 1 passed", 3: "what fits neither call",
-               4: "the race entries on the GPU"}
+               4: "the race entries on the GPU", 5: "the frontier's shapes", 6: "the frontier's shapes, continued",
+               7: "the frontier's shapes, the rest"}
 
 
 def call_plan(c, call):
@@ -215,7 +341,7 @@ def call_plan(c, call):
 
 
 def every_step(c):
-    """Each step of the three calls by name (for reruns)."""
+    """Each step of every call by name (for reruns)."""
     out = {}
     for call in sorted(CALL_STEPS):
         for s in CALL_STEPS[call](c):
