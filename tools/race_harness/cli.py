@@ -343,7 +343,9 @@ def cmd_engine(a):
                        "note": "the engine's CPU run time of each draw, for information only; the race's figure is "
                                "a GPU call's CUDA-event time"},
                holdout={"status": "not run", "why": "engine predictions", "passed": None},
-               environment=dict(report.environment(), revgraph=revgraph.__version__),
+               environment=dict(report.environment(), revgraph=revgraph.__version__,
+                                # the engine that made the predictions: its build's commit (-dirty if changed)
+                                revgraph_commit=revgraph.backends().get("git_commit")),
                verdict={"result": word, "line": line})
     if a.report:
         report.write_json(a.report, out)
