@@ -183,6 +183,51 @@ class GpuCheckReport(unittest.TestCase):
         self.assertEqual(r["race"]["5"]["verdict"], "race: PASS band 5")
         self.assertNotIn("race", Run().report())
 
+    def test_calls_5_to_7_summarise_each_shape_with_the_ratio_to_torch_and_the_energy(self):
+        run = Run()
+        config = {"depth": 4, "width": 128, "alpha": 1.0, "seed": 11, "epochs": 32, "learning_rate": 0.05,
+                  "batch_size": 128, "momentum": 0.9, "weight_decay": 0.0}
+
+        def shape_validation(median):
+            v = validation(median)
+            v["replay_repeatability"]["config"] = dict(config)
+            return v
+        run.steps.update({n: 0 for n in ("shape-frontier-5-cuda", "shape-frontier-5-fused", "shape-frontier-5-torch",
+                                         "shape-frontier-5-energy", "shape-frontier-12-fused")})
+        run.out_files.update({
+            "shape-frontier-5-cuda.json": shape_validation(400.0),
+            "shape-frontier-5-fused.json": shape_validation(50.0),
+            "shape-frontier-5-torch.json": dict(torch_run(1250.0, cold=1300.0), config=dict(config, epochs=32)),
+            "shape-frontier-5-energy.json": {"energy": {"available": True, "joules_per_task": 2.5,
+                                                        "gross_joules_per_task": 9.0, "window": {"tasks_seconds": 10.0}},
+                                             "task": {"config": dict(config)}},
+            "shape-frontier-12-fused.json": validation(0.4)})  # rev88's config recorded nowhere: no ratio, no failure
+        r = run.report()
+        self.assertTrue(r["passed"], r["failures"])
+        row = r["shapes"]["frontier-5"]
+        self.assertEqual(row["config"], config)
+        self.assertEqual(row["ms_a_task"]["cuda"], {"warm": 400.0, "cold_l2": 600.0})
+        self.assertEqual(row["ms_a_task"]["cuda-fused"], {"warm": 50.0, "cold_l2": 75.0})
+        self.assertEqual(row["ms_a_task"]["torch-cuda-graph"], {"warm": 1250.0, "cold_l2": 1300.0})
+        self.assertEqual(row["speedup_vs_torch-cuda-graph"]["cuda-fused"], {"warm": 25.0, "cold_l2": 17.33})
+        self.assertEqual(row["target"], {"cuda_fused_speedup_min": 20.0, "measured": 25.0, "met": True})
+        self.assertEqual(row["energy_cuda_fused"]["joules_per_task"], 2.5)
+        self.assertTrue(row["same_draw"] and row["same_config"])
+        self.assertEqual(list(r["shapes"]), ["frontier-12", "frontier-5"])
+        self.assertEqual(r["shapes"]["frontier-12"]["speedup_vs_torch-cuda-graph"], {})
+        from gpu_check import index
+        self.assertIn("frontier-5: cuda-fused 50.00 (75.00) ms, cuda 400 (600) ms, torch-cuda-graph 1250 (1300) ms, "
+                      "cuda-fused 25.0× torch, 2.500 J/task", index.measured(r))
+        # another config on one side: no ratio, and the report fails; a validation that failed fails it too
+        run.out_files["shape-frontier-5-torch.json"]["config"]["width"] = 82
+        run.out_files["shape-frontier-5-fused.json"]["passed"] = False
+        r = run.report()
+        self.assertEqual(r["shapes"]["frontier-5"]["speedup_vs_torch-cuda-graph"], {})
+        self.assertIn("shape frontier-5: the contenders ran different configs", r["failures"])
+        self.assertIn("shape frontier-5: gpu_validation of cuda-fused did not pass", r["failures"])
+        self.assertFalse(r["passed"])
+        self.assertNotIn("shapes", Run().report())
+
     def test_no_gpu_never_passes_and_what_did_not_run_is_named(self):
         run = Run()
         run.gpu = False

@@ -22,6 +22,7 @@ import shutil
 import sys
 
 from . import currency
+from .report_shapes import shape_line
 from .steps import ROOT, OneLineParser
 
 INDEX = "INDEX.md"
@@ -86,6 +87,9 @@ def measured(report):
     for band, r in sorted((report.get("race") or {}).items(), key=lambda x: -float(x[0])):
         parts.append(f"race {band} %: {_ms(r.get('mean_ms'))} ms a call, {r.get('ranked_correct')} correct"
                      + (f" ({r.get('result')})" if r.get("result") else ""))
+    for eid, row in (report.get("shapes") or {}).items():  # calls 5-7: the frontier's and the race's shapes
+        if isinstance(row, dict):
+            parts.append(shape_line(eid, row))
     if report.get("ncu_csv"):
         parts.append("ncu per kernel")
     if report.get("cuda_fused_bit_equal_to_cpu_reference") is True:
@@ -164,6 +168,9 @@ def checks_lines(report, companions):
         tp = {str(t.get("name")).split("/")[1]: t.get("ms_per_task") for t in (c.get("throughput") if isinstance(c.get("throughput"), list) else []) if t.get("tasks") == 16}
         if tp:
             lines.append(f"- call {c.get('call')}: 16 tasks at once, ms a task: " + ", ".join(f"`{b}` {_ms(v)}" for b, v in sorted(tp.items())))
+        for eid, row in (c.get("shapes") or {}).items():  # calls 5-7: each frontier entry's and race band's shape
+            if isinstance(row, dict):
+                lines.append(f"- call {c.get('call')}: {shape_line(eid, row)}")
         san = c.get("compute_sanitizer")
         if isinstance(san, dict) and san:
             lines.append(f"- call {c.get('call')}: compute-sanitizer " + ", ".join(
@@ -173,7 +180,7 @@ def checks_lines(report, companions):
 
 def _companions(results_dir, report):
     out = []
-    for call in (2, 3):
+    for call in (2, 3, 5, 6, 7):
         for _, p, r in currency.reports(results_dir, call):
             if r.get("git_commit") == report.get("git_commit"):
                 out.append(r)

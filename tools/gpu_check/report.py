@@ -13,8 +13,9 @@ never passes. `passed` is true only when every required step of the call exited 
 suite ran to OK, both GPU validations passed, two fresh processes per GPU backend gave the same
 hashes, every timed contender read the same draw (`same_draw`) and compute-sanitizer found no
 hazard and no API error outside cuBLASLt (an API error inside cuBLASLt, a tool that cannot run on
-the machine and a sanitizer that ran out of time are recorded, not failures); `failures` says what
-failed. `targets` judges the issue's targets on what was measured (recorded, not part of
+the machine and a sanitizer that ran out of time are recorded, not failures), and, in calls 5-7,
+at each frontier or race shape (`shapes`: report_shapes.py) both backends' validations passed and its
+contenders read the same bytes at the same config; `failures` says what failed. `targets` judges the issue's targets on what was measured (recorded, not part of
 `passed`). test/tools/test_gpu_check_report.py checks it on made-up runs, so a broken report never
 costs a GPU run.
 """
@@ -26,6 +27,7 @@ import subprocess
 import sys
 
 from .report_timing import energy, same_draw, targets, timings
+from .report_shapes import shape_failures, shapes
 from .report_timing import load_json as load  # a step's JSON, or None where it left none
 from .sanitizer import sanitizer_verdicts
 
@@ -299,6 +301,9 @@ def build_report(scratch, out, git_commit, commit_source, gpu_arch, partial, bin
     race_runs = race(out)
     if race_runs:
         report["race"] = race_runs
+    shape_rows = shapes(out)  # calls 5-7: each frontier entry's and race band's shape
+    if shape_rows:
+        report["shapes"] = shape_rows
     plan = read_plan(scratch)
     report["plan"] = plan_rows(plan)
     report["left_out_of_this_call"] = read_left_out(scratch)
@@ -313,6 +318,7 @@ def build_report(scratch, out, git_commit, commit_source, gpu_arch, partial, bin
     sanitizers = sanitizer_verdicts(steps, out)
     report["compute_sanitizer"] = sanitizers or "not run"
     reasons += sanitizer_failures(sanitizers)
+    reasons += shape_failures(shape_rows)
     report["kind"] = kind
     report["commit_source"] = commit_source
     report["binaries"] = binaries
