@@ -9,6 +9,9 @@
   tools/gpu-check --call 3 [OUT_DIR]           what fits neither (a later run with time to spare)
   tools/gpu-check --call 4 [OUT_DIR]           the race entries: each band of bench/race.json exported and
                                                run through tools/race on the GPU (needs .gpudeps/race-data)
+  tools/gpu-check --call 5|6|7 [OUT_DIR]       the frontier's shapes: at each frontier.json entry, then each
+                                               race.json band, both backends warm and cold and the PyTorch
+                                               learner; cuda-fused's energy; compute-sanitizer at width 128
   tools/gpu-check --plan [--call N | --after REPORT]   print the steps, limits and groups; run nothing
   tools/gpu-check current [--results DIR]      does a passing report speak for this tree's GPU path?
   tools/gpu-check carry REPORT                 record a legacy report's digest under the gpu-path rule
