@@ -227,6 +227,12 @@ class GpuCheckReport(unittest.TestCase):
         self.assertIn("shape frontier-5: gpu_validation of cuda-fused did not pass", r["failures"])
         self.assertFalse(r["passed"])
         self.assertNotIn("shapes", Run().report())
+        # a validation step that failed without its file fails the report; one stopped by its limit is named only
+        run = Run()
+        run.steps.update({"shape-frontier-8-cuda": 1, "shape-frontier-8-fused": 124})
+        r = run.report()
+        self.assertEqual([f for f in r["failures"] if "shape" in f], ["step shape-frontier-8-cuda: 1 (no report of it)"])
+        self.assertEqual(r["not_run"], {"shape-frontier-8-fused": 124})
 
     def test_no_gpu_never_passes_and_what_did_not_run_is_named(self):
         run = Run()

@@ -318,7 +318,7 @@ def build_report(scratch, out, git_commit, commit_source, gpu_arch, partial, bin
     sanitizers = sanitizer_verdicts(steps, out)
     report["compute_sanitizer"] = sanitizers or "not run"
     reasons += sanitizer_failures(sanitizers)
-    reasons += shape_failures(shape_rows)
+    reasons += shape_failures(shape_rows, steps)
     report["kind"] = kind
     report["commit_source"] = commit_source
     report["binaries"] = binaries

@@ -92,10 +92,19 @@ def shapes(out):
     return rows or None
 
 
-def shape_failures(rows):
-    """A validation that ran and did not pass, contenders on other bytes or at other configs: each fails the report.
-    The 20x target and the energy are recorded, as call 1's targets are."""
+def shape_failures(rows, steps=None):
+    """A validation that ran and did not pass (or a validation step that failed without leaving its file),
+    contenders on other bytes or at other configs: each fails the report. A step stopped by its limit or
+    without a GPU is named in not_run; the 20x target and the energy are recorded, as call 1's targets are."""
     reasons = []
+    for name, st in sorted((steps or {}).items()):
+        eid, _, suffix = name[len("shape-"):].rpartition("-")
+        if not name.startswith("shape-") or suffix not in ("cuda", "fused"):
+            continue
+        tag = "cuda" if suffix == "cuda" else "cuda-fused"
+        left_one = tag in (((rows or {}).get(eid) or {}).get("validation_passed") or {})
+        if st.get("exit") not in (0, 77, "not-found", "skipped", 124, 137) and not left_one:
+            reasons.append(f"step {name}: {st.get('exit')} (no report of it)")
     for eid, row in (rows or {}).items():
         for tag, passed in row["validation_passed"].items():
             if passed is not True:
