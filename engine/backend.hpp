@@ -41,9 +41,9 @@ public:
     virtual std::string name() const = 0;    // its row's reported name (engine/backends.hpp)
     virtual std::string device() const = 0;  // the processor it ran on, in words
 
-    // Whether it computes the model at this width (docs/spec.md §2): the CPU backends and cuda-fused
-    // at every width TaskConfig allows; cuda at rev88's 82 alone (cuda::path_runs_width).
-    // PreparedTask refuses the rest before prepare(), in one line.
+    // Whether it computes the model at this width (docs/spec.md §2): the CPU and GPU backends at
+    // every width TaskConfig allows (the GPU ones ask cuda::path_runs_width); a backend written for
+    // rev88's 82 alone keeps this default. PreparedTask refuses the rest before prepare(), in one line.
     virtual bool runs_width(int width) const { return width == model::kFeatures; }
 
     virtual void prepare(const PreparedInputs& prepared) = 0;

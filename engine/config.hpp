@@ -13,7 +13,7 @@ namespace revgraph {
 struct TaskConfig {
     int depth = 2;
     // Coordinates of the lift (docs/spec.md §2): 81 pixels and width - 81 appended zeros, split in
-    // two halves of width / 2. 82 is rev88's; the GPU backends run only that one.
+    // two halves of width / 2. 82 is rev88's; every backend runs every even width 82..1024.
     int width = 82;
     double alpha = 0.5;
     std::uint64_t seed = 11;

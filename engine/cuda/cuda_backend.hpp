@@ -25,7 +25,7 @@ public:
     std::string name() const override { return fused_ ? "cuda-fused" : "cuda"; }
     std::string device() const override;
     bool asynchronous() const override { return true; }
-    // cuda-fused: every width TaskConfig allows; cuda: 82 (cuda::path_runs_width).
+    // Both paths: every width TaskConfig allows (cuda::path_runs_width, the one place that says).
     bool runs_width(int width) const override { return path_runs_width(fused_ ? Path::fused : Path::cublaslt, width); }
 
     void prepare(const PreparedInputs& prepared) override;

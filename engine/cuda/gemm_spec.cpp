@@ -47,54 +47,54 @@ void GemmSpec::validate() const {
         throw Error("plan: batch strides overlap in " + describe());
 }
 
-GemmSpec couple_gemm(int rows) {
+GemmSpec couple_gemm(int rows, int h) {
     GemmSpec s;
     s.trans_a = true;  // W' (col-major Wᵀ) transposed back: W
-    s.m = kHalf, s.n = rows, s.k = kHalf;
-    s.lda = kHalf, s.ldb = kHalf, s.ldd = kHalf;
+    s.m = h, s.n = rows, s.k = h;
+    s.lda = h, s.ldb = h, s.ldd = h;
     return s;
 }
 
-GemmSpec branch_grads_gemm(int rows, float alpha, int branches, std::int64_t slot_stride) {
+GemmSpec branch_grads_gemm(int rows, float alpha, int branches, std::int64_t slot_stride, int h) {
     GemmSpec s;
-    s.trans_b = true;  // g_i' (41 x rows, ld 41) transposed: g_i
-    s.m = kHalf, s.n = kHalf, s.k = rows;
-    s.lda = kHalf, s.ldb = kHalf, s.ldd = kHalf;
+    s.trans_b = true;  // g_i' (h x rows, ld h) transposed: g_i
+    s.m = h, s.n = h, s.k = rows;
+    s.lda = h, s.ldb = h, s.ldd = h;
     s.alpha = alpha;
     s.batch = branches;
     s.stride_a = slot_stride, s.stride_b = slot_stride;
-    s.stride_d = static_cast<std::int64_t>(model::kBranchSize);
+    s.stride_d = static_cast<std::int64_t>(h) * h;  // weights.i's size
     return s;
 }
 
-GemmSpec input_grad_gemm(int rows, float alpha) {
+GemmSpec input_grad_gemm(int rows, float alpha, int h) {
     GemmSpec s;
-    s.m = kHalf, s.n = rows, s.k = kHalf;
-    s.lda = kHalf, s.ldb = kFeatures, s.ldd = kHalf;
+    s.m = h, s.n = rows, s.k = h;
+    s.lda = h, s.ldb = 2 * h, s.ldd = h;
     s.alpha = alpha;
     return s;
 }
 
-GemmSpec head_forward_gemm(int rows) {
+GemmSpec head_forward_gemm(int rows, int h) {
     GemmSpec s;
-    s.trans_a = true;  // H' (82 x 10, ld 82) transposed: H
-    s.m = kClasses, s.n = rows, s.k = kFeatures;
-    s.lda = kFeatures, s.ldb = kFeatures, s.ldd = kClasses;
+    s.trans_a = true;  // H' (2h x 10, ld 2h) transposed: H
+    s.m = kClasses, s.n = rows, s.k = 2 * h;
+    s.lda = 2 * h, s.ldb = 2 * h, s.ldd = kClasses;
     return s;
 }
 
-GemmSpec head_weight_grad_gemm(int rows) {
+GemmSpec head_weight_grad_gemm(int rows, int h) {
     GemmSpec s;
     s.trans_b = true;  // dscores' (10 x rows, ld 10) transposed: dscores
-    s.m = kFeatures, s.n = kClasses, s.k = rows;
-    s.lda = kFeatures, s.ldb = kClasses, s.ldd = kFeatures;
+    s.m = 2 * h, s.n = kClasses, s.k = rows;
+    s.lda = 2 * h, s.ldb = kClasses, s.ldd = 2 * h;
     return s;
 }
 
-GemmSpec head_input_grad_gemm(int rows) {
+GemmSpec head_input_grad_gemm(int rows, int h) {
     GemmSpec s;
-    s.m = kFeatures, s.n = rows, s.k = kClasses;
-    s.lda = kFeatures, s.ldb = kClasses, s.ldd = kFeatures;
+    s.m = 2 * h, s.n = rows, s.k = kClasses;
+    s.lda = 2 * h, s.ldb = kClasses, s.ldd = 2 * h;
     return s;
 }
 

@@ -7,6 +7,8 @@
 #include <cstdint>
 #include <string>
 
+#include "engine/model/layout.hpp"
+
 namespace revgraph::cuda {
 
 // Column-major BLAS: D (m x n, ld ldd) = alpha * op(A) op(B). op(A) is m x k: A is stored m x k
@@ -39,22 +41,23 @@ std::size_t matrix_span(int rows, int cols, int ld);
 
 // The six products of the model. Row-major meaning first; then what cuBLASLt is given, where
 // "W'" is a row-major buffer read column-major (so W' = Wᵀ) and every output is the column-major
-// view of the row-major result (D' = Dᵀ, ld = the row length).
+// view of the row-major result (D' = Dᵀ, ld = the row length). Written for rev88's half width 41
+// and width 82; h (default 41) gives the same products at any width 2h: 41 reads h, 82 reads 2h.
 // branch(rows x 41) = relu(x)(rows x 41) W(41x41)ᵀ        branch' = op_T(W' 41x41 ld 41) · act'(41 x rows, ld 41)
-GemmSpec couple_gemm(int rows);
+GemmSpec couple_gemm(int rows, int h = model::kHalf);
 // dW_i(41x41) = alpha g_i(rows x 41)ᵀ relu(x_i)(rows x 41) for every branch i at once (a strided
 // batch over the backward's slots; dW_i lands at grads + i*1681, weights.i's place in the Layout)
 //                                                         dW_i' = alpha act_i'(41 x rows) · op_T(g_i' 41 x rows)
-GemmSpec branch_grads_gemm(int rows, float alpha, int branches, std::int64_t slot_stride);
+GemmSpec branch_grads_gemm(int rows, float alpha, int branches, std::int64_t slot_stride, int h = model::kHalf);
 // dtmp(rows x 41) = alpha g(rows x 41, ld 82) W(41x41)     dtmp' = alpha W'(41x41 ld 41) · g'(41 x rows, ld 82)
-GemmSpec input_grad_gemm(int rows, float alpha);
+GemmSpec input_grad_gemm(int rows, float alpha, int h = model::kHalf);
 // scores(rows x 10) = state(rows x 82) H(10x82)ᵀ (the bias is added by the loss/argmax kernel)
 //                                                         scores' = op_T(H' 82x10 ld 82) · state'(82 x rows, ld 82)
-GemmSpec head_forward_gemm(int rows);
+GemmSpec head_forward_gemm(int rows, int h = model::kHalf);
 // dH(10x82) = dscores(rows x 10)ᵀ state(rows x 82)         dH' = state'(82 x rows, ld 82) · op_T(dscores' 10 x rows, ld
 // 10)
-GemmSpec head_weight_grad_gemm(int rows);
+GemmSpec head_weight_grad_gemm(int rows, int h = model::kHalf);
 // dstate(rows x 82) = dscores(rows x 10) H(10x82)          dstate' = H'(82x10 ld 82) · dscores'(10 x rows, ld 10)
-GemmSpec head_input_grad_gemm(int rows);
+GemmSpec head_input_grad_gemm(int rows, int h = model::kHalf);
 
 }  // namespace revgraph::cuda

@@ -8,9 +8,11 @@
 // on a GPU cuBLASLt sums in an order of its own, so there the `cuda` path is held to the GPU
 // tolerance against the float64 reference, not to the float32 reference's bits.
 //
-// Conventions. Every 2-D array is row-major in memory: a core state is rows x 82 (left half = columns
-// 0..40, right half = 41..81), the relu/branch/gradient scratch arrays are rows x 41, scores rows x 10,
-// a branch weight 41x41 [out, in], head.weight 10x82 [out, in]. Matrix products are described the
+// Conventions, written for rev88's width 82 (half h = 41); at width W every 82 reads W and every 41
+// reads h = W/2 (the plan's layout carries them into each operation and product). Every 2-D array is
+// row-major in memory: a core state is rows x 82 (left half = columns 0..40, right half = 41..81), the
+// relu/branch/gradient scratch arrays are rows x 41, scores rows x 10, a branch weight 41x41 [out, in],
+// head.weight 10x82 [out, in]. Matrix products are described the
 // way cuBLASLt (column-major BLAS) sees them: a row-major R x C array with leading dimension L *is*
 // a column-major C x R matrix with leading dimension L, its transpose. So the halves of the 82-wide
 // state are used in place: the right half is the column-major 41 x rows matrix at offset 41, ld 82.
@@ -85,9 +87,10 @@ const char* path_name(Path p);
 // its workspace. The fused path has none: its backend never loads cuBLASLt (test_plan checks this
 // against every program of both paths).
 bool path_uses_cublaslt(Path p);
-// Whether a path runs a width (docs/spec.md §2): the fused path every width TaskConfig allows (82 on
-// its tuned kernels, engine/cuda/fused.hpp; the others on engine/cuda/fused_any/), the cuBLASLt path
-// rev88's 82 alone (its operations are written for 41-wide halves). The backends' runs_width.
+// Whether a path runs a width (docs/spec.md §2), the backends' runs_width: both run every width
+// TaskConfig allows — the fused path at 82 on its tuned kernels (engine/cuda/fused.hpp) and elsewhere
+// on engine/cuda/fused_any/, the cuBLASLt path with its products and operations at the plan's half
+// width (rev88's 41 is their default). The one place a path would refuse a width.
 bool path_runs_width(Path p, int width);
 
 // The most bytes of int32 epoch permutations a GPU task keeps resident: 2 GiB, 107,374 epochs of

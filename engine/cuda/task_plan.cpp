@@ -17,7 +17,6 @@ namespace revgraph::cuda {
 
 using model::kClasses;
 using model::kFeatures;
-using model::kHalf;
 using model::kPixels;
 
 std::vector<Batch> epoch_batches(std::int64_t n, int batch_size) {
@@ -40,9 +39,6 @@ TaskPlan::TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int6
       path_(path) {
     config_.validate();
     if (q_ < 1) throw Error("plan: no query examples");
-    if (!path_runs_width(path_, config_.width))
-        throw Error("plan: the " + std::string(path_name(path_)) + " path runs width " + std::to_string(kFeatures) +
-                    " only, got width " + std::to_string(config_.width));
     const std::int64_t width = layout_.width(), int_max = (std::int64_t(1) << 31) - 1;
     if (n_ > int_max || q_ * width > int_max) throw Error("plan: too many examples for 32-bit indices");
     // The any-width kernels index the stacks (every branch's slot of full-batch rows, the last
@@ -136,7 +132,7 @@ Program TaskPlan::reset() const {
 
 Program TaskPlan::normalize() const {
     if (any_width()) return {};  // the any-width kernels lift each row as they gather it
-    return {LiftOp{{Buf::train_raw}, {Buf::train_rows}, n_, {Buf::query_raw}, {Buf::query_rows}, q_}};
+    return {LiftOp{{Buf::train_raw}, {Buf::train_rows}, n_, {Buf::query_raw}, {Buf::query_rows}, q_, layout_.width()}};
 }
 
 Program TaskPlan::epoch_start(int e) const {
@@ -152,17 +148,25 @@ Program TaskPlan::epoch_start(int e) const {
 void TaskPlan::core_forward(Program& p, int rows, Buf state, Buf act_left, Buf act_right, Buf branch) const {
     for (int k = 0; k < layout_.depth(); ++k) {
         // left += α·linear(relu(right), W_2k)
-        p.push_back(GemmOp{couple_gemm(rows), {Buf::params, layout_.branch_offset(2 * k)}, {act_right}, {branch}});
-        p.push_back(CoupleOp{
-            .rows = rows, .half = {state, 0}, .branch = {branch}, .act = {act_left}, .sign = 1.0f, .alpha = alpha_});
-        // right += α·linear(relu(left), W_2k+1)
-        p.push_back(GemmOp{couple_gemm(rows), {Buf::params, layout_.branch_offset(2 * k + 1)}, {act_left}, {branch}});
+        p.push_back(GemmOp{
+            couple_gemm(rows, layout_.half()), {Buf::params, layout_.branch_offset(2 * k)}, {act_right}, {branch}});
         p.push_back(CoupleOp{.rows = rows,
-                             .half = {state, kHalf},
+                             .half = {state, 0},
+                             .branch = {branch},
+                             .act = {act_left},
+                             .sign = 1.0f,
+                             .alpha = alpha_,
+                             .half_cols = layout_.half()});
+        // right += α·linear(relu(left), W_2k+1)
+        p.push_back(GemmOp{
+            couple_gemm(rows, layout_.half()), {Buf::params, layout_.branch_offset(2 * k + 1)}, {act_left}, {branch}});
+        p.push_back(CoupleOp{.rows = rows,
+                             .half = {state, static_cast<std::size_t>(layout_.half())},
                              .branch = {branch},
                              .act = {act_right},
                              .sign = 1.0f,
-                             .alpha = alpha_});
+                             .alpha = alpha_,
+                             .half_cols = layout_.half()});
     }
 }
 
@@ -268,7 +272,8 @@ Program TaskPlan::cublaslt_step(const Batch& batch) const {
                          .state = {Buf::state},
                          .act_right = {Buf::act_right},
                          .labels = {Buf::batch_labels},
-                         .with_labels = true});
+                         .with_labels = true,
+                         .half_cols = layout_.half()});
     core_forward(p, rows, Buf::state, Buf::act_left, Buf::act_right, Buf::branch);
     head_and_loss(p, rows);
     reconstructing_backward(p, rows);
@@ -278,10 +283,10 @@ Program TaskPlan::cublaslt_step(const Batch& batch) const {
 
 // Slot i of the stacks belongs to branch i (weights.i): relu of its input and its output gradient.
 Ref TaskPlan::act_slot(int i) const {
-    return {Buf::act_stack, static_cast<std::size_t>(i) * static_cast<std::size_t>(full_batch_) * kHalf};
+    return {Buf::act_stack, static_cast<std::size_t>(i) * static_cast<std::size_t>(full_batch_) * layout_.half()};
 }
 Ref TaskPlan::grad_slot(int i) const {
-    return {Buf::grad_stack, static_cast<std::size_t>(i) * static_cast<std::size_t>(full_batch_) * kHalf};
+    return {Buf::grad_stack, static_cast<std::size_t>(i) * static_cast<std::size_t>(full_batch_) * layout_.half()};
 }
 
 // Head product, loss (which also puts relu(left) of the retained state into G_{D-1}'s slot), then
@@ -289,7 +294,7 @@ Ref TaskPlan::grad_slot(int i) const {
 void TaskPlan::head_and_loss(Program& p, int rows) const {
     const int top = layout_.branch_count() - 1;  // G_{D-1}
     const std::size_t hw = layout_.head_weight_offset(), hb = layout_.head_bias_offset();
-    p.push_back(GemmOp{head_forward_gemm(rows), {Buf::params, hw}, {Buf::state}, {Buf::scores}});
+    p.push_back(GemmOp{head_forward_gemm(rows, layout_.half()), {Buf::params, hw}, {Buf::state}, {Buf::scores}});
     p.push_back(LossOp{.rows = rows,
                        .scores = {Buf::scores},
                        .bias = {Buf::params, hb},
@@ -297,21 +302,22 @@ void TaskPlan::head_and_loss(Program& p, int rows) const {
                        .dscores = {Buf::dscores},
                        .dbias = {Buf::grads, hb},
                        .state = {Buf::state},
-                       .act_left = act_slot(top)});
-    p.push_back(GemmOp{head_weight_grad_gemm(rows), {Buf::state}, {Buf::dscores}, {Buf::grads, hw}});
-    p.push_back(GemmOp{head_input_grad_gemm(rows), {Buf::params, hw}, {Buf::dscores}, {Buf::dstate}});
+                       .act_left = act_slot(top),
+                       .half_cols = layout_.half()});
+    p.push_back(GemmOp{head_weight_grad_gemm(rows, layout_.half()), {Buf::state}, {Buf::dscores}, {Buf::grads, hw}});
+    p.push_back(GemmOp{head_input_grad_gemm(rows, layout_.half()), {Buf::params, hw}, {Buf::dscores}, {Buf::dstate}});
 }
 
 // Blocks D-1 .. 0, steps a .. h of the comment above step().
 void TaskPlan::reconstructing_backward(Program& p, int rows) const {
-    const Ref l{Buf::state, 0}, r{Buf::state, static_cast<std::size_t>(kHalf)};
-    const Ref dl{Buf::dstate, 0}, dr{Buf::dstate, static_cast<std::size_t>(kHalf)};
+    const Ref l{Buf::state, 0}, r{Buf::state, static_cast<std::size_t>(layout_.half())};
+    const Ref dl{Buf::dstate, 0}, dr{Buf::dstate, static_cast<std::size_t>(layout_.half())};
     bool pending_dr_mask = false;  // an h product whose mask-multiply into dr is still to come
     for (int k = layout_.depth() - 1; k >= 0; --k) {
         const int f = 2 * k, g = 2 * k + 1;
         const Ref wf{Buf::params, layout_.branch_offset(f)}, wg{Buf::params, layout_.branch_offset(g)};
         // G branch: rebuild r; its input is l (relu in slot g), its output gradient dr.
-        p.push_back(GemmOp{couple_gemm(rows), wg, act_slot(g), {Buf::branch}});  // a
+        p.push_back(GemmOp{couple_gemm(rows, layout_.half()), wg, act_slot(g), {Buf::branch}});  // a
         p.push_back(CoupleOp{.rows = rows,
                              .half = r,
                              .branch = {Buf::branch},
@@ -322,11 +328,12 @@ void TaskPlan::reconstructing_backward(Program& p, int rows) const {
                              .dhalf = dr,
                              .dtmp = {Buf::dtmp},
                              .copy_grad = true,
-                             .grad_copy = grad_slot(g)});                         // b
-        p.push_back(GemmOp{input_grad_gemm(rows, alpha_), wg, dr, {Buf::dtmp}});  // d
+                             .grad_copy = grad_slot(g),
+                             .half_cols = layout_.half()});                                       // b
+        p.push_back(GemmOp{input_grad_gemm(rows, alpha_, layout_.half()), wg, dr, {Buf::dtmp}});  // d
         // F branch: rebuild l; its input is r (relu in slot f), its output gradient dl.
         if (k > 0) {
-            p.push_back(GemmOp{couple_gemm(rows), wf, act_slot(f), {Buf::branch}});  // e
+            p.push_back(GemmOp{couple_gemm(rows, layout_.half()), wf, act_slot(f), {Buf::branch}});  // e
             p.push_back(CoupleOp{.rows = rows,
                                  .half = l,
                                  .branch = {Buf::branch},
@@ -337,15 +344,17 @@ void TaskPlan::reconstructing_backward(Program& p, int rows) const {
                                  .dhalf = dl,
                                  .dtmp = {Buf::dtmp},
                                  .copy_grad = true,
-                                 .grad_copy = grad_slot(f)});                         // f
-            p.push_back(GemmOp{input_grad_gemm(rows, alpha_), wf, dl, {Buf::dtmp}});  // h
+                                 .grad_copy = grad_slot(f),
+                                 .half_cols = layout_.half()});                                       // f
+            p.push_back(GemmOp{input_grad_gemm(rows, alpha_, layout_.half()), wf, dl, {Buf::dtmp}});  // h
         } else {
             p.push_back(MaskOp{.rows = rows,
                                .dhalf = dl,
                                .dtmp = {Buf::dtmp},
                                .half = l,
                                .copy_grad = true,
-                               .grad_copy = grad_slot(f)});  // f
+                               .grad_copy = grad_slot(f),
+                               .half_cols = layout_.half()});  // f
         }
         pending_dr_mask = k > 0;
     }
@@ -353,8 +362,8 @@ void TaskPlan::reconstructing_backward(Program& p, int rows) const {
 
 // Every branch's weight gradient as one strided-batch product over the slots, then SGD.
 void TaskPlan::weight_grads_and_sgd(Program& p, int rows) const {
-    const std::int64_t slot = static_cast<std::int64_t>(full_batch_) * kHalf;
-    p.push_back(GemmOp{branch_grads_gemm(rows, alpha_, layout_.branch_count(), slot),
+    const std::int64_t slot = static_cast<std::int64_t>(full_batch_) * layout_.half();
+    p.push_back(GemmOp{branch_grads_gemm(rows, alpha_, layout_.branch_count(), slot, layout_.half()),
                        act_slot(0),
                        grad_slot(0),
                        {Buf::grads, layout_.branch_offset(0)}});
@@ -400,10 +409,13 @@ Program TaskPlan::predict() const {
                          .identity = true,
                          .src_rows = {Buf::query_rows},
                          .state = {Buf::query_state},
-                         .act_right = {Buf::query_act_right}});
+                         .act_right = {Buf::query_act_right},
+                         .half_cols = layout_.half()});
     core_forward(p, rows, Buf::query_state, Buf::query_act_left, Buf::query_act_right, Buf::query_branch);
-    p.push_back(GemmOp{
-        head_forward_gemm(rows), {Buf::params, layout_.head_weight_offset()}, {Buf::query_state}, {Buf::query_scores}});
+    p.push_back(GemmOp{head_forward_gemm(rows, layout_.half()),
+                       {Buf::params, layout_.head_weight_offset()},
+                       {Buf::query_state},
+                       {Buf::query_scores}});
     p.push_back(ArgmaxOp{.rows = q_,
                          .scores = {Buf::query_scores},
                          .bias = {Buf::params, layout_.head_bias_offset()},

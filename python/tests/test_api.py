@@ -344,9 +344,10 @@ def test_emulate_cuda_fused_at_other_widths(task_arrays):
     """cuda-fused runs every width (engine/cuda/fused_any/'s kernels at all but 82): emulated, the float32
     trainer's very bytes at depths 1 and 4 too."""
     tr, tl, te, _ = task_arrays
-    for width, depth in ((128, 2), (90, 1), (256, 4)):
+    for width, depth, backend in ((128, 2, "cuda-fused"), (90, 1, "cuda-fused"), (256, 4, "cuda-fused"),
+                                  (128, 2, "cuda")):
         config = dict(width=width, depth=depth, epochs=1, batch_size=32)
-        emulated = revgraph.fit_predict(tr, tl, te, backend="cuda-fused", emulate=True, **config)
+        emulated = revgraph.fit_predict(tr, tl, te, backend=backend, emulate=True, **config)
         reference = revgraph.fit_predict(tr, tl, te, backend="cpu-reference", **config)
         for key in ("predictions_sha256", "scores_sha256", "state_vector_sha256", "final_velocity_sha256"):
-            assert emulated.metadata[key] == reference.metadata[key], (width, depth, key)
+            assert emulated.metadata[key] == reference.metadata[key], (width, depth, backend, key)

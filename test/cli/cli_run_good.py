@@ -126,16 +126,17 @@ class RunGood(CliTestCase):
                                              "--set", "batch_size=%d" % batch, "--set", "epochs=3")
                 self.check_outputs(out, result, draw, depth=depth)
 
-    def test_emulated_cuda_fused_at_other_widths_writes_cpu_references_outputs(self):
-        # cuda-fused's launch plan at a width other than 82 runs engine/cuda/fused_any/'s kernels;
-        # emulated on the CPU they give the float32 reference's very predictions, state and hashes.
-        for width in ("128", "90"):
+    def test_emulated_gpu_backends_at_other_widths_write_cpu_references_outputs(self):
+        # cuda-fused's launch plan at a width other than 82 runs engine/cuda/fused_any/'s kernels, cuda's
+        # its operations at the width's halves; emulated on the CPU (products in the reference's order)
+        # both give the float32 reference's very predictions, state and hashes.
+        for width, backend in (("128", "cuda-fused"), ("90", "cuda-fused"), ("128", "cuda")):
             sets = ["--set", "width=" + width, "--set", "batch_size=8"]
-            out_e, emulated, _ = self.run_to("emulated-" + width, "--input", self.stored, "--backend", "cuda-fused",
+            out_e, emulated, _ = self.run_to("emulated-" + width, "--input", self.stored, "--backend", backend,
                                               "--emulate", *sets)
             out_r, reference, _ = self.run_to("reference-" + width, "--input", self.stored, "--backend",
                                               "cpu-reference", *sets)
-            self.assertEqual(emulated["backend"], "cuda-fused")
+            self.assertEqual(emulated["backend"], backend)
             self.assertEqual(emulated["config"]["width"], int(width))
             for key in ("predictions_sha256", "scores_sha256", "state_vector_sha256", "final_parameter_sha256"):
                 self.assertEqual(emulated[key], reference[key], key)

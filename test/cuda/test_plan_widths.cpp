@@ -1,7 +1,8 @@
 // The GPU backends' launch plans at widths other than rev88's 82, run by the CPU emulator against the
 // float32 reference trainer (cpu::Trainer<float>) bit for bit, step by step: cuda-fused at every
-// width (engine/cuda/fused_any/'s phases, as the device runs them), with its buffers, its refusals
-// and the widths each path runs. Small sets and one or two epochs keep it quick; test_fused_any.cpp
+// width (engine/cuda/fused_any/'s phases, as the device runs them) and cuda (its operations and
+// products at the plan's half width, each product summed in the reference's order), with their
+// buffers, refusals and the widths each path runs. Small sets and one or two epochs keep it quick; test_fused_any.cpp
 // holds the phases alone to the same bits over more launch shapes.
 #include <doctest/doctest.h>
 
@@ -83,6 +84,34 @@ TEST_CASE("fused plan at any width: the float32 trainer's bits, depths 1/2/4, ba
                     check_path(Path::fused, {width, depth, batch, batch + 5, 9, batch == 8 ? 2 : 1});
 }
 
+TEST_CASE("cuda plan at any width: the float32 trainer's bits, depths 1/2/4, batches 8/128/512") {
+    // The emulator sums each product in the reference's order, so the plan's offsets, leading
+    // dimensions, strides and transposes at width 2h give the trainer's very bits (on a GPU,
+    // cuBLASLt sums in its own order: the GPU suite holds it to the tolerance instead). Its budget is
+    // a quarter of the fused path's (128 x 2 x 512): the interpreted products are the slower part.
+    for (const int width : {84, 90, 128, 192, 256, 512, 1024})
+        for (const int depth : {1, 2, 4})
+            for (const int batch : {8, 128, 512})
+                if (width * depth * batch <= 128 * 2 * 512)
+                    check_path(Path::cublaslt, {width, depth, batch, batch + 5, 9, batch == 8 ? 2 : 1});
+}
+
+TEST_CASE("cuda plan at any width: the products and buffers follow the half width") {
+    TaskConfig c;
+    c.width = 128;
+    const TaskPlan plan(c, 1000, 300, Path::cublaslt);
+    CHECK(plan.elements(Buf::state) == std::size_t{128} * 128);
+    CHECK(plan.elements(Buf::branch) == std::size_t{128} * 64);
+    CHECK(plan.elements(Buf::train_rows) == std::size_t{1000} * 128);
+    CHECK(plan.elements(Buf::act_stack) == std::size_t{4} * 128 * 64);
+    CHECK(count_ops(plan.step(0)).launches() == count_ops(TaskPlan(TaskConfig{}, 1000, 300).step(0)).launches());
+    for (const Op& op : plan.step(0))
+        if (const auto* g = std::get_if<GemmOp>(&op)) {
+            CAPTURE(g->spec.describe());
+            CHECK((g->spec.m == 64 || g->spec.m == 128 || g->spec.m == model::kClasses));
+        }
+}
+
 TEST_CASE("fused plan at any width: parameters in global memory, and every phase's items last to first") {
     // Shared memory 0: no block stages the parameters (engine/cuda/fused_any_shape.hpp); reversed
     // items and blocks: a phase whose items depended on each other (a race on a GPU) changes bits.
@@ -124,12 +153,11 @@ TEST_CASE("fused plan at any width: two kernels a step, one to predict, no norma
 TEST_CASE("plan: the widths each path runs, and the shapes the any-width kernels refuse") {
     for (const int width : {82, 84, 128, 1024}) {
         CHECK(path_runs_width(Path::fused, width));
+        CHECK(path_runs_width(Path::cublaslt, width));
         CHECK(make_emulated_backend("cuda-fused")->runs_width(width));
+        CHECK(make_emulated_backend("cuda")->runs_width(width));
     }
     TaskConfig c;
-    c.width = 128;
-    CHECK_THROWS_WITH_AS(TaskPlan(c, 100, 10, Path::cublaslt),
-                         "plan: the cublaslt path runs width 82 only, got width 128", Error);
     // The largest shape at batch 2048 just fits the kernels' 32-bit indices; one more row does not.
     c.width = 1024;
     c.depth = 1024;
@@ -143,22 +171,25 @@ TEST_CASE("plan: the widths each path runs, and the shapes the any-width kernels
                          Error);
 }
 
-TEST_CASE("emulated cuda-fused at width 128 writes cpu-reference's outputs, through PreparedTask") {
+TEST_CASE("emulated cuda-fused and cuda at width 128 write cpu-reference's outputs, through PreparedTask") {
     const data::TaskData task = data::synthetic_task(300, 50, 77);
     const TaskInputs inputs(task.train_images, task.train_labels, task.test_images);
     TaskConfig c;
     c.width = 128;
     c.epochs = 1;
-    PreparedTask emulated(TaskInputs(inputs), c, make_emulated_backend("cuda-fused"));
     PreparedTask reference(TaskInputs(inputs), c, make_backend("cpu-reference"));
-    emulated.run();
     reference.run();
-    const TaskOutputs a = emulated.outputs(), b = reference.outputs();
-    CHECK(a.state.predictions == b.state.predictions);
-    CHECK(a.state.scores == b.state.scores);
-    CHECK(a.state.parameters == b.state.parameters);
-    for (const char* hash : {"predictions_sha256", "state_vector_sha256", "scores_sha256"}) {
-        CAPTURE(hash);
-        CHECK(a.metadata.at(hash) == b.metadata.at(hash));
+    for (const char* backend : {"cuda-fused", "cuda"}) {
+        CAPTURE(backend);
+        PreparedTask emulated(TaskInputs(inputs), c, make_emulated_backend(backend));
+        emulated.run();
+        const TaskOutputs a = emulated.outputs(), b = reference.outputs();
+        CHECK(a.state.predictions == b.state.predictions);
+        CHECK(a.state.scores == b.state.scores);
+        CHECK(a.state.parameters == b.state.parameters);
+        for (const char* hash : {"predictions_sha256", "state_vector_sha256", "scores_sha256"}) {
+            CAPTURE(hash);
+            CHECK(a.metadata.at(hash) == b.metadata.at(hash));
+        }
     }
 }

@@ -21,15 +21,17 @@ struct CoupleOp {
     Ref dhalf, dtmp;
     bool copy_grad = false;
     Ref grad_copy;
+    int half_cols = model::kHalf;  // h: the half's columns (the state is rows x 2h)
 };
 
 namespace ops {
 
 inline std::vector<Access> accesses(const CoupleOp& c, std::size_t) {
-    std::vector<Access> a{{c.half, half_extent(c.rows), Elem::f32},
-                          {c.branch, half_elements(c.rows), Elem::f32},
-                          {c.act, half_elements(c.rows), Elem::f32}};
-    add_gradient_accesses(a, c.rows, c.dhalf, c.masked, c.dtmp, c.copy_grad, c.grad_copy);
+    const int h = c.half_cols;
+    std::vector<Access> a{{c.half, half_extent(c.rows, h), Elem::f32},
+                          {c.branch, half_elements(c.rows, h), Elem::f32},
+                          {c.act, half_elements(c.rows, h), Elem::f32}};
+    add_gradient_accesses(a, c.rows, c.dhalf, c.masked, c.dtmp, c.copy_grad, c.grad_copy, h);
     return a;
 }
 
@@ -37,7 +39,7 @@ inline Info info(const CoupleOp& c) { return {c.masked ? "couple_masked" : "coup
 
 // dtmp null: no mask-multiply; grad_copy null: no copy; dhalf null: neither.
 struct CoupleArgs {
-    int rows;
+    int rows, h;
     float* half;
     const float* branch;
     float* act;
@@ -49,6 +51,7 @@ struct CoupleArgs {
 template <class Memory>
 CoupleArgs resolve(const CoupleOp& c, const Memory& m) {
     return {c.rows,
+            c.half_cols,
             m.f32(c.half),
             m.f32(c.branch),
             m.f32(c.act),
@@ -59,16 +62,16 @@ CoupleArgs resolve(const CoupleOp& c, const Memory& m) {
             c.copy_grad ? m.f32(c.grad_copy) : nullptr};
 }
 
-// Element i of rows x 41: one coupling update of a half (half points at column 0 of that half in a
-// rows x 82 state), in the reference's rounding h + sign*(alpha*branch), and relu of the result.
-// Backward extras on the half's gradient (dhalf, same layout as half): with dtmp non-null first the
-// mask-multiply dhalf += dtmp ⊙ [h > 0] on h before the update; with grad_copy non-null the
-// finished gradient also goes to grad_copy[i] (rows x 41).
+// Element i of rows x hc (hc: the half's columns, 41 for rev88): one coupling update of a half (half
+// points at column 0 of that half in a rows x 2hc state), in the reference's rounding
+// h + sign*(alpha*branch), and relu of the result. Backward extras on the half's gradient (dhalf,
+// same layout as half): with dtmp non-null first the mask-multiply dhalf += dtmp ⊙ [h > 0] on h
+// before the update; with grad_copy non-null the finished gradient also goes to grad_copy[i].
 RG_HD void couple(float* half, const float* branch, float* act, float sign, float alpha, float* dhalf,
-                  const float* dtmp, float* grad_copy, int i) {
-    const int r = i / model::kHalf;
-    const int c = i - r * model::kHalf;
-    const int s = r * model::kFeatures + c;
+                  const float* dtmp, float* grad_copy, int hc, int i) {
+    const int r = i / hc;
+    const int c = i - r * hc;
+    const int s = r * 2 * hc + c;
     float h = half[s];
     if (dhalf != nullptr) {
         float g = dhalf[s];
@@ -84,8 +87,8 @@ RG_HD void couple(float* half, const float* branch, float* act, float sign, floa
 }
 
 inline void run_host(const CoupleArgs& a) {
-    for (int k = 0; k < a.rows * model::kHalf; ++k)
-        couple(a.half, a.branch, a.act, a.sign, a.alpha, a.dhalf, a.dtmp, a.grad_copy, k);
+    for (int k = 0; k < a.rows * a.h; ++k)
+        couple(a.half, a.branch, a.act, a.sign, a.alpha, a.dhalf, a.dtmp, a.grad_copy, a.h, k);
 }
 
 void launch(const CoupleArgs& a, Stream stream);
@@ -94,16 +97,16 @@ void launch(const CoupleArgs& a, Stream stream);
 __global__ void __launch_bounds__(kernels::kThreads)
     couple_kernel(int elems, float* __restrict__ half, const float* __restrict__ branch, float* __restrict__ act,
                   float sign, float alpha, float* __restrict__ dhalf, const float* __restrict__ dtmp,
-                  float* __restrict__ grad_copy) {
+                  float* __restrict__ grad_copy, int h) {
     for (std::int64_t i = kernels::first_index(); i < elems; i += kernels::grid_stride())
-        couple(half, branch, act, sign, alpha, dhalf, dtmp, grad_copy, static_cast<int>(i));
+        couple(half, branch, act, sign, alpha, dhalf, dtmp, grad_copy, h, static_cast<int>(i));
 }
 
 void launch(const CoupleArgs& a, Stream stream) {
     NVTX_RANGE(a.dhalf != nullptr ? "couple_backward" : "couple");
-    const int elems = a.rows * model::kHalf;
-    couple_kernel<<<kernels::blocks_for(elems), kernels::kThreads, 0, stream>>>(elems, a.half, a.branch, a.act, a.sign,
-                                                                                a.alpha, a.dhalf, a.dtmp, a.grad_copy);
+    const int elems = a.rows * a.h;
+    couple_kernel<<<kernels::blocks_for(elems), kernels::kThreads, 0, stream>>>(
+        elems, a.half, a.branch, a.act, a.sign, a.alpha, a.dhalf, a.dtmp, a.grad_copy, a.h);
     cudaCheck(cudaGetLastError());
 }
 #endif

@@ -20,6 +20,7 @@ namespace revgraph::cuda {
 struct LossOp {
     int rows = 0;
     Ref scores, bias, labels, dscores, dbias, state, act_left;
+    int half_cols = model::kHalf;  // h: the state is rows x 2h
 };
 
 namespace ops {
@@ -31,14 +32,14 @@ inline std::vector<Access> accesses(const LossOp& l, std::size_t) {
             {l.labels, static_cast<std::size_t>(l.rows), Elem::i32},
             {l.dscores, s, Elem::f32},
             {l.dbias, static_cast<std::size_t>(model::kClasses), Elem::f32},
-            {l.state, half_extent(l.rows), Elem::f32},
-            {l.act_left, half_elements(l.rows), Elem::f32}};
+            {l.state, half_extent(l.rows, l.half_cols), Elem::f32},
+            {l.act_left, half_elements(l.rows, l.half_cols), Elem::f32}};
 }
 
 inline Info info(const LossOp&) { return {"loss", Kind::kernel}; }
 
 struct LossArgs {
-    int rows;
+    int rows, h;
     float* scores;
     const float* bias;
     const std::int32_t* labels;
@@ -49,8 +50,8 @@ struct LossArgs {
 };
 template <class Memory>
 LossArgs resolve(const LossOp& l, const Memory& m) {
-    return {l.rows,           m.f32(l.scores), m.f32(l.bias),  m.i32(l.labels),
-            m.f32(l.dscores), m.f32(l.dbias),  m.f32(l.state), m.f32(l.act_left)};
+    return {l.rows,           l.half_cols,    m.f32(l.scores), m.f32(l.bias),    m.i32(l.labels),
+            m.f32(l.dscores), m.f32(l.dbias), m.f32(l.state),  m.f32(l.act_left)};
 }
 
 // Row r of the head: scores += bias (the reference's acc + b[j]), then dscores of that row (mean
@@ -61,11 +62,11 @@ RG_HD float loss_row(float* scores, const float* bias, const std::int32_t* label
     return model::softmax_xent_grad_row(s, static_cast<std::int64_t>(labels[r]), rows, dscores + r * model::kClasses);
 }
 
-// Element i of rows x 41: relu of the left half of a rows x 82 state.
-RG_HD void relu_left(const float* state, float* act, int i) {
-    const int r = i / model::kHalf;
-    const int c = i - r * model::kHalf;
-    act[i] = model::relu(state[r * model::kFeatures + c]);
+// Element i of rows x h: relu of the left half of a rows x 2h state.
+RG_HD void relu_left(const float* state, float* act, int h, int i) {
+    const int r = i / h;
+    const int c = i - r * h;
+    act[i] = model::relu(state[r * 2 * h + c]);
 }
 
 inline void run_host(const LossArgs& a) {
@@ -79,7 +80,7 @@ inline void run_host(const LossArgs& a) {
         for (int r = 0; r < a.rows; ++r) acc += a.dscores[r * model::kClasses + j];
         a.dbias[j] = acc;
     }
-    for (int k = 0; k < a.rows * model::kHalf; ++k) relu_left(a.state, a.act_left, k);
+    for (int k = 0; k < a.rows * a.h; ++k) relu_left(a.state, a.act_left, a.h, k);
 }
 
 void launch(const LossArgs& a, Stream stream);
@@ -91,13 +92,13 @@ inline constexpr int kLossRowsAtOnce = kLossThreads / model::kClasses;  // a thr
 __global__ void __launch_bounds__(kLossThreads)
     loss_kernel(int rows, float* __restrict__ scores, const float* __restrict__ bias,
                 const std::int32_t* __restrict__ labels, float* dscores, float* __restrict__ dbias,
-                const float* __restrict__ state, float* __restrict__ act_left) {
+                const float* __restrict__ state, float* __restrict__ act_left, int h) {
     constexpr int C = model::kClasses;
     __shared__ float exps[kLossRowsAtOnce * C];
     const int t = static_cast<int>(threadIdx.x);
     // relu of the left half: independent loads, a few in flight a thread.
 #pragma unroll 4
-    for (int i = t; i < rows * model::kHalf; i += kLossThreads) relu_left(state, act_left, i);
+    for (int i = t; i < rows * h; i += kLossThreads) relu_left(state, act_left, h, i);
     // loss_row, kLossRowsAtOnce rows at a time, thread t on (row t / C, class t % C); each step
     // below is loss_row's, on the same values, so the bits are its bits.
     const float inv_rows = model::inverse_rows<float>(rows);
@@ -130,7 +131,7 @@ __global__ void __launch_bounds__(kLossThreads)
 void launch(const LossArgs& a, Stream stream) {
     NVTX_RANGE("loss");
     loss_kernel<<<1, kLossThreads, 0, stream>>>(a.rows, a.scores, a.bias, a.labels, a.dscores, a.dbias, a.state,
-                                                a.act_left);
+                                                a.act_left, a.h);
     cudaCheck(cudaGetLastError());
 }
 #endif

@@ -37,25 +37,30 @@ struct Info {
     Kind kind;
 };
 
-// Element counts of the plan's arrays (engine/cuda/program.hpp's conventions), for accesses():
-//   half_elements(rows)   a rows x 41 array of its own: relu, branch and gradient scratch, one slot
-//                         of the activation or gradient stack (kHalf = 41 columns, one half's width)
-//   state_elements(rows)  a rows x 82 core state or lifted row array (kFeatures = 82 columns)
-//   half_extent(rows)     one half of a rows x 82 state seen from its first element: rows - 1 full
-//                         strides of 82, then the last row's 41
-inline std::size_t half_elements(std::int64_t rows) { return static_cast<std::size_t>(rows) * model::kHalf; }
-inline std::size_t state_elements(std::int64_t rows) { return static_cast<std::size_t>(rows) * model::kFeatures; }
-inline std::size_t half_extent(int rows) {
-    return rows <= 0 ? 0 : static_cast<std::size_t>(rows - 1) * model::kFeatures + model::kHalf;
+// Element counts of the plan's arrays (engine/cuda/program.hpp's conventions), for accesses(), at a
+// half width h (rev88: 41; the width is 2h):
+//   half_elements(rows, h)   a rows x h array of its own: relu, branch and gradient scratch, one slot
+//                            of the activation or gradient stack
+//   state_elements(rows, h)  a rows x 2h core state or lifted row array
+//   half_extent(rows, h)     one half of a rows x 2h state seen from its first element: rows - 1 full
+//                            strides of 2h, then the last row's h
+inline std::size_t half_elements(std::int64_t rows, int h = model::kHalf) {
+    return static_cast<std::size_t>(rows) * static_cast<std::size_t>(h);
+}
+inline std::size_t state_elements(std::int64_t rows, int h = model::kHalf) {
+    return static_cast<std::size_t>(rows) * 2 * static_cast<std::size_t>(h);
+}
+inline std::size_t half_extent(int rows, int h = model::kHalf) {
+    return rows <= 0 ? 0 : static_cast<std::size_t>(rows - 1) * 2 * static_cast<std::size_t>(h) + h;
 }
 
-// The backward's accesses to a half's gradient: dhalf (rows x 82 layout) where it is read at all,
-// dtmp (rows x 41) where it is masked in, grad_copy (rows x 41) where the result is copied out.
+// The backward's accesses to a half's gradient: dhalf (rows x 2h layout) where it is read at all,
+// dtmp (rows x h) where it is masked in, grad_copy (rows x h) where the result is copied out.
 inline void add_gradient_accesses(std::vector<Access>& a, int rows, Ref dhalf, bool masked, Ref dtmp, bool copied,
-                                  Ref grad_copy) {
-    if (masked || copied) a.push_back({dhalf, half_extent(rows), Elem::f32});
-    if (masked) a.push_back({dtmp, half_elements(rows), Elem::f32});
-    if (copied) a.push_back({grad_copy, half_elements(rows), Elem::f32});
+                                  Ref grad_copy, int h = model::kHalf) {
+    if (masked || copied) a.push_back({dhalf, half_extent(rows, h), Elem::f32});
+    if (masked) a.push_back({dtmp, half_elements(rows, h), Elem::f32});
+    if (copied) a.push_back({grad_copy, half_elements(rows, h), Elem::f32});
 }
 
 }  // namespace revgraph::cuda::ops
