@@ -315,6 +315,19 @@ class Verdict(unittest.TestCase):
         self.assertEqual(verdict.band_basis_points("7.5"), 750)
         self.assertIsNone(verdict.judge_band([9000] * 11, "12", None, "no package")["passed"])
 
+    def test_the_binary_gives_the_same_rule(self):
+        """`revgraph band`, what the harness asks where the package does not import: the published
+        floors and this file's integer ceil, and an error in one line for a bad band."""
+        rule = package.BinaryBandRule(REVGRAPH)
+        for bp, floor in FLOORS.items():
+            got = rule.band_rule(str(bp // 100), 110000, 10000)
+            self.assertEqual(got, {"required_correct": -(-110000 * (10000 - bp) // 10000), "per_draw_floor": floor})
+        self.assertEqual(rule.band_rule("7.5", 110000, 10000)["required_correct"], 101750)
+        with self.assertRaises(ValueError) as e:
+            rule.band_rule("12%", 110000, 10000)
+        self.assertEqual(len(str(e.exception).splitlines()), 1)
+        self.assertIn("band", str(e.exception))
+
     def test_holdout_and_times(self):
         self.assertTrue(verdict.judge_holdout([1500, 1500])["passed"])
         self.assertFalse(verdict.judge_holdout([1500, 1499])["passed"])
@@ -479,6 +492,18 @@ class Run(unittest.TestCase):
             self.assertEqual(rep["band"]["required_correct"], required)
             times = [c["ms"] for c in rep["calls"] if c["timed"]]
             self.assertAlmostEqual(rep["timing"]["mean_ms"], sum(times) / 11)
+
+    def test_verdict_without_the_package_comes_from_the_binary(self):
+        """A build folder with the revgraph binary but no Python package (a GPU machine's CUDA
+        PyTorch under another Python than the build's): the band's verdict is still given."""
+        build = os.path.join(self.tmp, "build-no-python")
+        os.makedirs(os.path.join(build, "tools"))
+        os.symlink(REVGRAPH, os.path.join(build, "tools", "revgraph"))
+        p, rep = self.run_race(CENTROID, "--build", build)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)  # FAIL: ~80 %, far below band 12
+        self.assertEqual(rep["band"]["required_correct"], 96800)
+        self.assertEqual(rep["band"]["per_draw_floor"], 8650)
+        self.assertIs(rep["band"]["passed"], False)
 
     def test_holdout_calls(self):
         # A stand-in for Fashion-MNIST's training files: MNIST's t10k images (the centroid entry

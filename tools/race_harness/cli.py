@@ -201,7 +201,7 @@ def cmd_run(a):
     band = str(info["band"])
     out["entry"]["band"] = info["band"]
 
-    revgraph, why = package.load(a.build)
+    revgraph, why = package.band_rule(a.build)  # the package, or the build's `revgraph band`
     if revgraph is None:
         print(f"race: {why}: the band's verdict will not be given", file=sys.stderr)
     try:

@@ -5,9 +5,13 @@ Why: the band's numbers (required total, per-draw floor) are the engine's one ru
 its predictions from revgraph.fit_predict. BUILD is --build, else $REVGRAPH_BUILD, else the
 checkout's build/. BUILD/python goes first on sys.path: tools/ (this package's import root) holds
 tools/revgraph/, the command's C++ sources, which would otherwise import as an empty namespace.
-There is no fallback: where the package does not import, the caller says so in one line.
+For the band rule alone, band_rule() falls back to the build's `revgraph band` command (the same
+rule, asked of the binary); `tools/race engine` needs the package. Where neither is there, the
+caller says so in one line.
 """
+import json
 import os
+import subprocess
 import sys
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
@@ -33,3 +37,33 @@ def load(build=None):
         where = getattr(revgraph, "__file__", None) or list(getattr(revgraph, "__path__", []))
         return None, f"the revgraph imported from {where} is not the built package (no band_rule; build it, or --build)"
     return revgraph, ""
+
+
+class BinaryBandRule:
+    """The engine's band rule through the build's `revgraph band` command: where the built package
+    does not import into the python3 at hand (a GPU machine's CUDA PyTorch is often another Python
+    version than the build's), the verdict still comes from the engine's one rule."""
+
+    def __init__(self, exe):
+        self.exe = exe
+
+    def band_rule(self, band, total, per_draw):
+        p = subprocess.run([self.exe, "band", "--band", str(band), "--total", str(total), "--per-draw", str(per_draw)],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            lines = p.stderr.strip().splitlines()
+            raise ValueError(lines[-1].removeprefix("revgraph: error: ") if lines else f"revgraph band: exit {p.returncode}")
+        numbers = json.loads(p.stdout)
+        return {"required_correct": numbers["required_correct"], "per_draw_floor": numbers["per_draw_floor"]}
+
+
+def band_rule(build=None):
+    """(an object with band_rule(band, total, per_draw), "") from the built package, else from the
+    build's revgraph binary; (None, why) where neither is there."""
+    revgraph, why = load(build)
+    if revgraph is not None:
+        return revgraph, ""
+    exe = os.path.join(os.path.abspath(build or default_build()), "tools", "revgraph")
+    if os.access(exe, os.X_OK):
+        return BinaryBandRule(exe), ""
+    return None, f"{why}; nor is there a {exe} to ask"

@@ -23,6 +23,7 @@ Command add_verify_command(CLI::App& app);
 Command add_validate_command(CLI::App& app, const std::string& self_path);
 Command add_backends_command(CLI::App& app);
 Command add_export_command(CLI::App& app);
+Command add_band_command(CLI::App& app);
 // `sweep` and `sweep merge` (tools/revgraph/sweep.cpp), merge first.
 std::vector<Command> add_sweep_commands(CLI::App& app);
 

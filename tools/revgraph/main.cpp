@@ -197,6 +197,7 @@ int main(int argc, char** argv) {
     commands.push_back(cli::add_validate_command(app, self_path(argv[0])));
     commands.push_back(cli::add_backends_command(app));
     commands.push_back(cli::add_export_command(app));
+    commands.push_back(cli::add_band_command(app));
     for (auto& c : cli::add_sweep_commands(app)) commands.push_back(std::move(c));
     CLI::App* version_command = app.add_subcommand("version", "print the version and commit");
     for (CLI::App* sub : app.get_subcommands([](CLI::App*) { return true; })) {
