@@ -112,6 +112,15 @@ TEST_CASE("cuda plan at any width: the products and buffers follow the half widt
         }
 }
 
+TEST_CASE("both plans at other widths: batch 2048, and a batch larger than the training set") {
+    // The any-width kernels' largest batch the issue asks for (2048 rows: 1024 rows blocks, sums of
+    // 2048 terms in the grads kernel), one short last batch; and a batch past n (one step of n rows).
+    for (const Path path : {Path::fused, Path::cublaslt}) {
+        check_path(path, {84, 1, 2048, 2053, 7, 1});
+        check_path(path, {128, 2, 2048, 100, 7, 2});
+    }
+}
+
 TEST_CASE("fused plan at any width: parameters in global memory, and every phase's items last to first") {
     // Shared memory 0: no block stages the parameters (engine/cuda/fused_any_shape.hpp); reversed
     // items and blocks: a phase whose items depended on each other (a race on a GPU) changes bits.
