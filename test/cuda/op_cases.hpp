@@ -1,11 +1,12 @@
 #pragma once
 // Per-operation tests of the CUDA backend's launch plan, in the spirit of ggml's test-backend-ops:
 // every operation of the plan's programs (gather, lift, couple, mask, loss, sgd, argmax, gemm, the
-// fused step and the fused predict; the copies too) is run ONE AT A TIME on a backend from the
+// fused step and the fused predict, at width 82 and the any-width ones at others; the copies too) is
+// run ONE AT A TIME on a backend from the
 // buffers the previous one left, and its outputs are compared with the operation's math in float64
 // computed here from the buffers it started from. A wrong offset, transpose, mask or sign shows up
 // on the operation that has it, not somewhere in a whole step. One line per operation and shape:
-//   "gemm depth=2 n=37 q=11 batch=16 emulator: ok max_err=3.1e-08 (28 launches)"
+//   "gemm depth=2 n=37 q=11 batch=16 width=82 emulator: ok max_err=3.1e-08 (28 launches)"
 // Backends: the CPU emulator (test_ops.cpp), the GPU (test_ops_gpu.cpp, where a device exists).
 #include <algorithm>
 #include <cmath>
@@ -122,24 +123,28 @@ inline void check_zero(const ZeroOp& op, const Buffers&, const Buffers& out, Che
     for (std::size_t i = 0; i < op.count; ++i) c.value(out.f(op.dst, i), 0.0);
 }
 
+// docs/spec.md §2's lift in float64: coordinate k of row r of a raw pixel array.
+inline double lifted_value(const Buffers& in, Ref raw, std::int64_t r, int k) {
+    return k < model::kPixels ? 4.0 * in.f(raw, r * model::kPixels + k) - 0.5 : 0.0;
+}
+
 inline void check_lift(const LiftOp& op, const Buffers& in, const Buffers& out, Check& c) {
     const auto lifted = [&](Ref raw, Ref rows, std::int64_t count) {
         for (std::int64_t r = 0; r < count; ++r)
-            for (int k = 0; k < model::kFeatures; ++k)
-                c.value(out.f(rows, r * model::kFeatures + k),
-                        k < model::kPixels ? 4.0 * in.f(raw, r * model::kPixels + k) - 0.5 : 0.0);
+            for (int k = 0; k < op.width; ++k) c.value(out.f(rows, r * op.width + k), lifted_value(in, raw, r, k));
     };
     lifted(op.train_raw, op.train_rows, op.train_count);
     lifted(op.query_raw, op.query_rows, op.query_count);
 }
 
 inline void check_gather(const GatherOp& op, const Buffers& in, const Buffers& out, Check& c) {
+    const int h = op.half_cols, width = 2 * h;
     for (int r = 0; r < op.rows; ++r) {
         const std::int64_t src = op.identity ? r : in.n(op.order, op.first + r);
-        for (int k = 0; k < model::kFeatures; ++k) {
-            const double v = in.f(op.src_rows, src * model::kFeatures + k);
-            c.value(out.f(op.state, r * model::kFeatures + k), v);
-            if (k >= model::kHalf) c.value(out.f(op.act_right, r * model::kHalf + k - model::kHalf), std::max(v, 0.0));
+        for (int k = 0; k < width; ++k) {
+            const double v = in.f(op.src_rows, src * width + k);
+            c.value(out.f(op.state, r * width + k), v);
+            if (k >= h) c.value(out.f(op.act_right, r * h + k - h), std::max(v, 0.0));
         }
         if (op.with_labels) c.value(out.n(op.labels, r), in.n(op.src_labels, src));
     }
@@ -147,11 +152,11 @@ inline void check_gather(const GatherOp& op, const Buffers& in, const Buffers& o
 
 // The gradient extras couple and mask share: dhalf += dtmp ⊙ [h > 0] (h before any update), and
 // the finished gradient copied out.
-inline void check_gradient(int rows, Ref half, Ref dhalf, bool masked, Ref dtmp, bool copied, Ref grad_copy,
+inline void check_gradient(int rows, int h, Ref half, Ref dhalf, bool masked, Ref dtmp, bool copied, Ref grad_copy,
                            const Buffers& in, const Buffers& out, Check& c) {
     for (int r = 0; r < rows; ++r)
-        for (int k = 0; k < model::kHalf; ++k) {
-            const std::size_t s = r * model::kFeatures + k, i = r * model::kHalf + k;
+        for (int k = 0; k < h; ++k) {
+            const std::size_t s = std::size_t(r) * 2 * h + k, i = std::size_t(r) * h + k;
             double g = in.f(dhalf, s);
             if (masked) g += in.f(dtmp, i) * (in.f(half, s) > 0 ? 1.0 : 0.0);
             if (masked) c.value(out.f(dhalf, s), g);
@@ -160,19 +165,20 @@ inline void check_gradient(int rows, Ref half, Ref dhalf, bool masked, Ref dtmp,
 }
 
 inline void check_couple(const CoupleOp& op, const Buffers& in, const Buffers& out, Check& c) {
+    const int hc = op.half_cols;
     for (int r = 0; r < op.rows; ++r)
-        for (int k = 0; k < model::kHalf; ++k) {
-            const std::size_t s = r * model::kFeatures + k, i = r * model::kHalf + k;
+        for (int k = 0; k < hc; ++k) {
+            const std::size_t s = std::size_t(r) * 2 * hc + k, i = std::size_t(r) * hc + k;
             const double h = in.f(op.half, s) + op.sign * op.alpha * in.f(op.branch, i);
             c.value(out.f(op.half, s), h);
             c.value(out.f(op.act, i), std::max(h, 0.0));
         }
     if (op.masked || op.copy_grad)
-        check_gradient(op.rows, op.half, op.dhalf, op.masked, op.dtmp, op.copy_grad, op.grad_copy, in, out, c);
+        check_gradient(op.rows, hc, op.half, op.dhalf, op.masked, op.dtmp, op.copy_grad, op.grad_copy, in, out, c);
 }
 
 inline void check_mask(const MaskOp& op, const Buffers& in, const Buffers& out, Check& c) {
-    check_gradient(op.rows, op.half, op.dhalf, true, op.dtmp, op.copy_grad, op.grad_copy, in, out, c);
+    check_gradient(op.rows, op.half_cols, op.half, op.dhalf, true, op.dtmp, op.copy_grad, op.grad_copy, in, out, c);
 }
 
 inline void check_loss(const LossOp& op, const Buffers& in, const Buffers& out, Check& c) {
@@ -186,8 +192,9 @@ inline void check_loss(const LossOp& op, const Buffers& in, const Buffers& out, 
             c.value(out.f(op.dscores, r * model::kClasses + j), d[j]);
             dbias[j] += d[j];
         }
-        for (int k = 0; k < model::kHalf; ++k)
-            c.value(out.f(op.act_left, r * model::kHalf + k), std::max(in.f(op.state, r * model::kFeatures + k), 0.0));
+        const int h = op.half_cols;
+        for (int k = 0; k < h; ++k)
+            c.value(out.f(op.act_left, r * h + k), std::max(in.f(op.state, std::size_t(r) * 2 * h + k), 0.0));
     }
     for (int j = 0; j < model::kClasses; ++j) c.value(out.f(op.dbias, j), dbias[j]);
 }
@@ -262,15 +269,61 @@ inline void check_fused_predict(const FusedPredictOp& op, const TaskPlan& plan, 
     }
 }
 
+// The any-width fused step (rows and grads kernels together, widths other than 82) against the float64
+// reference trainer's SGD step on the same batch, its rows lifted from the raw pixels as the kernels
+// lift them: gradients, velocity, parameters and the final core state.
+inline void check_fused_any_step(const FusedAnyStepOp& op, const TaskPlan& plan, const Buffers& in, const Buffers& out,
+                                 Check& c) {
+    const int width = 2 * op.half;
+    const cpu::Reference<double> ref(op.depth, op.alpha, width);
+    std::vector<double> params(plan.layout().total()), input(std::size_t(op.rows) * width);
+    std::vector<std::int64_t> labels(static_cast<std::size_t>(op.rows));
+    for (std::size_t i = 0; i < params.size(); ++i) params[i] = in.f(op.params, i);
+    for (int r = 0; r < op.rows; ++r) {
+        const std::int64_t src = in.n(op.order, op.first + r);
+        labels[r] = in.n(op.train_labels, src);
+        for (int k = 0; k < width; ++k) input[std::size_t(r) * width + k] = lifted_value(in, op.train_raw, src, k);
+    }
+    const auto g = cpu::batch_gradients(ref, params, input, labels, cpu::BackwardMode::reconstruct);
+    for (std::size_t i = 0; i < params.size(); ++i) {
+        double p = params[i], v = in.f(op.velocity, i);
+        model::sgd_update<double>(p, v, g.params[i], op.lr, op.momentum, op.weight_decay);
+        c.value(out.f(op.grads, i), g.params[i]);
+        c.value(out.f(op.velocity, i), v);
+        c.value(out.f(op.params, i), p);
+    }
+    for (std::size_t i = 0; i < g.final_state.size(); ++i) c.value(out.f(op.final_state, i), g.final_state[i]);
+}
+
+// The any-width fused predict against the float64 reference forward of the lifted query rows.
+inline void check_fused_any_predict(const FusedAnyPredictOp& op, const TaskPlan& plan, const Buffers& in,
+                                    const Buffers& out, Check& c) {
+    const int width = 2 * op.half;
+    const cpu::Reference<double> ref(op.depth, op.alpha, width);
+    std::vector<double> params(plan.layout().total()), state(std::size_t(op.rows) * width),
+        scores(std::size_t(op.rows) * model::kClasses);
+    for (std::size_t i = 0; i < params.size(); ++i) params[i] = in.f(op.params, i);
+    for (int r = 0; r < op.rows; ++r)
+        for (int k = 0; k < width; ++k) state[std::size_t(r) * width + k] = lifted_value(in, op.query_raw, r, k);
+    ref.core_forward(params.data(), state.data(), op.rows);
+    ref.head_forward(params.data(), state.data(), op.rows, scores.data());
+    for (int r = 0; r < op.rows; ++r) {
+        for (int j = 0; j < model::kClasses; ++j)
+            c.value(out.f(op.scores, r * model::kClasses + j), scores[std::size_t(r) * model::kClasses + j]);
+        check_prediction(&scores[std::size_t(r) * model::kClasses], out.w(op.predictions, r), c);
+    }
+}
+
 // ---- the driver ---------------------------------------------------------------------------------
 
 struct Shape {
     int depth;
     std::int64_t n, q;
     int batch;
+    int width = model::kFeatures;
     std::string text() const {
         return "depth=" + std::to_string(depth) + " n=" + std::to_string(n) + " q=" + std::to_string(q) +
-               " batch=" + std::to_string(batch);
+               " batch=" + std::to_string(batch) + " width=" + std::to_string(width);
     }
 };
 
@@ -279,6 +332,10 @@ inline std::vector<Shape> random_shapes(std::mt19937_64& rng, int count) {
     std::vector<Shape> out{{2, 37, 11, 16}, {1, 5, 3, 8}};  // a short last batch; a batch larger than n
     std::uniform_int_distribution<int> depth(1, 3), n(2, 90), q(1, 40), batch(1, 64);
     while (static_cast<int>(out.size()) < count) out.push_back({depth(rng), n(rng), q(rng), batch(rng)});
+    // Then other widths: the cuda path's operations at half widths 64 and 45, the fused path's
+    // any-width kernels (a short last batch in each).
+    out.push_back({2, 37, 11, 16, 128});
+    out.push_back({3, 20, 7, 8, 90});
     return out;
 }
 
@@ -286,7 +343,7 @@ inline std::vector<Shape> random_shapes(std::mt19937_64& rng, int count) {
 // a product's k-term float32 sum; a whole fused step or forward, several such sums deep.
 inline double tolerance(const std::string& op) {
     if (op == "gemm") return 1e-5;
-    if (op == "fused_step" || op == "fused_predict") return 1e-4;
+    if (op == "fused_step" || op == "fused_predict" || op == "fused_any_step" || op == "fused_any_predict") return 1e-4;
     return 1e-6;
 }
 
@@ -307,8 +364,9 @@ inline std::map<std::string, Result> run_plan(const TaskPlan& plan, Runner& runn
     for (const Program& program : programs)
         for (std::size_t k = 0; k < program.size(); ++k) {
             Program ops{program[k]};
-            const auto* fused = std::get_if<FusedStepOp>(&program[k]);
-            if (fused != nullptr) ops.push_back(program.at(++k));  // rows, then grads: one step
+            const bool fused =
+                std::holds_alternative<FusedStepOp>(program[k]) || std::holds_alternative<FusedAnyStepOp>(program[k]);
+            if (fused) ops.push_back(program.at(++k));  // rows, then grads: one step
             runner.run(ops);
             Buffers after = runner.read();
             Check c;
@@ -330,8 +388,12 @@ inline std::map<std::string, Result> run_plan(const TaskPlan& plan, Runner& runn
                         name = "fused_step", check_fused_step(op, plan, before, after, c);
                     if constexpr (std::is_same_v<T, FusedPredictOp>)
                         name = "fused_predict", check_fused_predict(op, plan, before, after, c);
+                    if constexpr (std::is_same_v<T, FusedAnyStepOp>)
+                        name = "fused_any_step", check_fused_any_step(op, plan, before, after, c);
+                    if constexpr (std::is_same_v<T, FusedAnyPredictOp>)
+                        name = "fused_any_predict", check_fused_any_predict(op, plan, before, after, c);
                 },
-                program[fused != nullptr ? k - 1 : k]);
+                program[fused ? k - 1 : k]);
             Result& r = results[name];
             r.max_err = std::max(r.max_err, c.max_err);
             ++r.launches;
@@ -349,6 +411,7 @@ int run_all(const char* backend, const MakeRunner& make_runner, int shapes) {
         for (const Path path : {Path::cublaslt, Path::fused}) {
             TaskConfig config;
             config.depth = shape.depth;
+            config.width = shape.width;
             config.batch_size = shape.batch;
             config.epochs = 1;
             config.weight_decay = 1e-4;
