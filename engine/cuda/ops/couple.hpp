@@ -98,8 +98,14 @@ __global__ void __launch_bounds__(kernels::kThreads)
     couple_kernel(int elems, float* __restrict__ half, const float* __restrict__ branch, float* __restrict__ act,
                   float sign, float alpha, float* __restrict__ dhalf, const float* __restrict__ dtmp,
                   float* __restrict__ grad_copy, int h) {
-    for (std::int64_t i = kernels::first_index(); i < elems; i += kernels::grid_stride())
-        couple(half, branch, act, sign, alpha, dhalf, dtmp, grad_copy, h, static_cast<int>(i));
+    // h == 41 (rev88) on a loop of its own: the element's split r = i / h is then a division by a
+    // constant, a multiply, as when these kernels were written for 41 alone; other widths divide.
+    if (h == model::kHalf)
+        for (std::int64_t i = kernels::first_index(); i < elems; i += kernels::grid_stride())
+            couple(half, branch, act, sign, alpha, dhalf, dtmp, grad_copy, model::kHalf, static_cast<int>(i));
+    else
+        for (std::int64_t i = kernels::first_index(); i < elems; i += kernels::grid_stride())
+            couple(half, branch, act, sign, alpha, dhalf, dtmp, grad_copy, h, static_cast<int>(i));
 }
 
 void launch(const CoupleArgs& a, Stream stream) {

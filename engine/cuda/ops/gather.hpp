@@ -79,8 +79,14 @@ __global__ void __launch_bounds__(kernels::kThreads)
     gather_kernel(int elems, const std::int32_t* __restrict__ order, std::int64_t first,
                   const float* __restrict__ src_rows, const std::int32_t* __restrict__ src_labels,
                   float* __restrict__ state, float* __restrict__ act_right, std::int32_t* __restrict__ labels, int h) {
-    for (std::int64_t i = kernels::first_index(); i < elems; i += kernels::grid_stride())
-        gather(order, first, src_rows, src_labels, state, act_right, labels, h, static_cast<int>(i));
+    // h == 41 (rev88) on a loop of its own: the element's split r = i / h is then a division by a
+    // constant, a multiply, as when these kernels were written for 41 alone; other widths divide.
+    if (h == model::kHalf)
+        for (std::int64_t i = kernels::first_index(); i < elems; i += kernels::grid_stride())
+            gather(order, first, src_rows, src_labels, state, act_right, labels, model::kHalf, static_cast<int>(i));
+    else
+        for (std::int64_t i = kernels::first_index(); i < elems; i += kernels::grid_stride())
+            gather(order, first, src_rows, src_labels, state, act_right, labels, h, static_cast<int>(i));
 }
 
 void launch(const GatherArgs& a, Stream stream) {

@@ -96,9 +96,15 @@ __global__ void __launch_bounds__(kLossThreads)
     constexpr int C = model::kClasses;
     __shared__ float exps[kLossRowsAtOnce * C];
     const int t = static_cast<int>(threadIdx.x);
-    // relu of the left half: independent loads, a few in flight a thread.
+    // relu of the left half: independent loads, a few in flight a thread (h == 41, rev88, on a loop
+    // of its own: its split by h is then a multiply; other widths divide).
+    if (h == model::kHalf) {
 #pragma unroll 4
-    for (int i = t; i < rows * h; i += kLossThreads) relu_left(state, act_left, h, i);
+        for (int i = t; i < rows * model::kHalf; i += kLossThreads) relu_left(state, act_left, model::kHalf, i);
+    } else {
+#pragma unroll 4
+        for (int i = t; i < rows * h; i += kLossThreads) relu_left(state, act_left, h, i);
+    }
     // loss_row, kLossRowsAtOnce rows at a time, thread t on (row t / C, class t % C); each step
     // below is loss_row's, on the same values, so the bits are its bits.
     const float inv_rows = model::inverse_rows<float>(rows);
