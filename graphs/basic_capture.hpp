@@ -37,14 +37,25 @@ public:
 
     BasicGraphExec() = default;
     BasicGraphExec(Exec exec, std::size_t nodes) : exec_(exec), nodes_(nodes) {}
+    // What a capture that enqueued nothing gives (cuda-fused's normalise at widths other than 82,
+    // whose kernels lift each row as they gather it): no executable graph, and a launch that does
+    // nothing, rather than asking the driver to instantiate, upload and launch a graph of no nodes.
+    static BasicGraphExec nothing() {
+        BasicGraphExec g;
+        g.nothing_ = true;
+        return g;
+    }
     ~BasicGraphExec() { free(); }
     BasicGraphExec(BasicGraphExec&& o) noexcept
-        : exec_(std::exchange(o.exec_, Exec{})), nodes_(std::exchange(o.nodes_, 0)) {}
+        : exec_(std::exchange(o.exec_, Exec{})),
+          nodes_(std::exchange(o.nodes_, 0)),
+          nothing_(std::exchange(o.nothing_, false)) {}
     BasicGraphExec& operator=(BasicGraphExec&& o) noexcept {
         if (this != &o) {
             free();
             exec_ = std::exchange(o.exec_, Exec{});
             nodes_ = std::exchange(o.nodes_, 0);
+            nothing_ = std::exchange(o.nothing_, false);
         }
         return *this;
     }
@@ -52,6 +63,7 @@ public:
     BasicGraphExec& operator=(const BasicGraphExec&) = delete;
 
     void launch(Stream stream) const {
+        if (nothing_) return;
         if (exec_ == Exec{}) throw Error("graphs: launch of a graph that was never captured");
         check<Api>(Api::launch(exec_, stream), "graph launch");
     }
@@ -65,6 +77,7 @@ public:
 private:
     Exec exec_{};
     std::size_t nodes_ = 0;
+    bool nothing_ = false;  // captured, and held no work
 
     void free() noexcept {
         if (exec_ != Exec{}) Api::destroy_exec(exec_);
@@ -106,10 +119,11 @@ public:
         std::size_t nodes = 0;
         Exec exec{};
         auto s = Api::count_nodes(graph, &nodes);
-        if (Api::ok(s)) s = Api::instantiate(&exec, graph);
+        const bool empty = Api::ok(s) && nodes == 0;
+        if (Api::ok(s) && !empty) s = Api::instantiate(&exec, graph);
         Api::destroy_graph(graph);  // the executable graph keeps what it needs
         check<Api>(s, "graph instantiate");
-        return BasicGraphExec<Api>(exec, nodes);
+        return empty ? BasicGraphExec<Api>::nothing() : BasicGraphExec<Api>(exec, nodes);
     }
 
 private:

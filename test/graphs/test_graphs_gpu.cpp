@@ -93,6 +93,17 @@ TEST_CASE("cuda graphs: a forbidden call mid-capture ends the capture; the strea
     CHECK(log == Strings{"again", "again"});
 }
 
+TEST_CASE("cuda graphs: a capture of nothing (cuda-fused's normalise at widths other than 82) launches nothing") {
+    Stream stream;
+    const graphs::GraphExec exec = graphs::capture(stream.s, "t", [](cudaStream_t) {});
+    CHECK(exec.nodes() == 0);
+    CHECK_FALSE(capturing(stream.s));
+    exec.upload(stream.s);
+    exec.launch(stream.s);
+    cudaCheck(cudaStreamSynchronize(stream.s));
+    CHECK(cudaGetLastError() == cudaSuccess);
+}
+
 TEST_CASE("cuda graphs: an exception thrown by the body ends the capture too") {
     Stream stream;
     CHECK_THROWS_WITH(graphs::capture(stream.s, "t", [](cudaStream_t) { throw Error("refused"); }), "refused");

@@ -59,6 +59,25 @@ TEST_CASE("capture: the graph holds what the body enqueued, and only the executa
     CHECK(world().execs.empty());  // freed with its owner
 }
 
+TEST_CASE("capture: a body that enqueues nothing gives no executable graph, and its launch does nothing") {
+    fresh_world();
+    {
+        const GraphExec g = graphs::capture_with<FakeGraphApi>(kStream, "t", [](int) {});
+        CHECK(g.nodes() == 0);
+        CHECK(world().capturing.empty());
+        CHECK(world().graphs.empty());
+        CHECK(world().execs.empty());  // nothing instantiated
+        g.upload(kStream);
+        g.launch(kStream);
+        CHECK(world().ran.empty());
+        GraphExec first = graphs::capture_with<FakeGraphApi>(kStream, "t", [](int) {});
+        GraphExec moved = std::move(first);
+        moved.launch(kStream);  // the empty capture's no-op travels with a move
+        CHECK(world().ran.empty());
+    }
+    CHECK_THROWS_WITH(GraphExec().launch(kStream), "graphs: launch of a graph that was never captured");
+}
+
 TEST_CASE("capture: an exception in the body ends the capture and frees the half-built graph") {
     fresh_world();
     CHECK_THROWS_WITH(graphs::capture_with<FakeGraphApi>(kStream, "t",
