@@ -174,7 +174,7 @@ TEST_CASE("task: a backend that runs width 82 alone refuses another in one line,
                          "cpu-reference (they run every width)",
                          Error);
     CHECK_FALSE(prepared);
-    // The CPU backends run it (auto picks cpu for it on a GPU machine: test/cuda/test_gpu.cpp).
+    // The CPU backends run it (and the GPU backends: auto picks among them on a GPU, test/cuda/test_gpu.cpp).
     CHECK(make_backend("cpu")->runs_width(128));
     CHECK(make_backend("cpu-reference")->runs_width(1024));
 }
