@@ -41,6 +41,17 @@ PreparedTask small_task(int depth, int n, int q, int batch, const std::string& b
     return PreparedTask(validate::synthetic_inputs(n, q, 5), c, make_backend(backend));
 }
 
+// A task run on a GPU backend against the float64 reference trainer on the same inputs: parameters,
+// velocity and scores within the stated tolerances, the predictions agreeing.
+void check_against_reference(PreparedTask& task) {
+    const TaskState s = task.backend().read_state();
+    const auto ref = reference_run(task);
+    CHECK(within_tolerance(s.parameters, ref.parameters()));
+    CHECK(within_tolerance(s.velocity, ref.velocity()));
+    CHECK(within_tolerance(s.scores, ref.scores()));
+    CHECK(predictions_agree(s.predictions, ref));
+}
+
 }  // namespace
 
 TEST_CASE("cuda: the workspace cannot be changed once the GPU is initialised") {
@@ -103,12 +114,7 @@ TEST_CASE(
         PreparedTask task(validate::synthetic_inputs(k.batch + 5, 9, 47), gpu_cases::width_config(k),
                           make_backend("cuda"));
         task.run();
-        const TaskState s = task.backend().read_state();
-        const auto ref = reference_run(task);
-        CHECK(within_tolerance(s.parameters, ref.parameters()));
-        CHECK(within_tolerance(s.velocity, ref.velocity()));
-        CHECK(within_tolerance(s.scores, ref.scores()));
-        CHECK(predictions_agree(s.predictions, ref));
+        check_against_reference(task);
     }
 }
 
@@ -443,12 +449,7 @@ TEST_CASE("cuda: odd shapes and settings match the float64 reference after a ful
             PreparedTask task(validate::synthetic_inputs(k.n, k.q, 99), gpu_cases::odd_config(k),
                               make_backend(backend));
             task.run();
-            const TaskState s = task.backend().read_state();
-            const auto ref = reference_run(task);
-            CHECK(within_tolerance(s.parameters, ref.parameters()));
-            CHECK(within_tolerance(s.velocity, ref.velocity()));
-            CHECK(within_tolerance(s.scores, ref.scores()));
-            CHECK(predictions_agree(s.predictions, ref));
+            check_against_reference(task);
         }
 }
 
