@@ -33,9 +33,8 @@ std::vector<std::string> grads_phase_names(int rows, int chunk) {
     std::vector<std::string> n;
     for (int c0 = 0; c0 < rows; c0 += chunk) {
         n.push_back("stage rows " + std::to_string(c0) + "..");
-        n.push_back("sums over them");
+        n.push_back(c0 + chunk >= rows ? "sums over them, SGD" : "sums over them");  // SGD ends the last sums
     }
-    n.push_back("SGD");
     return n;
 }
 

@@ -8,7 +8,8 @@
 //      is per row — gather, forward, scores, loss gradient, the head's input gradient, and the
 //      reconstructing backward (docs/spec.md §4) with the branch input gradients — in shared memory. On the
 //      way back it leaves, for every branch, relu of the branch's input and α·(its output gradient)
-//      in two stacks, and it leaves the final state and the score gradients;
+//      in two stacks, and it leaves the final state and the score gradients, all column-major
+//      (StepArgs);
 //   2. the grads kernel: each block takes a group of parameters, sums their gradients over the
 //      batch's rows from those stacks (row order, like the reference), and applies SGD to them.
 // Only cross-row sums need the second launch; everything else never leaves its block.
@@ -62,6 +63,13 @@ inline constexpr int kBranchOutGroup = 3;
 inline constexpr int kHeadOutGroup = 1;
 inline constexpr int kGradsChunk = 128;
 inline constexpr int kGradsSumBlock = 32;  // a sum's rows loaded at once (engine/cuda/ordered_sum.hpp)
+// A staged column: kGradsChunk rows and 4 floats of padding. A sum reads four rows of each operand a
+// 16-byte load, and neighbouring threads of a grads block read neighbouring columns. A 16-byte shared
+// load is served a quarter warp (8 threads) at a time; 132 floats are 33 16-byte units, an odd
+// number, so 8 neighbouring columns start in 8 different groups of 4 banks, the 32 banks once: no
+// conflict (at 128 all 8 would start in the same group, 8-way). And every column stays on 16 bytes.
+inline constexpr int kGradsStride = kGradsChunk + 4;
+static_assert(kGradsStride % 4 == 0 && (kGradsStride / 4) % 2 == 1, "columns on 16 bytes, conflict-free");
 // Prediction: 16 query rows a block, the kernel lab's fastest tile: more blocks, shorter chains
 // (bench/NOTES.md, "Levers tried, and what each gave").
 inline constexpr int kPredictThreads = 256;
@@ -93,11 +101,28 @@ struct StepArgs {
     float* velocity = nullptr;
     float* grads = nullptr;
     int param_count = 0;
-    float* final_state = nullptr;  // rows x 82: the core output, for the head's weight gradient
-    float* dscores = nullptr;      // rows x 10
-    float* act_stack = nullptr;    // branch b, row r, input i at (b*slot + r)*41 + i: relu(x)
-    float* grad_stack = nullptr;   // branch b, row r, output o at (b*slot + r)*41 + o: α·g_out
+    // What the rows kernel leaves for the grads kernel, column-major with leading dimension `slot`
+    // (column_major below says why), read by nothing else on this path.
+    float* final_state = nullptr;  // column c, row r at c*slot + r: the core output, for the head's weight gradient
+    float* dscores = nullptr;      // class j, row r at j*slot + r
+    float* act_stack = nullptr;    // branch b, input i, row r at (b*41 + i)*slot + r: relu(x)
+    float* grad_stack = nullptr;   // branch b, output o, row r at (b*41 + o)*slot + r: α·g_out
 };
+
+// The final state, the score gradients and the stacks are column-major, so that a grads block, whose
+// sums run down the rows of a few columns, stages them column by column with 16-byte copies and sums
+// four rows a 16-byte load (step_grads_as). The price is on the rows kernel's side: its stores of a
+// row's values go to places `slot` floats apart (4-byte pieces, a sector each, instead of contiguous
+// rows); no thread waits for a store.
+// Leading dimension: the slot (the full batch's rows, what the plan sizes these buffers for), not
+// this batch's rows: so every batch of an epoch, its last short one too, puts a column at the same
+// place, and where the slot is a multiple of 4 (rev88: 128) every column starts on 16 bytes for
+// every batch. With the batch's rows, the last batch's columns would start wherever its count puts
+// them, and its staging would fall back to 4-byte copies (ColumnCopy takes either, so any slot
+// works; a multiple of 4 is what makes it fast).
+RG_HD std::size_t column_major(int slot, int column, int row) {
+    return static_cast<std::size_t>(column) * static_cast<std::size_t>(slot) + static_cast<std::size_t>(row);
+}
 
 struct PredictArgs {
     int depth = 0;
@@ -125,17 +150,21 @@ constexpr std::size_t rows_state_floats(int rows_per_block) {
 }
 // Predict kernel: [weights] state (tile x kSharedLd).
 constexpr std::size_t predict_state_floats(int tile) { return static_cast<std::size_t>(tile) * kSharedLd; }
-// Grads kernel: one running sum per item, the widest chunk (the bias block: the final state and
-// all 10 classes' dscores), and the block's parameters and momenta (staged with the first chunk, so
-// the SGD phase reads no global memory). Plus 3 floats for each of the three copies: a copy starts
-// where its 16-byte phase matches the source's, so it moves whole vectors (ContiguousCopy,
-// engine/cuda/fused_load.hpp).
+// Grads kernel: one running sum per item (rounded up to whole 16 bytes, so the columns that follow
+// start on 16 bytes), then the widest chunk's columns kGradsStride apart (the bias block: the final
+// state's 82 and all 10 classes' dscores). The block's parameters and momenta are not staged: each
+// item loads its own two at the start of its last sums, and they land while the chain of adds runs
+// (48 KB left no room for them beside the padded columns, and they no longer need a phase of their
+// own).
 inline constexpr int kGradsMaxItems = kBranchOutGroup * kHalf > kHeadOutGroup* kFeatures + kClasses
                                           ? kBranchOutGroup* kHalf
                                           : kHeadOutGroup* kFeatures + kClasses;
 static_assert(kGradsMaxItems <= kGradsThreads, "a grads block's items are one round of its threads");
-inline constexpr std::size_t kGradsStaged = static_cast<std::size_t>(kGradsChunk) * (kFeatures + kClasses) + 3;
-inline constexpr std::size_t kGradsFloats = kGradsMaxItems + kGradsStaged + 2 * (kGradsMaxItems + 3);
+inline constexpr int kGradsAccFloats = (kGradsMaxItems + 3) / 4 * 4;
+inline constexpr int kGradsMaxCols =
+    kHalf + kBranchOutGroup > kFeatures + kClasses ? kHalf + kBranchOutGroup : kFeatures + kClasses;
+inline constexpr std::size_t kGradsFloats = kGradsAccFloats + static_cast<std::size_t>(kGradsMaxCols) * kGradsStride;
+static_assert(kGradsFloats * sizeof(float) <= 48 * 1024, "a grads block fits the 48 KB every block gets");
 
 inline std::size_t shared_bytes(std::size_t state_floats, int param_count, bool weights_shared) {
     return (state_floats + (weights_shared ? static_cast<std::size_t>(param_count) : 0)) * sizeof(float);
@@ -186,18 +215,19 @@ RG_HD float head_score(const float* hw, const float* hb, const float* x, int j) 
 
 // One block's rows of one branch's backward (the reference's branch_backward, whose weight gradient
 // is left to the grads kernel): for each of its rows and each column c, relu(x[c]) and α·g_out[c]
-// go to the branch's stack slots, and with_dx adds dx[c] += (Σ_o α·g_out[o] W[o][c]) ⊙ [x[c] > 0]
-// into dstate's `in` half. Reads dstate's `out` half, writes its `in` half: one phase.
+// go to the branch's stack slots (column-major, `slot` rows a column, from the block's first row),
+// and with_dx adds dx[c] += (Σ_o α·g_out[o] W[o][c]) ⊙ [x[c] > 0] into dstate's `in` half. Reads
+// dstate's `out` half, writes its `in` half: one phase.
 template <class Exec>
 RG_HD void branch_rows(Exec& ex, const float* w, const float* state, float* dstate, int ld, int rows, int in, int out,
-                       float alpha, bool with_dx, float* act_slot, float* grad_slot) {
+                       float alpha, bool with_dx, int slot, float* act_slot, float* grad_slot) {
     ex.phase(rows * kHalf, [=](int item) {
         const int r = item / kHalf, c = item - r * kHalf;
         const std::size_t row = static_cast<std::size_t>(r) * ld;
         const float x = state[row + in + c];
         const float* g = dstate + row + out;
-        act_slot[r * kHalf + c] = model::relu(x);
-        grad_slot[r * kHalf + c] = alpha * g[c];
+        act_slot[column_major(slot, c, r)] = model::relu(x);
+        grad_slot[column_major(slot, c, r)] = alpha * g[c];
         if (with_dx) {
             const float acc = ordered_sum<kHalf>(
                 0.0f, [=](int o) { return g[o]; }, [=](int o) { return w[o * kHalf + c]; },
@@ -277,7 +307,8 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
     core_forward(ex, w, depth, alpha, state, ld, rows);
     {
         float* scores = s.scores;
-        float* final_state = a.final_state + static_cast<std::size_t>(r0) * kFeatures;
+        float* final_state = a.final_state + r0;
+        const int slot = a.slot;
         const int score_items = rows * kClasses;
         ex.phase(score_items + rows * kFeatures, [=](int item) {
             if (item < score_items) {
@@ -287,7 +318,7 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
             } else {
                 const int k = item - score_items;
                 const int r = k / kFeatures, c = k - r * kFeatures;
-                final_state[k] = state[static_cast<std::size_t>(r) * ld + c];
+                final_state[column_major(slot, c, r)] = state[static_cast<std::size_t>(r) * ld + c];
             }
         });
     }
@@ -315,7 +346,7 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
             const float d =
                 model::xent_grad(e[j], model::row_sum(e), j == labels[r], model::inverse_rows<float>(batch));
             dscores[r * kClasses + j] = d;
-            g.dscores[static_cast<std::size_t>(r0 + r) * kClasses + j] = d;
+            g.dscores[column_major(g.slot, j, r0 + r)] = d;
         });
     }
     // dstate = dscores H, the reference's order over the 10 classes.
@@ -333,17 +364,17 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
 
     // docs/spec.md §4, block k = D-1 .. 0: rebuild r, G's rows; rebuild l, F's rows. Block 0 skips the
     // rebuild of l and F's input gradient: they serve only the gradient of the core input.
-    const auto act_slot = [&](int b) { return a.act_stack + (static_cast<std::size_t>(b) * a.slot + r0) * kHalf; };
-    const auto grad_slot = [&](int b) { return a.grad_stack + (static_cast<std::size_t>(b) * a.slot + r0) * kHalf; };
+    const auto act_slot = [&](int b) { return a.act_stack + column_major(a.slot, b * kHalf, r0); };
+    const auto grad_slot = [&](int b) { return a.grad_stack + column_major(a.slot, b * kHalf, r0); };
     for (int k = depth - 1; k >= 0; --k) {
         if (k == 0) ex.launch_dependents();  // the last block's backward: the grads kernel may be scheduled
         const int f = 2 * k, g = 2 * k + 1;
         const float* wf = w + static_cast<std::size_t>(f) * kBranchSize;
         const float* wg = w + static_cast<std::size_t>(g) * kBranchSize;
         couple(ex, wg, state, ld, rows, 0, kHalf, -1.0f, alpha);
-        branch_rows(ex, wg, state, dstate, ld, rows, 0, kHalf, alpha, true, act_slot(g), grad_slot(g));
+        branch_rows(ex, wg, state, dstate, ld, rows, 0, kHalf, alpha, true, a.slot, act_slot(g), grad_slot(g));
         if (k > 0) couple(ex, wf, state, ld, rows, kHalf, 0, -1.0f, alpha);
-        branch_rows(ex, wf, state, dstate, ld, rows, kHalf, 0, alpha, k > 0, act_slot(f), grad_slot(f));
+        branch_rows(ex, wf, state, dstate, ld, rows, kHalf, 0, alpha, k > 0, a.slot, act_slot(f), grad_slot(f));
     }
 }
 
@@ -391,94 +422,79 @@ RG_HD GradsBlock grads_block(int block, int depth) {
 // order is the reference's), then SGD on each of them. Branch item t = (o, i): dW[o][i] =
 // Σ_r α·g[r][o] relu(x[r][i]); head item t = (j, i): dH[j][i] = Σ_r dscores[r][j] state[r][i]; bias
 // item: db[j] = Σ_r dscores[r][j].
+// A chunk is staged column by column (the stacks, the final state and dscores are column-major:
+// column_major), each column kGradsStride floats apart, so a sum reads four rows of each operand a
+// 16-byte load (ordered_sum4_n), still adding them one by one in row order.
 // kHead: the head's block (82 inputs an output) or a branch's (41): two instantiations, so the
 // width is a constant and no item divides by a runtime value.
 template <bool kHead, class Exec>
 RG_HD void step_grads_as(Exec& ex, const StepArgs& a, const GradsBlock gb, float* smem) {
     constexpr int width = kHead ? kFeatures : kHalf;  // inputs per output
-    constexpr int kMaxOutCols = kClasses > kBranchOutGroup ? kClasses : kBranchOutGroup;
     const int weight_items = gb.outs * width;
     const int items = weight_items + (gb.biases ? kClasses : 0);
     const std::size_t head_w = static_cast<std::size_t>(2 * a.depth) * kBranchSize;
-    // A staged chunk: in[r][i], `width` wide (relu(x), or the final state), and outv[r][t], `out_cols`
-    // wide (α·g of the block's outputs, or dscores: of its classes, or of all 10 in the bias block).
+    // A staged chunk: `width` columns of in (relu(x), or the final state), then `out_cols` columns of
+    // outv (α·g of the block's outputs, or dscores: of its classes, or of all 10 in the bias block).
     const int out_first = gb.biases ? 0 : gb.out0;
     const int out_cols = gb.biases ? kClasses : gb.outs;
-    // The source of `in`: the rows c0.. of the final state, or of the branch's stack, contiguous.
-    const float* const in_source =
-        kHead ? a.final_state : a.act_stack + static_cast<std::size_t>(gb.branch) * a.slot * kHalf;
-    // Each row's α·g (branch: 41 apart, from its first output) or dscores (10 apart, from its first class).
-    const float* const out_source =
-        kHead ? a.dscores + out_first : a.grad_stack + static_cast<std::size_t>(gb.branch) * a.slot * kHalf + gb.out0;
-    constexpr int out_stride = kHead ? kClasses : kHalf;
+    const int slot = a.slot;
+    // The sources' first columns: the final state's, or the branch's stack's; the block's first
+    // output's α·g, or its first class's dscores.
+    const float* const in_source = kHead ? a.final_state : a.act_stack + column_major(slot, gb.branch * kHalf, 0);
+    const float* const out_source = kHead ? a.dscores + column_major(slot, out_first, 0)
+                                          : a.grad_stack + column_major(slot, gb.branch * kHalf + gb.out0, 0);
     // The block's parameters are one run: its outputs' rows of weights (and, in the bias block, the
     // biases, which follow the head's last row); item t is parameter p0 + t.
     const std::size_t p0 =
         kHead ? head_w + static_cast<std::size_t>(gb.out0) * kFeatures
               : static_cast<std::size_t>(gb.branch) * kBranchSize + static_cast<std::size_t>(gb.out0) * kHalf;
-    // Each copy starts where its 16-byte phase is its source's (3 floats of slack each).
-    const auto aligned = [](float* at, const float* source) {
-        return at + ((float_phase(source) - float_phase(at)) & 3);
-    };
     float* const acc = smem;  // one running sum per item
-    float* const in = aligned(smem + kGradsMaxItems, in_source);
-    float* const outv = in + kGradsChunk * width;
-    float* const staged_params = smem + kGradsMaxItems + kGradsStaged;  // 2 x (kGradsMaxItems + 3)
-    float* const param = aligned(staged_params, a.params + p0);
-    float* const momentum = aligned(staged_params + kGradsMaxItems + 3, a.velocity + p0);
+    float* const in = smem + kGradsAccFloats;
+    float* const outv = in + width * kGradsStride;
+    using Columns = ColumnCopy<kGradsChunk, kGradsStride>;
     for (int c0 = 0; c0 < a.rows; c0 += kGradsChunk) {
         const int n = a.rows - c0 < kGradsChunk ? a.rows - c0 : kGradsChunk;
+        const bool last = c0 + kGradsChunk >= a.rows;
         {
-            const ContiguousCopy in_copy =
-                contiguous_copy(in, in_source + static_cast<std::size_t>(c0) * width, n * width);
-            const ContiguousCopy p_copy = c0 == 0 ? contiguous_copy(param, a.params + p0, items) : ContiguousCopy{};
-            const ContiguousCopy v_copy =
-                c0 == 0 ? contiguous_copy(momentum, a.velocity + p0, items) : ContiguousCopy{};
-            const float* const out_rows = out_source + static_cast<std::size_t>(c0) * out_stride;
-            const int copy_items = in_copy.items(), p_items = p_copy.items(), v_items = v_copy.items();
-            ex.phase(copy_items + p_items + v_items + n, [=](int item) {
-                if (item < copy_items) {
+            const Columns in_copy{in, in_source + c0, static_cast<std::size_t>(slot), n, width};
+            const Columns out_copy{outv, out_source + c0, static_cast<std::size_t>(slot), n, out_cols};
+            const int in_items = in_copy.items();
+            ex.phase(in_items + out_copy.items(), [=](int item) {
+                if (item < in_items)
                     copy_item(in_copy, item);
-                } else if (item < copy_items + p_items) {
-                    copy_item(p_copy, item - copy_items);
-                } else if (item < copy_items + p_items + v_items) {
-                    copy_item(v_copy, item - copy_items - p_items);
-                } else {  // one row's out_cols values
-                    const int r = item - copy_items - p_items - v_items;
-                    const float* src = out_rows + static_cast<std::size_t>(r) * out_stride;
-                    RG_UNROLL
-                    for (int t = 0; t < kMaxOutCols; ++t)
-                        if (t < out_cols) copy_async4(outv + r * out_cols + t, src + t);
-                }
+                else
+                    copy_item(out_copy, item - in_items);
             });
         }
         // After the last staging, before the sums and SGD: the next rows kernel may be scheduled (it
         // gathers its rows while this one sums).
-        if (c0 + kGradsChunk >= a.rows) ex.launch_dependents();
+        if (last) ex.launch_dependents();
+        const StepArgs g = a;
         ex.phase(items, [=](int t) {
+            // The last chunk's item ends with the parameter's SGD: its parameter and momentum are
+            // loaded first, so they arrive while the sum runs.
+            float p = 0, v = 0;
+            if (last) {
+                p = load_l2(g.params + p0 + t);
+                v = load_l2(g.velocity + p0 + t);
+            }
             float s = c0 == 0 ? 0.0f : acc[t];
             if (t < weight_items) {
                 const int o = t / width, i = t - o * width;
                 const int col = gb.out0 + o - out_first;
-                s = ordered_sum_n<kGradsSumBlock>(
-                    s, n, [=](int r) { return outv[r * out_cols + col]; }, [=](int r) { return in[r * width + i]; },
-                    [](float g, float x) { return g * x; });
+                s = ordered_sum4_n<kGradsSumBlock>(s, n, AlignedRun{outv + col * kGradsStride},
+                                                   AlignedRun{in + i * kGradsStride},
+                                                   [](float gr, float x) { return gr * x; });
             } else {
-                const int j = t - weight_items;
-                s = ordered_sum_n<kGradsSumBlock>(
-                    s, n, [=](int r) { return outv[r * out_cols + j]; }, [](int) { return 0.0f; },
-                    [](float g, float) { return g; });
+                const AlignedRun d{outv + (t - weight_items) * kGradsStride};
+                s = ordered_sum4_n<kGradsSumBlock>(s, n, d, d, [](float gr, float) { return gr; });
             }
-            acc[t] = s;
-        });
-    }
-    {
-        const StepArgs g = a;
-        ex.phase(items, [=](int t) {
-            const float grad = acc[t];
-            float p = param[t], v = momentum[t];
-            model::sgd_update(p, v, grad, g.lr, g.momentum, g.weight_decay);
-            g.grads[p0 + t] = grad;
+            if (!last) {
+                acc[t] = s;
+                return;
+            }
+            model::sgd_update(p, v, s, g.lr, g.momentum, g.weight_decay);
+            g.grads[p0 + t] = s;
             g.params[p0 + t] = p;
             g.velocity[p0 + t] = v;
         });

@@ -1,7 +1,7 @@
 #pragma once
 // The fused kernels' load phases (engine/cuda/fused.hpp's phases read through these): read-only
-// loads, 16-byte vector copies of contiguous blocks and column-pair copies of rows into shared
-// memory. Apart from fused.hpp because it is a layer of its own: how bytes move, not what is
+// loads, 16-byte vector copies of contiguous blocks and of columns, and column-pair copies of rows
+// into shared memory. Apart from fused.hpp because it is a layer of its own: how bytes move, not what is
 // computed; a copy changes no bits, and the emulator runs the very same items.
 #include <cstddef>
 #include <cstdint>
@@ -52,6 +52,16 @@ RG_HD std::int32_t load_l2(const std::int32_t* p) {
 #if defined(__CUDA_ARCH__)
     std::int32_t v;
     asm volatile("ld.global.cg.s32 %0, [%1];" : "=r"(v) : "l"(p) : "memory");
+    return v;
+#else
+    return *p;
+#endif
+}
+
+RG_HD float load_l2(const float* p) {
+#if defined(__CUDA_ARCH__)
+    float v;
+    asm volatile("ld.global.cg.f32 %0, [%1];" : "=f"(v) : "l"(p) : "memory");
     return v;
 #else
     return *p;
@@ -144,6 +154,44 @@ RG_HD void copy_item(const ContiguousCopy& c, int item) {
                 const int at = k < c.head ? k : 4 * c.vecs + k;
                 copy_async4(c.dst + at, c.src + at);
             }
+        }
+    }
+}
+
+// `cols` columns of `rows` floats (at most kRows), column k at src + k·ld in global memory, to
+// columns kStride floats apart from dst (on 16 bytes) in shared memory: the grads kernel's staging of
+// the column-major stacks (engine/cuda/fused.hpp). Item = column·kItemsPerColumn + q (split by a
+// constant) issues the column's 4-row units q, q + kItemsPerColumn, ... (kLoadBatch of them): a warp's
+// items take 8 columns, 4 neighbouring units of each at a time. A unit is one 16-byte copy where its
+// source is on 16 bytes (every unit when ld is a multiple of 4 and the buffer on 16 bytes), else
+// 4-byte ones; no row past `rows` is read.
+template <int kRows, int kStride>
+struct ColumnCopy {
+    static constexpr int kItemsPerColumn = kRows / 4 / kLoadBatch;
+    static_assert(kItemsPerColumn * 4 * kLoadBatch == kRows, "a column is whole items of whole 4-row units");
+    static_assert(kStride % 4 == 0 && kStride >= kRows, "columns on 16 bytes, none overlapping the next");
+    float* dst = nullptr;
+    const float* src = nullptr;
+    std::size_t ld = 0;
+    int rows = 0, cols = 0;
+    RG_HD int items() const { return cols * kItemsPerColumn; }
+};
+
+template <int kRows, int kStride>
+RG_HD void copy_item(const ColumnCopy<kRows, kStride>& c, int item) {
+    constexpr int per_column = ColumnCopy<kRows, kStride>::kItemsPerColumn;
+    const int col = item / per_column, q = item - col * per_column;
+    const float* s = c.src + static_cast<std::size_t>(col) * c.ld;
+    float* d = c.dst + col * kStride;
+    RG_UNROLL
+    for (int u = 0; u < kLoadBatch; ++u) {
+        const int r = 4 * (q + u * per_column);
+        if (r + 4 <= c.rows && float_phase(s + r) == 0) {
+            copy_async16(d + r, s + r);
+        } else {
+            RG_UNROLL
+            for (int k = 0; k < 4; ++k)
+                if (r + k < c.rows) copy_async4(d + r + k, s + r + k);
         }
     }
 }

@@ -249,7 +249,11 @@ inline void check_fused_step(const FusedStepOp& op, const TaskPlan& plan, const 
         c.value(out.f(op.velocity, i), v);
         c.value(out.f(op.params, i), p);
     }
-    for (std::size_t i = 0; i < g.final_state.size(); ++i) c.value(out.f(op.final_state, i), g.final_state[i]);
+    // The final state is column-major, `slot` rows a column (fused::column_major).
+    for (int r = 0; r < op.rows; ++r)
+        for (int k = 0; k < model::kFeatures; ++k)
+            c.value(out.f(op.final_state, fused::column_major(op.slot, k, r)),
+                    g.final_state[std::size_t(r) * model::kFeatures + k]);
 }
 
 // The fused predict against the float64 reference forward: scores and predictions.

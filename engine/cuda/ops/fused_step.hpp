@@ -26,13 +26,16 @@ struct FusedStepOp {
 
 namespace ops {
 
-// source_rows: the training set's rows (gathered through the order).
+// source_rows: the training set's rows (gathered through the order). The final state, dscores and
+// the stacks are column-major with `slot` rows a column (fused::column_major): each reaches to its
+// last column's row rows-1.
 inline std::vector<Access> accesses(const FusedStepOp& s, std::size_t source_rows) {
     const std::size_t params = model::Layout(s.depth).total(), rows = static_cast<std::size_t>(s.rows);
-    const std::size_t stack = static_cast<std::size_t>(2 * s.depth - 1) * s.slot * model::kHalf + half_elements(s.rows);
+    const auto columns = [&](int count) { return fused::column_major(s.slot, count - 1, s.rows); };
+    const std::size_t stack = columns(2 * s.depth * model::kHalf);
     std::vector<Access> a{{s.params, params, Elem::f32},
-                          {s.final_state, state_elements(s.rows), Elem::f32},
-                          {s.dscores, rows * model::kClasses, Elem::f32},
+                          {s.final_state, columns(model::kFeatures), Elem::f32},
+                          {s.dscores, columns(model::kClasses), Elem::f32},
                           {s.act_stack, stack, Elem::f32},
                           {s.grad_stack, stack, Elem::f32}};
     if (s.part == FusedStepOp::Part::rows) {
