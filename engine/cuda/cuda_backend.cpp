@@ -40,7 +40,7 @@ struct Stream {
 
 struct Event {
     cudaEvent_t e = nullptr;
-    Event() { cudaCheck(cudaEventCreate(&e)); }
+    explicit Event(unsigned int flags = cudaEventDefault) { cudaCheck(cudaEventCreateWithFlags(&e, flags)); }
     ~Event() {
         if (e != nullptr) (void)cudaEventDestroy(e);
     }
@@ -58,12 +58,16 @@ struct CudaBackend::Impl {
     std::string device_name;
     Stream stream;
     Event start, stop;
+    // The second stream of `cuda`'s products off the chain (GemmOp::beside), forked and joined by
+    // events that only order (no timing); unused on the fused path, which has no products.
+    Stream side_stream;
+    Event fork{cudaEventDisableTiming}, join{cudaEventDisableTiming};
     TaskPlan plan;
     bool programmatic;  // fused kernels with Programmatic Dependent Launch: asked for, and sm_90+ code
     DeviceMemory memory;
     // The cuBLASLt handle and its workspace exist only on the path with products: cuda-fused never
     // loads the library nor spends the workspace's device memory.
-    std::unique_ptr<DeviceBuffer> workspace;
+    std::unique_ptr<DeviceBuffer> workspace, side_workspace;
     std::unique_ptr<LtMatmuls> matmuls;
     CompiledProgram reset, normalize, predict;
     std::vector<CompiledProgram> epoch_start, steps;
@@ -79,18 +83,23 @@ struct CudaBackend::Impl {
                                          : kernels::fused_kernels_wait_programmatically())),
           memory(plan) {
         if (path_uses_cublaslt(path)) {
-            workspace = std::make_unique<DeviceBuffer>(Runtime::options().cublaslt_workspace_bytes);
-            matmuls = std::make_unique<LtMatmuls>(workspace->get(), workspace->bytes());
+            const std::size_t bytes = Runtime::options().cublaslt_workspace_bytes;
+            workspace = std::make_unique<DeviceBuffer>(bytes);
+            side_workspace = std::make_unique<DeviceBuffer>(bytes);
+            matmuls = std::make_unique<LtMatmuls>(workspace->get(), workspace->bytes(), false, side_workspace->get());
         }
         nvtxNameCudaStreamA(stream.s, "revgraph-cuda");
+        nvtxNameCudaStreamA(side_stream.s, "revgraph-cuda-side");
         upload(p);
-        reset = compile(plan, plan.reset(), memory, matmuls.get(), programmatic);
-        normalize = compile(plan, plan.normalize(), memory, matmuls.get(), programmatic);
-        for (int e = 0; e < plan.config().epochs; ++e)
-            epoch_start.push_back(compile(plan, plan.epoch_start(e), memory, matmuls.get(), programmatic));
-        for (std::size_t b = 0; b < plan.batches().size(); ++b)
-            steps.push_back(compile(plan, plan.step(static_cast<int>(b)), memory, matmuls.get(), programmatic));
-        predict = compile(plan, plan.predict(), memory, matmuls.get(), programmatic);
+        const SideLane side{side_stream.s, fork.e, join.e};
+        const auto build = [&](const Program& program) {
+            return compile(plan, program, memory, matmuls.get(), programmatic, &side);
+        };
+        reset = build(plan.reset());
+        normalize = build(plan.normalize());
+        for (int e = 0; e < plan.config().epochs; ++e) epoch_start.push_back(build(plan.epoch_start(e)));
+        for (std::size_t b = 0; b < plan.batches().size(); ++b) steps.push_back(build(plan.step(static_cast<int>(b))));
+        predict = build(plan.predict());
         // graphs/ sees only launchers; the compiled programs they call stay here, alive as long as
         // the graphs, and also serve the eager step().
         const auto launcher = [](const CompiledProgram& program) {
@@ -271,9 +280,11 @@ nlohmann::ordered_json CudaBackend::diagnostics() const {
     nlohmann::ordered_json j;
     j["backend"] = name();
     j["device"] = im.device_name;
+    // Two workspaces of the configured size on the path with products: the chain's and the second stream's.
     const std::size_t workspace_bytes = im.workspace ? im.workspace->bytes() : 0;
     j["cublaslt_workspace_bytes"] = workspace_bytes;
-    j["device_bytes"] = im.memory.total_bytes() + workspace_bytes;
+    j["cublaslt_workspaces"] = im.workspace ? 2 : 0;
+    j["device_bytes"] = im.memory.total_bytes() + 2 * workspace_bytes;
     j["retained_core_bytes"] = im.memory.bytes(Buf::state);
     const auto counts = [](const CompiledProgram& p) {
         nlohmann::ordered_json c;

@@ -38,7 +38,7 @@ concept Launched = requires(const T& op, const DeviceMemory& m, cudaStream_t s) 
 }  // namespace
 
 CompiledProgram compile(const TaskPlan& plan, const Program& program, const DeviceMemory& mem, LtMatmuls* matmuls,
-                        bool programmatic) {
+                        bool programmatic, const SideLane* side) {
     plan.check(program);
     std::size_t shared_limit = 0;  // the fused kernels' shared memory, asked for once they appear
     bool fused_prepared = false;
@@ -55,13 +55,29 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
     CompiledProgram out;
     out.counts = count_ops(program);
     auto& L = out.launches;
+    // Products off the chain: the side lane's join goes in front of operation join_before.
+    const bool lanes = side != nullptr && matmuls != nullptr && matmuls->has_side_workspace();
+    std::size_t index = 0, join_before = 0;
+    bool joined = true;
     // No default case: an operation without a handler here fails to compile.
     const auto bind = [&](const auto& op) {
         using T = std::decay_t<decltype(op)>;
         if constexpr (std::is_same_v<T, GemmOp>) {
             if (matmuls == nullptr) throw Error("cuda: a matrix product on a path without cuBLASLt");
             const int id = matmuls->bind(op.spec, mem.f32(op.a), mem.f32(op.b), mem.f32(op.d));
-            L.push_back([matmuls, id](cudaStream_t s) { matmuls->launch(id, s); });
+            if (op.beside > 0 && lanes) {
+                const SideLane lane = *side;
+                L.push_back([matmuls, id, lane](cudaStream_t s) {
+                    cudaCheck(cudaEventRecord(lane.fork, s));
+                    cudaCheck(cudaStreamWaitEvent(lane.stream, lane.fork, 0));
+                    matmuls->launch(id, lane.stream, true);
+                    cudaCheck(cudaEventRecord(lane.join, lane.stream));
+                });
+                join_before = index + 1 + static_cast<std::size_t>(op.beside);  // plan.check: within the program
+                joined = false;
+            } else {
+                L.push_back([matmuls, id](cudaStream_t s) { matmuls->launch(id, s); });
+            }
         } else if constexpr (std::is_same_v<T, FusedStepOp>) {
             const fused::StepArgs a = ops::resolve(op, mem);
             if (op.part == FusedStepOp::Part::rows) {
@@ -109,7 +125,16 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
             L.push_back([args](cudaStream_t s) { ops::launch(args, s); });
         }
     };
-    for (const Op& op : program) std::visit(bind, op);
+    const auto join_here = [&] {
+        const cudaEvent_t join = side->join;
+        L.push_back([join](cudaStream_t s) { cudaCheck(cudaStreamWaitEvent(s, join, 0)); });
+        joined = true;
+    };
+    for (; index < program.size(); ++index) {
+        if (!joined && index == join_before) join_here();
+        std::visit(bind, program[index]);
+    }
+    if (!joined) join_here();  // companions that end the program: joined at its end
     return out;
 }
 

@@ -51,11 +51,23 @@ struct CompiledProgram {
     }
 };
 
+// The second stream of a product off the chain (GemmOp::beside), and the two events that fork it
+// from the program's stream and join it back. The owner keeps them alive as long as the compiled
+// programs; one lane serves every program, since a program joins it before it ends. In a capture
+// the fork's record and wait bring the second stream into the graph, so a captured graph has the
+// two chains as two branches of its DAG.
+struct SideLane {
+    cudaStream_t stream = nullptr;
+    cudaEvent_t fork = nullptr, join = nullptr;
+};
+
 // Checks the program against the plan's buffers, binds every product (choosing and pinning its
 // algorithm on first sight of its shape) and every kernel to device pointers. programmatic: the
 // fused kernels are launched with Programmatic Dependent Launch (the caller checks sm_90+).
 // matmuls may be null where the plan's path has no products (path_uses_cublaslt); a product then throws.
+// side: where products off the chain run (it needs matmuls' side workspace); null: every product
+// runs on the program's stream in program order, which the plan's check makes the same bits.
 CompiledProgram compile(const TaskPlan& plan, const Program& program, const DeviceMemory& memory, LtMatmuls* matmuls,
-                        bool programmatic = false);
+                        bool programmatic = false, const SideLane* side = nullptr);
 
 }  // namespace revgraph::cuda

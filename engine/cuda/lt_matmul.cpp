@@ -82,8 +82,11 @@ const char* compute_name(cublasComputeType_t c) {
 
 }  // namespace
 
-LtMatmuls::LtMatmuls(void* workspace, std::size_t workspace_bytes, bool force_hand_kernel)
-    : workspace_(workspace), workspace_bytes_(workspace_bytes), force_hand_kernel_(force_hand_kernel) {
+LtMatmuls::LtMatmuls(void* workspace, std::size_t workspace_bytes, bool force_hand_kernel, void* side_workspace)
+    : workspace_(workspace),
+      side_workspace_(side_workspace),
+      workspace_bytes_(workspace_bytes),
+      force_hand_kernel_(force_hand_kernel) {
     cublasCheck(cublasLtCreate(&handle_));
 }
 
@@ -280,7 +283,9 @@ int LtMatmuls::bind(const GemmSpec& spec, const float* a, const float* b, float*
     return static_cast<int>(bound_.size()) - 1;
 }
 
-void LtMatmuls::launch(int id, cudaStream_t stream) const {
+void LtMatmuls::launch(int id, cudaStream_t stream, bool side) const {
+    if (side && side_workspace_ == nullptr) throw Error("cuda: a product on the second stream without its workspace");
+    void* const workspace = side ? side_workspace_ : workspace_;
     const auto [first, count] = bound_.at(static_cast<std::size_t>(id));
     for (int k = first; k < first + count; ++k) {
         const Bound& b = calls_[static_cast<std::size_t>(k)];
@@ -291,7 +296,7 @@ void LtMatmuls::launch(int id, cudaStream_t stream) const {
         const Shape& s = *shapes_[static_cast<std::size_t>(b.shape)];
         // beta = 0: C is not read; it is given as D because cuBLASLt wants a C with D's layout.
         cublasCheck(cublasLtMatmul(handle_, s.desc, &b.alpha, b.a, s.a, b.b, s.b, &b.beta, b.d, s.d, b.d, s.d, &s.algo,
-                                   workspace_, workspace_bytes_, stream));
+                                   workspace, workspace_bytes_, stream));
     }
 }
 

@@ -30,7 +30,10 @@ namespace revgraph::cuda {
 class LtMatmuls {
 public:
     // force_hand_kernel: every product on the hand-written kernel (the GPU suite checks that path).
-    LtMatmuls(void* workspace, std::size_t workspace_bytes, bool force_hand_kernel = false);
+    // side_workspace: a second workspace of the same size for products on the second stream
+    // (GemmOp::beside): two products that may run at once must not share one. Null: none run there.
+    LtMatmuls(void* workspace, std::size_t workspace_bytes, bool force_hand_kernel = false,
+              void* side_workspace = nullptr);
     ~LtMatmuls();
     LtMatmuls(const LtMatmuls&) = delete;
     LtMatmuls& operator=(const LtMatmuls&) = delete;
@@ -41,7 +44,9 @@ public:
     // the same numbers, one launch per product instead of one for all. A product with no such
     // algorithm at all (whole, or one of a batch's singles) runs on the hand-written kernel.
     int bind(const GemmSpec& spec, const float* a, const float* b, float* d);
-    void launch(int id, cudaStream_t stream) const;
+    // side: on the second stream, with the side workspace (throws where there is none).
+    void launch(int id, cudaStream_t stream, bool side = false) const;
+    bool has_side_workspace() const { return side_workspace_ != nullptr; }
 
     std::size_t shape_count() const { return shapes_.size(); }
     std::size_t bound_count() const { return bound_.size(); }
@@ -66,6 +71,7 @@ private:
     };
     cublasLtHandle_t handle_ = nullptr;
     void* workspace_ = nullptr;
+    void* side_workspace_ = nullptr;
     std::size_t workspace_bytes_ = 0;
     std::vector<std::unique_ptr<Shape>> shapes_;
     std::map<std::string, int> shape_index_;

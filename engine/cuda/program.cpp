@@ -34,10 +34,43 @@ std::vector<Access> accesses(const Op& op, std::size_t gather_source_rows) {
     return std::visit([&](const auto& o) { return ops::accesses(o, gather_source_rows); }, op);
 }
 
+namespace {
+
+bool overlap(const Access& x, const Access& y) {
+    return x.ref.buf == y.ref.buf && x.ref.offset < y.ref.offset + y.extent && y.ref.offset < x.ref.offset + x.extent;
+}
+
+// A product off the chain (GemmOp::beside) and its companions: all products, neither writing what
+// the other reads or writes. A product reads a and b and writes d (accesses() lists them so).
+void check_beside(const Program& p, std::size_t i, const GemmOp& g) {
+    const std::string where = "plan: operation " + std::to_string(i) + " (gemm, beside " + std::to_string(g.beside);
+    if (g.beside < 0 || i + static_cast<std::size_t>(g.beside) >= p.size())
+        throw Error(where + ") has " + std::to_string(p.size() - i - 1) + " operations after it in its program");
+    const std::vector<Access> mine = ops::accesses(g, 0);
+    for (std::size_t j = i + 1; j <= i + static_cast<std::size_t>(g.beside); ++j) {
+        const auto* other = std::get_if<GemmOp>(&p[j]);
+        const std::string with = ") runs beside operation " + std::to_string(j) + " (" + op_name(p[j]) + ")";
+        if (other == nullptr) throw Error(where + with + ", which is not a product");
+        if (other->beside != 0) throw Error(where + with + ", itself off the chain");
+        const std::vector<Access> theirs = ops::accesses(*other, 0);
+        // [0], [1]: the operands read; [2]: the output written.
+        for (std::size_t m = 0; m < 3; ++m)
+            for (std::size_t t = 0; t < 3; ++t)
+                if ((m == 2 || t == 2) && overlap(mine[m], theirs[t]))
+                    throw Error(where + with + ", and one writes what the other reads or writes (" +
+                                buf_name(mine[m].ref.buf) + ")");
+    }
+}
+
+}  // namespace
+
 void TaskPlan::check(const Program& p) const {
     for (std::size_t i = 0; i < p.size(); ++i) {
         const Op& op = p[i];
-        if (const auto* g = std::get_if<GemmOp>(&op)) g->spec.validate();
+        if (const auto* g = std::get_if<GemmOp>(&op)) {
+            g->spec.validate();
+            if (g->beside != 0) check_beside(p, i, *g);
+        }
         std::size_t source_rows = 0;
         if (const auto* g = std::get_if<GatherOp>(&op))
             source_rows =

@@ -177,12 +177,13 @@ void TaskPlan::core_forward(Program& p, int rows, Buf state, Buf act_left, Buf a
 //   loss: scores += bias, softmax-CE gradient, head-bias column sum,
 //         relu(left) of the retained state into G_{D-1}'s slot               1 kernel
 //   head-weight gradient, head-input gradient                                  2 products
+//     (the weight gradient off the chain on a second stream, GemmOp::beside, until b below)
 //   reconstructing backward, block k = D-1 .. 0 (docs/spec.md §4), F_k = weights.2k, G_k = weights.2k+1:
 //     a  branch = relu(l) G_kᵀ                                                 product
 //     b  r -= α·branch and relu(r) into F_k's slot (rebuild r); before that,
 //        fused: the previous block's dr += dtmp ⊙ [r > 0] on r before the
 //        rebuild; the finished dr copied into G_k's gradient slot              kernel
-//     d  dtmp = α dr G_k                                                       product
+//     d  dtmp = α dr G_k              (k > 0: off the chain, beside e)          product
 //     e  branch = relu(r) F_kᵀ        (k > 0 only)                             product
 //     f  dl += dtmp ⊙ [l > 0] on l before the rebuild, the finished dl into
 //        F_k's gradient slot, then l -= α·branch and relu(l) into G_{k-1}'s
@@ -192,7 +193,10 @@ void TaskPlan::core_forward(Program& p, int rows, Buf state, Buf act_left, Buf a
 //   slots (they land at weights.i's place in the gradient buffer)              1 product
 //   SGD with momentum and weight decay on every parameter                      1 kernel
 // So docs/spec.md §4's order of the rebuilds and of the input gradients is kept exactly; only the weight
-// gradients, which nothing in the backward reads, are deferred and formed together.
+// gradients, which nothing in the backward reads, are deferred and formed together. The head's
+// weight gradient and d of every block but the first leave the chain: each is independent of the
+// products it runs beside, so the step's critical path is D products shorter (bench/NOTES.md has
+// the prediction the next GPU run measures).
 // Block 0 skips e, h and the rebuild of l: they only serve the gradient of the core input and the
 // input itself, which training never reads. Depth 2: 14 products + 11 kernels = 25 launches a step
 // (10·D + 5). Why kernels at all: a mask-multiply cannot go into a matmul epilogue (cuBLASLt's DRELU
@@ -304,7 +308,14 @@ void TaskPlan::head_and_loss(Program& p, int rows) const {
                        .state = {Buf::state},
                        .act_left = act_slot(top),
                        .half_cols = layout_.half()});
-    p.push_back(GemmOp{head_weight_grad_gemm(rows, layout_.half()), {Buf::state}, {Buf::dscores}, {Buf::grads, hw}});
+    // The head's weight gradient feeds only SGD: off the chain, beside the head-input gradient and
+    // the first rebuild's product (a of the backward's first block), joined before that rebuild's
+    // coupling rewrites the state it reads.
+    p.push_back(GemmOp{.spec = head_weight_grad_gemm(rows, layout_.half()),
+                       .a = {Buf::state},
+                       .b = {Buf::dscores},
+                       .d = {Buf::grads, hw},
+                       .beside = 2});
     p.push_back(GemmOp{head_input_grad_gemm(rows, layout_.half()), {Buf::params, hw}, {Buf::dscores}, {Buf::dstate}});
 }
 
@@ -329,8 +340,13 @@ void TaskPlan::reconstructing_backward(Program& p, int rows) const {
                              .dtmp = {Buf::dtmp},
                              .copy_grad = true,
                              .grad_copy = grad_slot(g),
-                             .half_cols = layout_.half()});                                       // b
-        p.push_back(GemmOp{input_grad_gemm(rows, alpha_, layout_.half()), wg, dr, {Buf::dtmp}});  // d
+                             .half_cols = layout_.half()});  // b
+        // d runs beside e (off the chain, joined before f reads dtmp); block 0 has no e.
+        p.push_back(GemmOp{.spec = input_grad_gemm(rows, alpha_, layout_.half()),
+                           .a = wg,
+                           .b = dr,
+                           .d = {Buf::dtmp},
+                           .beside = k > 0 ? 1 : 0});  // d
         // F branch: rebuild l; its input is r (relu in slot f), its output gradient dl.
         if (k > 0) {
             p.push_back(GemmOp{couple_gemm(rows, layout_.half()), wf, act_slot(f), {Buf::branch}});  // e

@@ -368,6 +368,9 @@ inline std::map<std::string, Result> run_plan(const TaskPlan& plan, Runner& runn
     for (const Program& program : programs)
         for (std::size_t k = 0; k < program.size(); ++k) {
             Program ops{program[k]};
+            // Alone, a product off the chain has no companions: on the program's stream it runs (and
+            // on a GPU is bound with) the same launch.
+            if (auto* g = std::get_if<GemmOp>(&ops.front())) g->beside = 0;
             const bool fused =
                 std::holds_alternative<FusedStepOp>(program[k]) || std::holds_alternative<FusedAnyStepOp>(program[k]);
             if (fused) ops.push_back(program.at(++k));  // rows, then grads: one step

@@ -295,6 +295,95 @@ TEST_CASE("emulator: the launch plan reproduces the float reference trainer bit 
     }
 }
 
+namespace {
+
+// The program with every product off the chain moved after its companions and put back on the chain:
+// the other order the GPU's two streams may give.
+Program beside_last(const Program& p) {
+    Program out = p;
+    for (std::size_t i = 0; i < out.size(); ++i) {
+        auto* g = std::get_if<GemmOp>(&out[i]);
+        if (g == nullptr || g->beside == 0) continue;
+        GemmOp moved = *g;
+        const auto n = static_cast<std::ptrdiff_t>(moved.beside);
+        moved.beside = 0;
+        out.erase(out.begin() + static_cast<std::ptrdiff_t>(i));
+        out.insert(out.begin() + static_cast<std::ptrdiff_t>(i) + n, moved);
+        i += static_cast<std::size_t>(n);
+    }
+    return out;
+}
+
+int products_off_chain(const Program& p) {
+    int n = 0;
+    for (const Op& op : p)
+        if (const auto* g = std::get_if<GemmOp>(&op)) n += g->beside != 0;
+    return n;
+}
+
+}  // namespace
+
+TEST_CASE("plan: products off the chain commute with what they run beside") {
+    for (int depth : {1, 2, 3}) {
+        CAPTURE(depth);
+        auto c = small_config(depth);
+        c.weight_decay = 1e-3;
+        Synthetic data(c, 19, 7, 300 + depth);
+        const TaskPlan plan(c, 19, 7);
+        // The head's weight gradient, and d of every block but the first.
+        CHECK(products_off_chain(plan.step(0)) == depth);
+        CHECK_NOTHROW(plan.check(beside_last(plan.epoch(0))));
+        CHECK(products_off_chain(beside_last(plan.epoch(0))) == 0);
+        // Every program in program order, and with each such product run after its companions:
+        // the same bits everywhere.
+        Emulator in_order(plan), moved(plan);
+        for (Emulator* e : {&in_order, &moved}) e->upload(data.prepared);
+        for (Emulator* e : {&in_order, &moved}) {
+            e->execute(plan.reset());
+            e->execute(plan.normalize());
+        }
+        for (int e = 0; e < c.epochs; ++e) {
+            in_order.execute(plan.epoch(e));
+            moved.execute(beside_last(plan.epoch(e)));
+        }
+        in_order.execute(plan.predict());
+        moved.execute(plan.predict());
+        for (Buf b : {Buf::params, Buf::velocity, Buf::grads, Buf::state, Buf::dstate, Buf::dtmp, Buf::branch,
+                      Buf::act_stack, Buf::grad_stack, Buf::query_scores}) {
+            CAPTURE(buf_name(b));
+            CHECK(in_order.f32(b) == moved.f32(b));
+        }
+        CHECK(in_order.i64(Buf::predictions) == moved.i64(Buf::predictions));
+    }
+
+    // What the check refuses: a product marked over a coupling (which rewrites the state the head's
+    // weight gradient reads), over a product that reads what it writes, or past its program's end.
+    const TaskPlan plan(small_config(1), 19, 7);
+    const Program step = plan.step(0);
+    std::size_t head_grad = 0;
+    for (std::size_t i = 0; i < step.size(); ++i)
+        if (const auto* g = std::get_if<GemmOp>(&step[i]); g != nullptr && g->beside == 2) head_grad = i;
+    REQUIRE(head_grad > 0);
+    Program over_coupling = step;
+    std::get<GemmOp>(over_coupling[head_grad]).beside = 3;  // also beside b, the first rebuild's coupling
+    CHECK_THROWS_WITH_AS(plan.check(over_coupling), doctest::Contains("not a product"), Error);
+    const GemmSpec couple = couple_gemm(8);
+    const Program reads_output{
+        GemmOp{.spec = couple, .a = {Buf::params}, .b = {Buf::act_left}, .d = {Buf::branch}, .beside = 1},
+        GemmOp{.spec = couple, .a = {Buf::params}, .b = {Buf::branch}, .d = {Buf::act_right}}, ZeroOp{{Buf::grads}, 4}};
+    CHECK_THROWS_WITH_AS(plan.check(reads_output), doctest::Contains("writes what the other reads"), Error);
+    Program commuting = reads_output;
+    std::get<GemmOp>(commuting[1]).b = {Buf::act_right};
+    std::get<GemmOp>(commuting[1]).d = {Buf::act_left};  // now it writes what the first reads
+    CHECK_THROWS_AS(plan.check(commuting), Error);
+    std::get<GemmOp>(commuting[1]).d = {Buf::dtmp};
+    CHECK_NOTHROW(plan.check(commuting));
+    const Program too_few{
+        GemmOp{.spec = couple, .a = {Buf::params}, .b = {Buf::act_left}, .d = {Buf::branch}, .beside = 2},
+        GemmOp{.spec = couple, .a = {Buf::params}, .b = {Buf::act_right}, .d = {Buf::dtmp}}};
+    CHECK_THROWS_WITH_AS(plan.check(too_few), doctest::Contains("has 1 operations after it"), Error);
+}
+
 TEST_CASE("emulator: a batch larger than the training set and a single-row last batch") {
     for (const int n : {5, 9}) {
         CAPTURE(n);

@@ -13,6 +13,12 @@ namespace revgraph::cuda {
 struct GemmOp {
     GemmSpec spec;
     Ref a, b, d;
+    // Off the chain: on the GPU this product runs on a second stream beside the next `beside`
+    // operations of its program (its companions), forked where it stands and joined before the
+    // operation after them. The companions must be products, and none may write what this one
+    // reads or read or write what it writes (TaskPlan::check refuses it otherwise): then every
+    // order of them gives the same bits, and the emulator runs them in program order. 0: on the chain.
+    int beside = 0;
 };
 
 namespace ops {
