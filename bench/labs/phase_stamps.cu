@@ -89,7 +89,7 @@ __device__ __forceinline__ void finish(const Out& o, long long c0, unsigned long
 __global__ void __launch_bounds__(fused::kRowsThreads, 1) stamped_rows(fused::StepArgs a, bool weights_shared, Out o) {
     const long long c0 = clock64();
     const unsigned long long t0 = global_ns();
-    extern __shared__ float smem[];
+    extern __shared__ __align__(16) float smem[];
     StampedExec ex{o.clock + blockIdx.x * kMaxStamps};
     fused::step_rows(ex, a, static_cast<int>(blockIdx.x),
                      fused::carve_rows(smem, a.param_count, weights_shared, a.rows_per_block));
@@ -99,7 +99,7 @@ __global__ void __launch_bounds__(fused::kRowsThreads, 1) stamped_rows(fused::St
 __global__ void __launch_bounds__(fused::kGradsThreads, 1) stamped_grads(fused::StepArgs a, Out o) {
     const long long c0 = clock64();
     const unsigned long long t0 = global_ns();
-    extern __shared__ float smem[];
+    extern __shared__ __align__(16) float smem[];
     StampedExec ex{o.clock + blockIdx.x * kMaxStamps};
     fused::step_grads(ex, a, static_cast<int>(blockIdx.x), smem);
     finish(o, c0, t0, ex.n);
@@ -109,30 +109,33 @@ __global__ void __launch_bounds__(fused::kPredictThreads, 1)
     stamped_predict(fused::PredictArgs a, std::int64_t rows, bool weights_shared, Out o) {
     const long long c0 = clock64();
     const unsigned long long t0 = global_ns();
-    extern __shared__ float smem[];
+    extern __shared__ __align__(16) float smem[];
     StampedExec ex{o.clock + blockIdx.x * kMaxStamps};
     float* weights = weights_shared ? smem : nullptr;
     fused::predict_tile(ex, a, rows, static_cast<int>(blockIdx.x), weights,
-                        smem + (weights_shared ? a.param_count : 0));
+                        fused::predict_state_at(smem, a.param_count, weights_shared));
     finish(o, c0, t0, ex.n);
 }
 
-// fused::couple on 2 rows of zeros with zero weights in shared memory, kCoupleRepeats times through
+// fused::couple on 2 rows of zeros with zero weights in shared memory, in the staged layout
+// (fused_layout.hpp: padded halves and weight rows, four terms a load), kCoupleRepeats times through
 // one copy of its code (a loop the compiler keeps).
 __global__ void __launch_bounds__(fused::kRowsThreads, 1) couple_repeats(Out o) {
     const long long c0 = clock64();
     const unsigned long long t0 = global_ns();
     constexpr int kRows = 2;
-    __shared__ float weights[model::kBranchSize], state[kRows * fused::kSharedLd];
-    for (int i = static_cast<int>(threadIdx.x); i < model::kBranchSize; i += static_cast<int>(blockDim.x))
-        weights[i] = 0.0f;
-    for (int i = static_cast<int>(threadIdx.x); i < kRows * fused::kSharedLd; i += static_cast<int>(blockDim.x))
+    constexpr int kWeights = fused::PaddedParams::kBranch;
+    __shared__ __align__(16) float weights[kWeights];
+    __shared__ __align__(16) float state[kRows * fused::kStateLd];
+    for (int i = static_cast<int>(threadIdx.x); i < kWeights; i += static_cast<int>(blockDim.x)) weights[i] = 0.0f;
+    for (int i = static_cast<int>(threadIdx.x); i < kRows * fused::kStateLd; i += static_cast<int>(blockDim.x))
         state[i] = 0.0f;
     __syncthreads();
     StampedExec ex{o.clock + blockIdx.x * kMaxStamps};
 #pragma unroll 1
     for (int k = 0; k < kCoupleRepeats; ++k)
-        fused::couple(ex, weights, state, fused::kSharedLd, kRows, model::kHalf, 0, 1.0f, 0.5f);
+        fused::couple<fused::PaddedParams>(ex, weights, state, fused::kStateLd, kRows, fused::kPaddedHalf, 0, 1.0f,
+                                           0.5f);
     finish(o, c0, t0, ex.n);
 }
 

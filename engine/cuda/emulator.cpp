@@ -123,7 +123,7 @@ void Emulator::fused_predict(const FusedPredictOp& op) {
         shared_.assign(fused::shared_bytes(state, a.param_count, weights) / sizeof(float),
                        std::numeric_limits<float>::quiet_NaN());
         float* w = weights ? shared_.data() : nullptr;
-        fused::predict_tile(ex, a, op.rows, b, w, shared_.data() + (weights ? a.param_count : 0));
+        fused::predict_tile(ex, a, op.rows, b, w, fused::predict_state_at(shared_.data(), a.param_count, weights));
     }
 }
 

@@ -22,10 +22,14 @@
 // multiply-adds (nvcc runs with --fmad=false), so the emulated kernels reproduce
 // cpu::Trainer<float> bit for bit; the softmax's exponential is model::exp_f32 on both sides (plain
 // IEEE operations, not the C library's or CUDA's expf), so on a GPU the bits should be the same too.
-// How the load phases move bytes (read-only loads, vector copies, row pairs) is in fused_load.hpp.
+// How the load phases move bytes (read-only loads, vector copies, row pairs) is in fused_load.hpp;
+// where a state row and the staged parameters sit in shared memory (halves and weight rows on 16
+// bytes) in fused_layout.hpp.
 #include <cstddef>
 #include <cstdint>
+#include <type_traits>
 
+#include "engine/cuda/fused_layout.hpp"
 #include "engine/cuda/fused_load.hpp"
 #include "engine/cuda/ordered_sum.hpp"
 #include "engine/model/math.hpp"
@@ -36,10 +40,6 @@ using model::kBranchSize;
 using model::kClasses;
 using model::kFeatures;
 using model::kHalf;
-
-// Row stride of core states in shared memory: odd, so a warp reading one column of consecutive
-// rows touches different banks.
-inline constexpr int kSharedLd = 83;
 
 // Rows per block of the rows kernel and query rows per block of the predict kernel are launch
 // shapes, not part of what is computed: every row's items are its own, so any values give the
@@ -137,19 +137,27 @@ struct PredictArgs {
 
 // ---- shared memory -----------------------------------------------------------------------------
 
-// A copy of the parameters goes to shared memory when it fits the device's per-block limit
-// (rev88: 30 KB); otherwise the blocks read them from global memory (L1-cached).
+// A copy of the parameters goes to shared memory, padded (fused_layout.hpp: rev88, 32 KB for 30 of
+// parameters), when it fits the device's per-block limit; otherwise the blocks read them from
+// global memory (L1-cached), flat.
+RG_HD std::size_t staged_floats(int param_count, bool weights_shared) {
+    return weights_shared ? static_cast<std::size_t>(padded_param_floats(param_count)) : 0;
+}
 inline bool weights_fit(std::size_t state_floats, int param_count, std::size_t shared_limit_bytes) {
-    return (state_floats + static_cast<std::size_t>(param_count)) * sizeof(float) <= shared_limit_bytes;
+    return (state_floats + staged_floats(param_count, true)) * sizeof(float) <= shared_limit_bytes;
 }
 
-// Rows kernel: [weights] state, dstate (rows_per_block x kSharedLd each), scores, the softmax's
+// Rows kernel: [weights] state, dstate (rows_per_block x kStateLd each), scores, the softmax's
 // exponentials, dscores (x 10), labels (one int32 a row, in a float's slot).
 constexpr std::size_t rows_state_floats(int rows_per_block) {
-    return static_cast<std::size_t>(rows_per_block) * (2 * kSharedLd + 3 * kClasses + 1);
+    return static_cast<std::size_t>(rows_per_block) * (2 * kStateLd + 3 * kClasses + 1);
 }
-// Predict kernel: [weights] state (tile x kSharedLd).
-constexpr std::size_t predict_state_floats(int tile) { return static_cast<std::size_t>(tile) * kSharedLd; }
+// Predict kernel: [weights] state (tile x kStateLd).
+constexpr std::size_t predict_state_floats(int tile) { return static_cast<std::size_t>(tile) * kStateLd; }
+// A predict block's state: after the staged parameters, if any (on 16 bytes: padded_param_floats).
+RG_HD float* predict_state_at(float* smem, int param_count, bool weights_shared) {
+    return smem + staged_floats(param_count, weights_shared);
+}
 // Grads kernel: one running sum per item (rounded up to whole 16 bytes, so the columns that follow
 // start on 16 bytes), then the widest chunk's columns kGradsStride apart (the bias block: the final
 // state's 82 and all 10 classes' dscores). The block's parameters and momenta are not staged: each
@@ -167,47 +175,52 @@ inline constexpr std::size_t kGradsFloats = kGradsAccFloats + static_cast<std::s
 static_assert(kGradsFloats * sizeof(float) <= 48 * 1024, "a grads block fits the 48 KB every block gets");
 
 inline std::size_t shared_bytes(std::size_t state_floats, int param_count, bool weights_shared) {
-    return (state_floats + (weights_shared ? static_cast<std::size_t>(param_count) : 0)) * sizeof(float);
+    return (state_floats + staged_floats(param_count, weights_shared)) * sizeof(float);
 }
 
 // ---- phases shared by training and prediction --------------------------------------------------
 // Items are numbered row by row, item = r·K + c for K columns (41, 82 or 10), so an item's split is a
 // division by a constant (a multiply): by the row count, a run-time value, it was a ~20-instruction
 // division at the head of every item. A warp's threads read the same few rows of state (broadcasts)
-// and weights that sit in distinct banks: consecutive ones, or rows 41 floats apart (≡ 9 banks,
-// odd) or 82 apart (10 classes: 18·j mod 32, all distinct).
+// and weights that sit in distinct banks (fused_layout.hpp: weight rows 44 floats apart, head rows
+// 92, both an odd number of 16-byte units; consecutive floats where a thread takes a column).
+// P: the parameters' layout, PaddedParams where a block staged them (its sums read four terms a
+// 16-byte load of the state and of the weights) or FlatParams where it reads them in global memory
+// (one term a load). The state in shared memory is always padded (kStateLd, halves at 0 and
+// kPaddedHalf).
 
 // out[o] = out[o] + sign*(alpha*branch) on each row, branch = Σ_i relu(in[i]) W[o][i] (the
 // reference's couple); in/out are the column offsets of the two halves.
-template <class Exec>
+template <class P, class Exec>
 RG_HD void couple(Exec& ex, const float* w, float* state, int ld, int rows, int in, int out, float sign, float alpha) {
+    using Run = typename P::Run;
     ex.phase(rows * kHalf, [=](int item) {
         const int r = item / kHalf, o = item - r * kHalf;
         float* s = state + static_cast<std::size_t>(r) * ld;
-        const float* x = s + in;
-        const float* w_row = w + o * kHalf;
-        const float branch = ordered_sum<kHalf>(  // model::branch_dot
-            0.0f, [=](int i) { return x[i]; }, [=](int i) { return w_row[i]; },
-            [](float xi, float wi) { return model::relu(xi) * wi; });
+        const float branch = ordered_sum4<kHalf>(  // model::branch_dot
+            0.0f, Run{s + in}, Run{w + o * P::kBranchLd}, [](float xi, float wi) { return model::relu(xi) * wi; });
         s[out + o] = s[out + o] + sign * (alpha * branch);
     });
 }
 
 // docs/spec.md §3: left += α·linear(relu(right), W_2k); right += α·linear(relu(left), W_2k+1).
-template <class Exec>
+template <class P, class Exec>
 RG_HD void core_forward(Exec& ex, const float* weights, int depth, float alpha, float* state, int ld, int rows) {
     for (int k = 0; k < depth; ++k) {
-        couple(ex, weights + (2 * k) * kBranchSize, state, ld, rows, kHalf, 0, 1.0f, alpha);
-        couple(ex, weights + (2 * k + 1) * kBranchSize, state, ld, rows, 0, kHalf, 1.0f, alpha);
+        couple<P>(ex, weights + branch_at<P>(2 * k), state, ld, rows, kPaddedHalf, 0, 1.0f, alpha);
+        couple<P>(ex, weights + branch_at<P>(2 * k + 1), state, ld, rows, 0, kPaddedHalf, 1.0f, alpha);
     }
 }
 
-// scores = state Hᵀ + b, summed as the reference's head_forward.
+// scores = state Hᵀ + b, summed as the reference's head_forward: over the left half, then on over
+// the right (one chain, index order; each half's 41 operands in registers at a time).
+template <class P>
 RG_HD float head_score(const float* hw, const float* hb, const float* x, int j) {
-    const float* h_row = hw + j * kFeatures;
-    const float acc = ordered_sum_n<kHalf>(  // two blocks of 41: 82 operands in registers at a time
-        0.0f, kFeatures, [=](int i) { return x[i]; }, [=](int i) { return h_row[i]; },
-        [](float xi, float hi) { return xi * hi; });
+    using Run = typename P::Run;
+    const float* h_row = hw + j * P::kHeadLd;
+    const auto term = [](float xi, float hi) { return xi * hi; };
+    const float left = ordered_sum4<kHalf>(0.0f, Run{x}, Run{h_row}, term);
+    const float acc = ordered_sum4<kHalf>(left, Run{x + kPaddedHalf}, Run{h_row + P::head_column(kHalf)}, term);
     return acc + hb[j];
 }
 
@@ -218,9 +231,12 @@ RG_HD float head_score(const float* hw, const float* hb, const float* x, int j) 
 // go to the branch's stack slots (column-major, `slot` rows a column, from the block's first row),
 // and with_dx adds dx[c] += (Σ_o α·g_out[o] W[o][c]) ⊙ [x[c] > 0] into dstate's `in` half. Reads
 // dstate's `out` half, writes its `in` half: one phase.
-template <class Exec>
+// The output gradients g (a half of a padded dstate row) are read four a load where P's are; W's
+// column c one a load (its terms are a weight row apart).
+template <class P, class Exec>
 RG_HD void branch_rows(Exec& ex, const float* w, const float* state, float* dstate, int ld, int rows, int in, int out,
                        float alpha, bool with_dx, int slot, float* act_slot, float* grad_slot) {
+    using Run = typename P::Run;
     ex.phase(rows * kHalf, [=](int item) {
         const int r = item / kHalf, c = item - r * kHalf;
         const std::size_t row = static_cast<std::size_t>(r) * ld;
@@ -229,9 +245,8 @@ RG_HD void branch_rows(Exec& ex, const float* w, const float* state, float* dsta
         act_slot[column_major(slot, c, r)] = model::relu(x);
         grad_slot[column_major(slot, c, r)] = alpha * g[c];
         if (with_dx) {
-            const float acc = ordered_sum<kHalf>(
-                0.0f, [=](int o) { return g[o]; }, [=](int o) { return w[o * kHalf + c]; },
-                [=](float go, float wo) { return (alpha * go) * wo; });
+            const float acc = ordered_sum4<kHalf>(0.0f, Run{g}, StridedRun{w + c, P::kBranchLd},
+                                                  [=](float go, float wo) { return (alpha * go) * wo; });
             dstate[row + in + c] = dstate[row + in + c] + acc * model::relu_mask(x);
         }
     });
@@ -248,12 +263,14 @@ struct RowsScratch {
     std::int32_t* labels;  // the block's rows' labels, loaded with the rows
 };
 
+// Every piece a sum reads four terms a load from starts on 16 bytes: the padded parameters (whole
+// 16 bytes long), then the state and dstate rows (kStateLd floats each).
 RG_HD RowsScratch carve_rows(float* smem, int param_count, bool weights_shared, int rows_per_block) {
     RowsScratch s;
     s.weights = weights_shared ? smem : nullptr;
-    s.state = smem + (weights_shared ? param_count : 0);
-    s.dstate = s.state + rows_per_block * kSharedLd;
-    s.scores = s.dstate + rows_per_block * kSharedLd;
+    s.state = smem + staged_floats(param_count, weights_shared);
+    s.dstate = s.state + rows_per_block * kStateLd;
+    s.scores = s.dstate + rows_per_block * kStateLd;
     s.exps = s.scores + rows_per_block * kClasses;
     s.dscores = s.exps + rows_per_block * kClasses;
     s.labels = reinterpret_cast<std::int32_t*>(s.dscores + rows_per_block * kClasses);
@@ -266,20 +283,21 @@ inline int predict_blocks(const PredictArgs& a, std::int64_t rows) {
 }
 
 // cpu::Trainer<float>::step for rows block*rows_per_block .. of the batch, up to the weight
-// gradients: 16 phases at depth 2. kStaged: the parameters are copied to s.weights (shared memory)
-// first; else read where they are. Two instantiations, so each reads its weights through one kind of
-// load (shared, or global) instead of a generic one chosen at run time.
+// gradients: 16 phases at depth 2. kStaged: the parameters are copied to s.weights (shared memory,
+// padded) first; else read where they are (flat). Two instantiations, so each reads its weights
+// through one kind of load (shared, or global) and one layout instead of a generic one chosen at run
+// time.
 template <bool kStaged, class Exec>
 RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratch& s) {
+    using P = std::conditional_t<kStaged, PaddedParams, FlatParams>;
     const int per_block = a.rows_per_block;
     const int r0 = block * per_block;
     const int rows = a.rows - r0 < per_block ? a.rows - r0 : per_block;
-    const int ld = kSharedLd, depth = a.depth, batch = a.rows;
+    const int ld = kStateLd, depth = a.depth, batch = a.rows;
     const float alpha = a.alpha;
     float* const state = s.state;
     float* const dstate = s.dstate;
-    const std::size_t head_w = static_cast<std::size_t>(2 * depth) * kBranchSize,
-                      head_b = head_w + kClasses * kFeatures;
+    const std::size_t head_w = head_weights_at<P>(2 * depth), head_b = head_biases_at<P>(2 * depth);
 
     // The block's rows from the epoch order (and their labels, so that the loss phase waits for no
     // global load), and the step's copy of the parameters. The rows and labels are the task's inputs
@@ -298,13 +316,13 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
             if (pair == 0) copy_async4(labels + r, g.train_labels + src);
         });
         ex.wait_for_prior_grid();
-        const ContiguousCopy weights = kStaged ? contiguous_copy(s.weights, a.params, a.param_count) : ContiguousCopy{};
+        const PaddedCopy weights = kStaged ? padded_copy(s.weights, a.params, a.param_count) : PaddedCopy{};
         ex.phase(weights.items(), [=](int item) { copy_item(weights, item); });
     }
     const float* const w = kStaged ? s.weights : a.params;
 
     // Forward; then the scores, and the final state for the head's weight gradient.
-    core_forward(ex, w, depth, alpha, state, ld, rows);
+    core_forward<P>(ex, w, depth, alpha, state, ld, rows);
     {
         float* scores = s.scores;
         float* final_state = a.final_state + r0;
@@ -314,11 +332,11 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
             if (item < score_items) {
                 const int r = item / kClasses, j = item - r * kClasses;
                 scores[r * kClasses + j] =
-                    head_score(w + head_w, w + head_b, state + static_cast<std::size_t>(r) * ld, j);
+                    head_score<P>(w + head_w, w + head_b, state + static_cast<std::size_t>(r) * ld, j);
             } else {
                 const int k = item - score_items;
                 const int r = k / kFeatures, c = k - r * kFeatures;
-                final_state[column_major(slot, c, r)] = state[static_cast<std::size_t>(r) * ld + c];
+                final_state[column_major(slot, c, r)] = state[static_cast<std::size_t>(r) * ld + padded_column(c)];
             }
         });
     }
@@ -356,8 +374,9 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
         ex.phase(rows * kFeatures, [=](int item) {
             const int r = item / kFeatures, i = item - r * kFeatures;
             const float* d_row = ds + r * kClasses;
-            dstate[static_cast<std::size_t>(r) * ld + i] = ordered_sum<kClasses>(
-                0.0f, [=](int j) { return d_row[j]; }, [=](int j) { return hw[j * kFeatures + i]; },
+            const int h = P::head_column(i);
+            dstate[static_cast<std::size_t>(r) * ld + padded_column(i)] = ordered_sum<kClasses>(
+                0.0f, [=](int j) { return d_row[j]; }, [=](int j) { return hw[j * P::kHeadLd + h]; },
                 [](float dj, float hj) { return dj * hj; });
         });
     }
@@ -369,12 +388,13 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
     for (int k = depth - 1; k >= 0; --k) {
         if (k == 0) ex.launch_dependents();  // the last block's backward: the grads kernel may be scheduled
         const int f = 2 * k, g = 2 * k + 1;
-        const float* wf = w + static_cast<std::size_t>(f) * kBranchSize;
-        const float* wg = w + static_cast<std::size_t>(g) * kBranchSize;
-        couple(ex, wg, state, ld, rows, 0, kHalf, -1.0f, alpha);
-        branch_rows(ex, wg, state, dstate, ld, rows, 0, kHalf, alpha, true, a.slot, act_slot(g), grad_slot(g));
-        if (k > 0) couple(ex, wf, state, ld, rows, kHalf, 0, -1.0f, alpha);
-        branch_rows(ex, wf, state, dstate, ld, rows, kHalf, 0, alpha, k > 0, a.slot, act_slot(f), grad_slot(f));
+        const float* wf = w + branch_at<P>(f);
+        const float* wg = w + branch_at<P>(g);
+        couple<P>(ex, wg, state, ld, rows, 0, kPaddedHalf, -1.0f, alpha);
+        branch_rows<P>(ex, wg, state, dstate, ld, rows, 0, kPaddedHalf, alpha, true, a.slot, act_slot(g), grad_slot(g));
+        if (k > 0) couple<P>(ex, wf, state, ld, rows, kPaddedHalf, 0, -1.0f, alpha);
+        branch_rows<P>(ex, wf, state, dstate, ld, rows, kPaddedHalf, 0, alpha, k > 0, a.slot, act_slot(f),
+                       grad_slot(f));
     }
 }
 
@@ -512,18 +532,19 @@ RG_HD void step_grads(Exec& ex, const StepArgs& a, int block, float* smem) {
 
 // ---- prediction of one tile of query rows --------------------------------------------------------
 
-// kStaged as in step_rows_as: the parameters copied to `weights` (shared memory) first, or read where
-// they are.
+// kStaged as in step_rows_as: the parameters copied to `weights` (shared memory, padded) first, or
+// read where they are (flat). `state`: predict_state_at.
 template <bool kStaged, class Exec>
 RG_HD void predict_tile_as(Exec& ex, const PredictArgs& a, std::int64_t total_rows, int block, float* weights,
                            float* state) {
+    using P = std::conditional_t<kStaged, PaddedParams, FlatParams>;
     const std::int64_t first = static_cast<std::int64_t>(block) * a.tile;
     const int rows = total_rows - first < a.tile ? static_cast<int>(total_rows - first) : a.tile;
-    const int ld = kSharedLd;
+    const int ld = kStateLd;
     {
         const float* const query = a.query_rows + first * kFeatures;
         const int load_items = rows * kPairs;
-        const ContiguousCopy wc = kStaged ? contiguous_copy(weights, a.params, a.param_count) : ContiguousCopy{};
+        const PaddedCopy wc = kStaged ? padded_copy(weights, a.params, a.param_count) : PaddedCopy{};
         ex.phase(load_items + wc.items(), [=](int item) {
             if (item < load_items) {
                 const unsigned int r = static_cast<unsigned int>(item) / kPairs,
@@ -535,13 +556,12 @@ RG_HD void predict_tile_as(Exec& ex, const PredictArgs& a, std::int64_t total_ro
         });
     }
     const float* const w = kStaged ? weights : a.params;
-    const std::size_t head_w = static_cast<std::size_t>(2 * a.depth) * kBranchSize,
-                      head_b = head_w + kClasses * kFeatures;
-    core_forward(ex, w, a.depth, a.alpha, state, ld, rows);
+    const std::size_t head_w = head_weights_at<P>(2 * a.depth), head_b = head_biases_at<P>(2 * a.depth);
+    core_forward<P>(ex, w, a.depth, a.alpha, state, ld, rows);
     float* scores = a.scores + first * kClasses;
     ex.phase(rows * kClasses, [=](int item) {
         const int r = item / kClasses, j = item - r * kClasses;
-        scores[r * kClasses + j] = head_score(w + head_w, w + head_b, state + static_cast<std::size_t>(r) * ld, j);
+        scores[r * kClasses + j] = head_score<P>(w + head_w, w + head_b, state + static_cast<std::size_t>(r) * ld, j);
     });
     std::int64_t* pred = a.predictions + first;
     ex.phase(rows, [=](int r) { pred[r] = model::argmax_row(scores + r * kClasses); });

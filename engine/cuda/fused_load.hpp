@@ -1,12 +1,13 @@
 #pragma once
 // The fused kernels' load phases (engine/cuda/fused.hpp's phases read through these): read-only
-// loads, 16-byte vector copies of contiguous blocks and of columns, and column-pair copies of rows
-// into shared memory. Apart from fused.hpp because it is a layer of its own: how bytes move, not what is
-// computed; a copy changes no bits, and the emulator runs the very same items.
+// loads, 16-byte vector copies of columns, and copies of rows and of the parameters to their padded
+// places in shared memory (engine/cuda/fused_layout.hpp). Apart from fused.hpp because it is a layer of its own: how
+// bytes move, not what is computed; a copy changes no bits, and the emulator runs the very same items.
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
 
+#include "engine/cuda/fused_layout.hpp"
 #include "engine/model/math.hpp"
 
 namespace revgraph::cuda::fused {
@@ -17,9 +18,10 @@ using model::kFeatures;
 // Every load phase is shaped for latency: its copies into shared memory are asynchronous (cp.async,
 // sm_80+), so an item issues them and moves on without waiting for any, a thread's items all have
 // their bytes in flight at once, and the phase's end (end_block_phase) waits once for the lot. The
-// contiguous blocks (the parameters, the grads kernel's staged inputs) move as 16-byte vectors, and
-// the index arithmetic has no division by a runtime value (one by a constant is a multiply). A copy
-// changes no bits: the emulator runs the same items with memcpy.
+// grads kernel's staged columns move as 16-byte vectors, the parameters as 4-byte copies to their
+// padded places (PaddedCopy says why), and the index arithmetic has no division by a runtime value
+// (one by a constant is a multiply). A copy changes no bits: the emulator runs the same items with
+// memcpy.
 //
 // Why: with loads into registers and stores after them, a thread's items one after the other, every
 // copy waited for its load in turn, and the load phases were the longest of the rows and grads
@@ -104,59 +106,8 @@ __device__ __forceinline__ void end_block_phase() {
 }
 #endif
 
-// n contiguous floats src -> dst as items: items [0, vec_items) move kLoadBatch 16-byte vectors each
-// (item k takes vectors k, k + vec_items, ...: consecutive threads, consecutive vectors), the rest
-// kLoadBatch of the scalars before the first aligned vector and after the last. Where src and dst
-// sit differently in their 16-byte blocks, every float is a scalar.
-struct ContiguousCopy {
-    float* dst = nullptr;
-    const float* src = nullptr;
-    int head = 0, vecs = 0, scalars = 0;  // scalars: head + what follows the vectors
-    int vec_items = 0, scalar_items = 0;
-    RG_HD int items() const { return vec_items + scalar_items; }
-};
-
+// Where p sits in its 16 bytes, in floats (0: on 16 bytes).
 RG_HD int float_phase(const void* p) { return static_cast<int>((reinterpret_cast<std::uintptr_t>(p) >> 2) & 3u); }
-
-RG_HD ContiguousCopy contiguous_copy(float* dst, const float* src, int n) {
-    ContiguousCopy c;
-    c.dst = dst;
-    c.src = src;
-    if (float_phase(dst) == float_phase(src)) {
-        c.head = (4 - float_phase(src)) & 3;
-        if (c.head > n) c.head = n;
-        c.vecs = (n - c.head) >> 2;
-    } else {
-        c.head = n;
-    }
-    c.scalars = n - 4 * c.vecs;
-    c.vec_items = (c.vecs + kLoadBatch - 1) / kLoadBatch;
-    c.scalar_items = (c.scalars + kLoadBatch - 1) / kLoadBatch;
-    return c;
-}
-
-RG_HD void copy_item(const ContiguousCopy& c, int item) {
-    if (item < c.vec_items) {
-        const float* src = c.src + c.head;
-        float* dst = c.dst + c.head;
-        RG_UNROLL
-        for (int u = 0; u < kLoadBatch; ++u) {
-            const int k = item + u * c.vec_items;
-            if (k < c.vecs) copy_async16(dst + 4 * k, src + 4 * k);
-        }
-    } else {
-        const int j = item - c.vec_items;
-        // Scalar k is float k of the head, or float 4·vecs + k (after the vectors).
-        RG_UNROLL
-        for (int u = 0; u < kLoadBatch; ++u) {
-            const int k = j + u * c.scalar_items;
-            if (k < c.scalars) {
-                const int at = k < c.head ? k : 4 * c.vecs + k;
-                copy_async4(c.dst + at, c.src + at);
-            }
-        }
-    }
-}
 
 // `cols` columns of `rows` floats (at most kRows), column k at src + k·ld in global memory, to
 // columns kStride floats apart from dst (on 16 bytes) in shared memory: the grads kernel's staging of
@@ -196,14 +147,45 @@ RG_HD void copy_item(const ColumnCopy<kRows, kStride>& c, int item) {
     }
 }
 
-// Rows of 82 floats to rows `ld` apart in shared memory, as items of one row's column pair: item =
-// row·41 + pair, split by a constant.
+// Rows of 82 floats to padded state rows `ld` apart in shared memory (each column where
+// fused_layout.hpp's padded_column puts it), as items of one row's column pair: item = row·41 +
+// pair, split by a constant.
 inline constexpr int kPairs = kFeatures / 2;
 static_assert(kFeatures % 2 == 0, "rows are moved as column pairs");
 RG_HD void row_pair_item(float* state, int ld, const float* row_src, unsigned int row, unsigned int pair) {
-    float* d = state + static_cast<std::size_t>(row) * ld + 2 * pair;
-    copy_async4(d, row_src + 2 * pair);
-    copy_async4(d + 1, row_src + 2 * pair + 1);
+    float* d = state + static_cast<std::size_t>(row) * ld;
+    const int c = 2 * static_cast<int>(pair);
+    copy_async4(d + padded_column(c), row_src + c);
+    copy_async4(d + padded_column(c + 1), row_src + c + 1);
+}
+
+// The flat parameters (model::Layout) to their padded copy in shared memory (fused_layout.hpp:
+// weight rows on 16 bytes), as items of kLoadBatch floats (item k: floats k, k + items, ...:
+// consecutive threads, consecutive floats), each float a 4-byte copy to padded_index(q).
+// Why 4-byte copies: a weight row is 41 floats, so the flat rows start in every 16-byte phase while
+// their padded copies all start on 16 bytes; a 16-byte copy needs both on the same phase. The other
+// way, a second copy of the parameters kept padded in global memory (written by the grads kernel
+// beside the flat one) would make this one aligned block of 16-byte copies again, at the price of a
+// buffer and the grads kernel's second stores: worth it only if this phase grows by more than the
+// couples save (bench/NOTES.md, "Next on the H200", items 3 and 6; the kernel lab's phase table
+// says). The bytes read are the same either way; what grows is the copy instructions (4 a vector).
+struct PaddedCopy {
+    float* dst = nullptr;
+    const float* src = nullptr;
+    int n = 0, branch_runs = 0, batch_items = 0;
+    RG_HD int items() const { return batch_items; }
+};
+
+RG_HD PaddedCopy padded_copy(float* dst, const float* src, int param_count) {
+    return {dst, src, param_count, branches_of(param_count) * kHalf, (param_count + kLoadBatch - 1) / kLoadBatch};
+}
+
+RG_HD void copy_item(const PaddedCopy& c, int item) {
+    RG_UNROLL
+    for (int u = 0; u < kLoadBatch; ++u) {
+        const int q = item + u * c.batch_items;
+        if (q < c.n) copy_async4(c.dst + padded_index(q, c.branch_runs), c.src + q);
+    }
 }
 
 }  // namespace revgraph::cuda::fused

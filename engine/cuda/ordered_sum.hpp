@@ -9,6 +9,7 @@
 // latency a term (bench/NOTES.md, "A cuda-fused step, phase by phase"). Loaded first, the loads of a
 // block overlap one another and the chain of adds runs on registers. On the host (the CPU emulator)
 // it is the plain loop: same operations, same order, same bits.
+#include <cstddef>
 #include <cstdint>
 #include <cstring>
 #include <stdexcept>
@@ -23,7 +24,8 @@ namespace revgraph::cuda::fused {
 #define RG_UNROLL_SUM
 #endif
 
-// N terms at once: N is a compile-time length (41, 82, 10, or the grads kernel's block of rows).
+// N terms at once: N is a compile-time length (the 10 classes of dstate = dscores H; the longer sums
+// read four terms a load where their layout allows, below).
 template <int N, class A, class B, class Term>
 RG_HD float ordered_sum(float acc, A a, B b, Term term) {
 #if defined(__CUDA_ARCH__)
@@ -42,21 +44,11 @@ RG_HD float ordered_sum(float acc, A a, B b, Term term) {
 #endif
 }
 
-// n terms (a run-time count): blocks of kBlock loaded at once, then the rest one by one.
-template <int kBlock, class A, class B, class Term>
-RG_HD float ordered_sum_n(float acc, int n, A a, B b, Term term) {
-    int i0 = 0;
-    for (; i0 + kBlock <= n; i0 += kBlock)
-        acc = ordered_sum<kBlock>(
-            acc, [&](int i) { return a(i0 + i); }, [&](int i) { return b(i0 + i); }, term);
-    for (int i = i0; i < n; ++i) acc += term(a(i), b(i));
-    return acc;
-}
-
 // ---- four terms a load ----------------------------------------------------------------------------
 // The same sums where an operand's run sits on 16 bytes: one 16-byte load brings four terms'
 // operands, so a sum issues a quarter of the loads (the fused kernels' layouts that allow it: the grads
-// kernel's staged columns, engine/cuda/fused.hpp). Only the loads change; the adds are the same, one
+// kernel's staged columns, engine/cuda/fused.hpp; the rows and predict kernels' state halves and
+// staged weight rows, engine/cuda/fused_layout.hpp). Only the loads change; the adds are the same, one
 // by one in index order, so the bits are the same. The body is the same code on the host (the
 // emulator runs it, remainders and all); only a quad's load differs.
 
@@ -84,7 +76,26 @@ struct AlignedRun {
     }
 };
 
-// N terms (a compile-time length), every operand loaded before the first add, four a load.
+// A run of operands anywhere: four 4-byte loads a quad (the same sums on layouts that are not on 16
+// bytes: the parameters where they stay in global memory, the labs' unpadded baseline).
+struct ScalarRun {
+    const float* p;
+    RG_HD ScalarRun from(int i) const { return {p + i}; }
+    RG_HD float at(int i) const { return p[i]; }
+    RG_HD Quad quad(int k) const { return {{p[4 * k], p[4 * k + 1], p[4 * k + 2], p[4 * k + 3]}}; }
+};
+
+// Operands `stride` floats apart (a column of a row-major matrix): one 4-byte load each.
+struct StridedRun {
+    const float* p;
+    int stride;
+    RG_HD StridedRun from(int i) const { return {p + static_cast<std::ptrdiff_t>(i) * stride, stride}; }
+    RG_HD float at(int i) const { return p[static_cast<std::ptrdiff_t>(i) * stride]; }
+    RG_HD Quad quad(int k) const { return {{at(4 * k), at(4 * k + 1), at(4 * k + 2), at(4 * k + 3)}}; }
+};
+
+// N terms (a compile-time length), every operand loaded before the first add, four a load where
+// the run allows.
 template <int N, class A, class B, class Term>
 RG_HD float ordered_sum4(float acc, A a, B b, Term term) {
     constexpr int kQuads = N / 4, kRest = N - 4 * kQuads;

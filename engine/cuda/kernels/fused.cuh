@@ -60,7 +60,7 @@ struct BlockExec {
 // The rows kernel waits for the previous kernel inside its first phase (fused::step_rows_as), after
 // it has issued the copies of its rows.
 __global__ void __launch_bounds__(fused::kRowsThreads, 1) fused_rows_kernel(fused::StepArgs args, bool weights_shared) {
-    extern __shared__ float fused_smem[];
+    extern __shared__ __align__(16) float fused_smem[];  // 16-byte loads (fused_layout.hpp)
     BlockExec ex;
     fused::step_rows(ex, args, static_cast<int>(blockIdx.x),
                      fused::carve_rows(fused_smem, args.param_count, weights_shared, args.rows_per_block));
@@ -68,7 +68,7 @@ __global__ void __launch_bounds__(fused::kRowsThreads, 1) fused_rows_kernel(fuse
 
 __global__ void __launch_bounds__(fused::kGradsThreads, 1) fused_grads_kernel(fused::StepArgs args) {
     wait_for_prior_grid();
-    extern __shared__ float fused_smem[];
+    extern __shared__ __align__(16) float fused_smem[];  // 16-byte loads (fused_layout.hpp)
     BlockExec ex;
     fused::step_grads(ex, args, static_cast<int>(blockIdx.x), fused_smem);
 }
@@ -76,11 +76,11 @@ __global__ void __launch_bounds__(fused::kGradsThreads, 1) fused_grads_kernel(fu
 __global__ void __launch_bounds__(fused::kPredictThreads, 1)
     fused_predict_kernel(fused::PredictArgs args, std::int64_t rows, bool weights_shared) {
     programmatic_prologue();
-    extern __shared__ float fused_smem[];
+    extern __shared__ __align__(16) float fused_smem[];  // 16-byte loads (fused_layout.hpp)
     BlockExec ex;
     float* weights = weights_shared ? fused_smem : nullptr;
     fused::predict_tile(ex, args, rows, static_cast<int>(blockIdx.x), weights,
-                        fused_smem + (weights_shared ? args.param_count : 0));
+                        fused::predict_state_at(fused_smem, args.param_count, weights_shared));
 }
 
 // ---- launchers ---------------------------------------------------------------------------------
