@@ -94,6 +94,11 @@ struct StepArgs {
     std::int64_t first = 0;              // its slice of the epoch order
     int slot = 0;                        // rows of one branch's slot in the stacks (the full batch)
     int rows_per_block = kRowsPerBlock;  // the rows kernel's launch shape
+    // The rows kernel copies its rows before it waits for the previous kernel: only where that
+    // kernel is a step's grads kernel (a step follows a step), which writes none of them. The
+    // first step of an epoch waits first: before it may run the lift kernel (warm-up with 0
+    // epochs), which writes the very rows it gathers.
+    bool gather_before_wait = false;
     const std::int32_t* order = nullptr;
     const float* train_rows = nullptr;  // N x 82, lifted
     const std::int32_t* train_labels = nullptr;
@@ -301,11 +306,13 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
 
     // The block's rows from the epoch order (and their labels, so that the loss phase waits for no
     // global load), and the step's copy of the parameters. The rows and labels are the task's inputs
-    // and the epoch's order, which no kernel of the epoch writes, so their copies are issued before
-    // the wait for the previous kernel (launched with Programmatic Dependent Launch, this kernel
-    // starts while the previous step's grads kernel runs; launched plainly, the wait is nothing);
-    // the parameters, which that kernel updates, after it. One phase: its end waits for both.
+    // and the epoch's order, which no step writes, so where a step follows a step
+    // (gather_before_wait) their copies are issued before the wait for the previous kernel
+    // (launched with Programmatic Dependent Launch, this kernel starts while the previous step's
+    // grads kernel runs; launched plainly, the wait is nothing); the parameters, which that kernel
+    // updates, after it. One phase: its end waits for both.
     {
+        if (!a.gather_before_wait) ex.wait_for_prior_grid();
         const StepArgs g = a;
         std::int32_t* const labels = s.labels;
         ex.issue(rows * kPairs, [=](int item) {
@@ -315,7 +322,7 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
             row_pair_item(state, ld, g.train_rows + src * kFeatures, r, pair);
             if (pair == 0) copy_async4(labels + r, g.train_labels + src);
         });
-        ex.wait_for_prior_grid();
+        if (a.gather_before_wait) ex.wait_for_prior_grid();
         const PaddedCopy weights = kStaged ? padded_copy(s.weights, a.params, a.param_count) : PaddedCopy{};
         ex.phase(weights.items(), [=](int item) { copy_item(weights, item); });
     }

@@ -143,7 +143,7 @@ private:
 
     void core_forward(Program& p, int rows, Buf state, Buf act_left, Buf act_right, Buf branch) const;
     // step()'s two paths, and the cuBLASLt step's phases after the forward.
-    Program fused_step(const Batch& batch) const;
+    Program fused_step(const Batch& batch, bool follows_step) const;
     Program fused_any_step(const Batch& batch) const;
     Program cublaslt_step(const Batch& batch) const;
     void head_and_loss(Program& p, int rows) const;

@@ -205,13 +205,17 @@ void TaskPlan::core_forward(Program& p, int rows, Buf state, Buf act_left, Buf a
 // lives in the one small elementwise kernel that runs at that point anyway.
 Program TaskPlan::step(int b) const {
     const Batch batch = batches_.at(static_cast<std::size_t>(b));
-    return path_ == Path::fused ? fused_step(batch) : cublaslt_step(batch);
+    return path_ == Path::fused ? fused_step(batch, b > 0) : cublaslt_step(batch);
 }
 
 // The whole step in two fused kernels: the rows kernel (forward, loss, reconstructing backward, each
 // branch's relu input and output gradient into its slot) and the grads kernel (the weight gradients
 // from the slots, then SGD); engine/cuda/fused.hpp.
-Program TaskPlan::fused_step(const Batch& batch) const {
+// follows_step: batch b > 0, whose kernel predecessor is always the previous step's grads kernel
+// (in the epoch graph, and in the warm-up, whose second step is the epoch's last; the backend's
+// eager step() puts the order's copy in front, and a copy lets no kernel start early). The first
+// step of an epoch follows the order's copy, or in a warm-up of no epochs the lift kernel.
+Program TaskPlan::fused_step(const Batch& batch, bool follows_step) const {
     if (any_width()) return fused_any_step(batch);
     FusedStepOp rows{.rows = batch.rows,
                      .first = batch.first,
@@ -221,6 +225,7 @@ Program TaskPlan::fused_step(const Batch& batch) const {
                      .lr = static_cast<float>(config_.learning_rate),
                      .momentum = static_cast<float>(config_.momentum),
                      .weight_decay = static_cast<float>(config_.weight_decay),
+                     .gather_before_wait = follows_step,
                      .order = {Buf::order},
                      .train_rows = {Buf::train_rows},
                      .train_labels = {Buf::train_labels},

@@ -418,11 +418,14 @@ TEST_CASE("fused plan: two kernels a step, one for prediction, and no cuBLASLt s
         TaskConfig c;
         c.depth = depth;
         const TaskPlan plan(c, 10000, 10000, Path::fused);
-        for (int b : {0, 78}) {
+        for (int b : {0, 1, 78}) {
             const OpCounts s = count_ops(plan.step(b));
             CHECK(s.gemms == 0);
             CHECK(s.kernels == 2);
             CHECK(s.copies == 0);
+            // The rows kernel copies its rows before waiting for its predecessor only where that is
+            // a step's grads kernel, never after the lift (the warm-up of no epochs) or an order copy.
+            CHECK(std::get<FusedStepOp>(plan.step(b).front()).gather_before_wait == (b > 0));
         }
         CHECK(count_ops(plan.epoch(0)).launches() == 1 + 2 * 79);
         CHECK(count_ops(plan.predict()).launches() == 1);

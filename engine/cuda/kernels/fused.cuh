@@ -57,8 +57,8 @@ struct BlockExec {
     __device__ __forceinline__ void launch_dependents() const { kernels::launch_dependents(); }
 };
 
-// The rows kernel waits for the previous kernel inside its first phase (fused::step_rows_as), after
-// it has issued the copies of its rows.
+// The rows kernel waits for the previous kernel inside its first phase (fused::step_rows_as): where
+// a step follows a step, after it has issued the copies of its rows; else before them.
 __global__ void __launch_bounds__(fused::kRowsThreads, 1) fused_rows_kernel(fused::StepArgs args, bool weights_shared) {
     extern __shared__ __align__(16) float fused_smem[];  // 16-byte loads (fused_layout.hpp)
     BlockExec ex;

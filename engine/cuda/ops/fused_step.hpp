@@ -20,6 +20,7 @@ struct FusedStepOp {
     int slot = 0;
     int depth = 0;
     float alpha = 0, lr = 0, momentum = 0, weight_decay = 0;
+    bool gather_before_wait = false;  // fused::StepArgs: set where a step follows a step
     Ref order, train_rows, train_labels, params, velocity, grads;
     Ref final_state, dscores, act_stack, grad_stack;
 };
@@ -57,7 +58,7 @@ template <class Memory>
 fused::StepArgs resolve(const FusedStepOp& op, const Memory& m) {
     fused::StepArgs a;
     a.depth = op.depth, a.alpha = op.alpha, a.lr = op.lr, a.momentum = op.momentum, a.weight_decay = op.weight_decay;
-    a.rows = op.rows, a.first = op.first, a.slot = op.slot;
+    a.rows = op.rows, a.first = op.first, a.slot = op.slot, a.gather_before_wait = op.gather_before_wait;
     a.order = m.i32(op.order), a.train_rows = m.f32(op.train_rows), a.train_labels = m.i32(op.train_labels);
     a.params = m.f32(op.params), a.velocity = m.f32(op.velocity), a.grads = m.f32(op.grads);
     a.param_count = static_cast<int>(model::Layout(op.depth).total());
