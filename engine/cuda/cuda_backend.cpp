@@ -65,7 +65,7 @@ struct CudaBackend::Impl {
     TaskPlan plan;
     bool programmatic;  // fused kernels with Programmatic Dependent Launch: asked for, and sm_90+ code
     DeviceMemory memory;
-    // The cuBLASLt handle and its workspace exist only on the path with products: cuda-fused never
+    // The cuBLASLt handle and its workspaces exist only on the path with products: cuda-fused never
     // loads the library nor spends the workspace's device memory.
     std::unique_ptr<DeviceBuffer> workspace, side_workspace;
     std::unique_ptr<LtMatmuls> matmuls;
@@ -86,7 +86,8 @@ struct CudaBackend::Impl {
             const std::size_t bytes = Runtime::options().cublaslt_workspace_bytes;
             workspace = std::make_unique<DeviceBuffer>(bytes);
             side_workspace = std::make_unique<DeviceBuffer>(bytes);
-            matmuls = std::make_unique<LtMatmuls>(workspace->get(), workspace->bytes(), false, side_workspace->get());
+            matmuls = std::make_unique<LtMatmuls>(workspace->get(), workspace->bytes());
+            matmuls->add_side_workspace(side_workspace->get());
         }
         nvtxNameCudaStreamA(stream.s, "revgraph-cuda");
         nvtxNameCudaStreamA(side_stream.s, "revgraph-cuda-side");

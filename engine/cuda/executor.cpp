@@ -55,26 +55,30 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
     CompiledProgram out;
     out.counts = count_ops(program);
     auto& L = out.launches;
-    // Products off the chain: the side lane's join goes in front of operation join_before.
+    // Products off the chain go to the second stream where there is one (lane_schedule says where
+    // it forks and rejoins); else every operation runs on the program's stream, in program order.
     const bool lanes = side != nullptr && matmuls != nullptr && matmuls->has_side_workspace();
-    std::size_t index = 0, join_before = 0;
-    bool joined = true;
+    bool beside = false;  // the operation being bound forks to the second stream
     // No default case: an operation without a handler here fails to compile.
     const auto bind = [&](const auto& op) {
         using T = std::decay_t<decltype(op)>;
         if constexpr (std::is_same_v<T, GemmOp>) {
             if (matmuls == nullptr) throw Error("cuda: a matrix product on a path without cuBLASLt");
             const int id = matmuls->bind(op.spec, mem.f32(op.a), mem.f32(op.b), mem.f32(op.d));
-            if (op.beside > 0 && lanes) {
+            if (beside) {
                 const SideLane lane = *side;
                 L.push_back([matmuls, id, lane](cudaStream_t s) {
                     cudaCheck(cudaEventRecord(lane.fork, s));
                     cudaCheck(cudaStreamWaitEvent(lane.stream, lane.fork, 0));
-                    matmuls->launch(id, lane.stream, true);
+                    try {
+                        matmuls->launch(id, lane.stream, true);
+                    } catch (...) {  // rejoin, so that a capture ends with no stream left forked
+                        (void)cudaEventRecord(lane.join, lane.stream);
+                        (void)cudaStreamWaitEvent(s, lane.join, 0);
+                        throw;
+                    }
                     cudaCheck(cudaEventRecord(lane.join, lane.stream));
                 });
-                join_before = index + 1 + static_cast<std::size_t>(op.beside);  // plan.check: within the program
-                joined = false;
             } else {
                 L.push_back([matmuls, id](cudaStream_t s) { matmuls->launch(id, s); });
             }
@@ -125,16 +129,16 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
             L.push_back([args](cudaStream_t s) { ops::launch(args, s); });
         }
     };
-    const auto join_here = [&] {
-        const cudaEvent_t join = side->join;
-        L.push_back([join](cudaStream_t s) { cudaCheck(cudaStreamWaitEvent(s, join, 0)); });
-        joined = true;
-    };
-    for (; index < program.size(); ++index) {
-        if (!joined && index == join_before) join_here();
-        std::visit(bind, program[index]);
+    for (const LaneStep& step : lane_schedule(program)) {
+        if (step.kind == LaneStep::Kind::join) {
+            if (!lanes) continue;
+            const cudaEvent_t join = side->join;
+            L.push_back([join](cudaStream_t s) { cudaCheck(cudaStreamWaitEvent(s, join, 0)); });
+            continue;
+        }
+        beside = lanes && step.kind == LaneStep::Kind::beside;
+        std::visit(bind, program[step.op]);
     }
-    if (!joined) join_here();  // companions that end the program: joined at its end
     return out;
 }
 

@@ -6,6 +6,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstring>
+#include <stdexcept>
 
 #include "engine/cuda/fused_layout.hpp"
 #include "engine/model/math.hpp"
@@ -33,8 +34,9 @@ using model::kFeatures;
 // parameters, the stacks), so nothing it reads is read-only for the whole of its launch and no copy
 // uses the read-only path (ld.global.nc). A copy of anything the previous kernel writes is issued
 // after griddepcontrol.wait (kernels/fused.cuh), and every asm here is volatile with a memory
-// clobber; the rows kernel issues the copies of its rows and labels (the task's inputs and the
-// epoch's order, which no kernel of an epoch writes) before its wait (fused::step_rows_as).
+// clobber; where a step follows a step, the rows kernel issues the copies of its rows and labels
+// (the task's inputs and the epoch's order, which no step writes) before its wait
+// (fused::step_rows_as, StepArgs::gather_before_wait); else after it.
 
 inline constexpr int kLoadBatch = 8;  // copies one item issues
 
@@ -91,6 +93,11 @@ RG_HD void copy_async16(float* dst, const float* src) {
         "l"(src)
         : "memory");
 #else
+#if !defined(__CUDA_ARCH__)
+    // The emulator's buffers start on 16 bytes as the device's do: a copy off them would fault there.
+    if (((reinterpret_cast<std::uintptr_t>(dst) | reinterpret_cast<std::uintptr_t>(src)) & 15u) != 0)
+        throw std::logic_error("copy_async16: not on 16 bytes");
+#endif
     std::memcpy(dst, src, 16);
 #endif
 }

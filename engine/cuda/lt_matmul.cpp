@@ -82,11 +82,8 @@ const char* compute_name(cublasComputeType_t c) {
 
 }  // namespace
 
-LtMatmuls::LtMatmuls(void* workspace, std::size_t workspace_bytes, bool force_hand_kernel, void* side_workspace)
-    : workspace_(workspace),
-      side_workspace_(side_workspace),
-      workspace_bytes_(workspace_bytes),
-      force_hand_kernel_(force_hand_kernel) {
+LtMatmuls::LtMatmuls(void* workspace, std::size_t workspace_bytes, bool force_hand_kernel)
+    : workspace_(workspace), workspace_bytes_(workspace_bytes), force_hand_kernel_(force_hand_kernel) {
     cublasCheck(cublasLtCreate(&handle_));
 }
 
@@ -284,7 +281,7 @@ int LtMatmuls::bind(const GemmSpec& spec, const float* a, const float* b, float*
 }
 
 void LtMatmuls::launch(int id, cudaStream_t stream, bool side) const {
-    if (side && side_workspace_ == nullptr) throw Error("cuda: a product on the second stream without its workspace");
+    if (side && !side_lane_) throw Error("cuda: a product on the second stream without its workspace");
     void* const workspace = side ? side_workspace_ : workspace_;
     const auto [first, count] = bound_.at(static_cast<std::size_t>(id));
     for (int k = first; k < first + count; ++k) {

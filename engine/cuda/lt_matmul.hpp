@@ -4,7 +4,8 @@
 // full batch, short last batch, Q-row predict) gets its descriptors and ONE algorithm, chosen once by
 // the heuristic at prepare() and pinned: FP32 compute (CUBLAS_COMPUTE_32F_PEDANTIC where the library
 // has an algorithm for it, else CUBLAS_COMPUTE_32F; never TF32 or other reduced-precision inputs),
-// no split-K reduction of any kind, and the caller's one workspace. Each call site is then bound to
+// no split-K reduction of any kind, and the caller's workspace (one per stream: a second for the
+// products run beside the chain). Each call site is then bound to
 // its fixed device pointers and scalars, so a launch is a single cublasLtMatmul on a stream, which
 // graph capture records like any kernel. Where the library offers no such algorithm for a product,
 // the product runs on the hand-written kernel (engine/cuda/ops/gemm.hpp: k summed in index order, the
@@ -30,10 +31,7 @@ namespace revgraph::cuda {
 class LtMatmuls {
 public:
     // force_hand_kernel: every product on the hand-written kernel (the GPU suite checks that path).
-    // side_workspace: a second workspace of the same size for products on the second stream
-    // (GemmOp::beside): two products that may run at once must not share one. Null: none run there.
-    LtMatmuls(void* workspace, std::size_t workspace_bytes, bool force_hand_kernel = false,
-              void* side_workspace = nullptr);
+    LtMatmuls(void* workspace, std::size_t workspace_bytes, bool force_hand_kernel = false);
     ~LtMatmuls();
     LtMatmuls(const LtMatmuls&) = delete;
     LtMatmuls& operator=(const LtMatmuls&) = delete;
@@ -44,9 +42,12 @@ public:
     // the same numbers, one launch per product instead of one for all. A product with no such
     // algorithm at all (whole, or one of a batch's singles) runs on the hand-written kernel.
     int bind(const GemmSpec& spec, const float* a, const float* b, float* d);
-    // side: on the second stream, with the side workspace (throws where there is none).
+    // A second workspace of the same size, for products on the second stream (GemmOp::beside): two
+    // products that may run at once must not share one. (Null with a workspace of 0 bytes.)
+    void add_side_workspace(void* side_workspace) { side_workspace_ = side_workspace, side_lane_ = true; }
+    bool has_side_workspace() const { return side_lane_; }
+    // side: on the second stream, with the side workspace (throws where none was added).
     void launch(int id, cudaStream_t stream, bool side = false) const;
-    bool has_side_workspace() const { return side_workspace_ != nullptr; }
 
     std::size_t shape_count() const { return shapes_.size(); }
     std::size_t bound_count() const { return bound_.size(); }
@@ -72,6 +73,7 @@ private:
     cublasLtHandle_t handle_ = nullptr;
     void* workspace_ = nullptr;
     void* side_workspace_ = nullptr;
+    bool side_lane_ = false;
     std::size_t workspace_bytes_ = 0;
     std::vector<std::unique_ptr<Shape>> shapes_;
     std::map<std::string, int> shape_index_;

@@ -18,6 +18,25 @@ const char* op_name(const Op& op) {
     return std::visit([](const auto& o) { return ops::info(o).name; }, op);
 }
 
+std::vector<LaneStep> lane_schedule(const Program& p) {
+    std::vector<LaneStep> out;
+    std::size_t join_before = 0;
+    bool forked = false;
+    for (std::size_t i = 0; i < p.size(); ++i) {
+        if (forked && i == join_before) out.push_back({LaneStep::Kind::join, i}), forked = false;
+        const auto* g = std::get_if<GemmOp>(&p[i]);
+        if (g != nullptr && g->beside > 0 && !forked) {
+            out.push_back({LaneStep::Kind::beside, i});
+            join_before = i + 1 + static_cast<std::size_t>(g->beside);
+            forked = true;
+        } else {
+            out.push_back({LaneStep::Kind::chain, i});
+        }
+    }
+    if (forked) out.push_back({LaneStep::Kind::join, p.size()});  // companions that end the program
+    return out;
+}
+
 OpCounts count_ops(const Program& p) {
     OpCounts c;
     for (const auto& op : p) {

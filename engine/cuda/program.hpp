@@ -16,6 +16,9 @@
 // way cuBLASLt (column-major BLAS) sees them: a row-major R x C array with leading dimension L *is*
 // a column-major C x R matrix with leading dimension L, its transpose. So the halves of the 82-wide
 // state are used in place: the right half is the column-major 41 x rows matrix at offset 41, ld 82.
+// One exception: on the fused path at width 82 the final state, the score gradients and the stacks
+// pass only between the step's two kernels, and are column-major with the full batch's rows a
+// column (fused::column_major), so the grads kernel stages them column by column.
 #include <cstddef>
 #include <cstdint>
 #include <string>
@@ -65,6 +68,17 @@ using Op = std::variant<GemmOp, CopyOp, ZeroOp, LiftOp, GatherOp, CoupleOp, Mask
 using Program = std::vector<Op>;
 
 const char* op_name(const Op& op);
+
+// Where each operation of a program runs on the GPU: on the program's stream (chain), or forked to
+// the second stream (beside: GemmOp::beside), and where that stream rejoins (join, in front of
+// operation `op`, or at the program's end where `op` is its size). The executor follows it; a pure
+// function, so the schedule is tested without a GPU. Expects a program TaskPlan::check accepts.
+struct LaneStep {
+    enum class Kind { chain, beside, join };
+    Kind kind;
+    std::size_t op;
+};
+std::vector<LaneStep> lane_schedule(const Program& p);
 // Kernel launches and matmuls in a program (copies and zero-fills counted apart).
 struct OpCounts {
     int gemms = 0, kernels = 0, copies = 0;

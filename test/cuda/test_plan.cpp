@@ -384,6 +384,56 @@ TEST_CASE("plan: products off the chain commute with what they run beside") {
     CHECK_THROWS_WITH_AS(plan.check(too_few), doctest::Contains("has 1 operations after it"), Error);
 }
 
+TEST_CASE("plan: the second stream forks at each product off the chain and rejoins after its companions") {
+    using K = LaneStep::Kind;
+    const auto check_schedule = [](const Program& p, int forks) {
+        const std::vector<LaneStep> s = lane_schedule(p);
+        std::vector<std::size_t> order;  // every operation once, in program order
+        for (const LaneStep& step : s)
+            if (step.kind != K::join) order.push_back(step.op);
+        std::vector<std::size_t> all(p.size());
+        std::iota(all.begin(), all.end(), std::size_t{0});
+        CHECK(order == all);
+        int seen = 0, joins = 0;
+        for (std::size_t k = 0; k < s.size(); ++k) {
+            joins += s[k].kind == K::join;
+            if (s[k].kind != K::beside) continue;
+            ++seen;
+            const auto n = static_cast<std::size_t>(std::get<GemmOp>(p[s[k].op]).beside);
+            REQUIRE(k + n + 1 < s.size());
+            for (std::size_t c = 1; c <= n; ++c) {  // its companions, on the chain
+                CHECK(s[k + c].kind == K::chain);
+                CHECK(s[k + c].op == s[k].op + c);
+            }
+            CHECK(s[k + n + 1].kind == K::join);  // then the join, before anything else
+            CHECK(s[k + n + 1].op == s[k].op + n + 1);
+        }
+        CHECK(seen == forks);
+        CHECK(joins == forks);
+    };
+    for (int depth : {1, 2, 3}) {
+        CAPTURE(depth);
+        const TaskPlan plan(small_config(depth), 19, 7);
+        check_schedule(plan.step(0), depth);
+        check_schedule(plan.step(2), depth);  // the short last batch
+        check_schedule(plan.epoch(0), 3 * depth);
+        check_schedule(plan.predict(), 0);
+        const TaskPlan fused(small_config(depth), 19, 7, Path::fused);
+        check_schedule(fused.step(0), 0);
+    }
+    // Companions that end the program: the join at its end.
+    const GemmSpec couple = couple_gemm(8);
+    const Program at_end{
+        GemmOp{.spec = couple, .a = {Buf::params}, .b = {Buf::act_left}, .d = {Buf::branch}, .beside = 1},
+        GemmOp{.spec = couple, .a = {Buf::params}, .b = {Buf::act_right}, .d = {Buf::dtmp}}};
+    const std::vector<LaneStep> s = lane_schedule(at_end);
+    REQUIRE(s.size() == 3);
+    CHECK(s[0].kind == K::beside);
+    CHECK(s[1].kind == K::chain);
+    CHECK(s[2].kind == K::join);
+    CHECK(s[2].op == 2);
+}
+
 TEST_CASE("emulator: a batch larger than the training set and a single-row last batch") {
     for (const int n : {5, 9}) {
         CAPTURE(n);
