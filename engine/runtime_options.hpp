@@ -1,7 +1,8 @@
 #pragma once
 // Process-wide GPU settings that must be fixed before the GPU is initialised (docs/spec.md §8's "late
-// initialisation rejected"): which device, and the size of the one cuBLASLt workspace every
-// captured matmul uses. Host-only logic, so its rules are tested on machines without a GPU.
+// initialisation rejected"): which device, and the size of each cuBLASLt workspace (`cuda` keeps
+// two: the chain's and the second stream's, GemmOp::beside, so it costs twice this in device memory). Host-only logic,
+// so its rules are tested on machines without a GPU.
 #include <cstddef>
 #include <cstdint>
 #include <functional>

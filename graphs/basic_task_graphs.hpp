@@ -111,6 +111,9 @@ private:
         plan.reset(stream);
         plan.normalize(stream);
         if (!plan.epoch_start.empty()) plan.epoch_start.front()(stream);  // epochs may be 0
+        // The first step before any other, as in the epoch graph: a later step's launches may take a
+        // step as their predecessor on the stream (cuda-fused's rows kernel then gathers its rows
+        // before it waits: TaskPlan::fused_step).
         plan.steps.front()(stream);
         if (plan.steps.size() > 1) plan.steps.back()(stream);  // the short last batch's shapes
         plan.predict(stream);

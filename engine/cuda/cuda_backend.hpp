@@ -3,8 +3,9 @@
 // `--backend cuda-fused`: the same graphs with each SGD step two fused kernels (engine/cuda/fused.hpp).
 // prepare() does everything that allocates or may fail: device state (parameters, gradients,
 // momentum, raw pixels, labels, every epoch's permutation; on the cuBLASLt path only, the cuBLASLt
-// handle and one workspace), algorithm choice, and the capture of the task's graphs. run() only launches graphs and
-// records two events. No CUDA headers here, so host code of any build may include it.
+// handle and two workspaces, the chain's and the second stream's), algorithm choice, and the capture of the task's
+// graphs. run() only launches graphs and records two events. No CUDA headers here, so host code of any build may
+// include it.
 #include <memory>
 #include <optional>
 #include <string>

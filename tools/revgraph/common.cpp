@@ -37,7 +37,7 @@ void add_task_options(CLI::App& app, TaskOptions& o) {
         ->type_name("B")
         ->check(kNonEmpty);
     app.add_option("--device", o.device, "CUDA device index (CUDA backends only)")->type_name("N")->check(kNonEmpty);
-    app.add_option("--workspace-bytes", o.workspace_bytes, "cuBLASLt workspace (cuda backend)")
+    app.add_option("--workspace-bytes", o.workspace_bytes, "cuBLASLt workspace, each of the two (cuda backend)")
         ->type_name("N")
         ->check(kNonEmpty);
     app.add_flag("--pdl", o.pdl,
