@@ -36,10 +36,7 @@
 
 namespace revgraph::cuda::fused {
 
-using model::kBranchSize;
-using model::kClasses;
-using model::kFeatures;
-using model::kHalf;
+// kBranchSize, kClasses, kFeatures, kHalf: model's, named in this namespace by fused_layout.hpp.
 
 // Rows per block of the rows kernel and query rows per block of the predict kernel are launch
 // shapes, not part of what is computed: every row's items are its own, so any values give the
