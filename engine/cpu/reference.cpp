@@ -4,13 +4,17 @@
 
 #include "engine/error.hpp"
 #include "engine/model/math.hpp"
+#include "engine/model/sum_order.hpp"
 
 namespace revgraph::cpu {
 
 using model::kClasses;
 
 template <typename T>
-Reference<T>::Reference(int depth, T alpha, int width) : layout_(depth, width), alpha_(alpha) {}
+Reference<T>::Reference(int depth, T alpha, int width, int sum_lanes)
+    : layout_(depth, width), alpha_(alpha), sum_lanes_(sum_lanes) {
+    if (!model::valid_sum_lanes(sum_lanes)) throw Error("reference: sum lanes must be 1, 2, 4 or 8");
+}
 
 template <typename T>
 void Reference<T>::couple(const T* w, const T* in, T* out, int rows, T sign) const {
@@ -19,7 +23,9 @@ void Reference<T>::couple(const T* w, const T* in, T* out, int rows, T sign) con
         const T* x = in + static_cast<std::size_t>(r) * width;
         T* y = out + static_cast<std::size_t>(r) * width;
         for (int o = 0; o < half; ++o) {
-            const T branch = model::branch_dot(w + o * half, x, half);
+            const T* w_row = w + o * half;
+            const T branch =
+                model::lane_sum_any<T>(half, sum_lanes_, [&](int i) { return model::relu(x[i]) * w_row[i]; });
             y[o] = y[o] + sign * (alpha_ * branch);
         }
     }
@@ -52,17 +58,18 @@ void Reference<T>::head_forward(const T* params, const T* state, int rows, T* sc
     for (int r = 0; r < rows; ++r) {
         const T* x = state + static_cast<std::size_t>(r) * width;
         for (int j = 0; j < kClasses; ++j) {
-            T acc = T(0);
-            for (int i = 0; i < width; ++i) acc += x[i] * w[j * width + i];
-            scores[r * kClasses + j] = acc + b[j];
+            const T* w_row = w + j * width;
+            scores[r * kClasses + j] =
+                model::lane_sum_any<T>(width, sum_lanes_, [&](int i) { return x[i] * w_row[i]; }) + b[j];
         }
     }
 }
 
-// The backward products below keep one partial sum per output and add the terms of every sum in
-// ascending index order, as a plain triple loop with the sum innermost would; the loops are only
-// nested so that the outputs' sums advance together along a contiguous row, which the compiler
-// vectorises across outputs (never within one sum: the bits are the plain loop's).
+// The backward products below keep one set of lanes (engine/model/sum_order.hpp) per output and add
+// the terms of every sum in ascending index order into their lanes, as a plain triple loop with the
+// sum innermost would; the loops are only nested so that the outputs' sums advance together along a
+// contiguous row, which the compiler vectorises across outputs (never within one sum: the bits are
+// the plain loop's).
 template <typename T>
 void Reference<T>::head_backward(const T* params, const T* state, const T* dscores, int rows, T* grads,
                                  T* dstate) const {
@@ -70,25 +77,27 @@ void Reference<T>::head_backward(const T* params, const T* state, const T* dscor
     const T* w = params + layout_.head_weight_offset();
     T* dw = grads + layout_.head_weight_offset();
     T* db = grads + layout_.head_bias_offset();
-    std::vector<T> acc(static_cast<std::size_t>(width));
+    model::LaneRows<T> acc(width, sum_lanes_);
     for (int j = 0; j < kClasses; ++j) {
-        std::fill(acc.begin(), acc.end(), T(0));  // dW[j][i] = sum over r of dscores[r][j] * state[r][i]
+        acc.clear();  // dW[j][i] = sum over r of dscores[r][j] * state[r][i]
         for (int r = 0; r < rows; ++r) {
             const T d = dscores[r * kClasses + j];
-            for (int i = 0; i < width; ++i) acc[i] += d * state[r * width + i];
+            T* lane = acc.lane_of(r);
+            for (int i = 0; i < width; ++i) lane[i] += d * state[r * width + i];
         }
-        for (int i = 0; i < width; ++i) dw[j * width + i] += acc[i];
-        T bias = T(0);
-        for (int r = 0; r < rows; ++r) bias += dscores[r * kClasses + j];
-        db[j] += bias;
+        const T* sums = acc.sums();
+        for (int i = 0; i < width; ++i) dw[j * width + i] += sums[i];
+        db[j] += model::lane_sum_any<T>(rows, sum_lanes_, [&](int r) { return dscores[r * kClasses + j]; });
     }
     for (int r = 0; r < rows; ++r) {
-        std::fill(acc.begin(), acc.end(), T(0));  // dstate[r][i] = sum over j of dscores[r][j] * W[j][i]
+        acc.clear();  // dstate[r][i] = sum over j of dscores[r][j] * W[j][i]
         for (int j = 0; j < kClasses; ++j) {
             const T d = dscores[r * kClasses + j];
-            for (int i = 0; i < width; ++i) acc[i] += d * w[j * width + i];
+            T* lane = acc.lane_of(j);
+            for (int i = 0; i < width; ++i) lane[i] += d * w[j * width + i];
         }
-        std::copy(acc.begin(), acc.end(), dstate + static_cast<std::size_t>(r) * width);
+        const T* sums = acc.sums();
+        std::copy(sums, sums + width, dstate + static_cast<std::size_t>(r) * width);
     }
 }
 
@@ -96,27 +105,32 @@ template <typename T>
 void Reference<T>::branch_backward(const T* w, const T* x, const T* g_out, int rows, T* dw, T* dx) const {
     const int width = layout_.width(), half = layout_.half();
     // g = α·g_out, as autograd forms it (the scale is applied to the branch output); a = relu(x).
-    std::vector<T> g(static_cast<std::size_t>(rows) * half), a(g.size()), acc(static_cast<std::size_t>(half));
+    std::vector<T> g(static_cast<std::size_t>(rows) * half), a(g.size());
+    model::LaneRows<T> acc(half, sum_lanes_);
     for (int r = 0; r < rows; ++r)
         for (int o = 0; o < half; ++o) {
             g[r * half + o] = alpha_ * g_out[r * width + o];
             a[r * half + o] = model::relu(x[r * width + o]);
         }
     for (int o = 0; o < half; ++o) {
-        std::fill(acc.begin(), acc.end(), T(0));  // dW[o][i] += sum over r of g[r][o] * a[r][i]
+        acc.clear();  // dW[o][i] += sum over r of g[r][o] * a[r][i]
         for (int r = 0; r < rows; ++r) {
             const T go = g[r * half + o];
-            for (int i = 0; i < half; ++i) acc[i] += go * a[r * half + i];
+            T* lane = acc.lane_of(r);
+            for (int i = 0; i < half; ++i) lane[i] += go * a[r * half + i];
         }
-        for (int i = 0; i < half; ++i) dw[o * half + i] += acc[i];
+        const T* sums = acc.sums();
+        for (int i = 0; i < half; ++i) dw[o * half + i] += sums[i];
     }
     for (int r = 0; r < rows; ++r) {
-        std::fill(acc.begin(), acc.end(), T(0));  // dx[r][i] += (sum over o of g[r][o] * W[o][i]) [x > 0]
+        acc.clear();  // dx[r][i] += (sum over o of g[r][o] * W[o][i]) [x > 0]
         for (int o = 0; o < half; ++o) {
             const T go = g[r * half + o];
-            for (int i = 0; i < half; ++i) acc[i] += go * w[o * half + i];
+            T* lane = acc.lane_of(o);
+            for (int i = 0; i < half; ++i) lane[i] += go * w[o * half + i];
         }
-        for (int i = 0; i < half; ++i) dx[r * width + i] += acc[i] * model::relu_mask(x[r * width + i]);
+        const T* sums = acc.sums();
+        for (int i = 0; i < half; ++i) dx[r * width + i] += sums[i] * model::relu_mask(x[r * width + i]);
     }
 }
 
@@ -173,7 +187,8 @@ BatchGradients<T> batch_gradients(const Reference<T>& ref, const std::vector<T>&
 
     std::vector<T> dscores(out.scores.size());
     for (int r = 0; r < rows; ++r)
-        out.loss += model::softmax_xent_grad_row(&out.scores[r * kClasses], labels[r], rows, &dscores[r * kClasses]);
+        out.loss += model::softmax_xent_grad_row_lanes(&out.scores[r * kClasses], labels[r], rows,
+                                                       &dscores[r * kClasses], ref.sum_lanes());
     out.loss /= static_cast<T>(rows);
 
     out.params.assign(params.size(), T(0));

@@ -1,7 +1,8 @@
 #pragma once
 // The reference engine: docs/spec.md §3-§5 written as plainly as possible, in float or double. It is the
 // executable specification every other backend is checked against, so it favours clarity over
-// speed: row-major matrices, index-order loops, no fused multiply-adds.
+// speed: row-major matrices, plain loops, every sum in the order of engine/model/sum_order.hpp, no
+// fused multiply-adds.
 #include <cstdint>
 #include <vector>
 
@@ -13,8 +14,10 @@ template <typename T>
 class Reference {
 public:
     // width: the lifted coordinates (82 for rev88), left = the first width/2, right = the rest. No
-    // default: a caller that forgot it would compute at 82 without a word.
-    Reference(int depth, T alpha, int width);
+    // default: a caller that forgot it would compute at 82 without a word. sum_lanes: the order of
+    // every sum (engine/model/sum_order.hpp: 1, 2, 4 or 8 lanes); 1, index order, is the engine's.
+    Reference(int depth, T alpha, int width, int sum_lanes = 1);
+    int sum_lanes() const { return sum_lanes_; }
 
     const model::Layout& layout() const { return layout_; }
     T alpha() const { return alpha_; }
@@ -43,6 +46,7 @@ public:
 private:
     model::Layout layout_;
     T alpha_;
+    int sum_lanes_;
 
     // out[r][o] += sign * alpha * (relu(in[r]) W_branchᵀ)[o]: one coupling half-step.
     void couple(const T* w, const T* in, T* out, int rows, T sign) const;

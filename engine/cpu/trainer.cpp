@@ -4,6 +4,7 @@
 
 #include "engine/error.hpp"
 #include "engine/model/math.hpp"
+#include "engine/model/sum_order.hpp"
 
 namespace revgraph::cpu {
 
@@ -11,12 +12,12 @@ using model::kClasses;
 using model::kPixels;
 
 template <typename T>
-Trainer<T>::Trainer(const PreparedInputs& prepared)
+Trainer<T>::Trainer(const PreparedInputs& prepared, int sum_lanes)
     : inputs_(prepared.inputs),
       config_(prepared.config),
       initial_(prepared.initial_parameters),
       permutations_(prepared.permutations),
-      ref_(prepared.config.depth, static_cast<T>(prepared.config.alpha), prepared.config.width) {
+      ref_(prepared.config.depth, static_cast<T>(prepared.config.alpha), prepared.config.width, sum_lanes) {
     if (inputs_ == nullptr) throw Error("trainer: no inputs");
     if (initial_.size() != ref_.layout().total()) throw Error("trainer: initial parameters have the wrong size");
     if (static_cast<int>(permutations_.size()) < config_.epochs) throw Error("trainer: too few epoch permutations");
@@ -83,8 +84,8 @@ void Trainer<T>::step(int e, int b) {
     ref_.head_forward(params_.data(), saved_state_.data(), rows, scores_batch_.data());
     T loss = 0;
     for (int r = 0; r < rows; ++r)
-        loss +=
-            model::softmax_xent_grad_row(&scores_batch_[r * kClasses], labels_batch_[r], rows, &dscores_[r * kClasses]);
+        loss += model::softmax_xent_grad_row_lanes(&scores_batch_[r * kClasses], labels_batch_[r], rows,
+                                                   &dscores_[r * kClasses], ref_.sum_lanes());
     last_loss_ = loss / static_cast<T>(rows);
     // Backward: gradients from zero each step.
     std::fill(grads_.begin(), grads_.end(), T(0));

@@ -12,7 +12,8 @@ namespace revgraph::cpu {
 template <typename T>
 class Trainer {
 public:
-    explicit Trainer(const PreparedInputs& prepared);
+    // sum_lanes: the order of every sum (engine/model/sum_order.hpp); 1, index order, is the engine's.
+    explicit Trainer(const PreparedInputs& prepared, int sum_lanes = 1);
 
     void reset();
     void normalize();
