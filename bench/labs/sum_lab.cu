@@ -1,12 +1,12 @@
 // bench/labs/sum_lab.cu: one phase of the fused rows kernel — the forward couple, a 41-term sum per row
-// and output — written nine ways, checked and timed side by side (a kernel lab in the manner of
+// and output — written eleven ways, checked and timed side by side (a kernel lab in the manner of
 // llm.c's dev/cuda: a CPU reference, numbered versions, a bit check, a table).
 //
 // Why: such a phase costs several times a bare chain of 41 dependent adds, even with warm code
 // (bench/NOTES.md, "A cuda-fused step, phase by phase"), and 14 of the rows kernel's 16 phases are
 // such sums. Whether the engine can reach 1 ms a task while it keeps the float32 CPU
 // trainer's bits (versions 1-5: every sum in index order) or only by adding each sum's parts in a
-// fixed tree (versions 6-9: deterministic, other bits) is a decision
+// fixed tree (versions 6-11: deterministic, other bits) is a decision
 // about what `cuda-fused` promises; this lab prices it in one run of a few seconds.
 //
 //   1 engine     fused::couple on flat rows, as the engine ran it before fused_layout.hpp: weight rows
@@ -19,7 +19,10 @@
 //   6-8 split P  as 3, each sum split over P = 2, 4, 8 neighbouring lanes (contiguous runs of the
 //                11 four-term groups), the parts added by a butterfly of shuffles: a fixed tree
 //   9 acc 4      as 3, one thread a sum with four accumulators (term i into i mod 4), added as
-//                (a0 + a1) + (a2 + a3): a fixed tree with no shuffles, the chain a quarter as long
+//                (a0 + a1) + (a2 + a3): a fixed tree with no shuffles, the chain a quarter as long —
+//                the 4-lane order of engine/model/sum_order.hpp
+//   10-11 acc L  as 9 with L = 2 and 8 lanes: the rule's other orders (bench/labs/order_lab.cpp
+//                measures what each does to accuracy; this lab what each costs a phase)
 //
 // On the CPU (every build with CUDA, `meson test sum-lab`) the same functions run on the host: 2-5
 // must give version 1's bits (the order is the reference's), and every version must follow
@@ -35,6 +38,7 @@
 #include <cstdio>
 #include <cstring>
 #include <random>
+#include <string>
 #include <type_traits>
 #include <vector>
 
@@ -42,6 +46,7 @@
 #include "engine/cuda/device.hpp"
 #include "engine/cuda/device_buffer.hpp"
 #include "engine/cuda/fused.hpp"
+#include "engine/model/sum_order.hpp"
 #include "engine/stats.hpp"
 
 namespace {
@@ -58,7 +63,7 @@ constexpr int kPad = 4 * kGroups;         // 44: a half or a weight row on 16 by
 constexpr int kPadLd = 2 * kPad;          // 88: a padded state row
 constexpr int kEngineLd = 83;             // version 1's state row: the engine's before fused_layout.hpp
 constexpr float kAlpha = 0.1f;
-constexpr int kVersions = 9;
+constexpr int kVersions = 11;
 constexpr int kRowsPerBlock[] = {1, 2, 4, 8};
 
 struct Version {
@@ -66,21 +71,22 @@ struct Version {
     int split;     // lanes a sum
     int row_sums;  // rows a thread sums at once (one load of a weight serves them all)
     bool vec4, relu_once;
-    bool four_acc;    // four accumulators in one thread (version 9)
+    int acc_lanes;    // lanes of the sum rule in one thread (versions 9-11), 0 for none
     int max_threads;  // its kernel's launch bound
     // Every sum in index order: the reference's bits.
-    constexpr bool index_order() const { return split == 1 && !four_acc; }
+    constexpr bool index_order() const { return split == 1 && acc_lanes == 0; }
     // Its layout: a half (and a weight row) of 41 floats, or 44 on 16 bytes; a state row of two
     // halves (83 as the engine keeps it: odd, against bank conflicts).
     RG_HD constexpr int half() const { return vec4 ? kPad : kHalf; }
     RG_HD constexpr int ld() const { return vec4 ? kPadLd : kEngineLd; }
 };
 constexpr Version kVersion[kVersions] = {
-    {"engine", 1, 1, false, false, false, 384},  {"vec4", 1, 1, true, false, false, 384},
-    {"vec4 relu", 1, 1, true, true, false, 384}, {"rows x2", 1, 2, true, true, false, 384},
-    {"rows x4", 1, 4, true, true, false, 384},   {"split 2", 2, 1, true, true, false, 768},
-    {"split 4", 4, 1, true, true, false, 1024},  {"split 8", 8, 1, true, true, false, 1024},
-    {"acc 4", 1, 1, true, true, true, 384},
+    {"engine", 1, 1, false, false, 0, 384},  {"vec4", 1, 1, true, false, 0, 384},
+    {"vec4 relu", 1, 1, true, true, 0, 384}, {"rows x2", 1, 2, true, true, 0, 384},
+    {"rows x4", 1, 4, true, true, 0, 384},   {"split 2", 2, 1, true, true, 0, 768},
+    {"split 4", 4, 1, true, true, 0, 1024},  {"split 8", 8, 1, true, true, 0, 1024},
+    {"acc 4", 1, 1, true, true, 4, 384},     {"acc 2", 1, 1, true, true, 2, 384},
+    {"acc 8", 1, 1, true, true, 8, 384},
 };
 
 // Calls f(std::integral_constant<int, V>{}) for V = v: the one place a version number picks its
@@ -141,18 +147,23 @@ RG_HD void rows_sums(const float* x, int n, const float* w, float (&acc)[K]) {
     }
 }
 
-// Version 9's order: term i into accumulator i mod 4, then (a0 + a1) + (a2 + a3).
-RG_HD float four_accumulators(const float* x, const float* w) {
-    float acc[4] = {0.0f, 0.0f, 0.0f, 0.0f};
+// Versions 9-11's order, engine/model/sum_order.hpp's for L lanes: term i into accumulator i mod L,
+// then the rule's own pairwise join (L = 4: (a0 + a1) + (a2 + a3)).
+template <int L>
+RG_HD float lane_accumulators(const float* x, const float* w) {
+    float acc[L];
+    RG_DEVICE_UNROLL
+    for (int l = 0; l < L; ++l) acc[l] = 0.0f;
     RG_DEVICE_UNROLL
     for (int g = 0; g < kGroups; ++g) {
         const float4 xv = reinterpret_cast<const float4*>(x)[g];
         const float4 wv = reinterpret_cast<const float4*>(w)[g];
         RG_DEVICE_UNROLL
         for (int j = 0; j < 4; ++j)
-            if (4 * g + j < kHalf) acc[j] += lane(xv, j) * lane(wv, j);
+            if (4 * g + j < kHalf) acc[(4 * g + j) % L] += lane(xv, j) * lane(wv, j);
     }
-    return (acc[0] + acc[1]) + (acc[2] + acc[3]);
+    model::join_lanes(acc, L);
+    return acc[0];
 }
 
 template <int P>
@@ -172,8 +183,8 @@ float tree(float (&v)[P]) {
 }
 
 // One padded couple on the host: out += α·Σ over the in half, for each of `rows` rows.
-// kFourAcc: version 9 (P = 1, relu kept), four_accumulators instead of part_sum.
-template <int P, bool kReluOnce, bool kFourAcc = false>
+// kAccLanes: versions 9-11 (P = 1, relu kept), lane_accumulators instead of part_sum.
+template <int P, bool kReluOnce, int kAccLanes = 0>
 void host_couple(float* x, float* rx, const float* w, int rows, int in, int out) {
     for (int r = 0; r < rows; ++r) {
         float* s = x + r * kPadLd;
@@ -182,8 +193,9 @@ void host_couple(float* x, float* rx, const float* w, int rows, int in, int out)
         for (int o = 0; o < kHalf; ++o) {
             float parts[P];
             for (int p = 0; p < P; ++p)
-                parts[p] = kFourAcc ? four_accumulators(src, w + o * kPad)
-                                    : part_sum<kGroupsPerPart<P>, kReluOnce>(src, w + o * kPad, p * kGroupsPerPart<P>);
+                parts[p] = kAccLanes > 0
+                               ? lane_accumulators<(kAccLanes > 0 ? kAccLanes : 1)>(src, w + o * kPad)
+                               : part_sum<kGroupsPerPart<P>, kReluOnce>(src, w + o * kPad, p * kGroupsPerPart<P>);
             const float branch = tree<P>(parts);
             s[out + o] = s[out + o] + kAlpha * branch;
             rs[out + o] = model::relu(s[out + o]);
@@ -226,7 +238,7 @@ struct LabExec {
 
 // One padded couple on the device: item = row·41 + o, P lanes an item, lane p the p-th part.
 // Rounds are uniform over the block, so every lane of a warp reaches the shuffles.
-template <int P, bool kReluOnce, bool kFourAcc = false>
+template <int P, bool kReluOnce, int kAccLanes = 0>
 __device__ __forceinline__ void device_couple(float* x, float* rx, const float* w, int rows, int in, int out) {
     const int items = rows * kHalf, lanes = items * P;
     for (int base = 0; base < lanes; base += static_cast<int>(blockDim.x)) {
@@ -236,9 +248,9 @@ __device__ __forceinline__ void device_couple(float* x, float* rx, const float* 
         float* s = x + r * kPadLd;
         float* rs = rx + r * kPadLd;
         const float* src = (kReluOnce ? rs : s) + in;
-        float v = !active    ? 0.0f
-                  : kFourAcc ? four_accumulators(src, w + o * kPad)
-                             : part_sum<kGroupsPerPart<P>, kReluOnce>(src, w + o * kPad, part * kGroupsPerPart<P>);
+        float v = !active         ? 0.0f
+                  : kAccLanes > 0 ? lane_accumulators<(kAccLanes > 0 ? kAccLanes : 1)>(src, w + o * kPad)
+                                  : part_sum<kGroupsPerPart<P>, kReluOnce>(src, w + o * kPad, part * kGroupsPerPart<P>);
         RG_DEVICE_UNROLL
         for (int m = 1; m < P; m <<= 1) v += __shfl_xor_sync(0xffffffffu, v, m);
         if (active && part == 0) {
@@ -303,7 +315,7 @@ __global__ void __launch_bounds__(kVersion[V].max_threads, 1)
         } else if constexpr (ver.row_sums > 1) {
             device_couple_rows<ver.row_sums>(x, rx, wk, rows_per_block, in, out);
         } else {
-            device_couple<ver.split, ver.relu_once, ver.four_acc>(x, rx, wk, rows_per_block, in, out);
+            device_couple<ver.split, ver.relu_once, ver.acc_lanes>(x, rx, wk, rows_per_block, in, out);
         }
         if (threadIdx.x == 0) clocks[k + 1] = clock64();
     }
@@ -391,7 +403,7 @@ std::vector<float> host_version(const Data& d) {
         } else if constexpr (ver.row_sums > 1) {
             host_couple_rows<ver.row_sums>(x.data(), rx.data(), wk, kBatch, in, out);
         } else {
-            host_couple<ver.split, ver.relu_once, ver.four_acc>(x.data(), rx.data(), wk, kBatch, in, out);
+            host_couple<ver.split, ver.relu_once, ver.acc_lanes>(x.data(), rx.data(), wk, kBatch, in, out);
         }
     }
     return unlay(x, ld, half);
@@ -419,6 +431,32 @@ std::vector<double> float64_run(const Data& d) {
     return s;
 }
 
+// The same passes in float32 with every sum in the order of engine/model/sum_order.hpp for `lanes`
+// lanes, written plainly on the engine's unpadded layout: what versions 9-11 (and, at 1 lane, the
+// index-order versions) must give bit for bit.
+// A term of the couple's sum: relu(x_i) W[o][i]. A type with a host-and-device call, not a lambda:
+// lane_sum is host-and-device code, and nvcc warns where such code calls a host-only lambda.
+struct CoupleTerm {
+    const float *x, *w_row;
+    RG_HD float operator()(int i) const { return model::relu(x[i]) * w_row[i]; }
+};
+
+std::vector<float> rule_run(const Data& d, int lanes) {
+    std::vector<float> s = d.state;
+    for (int k = 0; k < kPasses; ++k) {
+        const int in = (k % 2 == 0) ? kHalf : 0, out = kHalf - in;
+        const float* wk = d.w.data() + (k % 2) * model::kBranchSize;
+        for (int r = 0; r < kBatch; ++r) {
+            float* row = s.data() + static_cast<std::size_t>(r) * model::kFeatures;
+            for (int o = 0; o < kHalf; ++o) {
+                const float branch = model::lane_sum_any<float>(kHalf, lanes, CoupleTerm{row + in, wk + o * kHalf});
+                row[out + o] = row[out + o] + kAlpha * branch;
+            }
+        }
+    }
+    return s;
+}
+
 bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
@@ -431,7 +469,8 @@ bool cpu_checks(const Data& d, std::vector<std::vector<float>>& host) {
     bool ok = true;
     std::printf("cpu: %d couple passes on %d rows, each version against float64 (scale %.3g) and version 1\n", kPasses,
                 kBatch, scale);
-    std::printf("  %-2s %-10s %-5s %-4s %14s  %s\n", "v", "name", "split", "rows", "max err/scale", "bits vs 1");
+    std::printf("  %-2s %-10s %-5s %-4s %14s  %s\n", "v", "name", "split", "rows", "max err/scale",
+                "bits vs 1; vs the sum rule");
     for (int v = 0; v < kVersions; ++v) {
         host.push_back(host_run(v, d));
         double err = 0;
@@ -440,10 +479,17 @@ bool cpu_checks(const Data& d, std::vector<std::vector<float>>& host) {
         const bool equal = same_bits(host[v], host[0]);
         const bool follows = err <= 1e-5 * scale;
         const bool must_equal = kVersion[v].index_order();
-        ok = ok && follows && (equal || !must_equal);
-        std::printf("  %-2d %-10s %-5d %-4d %14.3g  %s%s%s\n", v + 1, kVersion[v].name, kVersion[v].split,
+        // Index order is the rule's 1 lane; versions 9-11 its L lanes. Split sums (6-8) follow no lane count.
+        const int rule_lanes = must_equal ? 1 : kVersion[v].acc_lanes;
+        const bool rule_equal = rule_lanes > 0 && same_bits(host[v], rule_run(d, rule_lanes));
+        ok = ok && follows && (equal || !must_equal) && (rule_lanes == 0 || rule_equal);
+        std::printf("  %-2d %-10s %-5d %-4d %14.3g  %s%s; %s%s\n", v + 1, kVersion[v].name, kVersion[v].split,
                     kVersion[v].row_sums, err / scale, equal ? "equal" : "differ",
-                    must_equal && !equal ? " (MUST BE EQUAL)" : "", follows ? "" : " (FARTHER FROM FLOAT64 THAN 1e-5)");
+                    must_equal && !equal ? " (MUST BE EQUAL)" : "",
+                    rule_lanes == 0 ? "no lane count"
+                    : rule_equal    ? ("equal at " + std::to_string(rule_lanes) + " lane(s)").c_str()
+                                    : "DIFFER (MUST BE EQUAL)",
+                    follows ? "" : " (FARTHER FROM FLOAT64 THAN 1e-5)");
     }
     return ok;
 }

@@ -124,7 +124,7 @@ def call2_steps(c):
              # The fused step's launch shapes (bench/labs/kernel_lab.cpp), each checked against the
              # emulator's bits and timed side by side: the first GPU run chooses the launch constants.
              Step("kernel-lab", 20, "kernel-lab", [c.bin("bench/revgraph_kernel_lab")]),
-             # One 41-term phase nine ways (bench/labs/sum_lab.cu): index order against split sums in a fixed
+             # One 41-term phase eleven ways (bench/labs/sum_lab.cu): index order against split sums in a fixed
              # tree, each checked against its host run's bits; what `cuda-fused`'s contract costs.
              Step("sum-lab", 10, "kernel-lab", [c.bin("bench/revgraph_sum_lab")]),
              make_small_task_step(c),
