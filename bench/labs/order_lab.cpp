@@ -98,8 +98,8 @@ int run(const std::string& idx_dir) {
 
     std::printf("rev88 (depth %d, width %d, batch %d, %d epochs), float32 reference trainer in each order\n",
                 config.depth, config.width, config.batch_size, config.epochs);
-    std::printf("%-9s %5s %8s %7s %14s %14s  %s\n", "draw", "lanes", "correct", "moved", "max |p - p64|",
-                "rms p - p64", "predictions_sha256 (RESULT.json's, first 12)");
+    std::printf("%-9s %5s %8s %7s %14s %14s  %s\n", "draw", "lanes", "correct", "moved", "max |p - p64|", "rms p - p64",
+                "predictions_sha256 (RESULT.json's, first 12)");
     OrderTotals totals[kOrders];
     std::int64_t total_count = 0;
     for (std::size_t d = 0; d < draws.size(); ++d) {

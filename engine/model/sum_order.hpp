@@ -24,9 +24,7 @@
 namespace revgraph::model {
 
 // The lane counts the rule admits: powers of two up to 8 (the join is a pairwise tree).
-RG_HD constexpr bool valid_sum_lanes(int lanes) {
-    return lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8;
-}
+RG_HD constexpr bool valid_sum_lanes(int lanes) { return lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8; }
 
 // Joins lanes[0 .. count) in place by the rule's tree; the sum ends in lanes[0]. Level by level,
 // neighbours in pairs: 8 lanes give ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)).

@@ -38,11 +38,12 @@ TEST_CASE("sum order: each lane count is the sum written out by hand") {
     const float e = (((((0.f + t[0]) + t[2]) + t[4]) + t[6]) + t[8]) + t[10];
     const float o = ((((0.f + t[1]) + t[3]) + t[5]) + t[7]) + t[9];
     // 4 lanes: i mod 4, joined (l0 + l1) + (l2 + l3).
-    const float l0 = ((0.f + t[0]) + t[4]) + t[8], l1 = ((0.f + t[1]) + t[5]) + t[9], l2 = ((0.f + t[2]) + t[6]) + t[10],
-                l3 = (0.f + t[3]) + t[7];
+    const float l0 = ((0.f + t[0]) + t[4]) + t[8], l1 = ((0.f + t[1]) + t[5]) + t[9],
+                l2 = ((0.f + t[2]) + t[6]) + t[10], l3 = (0.f + t[3]) + t[7];
     // 8 lanes: ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)), lanes 0-2 with two terms.
     const float m0 = (0.f + t[0]) + t[8], m1 = (0.f + t[1]) + t[9], m2 = (0.f + t[2]) + t[10];
-    const float eight = ((m0 + m1) + (m2 + (0.f + t[3]))) + (((0.f + t[4]) + (0.f + t[5])) + ((0.f + t[6]) + (0.f + t[7])));
+    const float eight =
+        ((m0 + m1) + (m2 + (0.f + t[3]))) + (((0.f + t[4]) + (0.f + t[5])) + ((0.f + t[6]) + (0.f + t[7])));
 
     CHECK(bits(model::lane_sum<1, float>(n, term)) == bits(index));
     CHECK(bits(model::lane_sum<2, float>(n, term)) == bits(e + o));
@@ -51,9 +52,9 @@ TEST_CASE("sum order: each lane count is the sum written out by hand") {
     // The run-time form is the same function.
     for (int lanes : {1, 2, 4, 8})
         CHECK(bits(model::lane_sum_any<float>(n, lanes, term)) == bits(lanes == 1   ? index
-                                                                    : lanes == 2 ? e + o
-                                                                    : lanes == 4 ? (l0 + l1) + (l2 + l3)
-                                                                                 : eight));
+                                                                       : lanes == 2 ? e + o
+                                                                       : lanes == 4 ? (l0 + l1) + (l2 + l3)
+                                                                                    : eight));
     // The orders really differ on these terms (else the checks above could not tell them apart).
     CHECK(bits(index) != bits((l0 + l1) + (l2 + l3)));
     CHECK_THROWS(model::lane_sum_any<float>(n, 3, term));
@@ -88,7 +89,8 @@ TEST_CASE("sum order: the float32 reference in every lane count follows float64"
     std::vector<float> input32(static_cast<std::size_t>(rows) * width, 0.f);
     std::vector<std::int64_t> labels(rows);
     for (int r = 0; r < rows; ++r) {
-        for (int i = 0; i < 81; ++i) input32[r * width + i] = 4.f * static_cast<float>(rng::torch_uniform01(gen)) - 0.5f;
+        for (int i = 0; i < 81; ++i)
+            input32[r * width + i] = 4.f * static_cast<float>(rng::torch_uniform01(gen)) - 0.5f;
         labels[r] = r % 10;
     }
     const std::vector<double> params64(init.begin(), init.end()), input64(input32.begin(), input32.end());
