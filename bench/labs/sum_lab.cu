@@ -413,44 +413,29 @@ std::vector<float> host_run(int v, const Data& d) {
     return with_version(v, [&](auto ver) { return host_version<decltype(ver)::value>(d); });
 }
 
-// The same passes in float64.
-std::vector<double> float64_run(const Data& d) {
-    std::vector<double> s(d.state.begin(), d.state.end());
-    for (int k = 0; k < kPasses; ++k) {
-        const int in = (k % 2 == 0) ? kHalf : 0, out = kHalf - in;
-        const float* wk = d.w.data() + (k % 2) * model::kBranchSize;
-        for (int r = 0; r < kBatch; ++r) {
-            double* row = s.data() + static_cast<std::size_t>(r) * model::kFeatures;
-            for (int o = 0; o < kHalf; ++o) {
-                double acc = 0;
-                for (int i = 0; i < kHalf; ++i) acc += std::max(row[in + i], 0.0) * wk[o * kHalf + i];
-                row[out + o] += static_cast<double>(kAlpha) * acc;
-            }
-        }
-    }
-    return s;
-}
-
-// The same passes in float32 with every sum in the order of engine/model/sum_order.hpp for `lanes`
-// lanes, written plainly on the engine's unpadded layout: what versions 9-11 (and, at 1 lane, the
-// index-order versions) must give bit for bit.
 // A term of the couple's sum: relu(x_i) W[o][i]. A type with a host-and-device call, not a lambda:
 // lane_sum is host-and-device code, and nvcc warns where such code calls a host-only lambda.
+template <typename T>
 struct CoupleTerm {
-    const float *x, *w_row;
-    RG_HD float operator()(int i) const { return model::relu(x[i]) * w_row[i]; }
+    const T* x;
+    const float* w_row;
+    RG_HD T operator()(int i) const { return model::relu(x[i]) * static_cast<T>(w_row[i]); }
 };
 
-std::vector<float> rule_run(const Data& d, int lanes) {
-    std::vector<float> s = d.state;
+// The same passes written plainly on the engine's unpadded layout, in T, with every sum in the order
+// of engine/model/sum_order.hpp for `lanes` lanes: in float32, what versions 9-11 (and, at 1 lane,
+// the index-order versions) must give bit for bit; in float64, what every version must follow.
+template <typename T>
+std::vector<T> plain_run(const Data& d, int lanes) {
+    std::vector<T> s(d.state.begin(), d.state.end());
     for (int k = 0; k < kPasses; ++k) {
         const int in = (k % 2 == 0) ? kHalf : 0, out = kHalf - in;
         const float* wk = d.w.data() + (k % 2) * model::kBranchSize;
         for (int r = 0; r < kBatch; ++r) {
-            float* row = s.data() + static_cast<std::size_t>(r) * model::kFeatures;
+            T* row = s.data() + static_cast<std::size_t>(r) * model::kFeatures;
             for (int o = 0; o < kHalf; ++o) {
-                const float branch = model::lane_sum_any<float>(kHalf, lanes, CoupleTerm{row + in, wk + o * kHalf});
-                row[out + o] = row[out + o] + kAlpha * branch;
+                const T branch = model::lane_sum_any<T>(kHalf, lanes, CoupleTerm<T>{row + in, wk + o * kHalf});
+                row[out + o] = row[out + o] + static_cast<T>(kAlpha) * branch;
             }
         }
     }
@@ -463,7 +448,7 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
 
 // The CPU half: versions 2-5 give version 1's bits; every version follows float64.
 bool cpu_checks(const Data& d, std::vector<std::vector<float>>& host) {
-    const std::vector<double> f64 = float64_run(d);
+    const std::vector<double> f64 = plain_run<double>(d, 1);
     double scale = 0;
     for (double v : f64) scale = std::max(scale, std::fabs(v));
     bool ok = true;
@@ -481,7 +466,7 @@ bool cpu_checks(const Data& d, std::vector<std::vector<float>>& host) {
         const bool must_equal = kVersion[v].index_order();
         // Index order is the rule's 1 lane; versions 9-11 its L lanes. Split sums (6-8) follow no lane count.
         const int rule_lanes = must_equal ? 1 : kVersion[v].acc_lanes;
-        const bool rule_equal = rule_lanes > 0 && same_bits(host[v], rule_run(d, rule_lanes));
+        const bool rule_equal = rule_lanes > 0 && same_bits(host[v], plain_run<float>(d, rule_lanes));
         ok = ok && follows && (equal || !must_equal) && (rule_lanes == 0 || rule_equal);
         std::printf("  %-2d %-10s %-5d %-4d %14.3g  %s%s; %s%s\n", v + 1, kVersion[v].name, kVersion[v].split,
                     kVersion[v].row_sums, err / scale, equal ? "equal" : "differ",
