@@ -67,9 +67,9 @@ void Reference<T>::head_forward(const T* params, const T* state, int rows, T* sc
 
 // The backward products below keep one set of lanes (engine/model/sum_order.hpp) per output and add
 // the terms of every sum in ascending index order into their lanes, as a plain triple loop with the
-// sum innermost would; the loops are only nested so that the outputs' sums advance together along a
-// contiguous row, which the compiler vectorises across outputs (never within one sum: the bits are
-// the plain loop's).
+// sum innermost (model::lane_sum) would; the loops are only nested so that the outputs' sums advance
+// together along a contiguous row, which the compiler vectorises across outputs (never within one
+// sum: the bits are the rule's for the lane count).
 template <typename T>
 void Reference<T>::head_backward(const T* params, const T* state, const T* dscores, int rows, T* grads,
                                  T* dstate) const {

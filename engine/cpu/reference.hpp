@@ -1,8 +1,9 @@
 #pragma once
 // The reference engine: docs/spec.md §3-§5 written as plainly as possible, in float or double. It is the
 // executable specification every other backend is checked against, so it favours clarity over
-// speed: row-major matrices, plain loops, every sum in the order of engine/model/sum_order.hpp, no
-// fused multiply-adds.
+// speed: row-major matrices, plain loops, every sum that trains the model in the order of
+// engine/model/sum_order.hpp (the reported loss, a mean over rows, in index order), no fused
+// multiply-adds.
 #include <cstdint>
 #include <vector>
 
