@@ -9,6 +9,8 @@
 //
 //   revgraph_order_lab                      rev88 on the embedded default task (one draw; the test)
 //   revgraph_order_lab --idx-dir DIR        rev88 on the 11 published MNIST-medium draws (docs/spec.md §9)
+//       [--published REPORT]                and each draw's predictions against a `revgraph qualify`
+//                                           report's (bench/frontier/rev88.qualify.json: the published ones)
 //
 // Each draw trains the float32 reference trainer (cpu::Trainer, cpu-reference's code) once per lane
 // count and once in float64 (index order). Lane count 1 must give the `cpu-reference` backend's
@@ -18,7 +20,7 @@
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
-#include <cstring>
+#include <fstream>
 #include <exception>
 #include <string>
 #include <vector>
@@ -32,6 +34,8 @@
 #include "engine/qualify/protocol.hpp"
 #include "engine/qualify/training_set.hpp"
 #include "engine/task.hpp"
+
+#include <nlohmann/json.hpp>
 
 namespace {
 
@@ -74,12 +78,33 @@ Trained<T> train(const PreparedInputs& prepared, int lanes) {
 
 struct OrderTotals {
     std::int64_t correct = 0, moved = 0;
-    int draws_moved = 0;
+    int draws_moved = 0, unlike_published = 0;
     double worst_abs = 0, sum_sq = 0;
     std::size_t count = 0;
 };
 
-int run(const std::string& idx_dir) {
+// The predictions_sha256 of each draw of a `revgraph qualify` report, in draw order.
+std::vector<std::string> published_hashes(const std::string& path, std::size_t draws) {
+    std::ifstream in(path);
+    if (!in) throw Error("order lab: cannot read " + path);
+    const auto report = nlohmann::json::parse(in, nullptr, false);
+    if (report.is_discarded() || !report.contains("draws") || !report["draws"].is_array() ||
+        report["draws"].size() != draws)
+        throw Error("order lab: " + path + " is not a qualify report of " + std::to_string(draws) + " draws");
+    std::vector<std::string> hashes;
+    for (const auto& d : report["draws"]) {
+        if (!d.contains("predictions_sha256") || !d["predictions_sha256"].is_string())
+            throw Error("order lab: " + path + ": a draw without predictions_sha256");
+        hashes.push_back(d["predictions_sha256"].get<std::string>());
+    }
+    return hashes;
+}
+
+int run(const std::string& idx_dir, const std::string& published_path) {
+    // Read first: a bad report fails before any work or output.
+    const std::vector<std::string> published = published_path.empty()
+                                                   ? std::vector<std::string>{}
+                                                   : published_hashes(published_path, qualify::kPublishedDraws);
     const TaskConfig config;  // rev88
     std::vector<data::TaskData> draws;
     std::vector<std::string> names;
@@ -99,7 +124,8 @@ int run(const std::string& idx_dir) {
     std::printf("rev88 (depth %d, width %d, batch %d, %d epochs), float32 reference trainer in each order\n",
                 config.depth, config.width, config.batch_size, config.epochs);
     std::printf("%-9s %5s %8s %7s %14s %14s  %s\n", "draw", "lanes", "correct", "moved", "max |p - p64|", "rms p - p64",
-                "predictions_sha256 (RESULT.json's, first 12)");
+                published.empty() ? "predictions_sha256 (RESULT.json's, first 12)"
+                                  : "predictions_sha256 (first 12), against the report's");
     OrderTotals totals[kOrders];
     std::int64_t total_count = 0;
     for (std::size_t d = 0; d < draws.size(); ++d) {
@@ -137,23 +163,32 @@ int run(const std::string& idx_dir) {
             t.worst_abs = std::max(t.worst_abs, worst);
             t.sum_sq += sum_sq;
             t.count += got.params.size();
-            std::printf("%-9s %5d %8lld %7lld %14.3e %14.3e  %.12s\n", names[d].c_str(), lanes,
+            const std::string hash = io::sha256_hex(got.predictions);
+            const bool unlike = !published.empty() && hash != published[d];
+            t.unlike_published += unlike;
+            std::printf("%-9s %5d %8lld %7lld %14.3e %14.3e  %.12s%s\n", names[d].c_str(), lanes,
                         static_cast<long long>(correct), static_cast<long long>(moved), worst,
-                        std::sqrt(sum_sq / static_cast<double>(got.params.size())),
-                        io::sha256_hex(got.predictions).c_str());
+                        std::sqrt(sum_sq / static_cast<double>(got.params.size())), hash.c_str(),
+                        published.empty() ? ""
+                        : unlike          ? " UNLIKE THE REPORT"
+                                          : " = report");
         }
         std::fflush(stdout);
     }
 
     std::printf("\nsummary over %zu draw(s), %lld queries (moved: predictions unlike 1 lane's)\n", draws.size(),
                 static_cast<long long>(total_count));
-    std::printf("%5s %8s %7s %12s %14s %14s %22s\n", "lanes", "correct", "moved", "draws moved", "max |p - p64|",
-                "rms p - p64", "critical-path adds");
+    std::printf("%5s %8s %7s %12s %14s %14s %22s %s\n", "lanes", "correct", "moved", "draws moved", "max |p - p64|",
+                "rms p - p64", "critical-path adds", published.empty() ? "" : " draws unlike the report");
     for (int o = 0; o < kOrders; ++o) {
         const auto& t = totals[o];
-        std::printf("%5d %8lld %7lld %12d %14.3e %14.3e %22d\n", kLanes[o], static_cast<long long>(t.correct),
+        std::printf("%5d %8lld %7lld %12d %14.3e %14.3e %22d", kLanes[o], static_cast<long long>(t.correct),
                     static_cast<long long>(t.moved), t.draws_moved, t.worst_abs,
                     std::sqrt(t.sum_sq / static_cast<double>(t.count)), critical_adds(config, kLanes[o]));
+        if (published.empty())
+            std::printf("\n");
+        else
+            std::printf(" %24d\n", t.unlike_published);
     }
     return 0;
 }
@@ -161,19 +196,28 @@ int run(const std::string& idx_dir) {
 }  // namespace
 
 int main(int argc, char** argv) {
-    std::string idx_dir;
+    constexpr const char* kUsage = "usage: revgraph_order_lab [--idx-dir DIR [--published REPORT]]";
+    std::string idx_dir, published;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
-        if (arg == "--idx-dir" && i + 1 < argc) {
-            idx_dir = argv[++i];
+        if (arg == "--idx-dir" || arg == "--published") {
+            if (i + 1 >= argc || argv[i + 1][0] == '\0') {
+                std::fprintf(stderr, "order lab: %s needs a %s (%s)\n", arg.c_str(),
+                             arg == "--idx-dir" ? "directory" : "file", kUsage);
+                return 2;
+            }
+            (arg == "--idx-dir" ? idx_dir : published) = argv[++i];
         } else {
-            std::fprintf(stderr, "order lab: unknown argument '%s' (usage: revgraph_order_lab [--idx-dir DIR])\n",
-                         arg.c_str());
+            std::fprintf(stderr, "order lab: unknown argument '%s' (%s)\n", arg.c_str(), kUsage);
             return 2;
         }
     }
+    if (!published.empty() && idx_dir.empty()) {
+        std::fprintf(stderr, "order lab: --published compares the published draws: give --idx-dir too (%s)\n", kUsage);
+        return 2;
+    }
     try {
-        return run(idx_dir);
+        return run(idx_dir, published);
     } catch (const std::exception& e) {
         std::fprintf(stderr, "%s\n", e.what());
         return 1;

@@ -25,12 +25,13 @@
 //                measures what each does to accuracy; this lab what each costs a phase)
 //
 // On the CPU (every build with CUDA, `meson test sum-lab`) the same functions run on the host: 2-5
-// must give version 1's bits (the order is the reference's), and every version must follow
-// a float64 run of the same passes within 1e-5 of the state's scale (a skipped or doubled term is
-// off by ~1e-2). On a GPU each version runs at 1, 2, 4 and 8 rows a block (128 rows: the rev88
-// batch) for kPasses passes, alternating halves as the forward does; its state must equal the host
-// run's bits, and the table gives cycles a pass (median over blocks and passes after the first)
-// and the first pass (which fetches the code). Not a test of speed: bench/NOTES.md records runs.
+// must give version 1's bits (the order is the reference's); 1-5 the bits of the same passes written
+// plainly with every sum in engine/model/sum_order.hpp's order at 1 lane, and 9-11 at their lane
+// count (so what is timed is the rule's order); and every version must follow a float64 run of the same passes within
+// 1e-5 of the state's scale (a skipped or doubled term is off by ~1e-2). On a GPU each version runs at 1, 2, 4 and 8
+// rows a block (128 rows: the rev88 batch) for kPasses passes, alternating halves as the forward does; its state must
+// equal the host run's bits, and the table gives cycles a pass (median over blocks and passes after the first) and the
+// first pass (which fetches the code). Not a test of speed: bench/NOTES.md records runs.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -162,7 +163,7 @@ RG_HD float lane_accumulators(const float* x, const float* w) {
         for (int j = 0; j < 4; ++j)
             if (4 * g + j < kHalf) acc[(4 * g + j) % L] += lane(xv, j) * lane(wv, j);
     }
-    model::join_lanes(acc, L);
+    model::join_lanes<L>(acc);
     return acc[0];
 }
 
@@ -293,7 +294,7 @@ __global__ void __launch_bounds__(kVersion[V].max_threads, 1)
     constexpr int wfloats = 2 * kHalf * half;
     float* w = smem;
     float* x = w + wfloats;
-    float* rx = x + rows_per_block * ld;  // relu copies (versions 3-9)
+    float* rx = x + rows_per_block * ld;  // relu copies (versions 3-11)
     float* g = state + static_cast<std::size_t>(blockIdx.x) * rows_per_block * ld;
     for (int i = static_cast<int>(threadIdx.x); i < wfloats; i += static_cast<int>(blockDim.x)) w[i] = weights[i];
     for (int i = static_cast<int>(threadIdx.x); i < rows_per_block * ld; i += static_cast<int>(blockDim.x)) {
@@ -446,7 +447,8 @@ bool same_bits(const std::vector<float>& a, const std::vector<float>& b) {
     return a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0;
 }
 
-// The CPU half: versions 2-5 give version 1's bits; every version follows float64.
+// The CPU half: versions 2-5 give version 1's bits; 1-5 and 9-11 the rule's at their lane count;
+// every version follows float64.
 bool cpu_checks(const Data& d, std::vector<std::vector<float>>& host) {
     const std::vector<double> f64 = plain_run<double>(d, 1);
     double scale = 0;
