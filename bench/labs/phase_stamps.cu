@@ -86,25 +86,30 @@ __device__ __forceinline__ void finish(const Out& o, long long c0, unsigned long
     if (blockIdx.x == 0) *o.phases = n;
 }
 
+// Each in every sum order (L), as the engine's kernels are; stamp_steps and stamp_predict pick the
+// instantiation by the arguments' sum_lanes.
+template <int L>
 __global__ void __launch_bounds__(fused::kRowsThreads, 1) stamped_rows(fused::StepArgs a, bool weights_shared, Out o) {
     const long long c0 = clock64();
     const unsigned long long t0 = global_ns();
     extern __shared__ __align__(16) float smem[];
     StampedExec ex{o.clock + blockIdx.x * kMaxStamps};
-    fused::step_rows(ex, a, static_cast<int>(blockIdx.x),
-                     fused::carve_rows(smem, a.param_count, weights_shared, a.rows_per_block));
+    fused::step_rows<L>(ex, a, static_cast<int>(blockIdx.x),
+                        fused::carve_rows(smem, a.param_count, weights_shared, a.rows_per_block));
     finish(o, c0, t0, ex.n);
 }
 
+template <int L>
 __global__ void __launch_bounds__(fused::kGradsThreads, 1) stamped_grads(fused::StepArgs a, Out o) {
     const long long c0 = clock64();
     const unsigned long long t0 = global_ns();
     extern __shared__ __align__(16) float smem[];
     StampedExec ex{o.clock + blockIdx.x * kMaxStamps};
-    fused::step_grads(ex, a, static_cast<int>(blockIdx.x), smem);
+    fused::step_grads<L>(ex, a, static_cast<int>(blockIdx.x), smem);
     finish(o, c0, t0, ex.n);
 }
 
+template <int L>
 __global__ void __launch_bounds__(fused::kPredictThreads, 1)
     stamped_predict(fused::PredictArgs a, std::int64_t rows, bool weights_shared, Out o) {
     const long long c0 = clock64();
@@ -112,8 +117,8 @@ __global__ void __launch_bounds__(fused::kPredictThreads, 1)
     extern __shared__ __align__(16) float smem[];
     StampedExec ex{o.clock + blockIdx.x * kMaxStamps};
     float* weights = weights_shared ? smem : nullptr;
-    fused::predict_tile(ex, a, rows, static_cast<int>(blockIdx.x), weights,
-                        fused::predict_state_at(smem, a.param_count, weights_shared));
+    fused::predict_tile<L>(ex, a, rows, static_cast<int>(blockIdx.x), weights,
+                           fused::predict_state_at(smem, a.param_count, weights_shared));
     finish(o, c0, t0, ex.n);
 }
 
@@ -266,34 +271,41 @@ double boundary_ns(const KernelStamps& before, const KernelStamps& after, int sh
 }  // namespace
 
 StepStamps stamp_steps(const fused::StepArgs& args, bool weights_shared, int steps, int replays, cudaStream_t stream) {
-    allow_shared(stamped_rows);
-    allow_shared(stamped_grads);
     const int rows_blocks = fused::rows_blocks(args), grads_blocks = fused::grads_blocks(args.depth);
     const StampBuffers rows(steps, rows_blocks), grads(steps, grads_blocks);
     const std::size_t rows_smem =
         fused::shared_bytes(fused::rows_state_floats(args.rows_per_block), args.param_count, weights_shared);
-    replay(stream, replays, [&](cudaStream_t s) {
-        for (int l = 0; l < steps; ++l) {
-            stamped_rows<<<rows_blocks, fused::kRowsThreads, rows_smem, s>>>(args, weights_shared, rows.launch(l));
-            cudaCheck(cudaGetLastError());
-            stamped_grads<<<grads_blocks, fused::kGradsThreads, fused::kGradsFloats * sizeof(float), s>>>(
-                args, grads.launch(l));
-            cudaCheck(cudaGetLastError());
-        }
+    fused::with_sum_lanes(args.sum_lanes, [&](auto lanes) {
+        constexpr int L = decltype(lanes)::value;
+        allow_shared(stamped_rows<L>);
+        allow_shared(stamped_grads<L>);
+        const std::size_t grads_smem = fused::grads_floats(L) * sizeof(float);
+        replay(stream, replays, [&](cudaStream_t s) {
+            for (int l = 0; l < steps; ++l) {
+                stamped_rows<L>
+                    <<<rows_blocks, fused::kRowsThreads, rows_smem, s>>>(args, weights_shared, rows.launch(l));
+                cudaCheck(cudaGetLastError());
+                stamped_grads<L><<<grads_blocks, fused::kGradsThreads, grads_smem, s>>>(args, grads.launch(l));
+                cudaCheck(cudaGetLastError());
+            }
+        });
     });
     return {rows.read("rows kernel"), grads.read("grads kernel")};
 }
 
 KernelStamps stamp_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared, int replays,
                            cudaStream_t stream) {
-    allow_shared(stamped_predict);
     const int blocks = fused::predict_blocks(args, rows);
     const StampBuffers out(1, blocks);
     const std::size_t smem =
         fused::shared_bytes(fused::predict_state_floats(args.tile), args.param_count, weights_shared);
-    replay(stream, replays, [&](cudaStream_t s) {
-        stamped_predict<<<blocks, fused::kPredictThreads, smem, s>>>(args, rows, weights_shared, out.launch(0));
-        cudaCheck(cudaGetLastError());
+    fused::with_sum_lanes(args.sum_lanes, [&](auto lanes) {
+        constexpr int L = decltype(lanes)::value;
+        allow_shared(stamped_predict<L>);
+        replay(stream, replays, [&](cudaStream_t s) {
+            stamped_predict<L><<<blocks, fused::kPredictThreads, smem, s>>>(args, rows, weights_shared, out.launch(0));
+            cudaCheck(cudaGetLastError());
+        });
     });
     return out.read("predict kernel");
 }

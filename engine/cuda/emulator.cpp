@@ -90,30 +90,36 @@ static int nth_block(int k, int blocks, bool reverse) { return reverse ? blocks 
 void Emulator::fused_step(const FusedStepOp& op) {
     fused::StepArgs a = ops::resolve(op, HostMemory{*this});
     a.rows_per_block = rows_per_block_;
+    a.sum_lanes = sum_lanes_;
     const fused::SequentialExec ex{reverse_};
-    if (op.part == FusedStepOp::Part::rows) {
-        const std::size_t state = fused::rows_state_floats(a.rows_per_block);
-        const bool weights = fused::weights_fit(state, a.param_count, shared_bytes_);
-        const int blocks = fused::rows_blocks(a);
-        for (int k = 0; k < blocks; ++k) {
-            const int b = nth_block(k, blocks, reverse_);
-            shared_.assign(fused::shared_bytes(state, a.param_count, weights) / sizeof(float),
-                           std::numeric_limits<float>::quiet_NaN());
-            fused::step_rows(ex, a, b, fused::carve_rows(shared_.data(), a.param_count, weights, a.rows_per_block));
+    fused::with_sum_lanes(a.sum_lanes, [&](auto lanes) {
+        constexpr int L = decltype(lanes)::value;
+        if (op.part == FusedStepOp::Part::rows) {
+            const std::size_t state = fused::rows_state_floats(a.rows_per_block);
+            const bool weights = fused::weights_fit(state, a.param_count, shared_bytes_);
+            const int blocks = fused::rows_blocks(a);
+            for (int k = 0; k < blocks; ++k) {
+                const int b = nth_block(k, blocks, reverse_);
+                shared_.assign(fused::shared_bytes(state, a.param_count, weights) / sizeof(float),
+                               std::numeric_limits<float>::quiet_NaN());
+                fused::step_rows<L>(ex, a, b,
+                                    fused::carve_rows(shared_.data(), a.param_count, weights, a.rows_per_block));
+            }
+        } else {
+            const int blocks = fused::grads_blocks(op.depth);
+            for (int k = 0; k < blocks; ++k) {
+                const int b = nth_block(k, blocks, reverse_);
+                shared_.assign(fused::grads_floats(L), std::numeric_limits<float>::quiet_NaN());
+                fused::step_grads<L>(ex, a, b, shared_.data());
+            }
         }
-    } else {
-        const int blocks = fused::grads_blocks(op.depth);
-        for (int k = 0; k < blocks; ++k) {
-            const int b = nth_block(k, blocks, reverse_);
-            shared_.assign(fused::kGradsFloats, std::numeric_limits<float>::quiet_NaN());
-            fused::step_grads(ex, a, b, shared_.data());
-        }
-    }
+    });
 }
 
 void Emulator::fused_predict(const FusedPredictOp& op) {
     fused::PredictArgs a = ops::resolve(op, HostMemory{*this});
     a.tile = predict_tile_;
+    a.sum_lanes = sum_lanes_;
     const std::size_t state = fused::predict_state_floats(a.tile);
     const bool weights = fused::weights_fit(state, a.param_count, shared_bytes_);
     const fused::SequentialExec ex{reverse_};
@@ -123,14 +129,25 @@ void Emulator::fused_predict(const FusedPredictOp& op) {
         shared_.assign(fused::shared_bytes(state, a.param_count, weights) / sizeof(float),
                        std::numeric_limits<float>::quiet_NaN());
         float* w = weights ? shared_.data() : nullptr;
-        fused::predict_tile(ex, a, op.rows, b, w, fused::predict_state_at(shared_.data(), a.param_count, weights));
+        fused::with_sum_lanes(a.sum_lanes, [&](auto lanes) {
+            fused::predict_tile<decltype(lanes)::value>(
+                ex, a, op.rows, b, w, fused::predict_state_at(shared_.data(), a.param_count, weights));
+        });
     }
 }
 
 // The any-width kernels' own code (engine/cuda/fused_any/step.hpp, half read at run time as the
 // device runs it), block after block, with the shared memory the device's blocks carve: parameters
 // staged where engine/cuda/fused_any_shape.hpp's rule says they fit this emulated limit, NaN first.
+// The any-width kernels run the engine's sum order only: a plan that asked for another is refused
+// rather than emulated in an order it did not ask for.
+static void any_width_order(int sum_lanes) {
+    if (sum_lanes != fused::kSumLanes)
+        throw Error("emulator: other sum orders than the engine's are built for the 82-wide fused kernels only");
+}
+
 void Emulator::fused_any_step(const FusedAnyStepOp& op) {
+    any_width_order(sum_lanes_);
     fused_any::Args a = ops::resolve(op, HostMemory{*this});
     a.rows_per_block = rows_per_block_;
     const fused::SequentialExec ex{reverse_};
@@ -152,6 +169,7 @@ void Emulator::fused_any_step(const FusedAnyStepOp& op) {
 }
 
 void Emulator::fused_any_predict(const FusedAnyPredictOp& op) {
+    any_width_order(sum_lanes_);
     fused_any::Args a = ops::resolve(op, HostMemory{*this});
     a.rows_per_block = predict_tile_;
     const std::size_t scratch = fused_any::predict_scratch_floats(a.half, a.rows_per_block);

@@ -12,6 +12,7 @@
 #include "engine/cuda/fused_any_shape.hpp"
 #include "engine/cuda/program.hpp"
 #include "engine/error.hpp"
+#include "engine/model/sum_order.hpp"
 
 namespace revgraph::cuda {
 
@@ -40,6 +41,14 @@ public:
         predict_tile_ = predict_tile;
     }
 
+    // Emulate the 82-wide fused kernels in another sum order than the engine's (fused::kSumLanes):
+    // L lanes (engine/model/sum_order.hpp). Unlike the launch shape this changes the bits: they must
+    // be cpu::Trainer<float>'s at the same L (bench/labs/kernel_lab.cpp, test/cuda/test_fused_lanes.cpp).
+    void set_sum_lanes(int lanes) {
+        if (!model::valid_sum_lanes(lanes)) throw Error("emulator: sum lanes must be 1, 2, 4 or 8");
+        sum_lanes_ = lanes;
+    }
+
     std::vector<float>& f32(Buf b) { return f32_.at(static_cast<std::size_t>(b)); }
     std::vector<std::int32_t>& i32(Buf b) { return i32_.at(static_cast<std::size_t>(b)); }
     std::vector<std::int64_t>& i64(Buf b) { return i64_.at(static_cast<std::size_t>(b)); }
@@ -50,6 +59,7 @@ private:
     bool reverse_ = false;
     int rows_per_block_ = fused::kRowsPerBlock;
     int predict_tile_ = fused::kPredictTile;
+    int sum_lanes_ = fused::kSumLanes;
     std::vector<float> shared_;  // the fused kernels' shared memory, re-carved by each block
     std::vector<std::vector<float>> f32_;
     std::vector<std::vector<std::int32_t>> i32_;

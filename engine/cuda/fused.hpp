@@ -11,22 +11,23 @@
 //      in two stacks, and it leaves the final state and the score gradients, all column-major
 //      (StepArgs);
 //   2. the grads kernel: each block takes a group of parameters, sums their gradients over the
-//      batch's rows from those stacks (row order, like the reference), and applies SGD to them.
+//      batch's rows from those stacks (in the reference's order), and applies SGD to them.
 // Only cross-row sums need the second launch; everything else never leaves its block.
 //
 // Every operation is written once, here, as *phases*: sets of independent work items (an item
 // writes only its own outputs and reads nothing another item of the phase writes), separated by a
 // barrier. The kernels (engine/cuda/kernels/fused.cuh) spread a phase's items over a block's
 // threads and end it with __syncthreads(); the CPU emulator (engine/cuda/emulator.cpp) runs them in
-// a loop, block after block. Each item sums in the reference's index order without fused
-// multiply-adds (nvcc runs with --fmad=false), so the emulated kernels reproduce
-// cpu::Trainer<float> bit for bit; the softmax's exponential is model::exp_f32 on both sides (plain
-// IEEE operations, not the C library's or CUDA's expf), so on a GPU the bits should be the same too.
-// How the load phases move bytes (read-only loads, vector copies, row pairs) is in fused_load.hpp;
-// where a state row and the staged parameters sit in shared memory (halves and weight rows on 16
-// bytes) in fused_layout.hpp.
+// a loop, block after block. Each item sums in the trainer's order without fused multiply-adds (nvcc
+// runs with --fmad=false): L lanes joined by a fixed tree (engine/model/sum_order.hpp), L a
+// template parameter of every phase below, kSumLanes where the engine runs them. So the emulated
+// kernels reproduce cpu::Trainer<float> at the same L bit for bit; the softmax's exponential is model::exp_f32 on both
+// sides (plain IEEE operations, not the C library's or CUDA's expf), so on a GPU the bits should be the same too. How
+// the load phases move bytes (read-only loads, vector copies, row pairs) is in fused_load.hpp; where a state row and
+// the staged parameters sit in shared memory (halves and weight rows on 16 bytes) in fused_layout.hpp.
 #include <cstddef>
 #include <cstdint>
+#include <stdexcept>
 #include <type_traits>
 
 #include "engine/cuda/fused_layout.hpp"
@@ -54,11 +55,12 @@ inline constexpr int kRowsThreads = 192;
 // (32 blocks of up to 246 sums, two warps on each scheduler) summed slower (bench/NOTES.md, "A
 // cuda-fused step, phase by phase"). Rows are
 // staged through shared memory 128 at a time, so a rev88 batch is one staging pass and the whole
-// block still fits the 48 KB every block gets without opting in (kGradsFloats).
+// block still fits the 48 KB every block gets without opting in (grads_floats).
 inline constexpr int kGradsThreads = 256;
 inline constexpr int kBranchOutGroup = 3;
 inline constexpr int kHeadOutGroup = 1;
 inline constexpr int kGradsChunk = 128;
+static_assert(kGradsChunk % 8 == 0, "a chunk is whole rounds of any lane count: each chunk starts at lane 0");
 inline constexpr int kGradsSumBlock = 32;  // a sum's rows loaded at once (engine/cuda/ordered_sum.hpp)
 // A staged column: kGradsChunk rows and 4 floats of padding. A sum reads four rows of each operand a
 // 16-byte load, and neighbouring threads of a grads block read neighbouring columns. A 16-byte shared
@@ -73,6 +75,26 @@ inline constexpr int kPredictThreads = 256;
 inline constexpr int kPredictTile = 16;
 
 RG_HD int ceil_div(int a, int b) { return (a + b - 1) / b; }
+
+// The sum order the engine runs the fused step in: 1 lane, index order, the reference trainer's
+// (engine/model/sum_order.hpp). Every phase takes L as a template parameter and the kernels are
+// built for every L the rule admits (kernels/fused.cuh), so the kernel lab checks each order against
+// cpu::Trainer<float> at that L and times it on a GPU (bench/labs/kernel_lab.cpp): the choice of
+// issue "Speed to the floor" is one constant here once a GPU has priced the orders.
+inline constexpr int kSumLanes = 1;
+
+// Calls f(std::integral_constant<int, L>{}) for L = lanes, one of the rule's counts: where host code
+// (the launchers, the emulator) turns StepArgs::sum_lanes into a kernel's instantiation.
+template <class F>
+void with_sum_lanes(int lanes, F&& f) {
+    switch (lanes) {
+        case 1: f(std::integral_constant<int, 1>{}); return;
+        case 2: f(std::integral_constant<int, 2>{}); return;
+        case 4: f(std::integral_constant<int, 4>{}); return;
+        case 8: f(std::integral_constant<int, 8>{}); return;
+    }
+    throw std::invalid_argument("fused: sum lanes must be 1, 2, 4 or 8");
+}
 
 // Why a launch shape cannot run, or null when it can.
 inline const char* rows_per_block_problem(int rows_per_block) {
@@ -91,6 +113,10 @@ struct StepArgs {
     std::int64_t first = 0;              // its slice of the epoch order
     int slot = 0;                        // rows of one branch's slot in the stacks (the full batch)
     int rows_per_block = kRowsPerBlock;  // the rows kernel's launch shape
+    // The sum order (kSumLanes unless a lab asks for another): unlike the launch shape it changes
+    // the bits. Host code picks the kernels' instantiation by it (with_sum_lanes); device code
+    // runs the L it was instantiated for.
+    int sum_lanes = kSumLanes;
     // The rows kernel copies its rows before it waits for the previous kernel: only where that
     // kernel is a step's grads kernel (a step follows a step), which writes none of them. The
     // first step of an epoch waits first: before it may run the lift kernel (warm-up with 0
@@ -129,7 +155,8 @@ RG_HD std::size_t column_major(int slot, int column, int row) {
 struct PredictArgs {
     int depth = 0;
     float alpha = 0;
-    int tile = kPredictTile;  // query rows a block: the launch shape
+    int tile = kPredictTile;    // query rows a block: the launch shape
+    int sum_lanes = kSumLanes;  // the sum order, as StepArgs::sum_lanes
     const float* params = nullptr;
     int param_count = 0;
     const float* query_rows = nullptr;    // Q x 82, lifted
@@ -160,9 +187,9 @@ constexpr std::size_t predict_state_floats(int tile) { return static_cast<std::s
 RG_HD float* predict_state_at(float* smem, int param_count, bool weights_shared) {
     return smem + staged_floats(param_count, weights_shared);
 }
-// Grads kernel: one running sum per item (rounded up to whole 16 bytes, so the columns that follow
-// start on 16 bytes), then the widest chunk's columns kGradsStride apart (the bias block: the final
-// state's 82 and all 10 classes' dscores). The block's parameters and momenta are not staged: each
+// Grads kernel: L running sums (the lanes) per item, lane by lane (each lane's row rounded up to whole
+// 16 bytes, so the columns that follow start on 16 bytes), then the widest chunk's columns kGradsStride apart (the bias
+// block: the final state's 82 and all 10 classes' dscores). The block's parameters and momenta are not staged: each
 // item loads its own two at the start of its last sums, and they land while the chain of adds runs
 // (48 KB left no room for them beside the padded columns, and they no longer need a phase of their
 // own).
@@ -173,8 +200,12 @@ static_assert(kGradsMaxItems <= kGradsThreads, "a grads block's items are one ro
 inline constexpr int kGradsAccFloats = (kGradsMaxItems + 3) / 4 * 4;
 inline constexpr int kGradsMaxCols =
     kHalf + kBranchOutGroup > kFeatures + kClasses ? kHalf + kBranchOutGroup : kFeatures + kClasses;
-inline constexpr std::size_t kGradsFloats = kGradsAccFloats + static_cast<std::size_t>(kGradsMaxCols) * kGradsStride;
-static_assert(kGradsFloats * sizeof(float) <= 48 * 1024, "a grads block fits the 48 KB every block gets");
+RG_HD constexpr std::size_t grads_floats(int lanes) {
+    return static_cast<std::size_t>(lanes) * kGradsAccFloats + static_cast<std::size_t>(kGradsMaxCols) * kGradsStride;
+}
+// In the engine's order; more lanes take more than the 48 KB every block gets, which the launcher
+// asks for (kernels::prepare_fused_kernels opts in to the device's limit).
+static_assert(grads_floats(kSumLanes) * sizeof(float) <= 48 * 1024, "a grads block fits the 48 KB every block gets");
 
 inline std::size_t shared_bytes(std::size_t state_floats, int param_count, bool weights_shared) {
     return (state_floats + staged_floats(param_count, weights_shared)) * sizeof(float);
@@ -193,37 +224,40 @@ inline std::size_t shared_bytes(std::size_t state_floats, int param_count, bool 
 
 // out[o] = out[o] + sign*(alpha*branch) on each row, branch = Σ_i relu(in[i]) W[o][i] (the
 // reference's couple); in/out are the column offsets of the two halves.
-template <class P, class Exec>
+template <class P, int L = kSumLanes, class Exec>
 RG_HD void couple(Exec& ex, const float* w, float* state, int ld, int rows, int in, int out, float sign, float alpha) {
     using Run = typename P::Run;
     ex.phase(rows * kHalf, [=](int item) {
         const int r = item / kHalf, o = item - r * kHalf;
         float* s = state + static_cast<std::size_t>(r) * ld;
-        const float branch = ordered_sum4<kHalf>(  // model::branch_dot
-            0.0f, Run{s + in}, Run{w + o * P::kBranchLd}, [](float xi, float wi) { return model::relu(xi) * wi; });
-        s[out + o] = s[out + o] + sign * (alpha * branch);
+        LaneSums<L> branch;
+        ordered_sum4<kHalf>(branch, Run{s + in}, Run{w + o * P::kBranchLd},
+                            [](float xi, float wi) { return model::relu(xi) * wi; });
+        s[out + o] = s[out + o] + sign * (alpha * branch.join());
     });
 }
 
 // docs/spec.md §3: left += α·linear(relu(right), W_2k); right += α·linear(relu(left), W_2k+1).
-template <class P, class Exec>
+template <class P, int L, class Exec>
 RG_HD void core_forward(Exec& ex, const float* weights, int depth, float alpha, float* state, int ld, int rows) {
     for (int k = 0; k < depth; ++k) {
-        couple<P>(ex, weights + branch_at<P>(2 * k), state, ld, rows, kPaddedHalf, 0, 1.0f, alpha);
-        couple<P>(ex, weights + branch_at<P>(2 * k + 1), state, ld, rows, 0, kPaddedHalf, 1.0f, alpha);
+        couple<P, L>(ex, weights + branch_at<P>(2 * k), state, ld, rows, kPaddedHalf, 0, 1.0f, alpha);
+        couple<P, L>(ex, weights + branch_at<P>(2 * k + 1), state, ld, rows, 0, kPaddedHalf, 1.0f, alpha);
     }
 }
 
-// scores = state Hᵀ + b, summed as the reference's head_forward: over the left half, then on over
-// the right (one chain, index order; each half's 41 operands in registers at a time).
-template <class P>
+// scores = state Hᵀ + b, summed as the reference's head_forward: one sum of 82 terms, the left
+// half's (terms 0..40), then on in the same lanes with the right's (terms 41..81; each half's 41
+// operands in registers at a time), joined, then the bias.
+template <class P, int L>
 RG_HD float head_score(const float* hw, const float* hb, const float* x, int j) {
     using Run = typename P::Run;
     const float* h_row = hw + j * P::kHeadLd;
     const auto term = [](float xi, float hi) { return xi * hi; };
-    const float left = ordered_sum4<kHalf>(0.0f, Run{x}, Run{h_row}, term);
-    const float acc = ordered_sum4<kHalf>(left, Run{x + kPaddedHalf}, Run{h_row + P::head_column(kHalf)}, term);
-    return acc + hb[j];
+    LaneSums<L> acc;
+    ordered_sum4<kHalf>(acc, Run{x}, Run{h_row}, term);
+    ordered_sum4<kHalf, L, kHalf>(acc, Run{x + kPaddedHalf}, Run{h_row + P::head_column(kHalf)}, term);
+    return acc.join() + hb[j];
 }
 
 // ---- the rows kernel ---------------------------------------------------------------------------
@@ -235,7 +269,7 @@ RG_HD float head_score(const float* hw, const float* hb, const float* x, int j) 
 // dstate's `out` half, writes its `in` half: one phase.
 // The output gradients g (a half of a padded dstate row) are read four a load where P's are; W's
 // column c one a load (its terms are a weight row apart).
-template <class P, class Exec>
+template <class P, int L, class Exec>
 RG_HD void branch_rows(Exec& ex, const float* w, const float* state, float* dstate, int ld, int rows, int in, int out,
                        float alpha, bool with_dx, int slot, float* act_slot, float* grad_slot) {
     using Run = typename P::Run;
@@ -247,9 +281,10 @@ RG_HD void branch_rows(Exec& ex, const float* w, const float* state, float* dsta
         act_slot[column_major(slot, c, r)] = model::relu(x);
         grad_slot[column_major(slot, c, r)] = alpha * g[c];
         if (with_dx) {
-            const float acc = ordered_sum4<kHalf>(0.0f, Run{g}, StridedRun{w + c, P::kBranchLd},
-                                                  [=](float go, float wo) { return (alpha * go) * wo; });
-            dstate[row + in + c] = dstate[row + in + c] + acc * model::relu_mask(x);
+            LaneSums<L> acc;
+            ordered_sum4<kHalf>(acc, Run{g}, StridedRun{w + c, P::kBranchLd},
+                                [=](float go, float wo) { return (alpha * go) * wo; });
+            dstate[row + in + c] = dstate[row + in + c] + acc.join() * model::relu_mask(x);
         }
     });
 }
@@ -289,7 +324,7 @@ inline int predict_blocks(const PredictArgs& a, std::int64_t rows) {
 // padded) first; else read where they are (flat). Two instantiations, so each reads its weights
 // through one kind of load (shared, or global) and one layout instead of a generic one chosen at run
 // time.
-template <bool kStaged, class Exec>
+template <bool kStaged, int L, class Exec>
 RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratch& s) {
     using P = std::conditional_t<kStaged, PaddedParams, FlatParams>;
     const int per_block = a.rows_per_block;
@@ -326,7 +361,7 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
     const float* const w = kStaged ? s.weights : a.params;
 
     // Forward; then the scores, and the final state for the head's weight gradient.
-    core_forward<P>(ex, w, depth, alpha, state, ld, rows);
+    core_forward<P, L>(ex, w, depth, alpha, state, ld, rows);
     {
         float* scores = s.scores;
         float* final_state = a.final_state + r0;
@@ -336,7 +371,7 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
             if (item < score_items) {
                 const int r = item / kClasses, j = item - r * kClasses;
                 scores[r * kClasses + j] =
-                    head_score<P>(w + head_w, w + head_b, state + static_cast<std::size_t>(r) * ld, j);
+                    head_score<P, L>(w + head_w, w + head_b, state + static_cast<std::size_t>(r) * ld, j);
             } else {
                 const int k = item - score_items;
                 const int r = k / kFeatures, c = k - r * kFeatures;
@@ -365,8 +400,8 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
         ex.phase(rows * kClasses, [=](int item) {
             const int r = item / kClasses, j = item - r * kClasses;
             const float* e = exps + r * kClasses;
-            const float d =
-                model::xent_grad(e[j], model::row_sum(e), j == labels[r], model::inverse_rows<float>(batch));
+            const float sum = model::lane_sum<L, float>(kClasses, [=](int k) { return e[k]; });  // model::row_sum
+            const float d = model::xent_grad(e[j], sum, j == labels[r], model::inverse_rows<float>(batch));
             dscores[r * kClasses + j] = d;
             g.dscores[column_major(g.slot, j, r0 + r)] = d;
         });
@@ -379,9 +414,11 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
             const int r = item / kFeatures, i = item - r * kFeatures;
             const float* d_row = ds + r * kClasses;
             const int h = P::head_column(i);
-            dstate[static_cast<std::size_t>(r) * ld + padded_column(i)] = ordered_sum<kClasses>(
-                0.0f, [=](int j) { return d_row[j]; }, [=](int j) { return hw[j * P::kHeadLd + h]; },
+            LaneSums<L> acc;
+            ordered_sum<kClasses>(
+                acc, [=](int j) { return d_row[j]; }, [=](int j) { return hw[j * P::kHeadLd + h]; },
                 [](float dj, float hj) { return dj * hj; });
+            dstate[static_cast<std::size_t>(r) * ld + padded_column(i)] = acc.join();
         });
     }
 
@@ -394,20 +431,22 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
         const int f = 2 * k, g = 2 * k + 1;
         const float* wf = w + branch_at<P>(f);
         const float* wg = w + branch_at<P>(g);
-        couple<P>(ex, wg, state, ld, rows, 0, kPaddedHalf, -1.0f, alpha);
-        branch_rows<P>(ex, wg, state, dstate, ld, rows, 0, kPaddedHalf, alpha, true, a.slot, act_slot(g), grad_slot(g));
-        if (k > 0) couple<P>(ex, wf, state, ld, rows, kPaddedHalf, 0, -1.0f, alpha);
-        branch_rows<P>(ex, wf, state, dstate, ld, rows, kPaddedHalf, 0, alpha, k > 0, a.slot, act_slot(f),
-                       grad_slot(f));
+        couple<P, L>(ex, wg, state, ld, rows, 0, kPaddedHalf, -1.0f, alpha);
+        branch_rows<P, L>(ex, wg, state, dstate, ld, rows, 0, kPaddedHalf, alpha, true, a.slot, act_slot(g),
+                          grad_slot(g));
+        if (k > 0) couple<P, L>(ex, wf, state, ld, rows, kPaddedHalf, 0, -1.0f, alpha);
+        branch_rows<P, L>(ex, wf, state, dstate, ld, rows, kPaddedHalf, 0, alpha, k > 0, a.slot, act_slot(f),
+                          grad_slot(f));
     }
 }
 
-template <class Exec>
+// L: the sum order, which a.sum_lanes names for the host code that picks the instantiation.
+template <int L = kSumLanes, class Exec>
 RG_HD void step_rows(Exec& ex, const StepArgs& a, int block, const RowsScratch& s) {
     if (s.weights != nullptr)
-        step_rows_as<true>(ex, a, block, s);
+        step_rows_as<true, L>(ex, a, block, s);
     else
-        step_rows_as<false>(ex, a, block, s);
+        step_rows_as<false, L>(ex, a, block, s);
 }
 
 // ---- the grads kernel --------------------------------------------------------------------------
@@ -441,17 +480,17 @@ RG_HD GradsBlock grads_block(int block, int depth) {
     return b;
 }
 
-// Every gradient of the block's parameters, Σ over the batch's rows in order, staged through shared
-// memory kGradsChunk rows at a time (each item's running sum waits in `acc` between chunks, so the
-// order is the reference's), then SGD on each of them. Branch item t = (o, i): dW[o][i] =
+// Every gradient of the block's parameters, Σ over the batch's rows in the trainer's order (row r into
+// lane r mod L), staged through shared memory kGradsChunk rows at a time (each item's lanes wait in
+// `acc` between chunks, so the order is the reference's), then SGD on each of them. Branch item t = (o, i): dW[o][i] =
 // Σ_r α·g[r][o] relu(x[r][i]); head item t = (j, i): dH[j][i] = Σ_r dscores[r][j] state[r][i]; bias
 // item: db[j] = Σ_r dscores[r][j].
 // A chunk is staged column by column (the stacks, the final state and dscores are column-major:
 // column_major), each column kGradsStride floats apart, so a sum reads four rows of each operand a
-// 16-byte load (ordered_sum4_n), still adding them one by one in row order.
+// 16-byte load (ordered_sum4_n), still adding them one by one, each into its lane, in row order.
 // kHead: the head's block (82 inputs an output) or a branch's (41): two instantiations, so the
 // width is a constant and no item divides by a runtime value.
-template <bool kHead, class Exec>
+template <bool kHead, int L, class Exec>
 RG_HD void step_grads_as(Exec& ex, const StepArgs& a, const GradsBlock gb, float* smem) {
     constexpr int width = kHead ? kFeatures : kHalf;  // inputs per output
     const int weight_items = gb.outs * width;
@@ -472,8 +511,8 @@ RG_HD void step_grads_as(Exec& ex, const StepArgs& a, const GradsBlock gb, float
     const std::size_t p0 =
         kHead ? head_w + static_cast<std::size_t>(gb.out0) * kFeatures
               : static_cast<std::size_t>(gb.branch) * kBranchSize + static_cast<std::size_t>(gb.out0) * kHalf;
-    float* const acc = smem;  // one running sum per item
-    float* const in = smem + kGradsAccFloats;
+    float* const acc = smem;  // lane l of item t's running sums at l·kGradsAccFloats + t
+    float* const in = smem + L * kGradsAccFloats;
     float* const outv = in + width * kGradsStride;
     using Columns = ColumnCopy<kGradsChunk, kGradsStride>;
     for (int c0 = 0; c0 < a.rows; c0 += kGradsChunk) {
@@ -502,21 +541,28 @@ RG_HD void step_grads_as(Exec& ex, const StepArgs& a, const GradsBlock gb, float
                 p = load_l2(g.params + p0 + t);
                 v = load_l2(g.velocity + p0 + t);
             }
-            float s = c0 == 0 ? 0.0f : acc[t];
+            // The lanes go on from where the last chunk left them (a chunk is whole rounds of the lanes).
+            LaneSums<L> lanes;
+            if (c0 != 0) {
+                RG_DEVICE_UNROLL
+                for (int l = 0; l < L; ++l) lanes.v[l] = acc[l * kGradsAccFloats + t];
+            }
             if (t < weight_items) {
                 const int o = t / width, i = t - o * width;
                 const int col = gb.out0 + o - out_first;
-                s = ordered_sum4_n<kGradsSumBlock>(s, n, AlignedRun{outv + col * kGradsStride},
-                                                   AlignedRun{in + i * kGradsStride},
-                                                   [](float gr, float x) { return gr * x; });
+                ordered_sum4_n<kGradsSumBlock>(lanes, n, AlignedRun{outv + col * kGradsStride},
+                                               AlignedRun{in + i * kGradsStride},
+                                               [](float gr, float x) { return gr * x; });
             } else {
                 const AlignedRun d{outv + (t - weight_items) * kGradsStride};
-                s = ordered_sum4_n<kGradsSumBlock>(s, n, d, d, [](float gr, float) { return gr; });
+                ordered_sum4_n<kGradsSumBlock>(lanes, n, d, d, [](float gr, float) { return gr; });
             }
             if (!last) {
-                acc[t] = s;
+                RG_DEVICE_UNROLL
+                for (int l = 0; l < L; ++l) acc[l * kGradsAccFloats + t] = lanes.v[l];
                 return;
             }
+            const float s = lanes.join();
             model::sgd_update(p, v, s, g.lr, g.momentum, g.weight_decay);
             g.grads[p0 + t] = s;
             g.params[p0 + t] = p;
@@ -525,20 +571,21 @@ RG_HD void step_grads_as(Exec& ex, const StepArgs& a, const GradsBlock gb, float
     }
 }
 
-template <class Exec>
+// smem: grads_floats(L) floats.
+template <int L = kSumLanes, class Exec>
 RG_HD void step_grads(Exec& ex, const StepArgs& a, int block, float* smem) {
     const GradsBlock gb = grads_block(block, a.depth);
     if (gb.branch < 0)
-        step_grads_as<true>(ex, a, gb, smem);
+        step_grads_as<true, L>(ex, a, gb, smem);
     else
-        step_grads_as<false>(ex, a, gb, smem);
+        step_grads_as<false, L>(ex, a, gb, smem);
 }
 
 // ---- prediction of one tile of query rows --------------------------------------------------------
 
 // kStaged as in step_rows_as: the parameters copied to `weights` (shared memory, padded) first, or
 // read where they are (flat). `state`: predict_state_at.
-template <bool kStaged, class Exec>
+template <bool kStaged, int L, class Exec>
 RG_HD void predict_tile_as(Exec& ex, const PredictArgs& a, std::int64_t total_rows, int block, float* weights,
                            float* state) {
     using P = std::conditional_t<kStaged, PaddedParams, FlatParams>;
@@ -561,23 +608,24 @@ RG_HD void predict_tile_as(Exec& ex, const PredictArgs& a, std::int64_t total_ro
     }
     const float* const w = kStaged ? weights : a.params;
     const std::size_t head_w = head_weights_at<P>(2 * a.depth), head_b = head_biases_at<P>(2 * a.depth);
-    core_forward<P>(ex, w, a.depth, a.alpha, state, ld, rows);
+    core_forward<P, L>(ex, w, a.depth, a.alpha, state, ld, rows);
     float* scores = a.scores + first * kClasses;
     ex.phase(rows * kClasses, [=](int item) {
         const int r = item / kClasses, j = item - r * kClasses;
-        scores[r * kClasses + j] = head_score<P>(w + head_w, w + head_b, state + static_cast<std::size_t>(r) * ld, j);
+        scores[r * kClasses + j] =
+            head_score<P, L>(w + head_w, w + head_b, state + static_cast<std::size_t>(r) * ld, j);
     });
     std::int64_t* pred = a.predictions + first;
     ex.phase(rows, [=](int r) { pred[r] = model::argmax_row(scores + r * kClasses); });
 }
 
-template <class Exec>
+template <int L = kSumLanes, class Exec>
 RG_HD void predict_tile(Exec& ex, const PredictArgs& a, std::int64_t total_rows, int block, float* weights,
                         float* state) {
     if (weights != nullptr)
-        predict_tile_as<true>(ex, a, total_rows, block, weights, state);
+        predict_tile_as<true, L>(ex, a, total_rows, block, weights, state);
     else
-        predict_tile_as<false>(ex, a, total_rows, block, weights, state);
+        predict_tile_as<false, L>(ex, a, total_rows, block, weights, state);
 }
 
 // How the emulator runs a phase: every item in a loop, forwards or backwards. The items of a phase

@@ -57,30 +57,36 @@ struct BlockExec {
     __device__ __forceinline__ void launch_dependents() const { kernels::launch_dependents(); }
 };
 
+// Each kernel is built for every sum order L the rule admits (fused::kSumLanes is the engine's; the
+// kernel lab runs the others); the launchers pick the instantiation by the arguments' sum_lanes.
+//
 // The rows kernel waits for the previous kernel inside its first phase (fused::step_rows_as): where
 // a step follows a step, after it has issued the copies of its rows; else before them.
+template <int L>
 __global__ void __launch_bounds__(fused::kRowsThreads, 1) fused_rows_kernel(fused::StepArgs args, bool weights_shared) {
     extern __shared__ __align__(16) float fused_smem[];  // 16-byte loads (fused_layout.hpp)
     BlockExec ex;
-    fused::step_rows(ex, args, static_cast<int>(blockIdx.x),
-                     fused::carve_rows(fused_smem, args.param_count, weights_shared, args.rows_per_block));
+    fused::step_rows<L>(ex, args, static_cast<int>(blockIdx.x),
+                        fused::carve_rows(fused_smem, args.param_count, weights_shared, args.rows_per_block));
 }
 
+template <int L>
 __global__ void __launch_bounds__(fused::kGradsThreads, 1) fused_grads_kernel(fused::StepArgs args) {
     wait_for_prior_grid();
     extern __shared__ __align__(16) float fused_smem[];  // 16-byte loads (fused_layout.hpp)
     BlockExec ex;
-    fused::step_grads(ex, args, static_cast<int>(blockIdx.x), fused_smem);
+    fused::step_grads<L>(ex, args, static_cast<int>(blockIdx.x), fused_smem);
 }
 
+template <int L>
 __global__ void __launch_bounds__(fused::kPredictThreads, 1)
     fused_predict_kernel(fused::PredictArgs args, std::int64_t rows, bool weights_shared) {
     programmatic_prologue();
     extern __shared__ __align__(16) float fused_smem[];  // 16-byte loads (fused_layout.hpp)
     BlockExec ex;
     float* weights = weights_shared ? fused_smem : nullptr;
-    fused::predict_tile(ex, args, rows, static_cast<int>(blockIdx.x), weights,
-                        fused::predict_state_at(fused_smem, args.param_count, weights_shared));
+    fused::predict_tile<L>(ex, args, rows, static_cast<int>(blockIdx.x), weights,
+                           fused::predict_state_at(fused_smem, args.param_count, weights_shared));
 }
 
 // ---- launchers ---------------------------------------------------------------------------------
@@ -108,9 +114,11 @@ void launch_fused(void (*kernel)(Params...), unsigned int blocks, unsigned int t
 bool fused_kernels_wait_programmatically() {
     // The griddepcontrol instructions exist only in code compiled for sm_90+: a kernel JIT-compiled
     // from older PTX (a -Dgpu_arch=80 build on an H200) would be launched early and never wait.
+    // (Every instantiation is built from the same PTX target: the engine's order's stand for all.)
+    constexpr int L = fused::kSumLanes;
     for (const void* kernel :
-         {reinterpret_cast<const void*>(fused_rows_kernel), reinterpret_cast<const void*>(fused_grads_kernel),
-          reinterpret_cast<const void*>(fused_predict_kernel)}) {
+         {reinterpret_cast<const void*>(fused_rows_kernel<L>), reinterpret_cast<const void*>(fused_grads_kernel<L>),
+          reinterpret_cast<const void*>(fused_predict_kernel<L>)}) {
         cudaFuncAttributes a{};
         cudaCheck(cudaFuncGetAttributes(&a, kernel));
         if (a.ptxVersion < 90 || a.binaryVersion < 90) return false;
@@ -122,9 +130,14 @@ std::size_t prepare_fused_kernels() {
     int device = 0, optin = 0;
     cudaCheck(cudaGetDevice(&device));
     cudaCheck(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    cudaCheck(cudaFuncSetAttribute(fused_rows_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-    cudaCheck(cudaFuncSetAttribute(fused_grads_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-    cudaCheck(cudaFuncSetAttribute(fused_predict_kernel, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    for (int lanes : {1, 2, 4, 8})
+        fused::with_sum_lanes(lanes, [&](auto l) {
+            constexpr int L = decltype(l)::value;
+            cudaCheck(cudaFuncSetAttribute(fused_rows_kernel<L>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+            cudaCheck(cudaFuncSetAttribute(fused_grads_kernel<L>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+            cudaCheck(
+                cudaFuncSetAttribute(fused_predict_kernel<L>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+        });
     return static_cast<std::size_t>(optin);
 }
 
@@ -134,15 +147,20 @@ void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, bool pr
     if (const char* problem = fused::rows_per_block_problem(args.rows_per_block)) throw Error(problem);
     const std::size_t smem =
         fused::shared_bytes(fused::rows_state_floats(args.rows_per_block), args.param_count, weights_shared);
-    launch_fused(fused_rows_kernel, static_cast<unsigned int>(fused::rows_blocks(args)),
-                 threads != 0 ? threads : fused::kRowsThreads, smem, programmatic, stream, args, weights_shared);
+    fused::with_sum_lanes(args.sum_lanes, [&](auto l) {
+        launch_fused(fused_rows_kernel<decltype(l)::value>, static_cast<unsigned int>(fused::rows_blocks(args)),
+                     threads != 0 ? threads : fused::kRowsThreads, smem, programmatic, stream, args, weights_shared);
+    });
 }
 
 void launch_fused_grads(const fused::StepArgs& args, bool programmatic, cudaStream_t stream, unsigned int threads) {
     NVTX_RANGE("fused_grads");
-    launch_fused(fused_grads_kernel, static_cast<unsigned int>(fused::grads_blocks(args.depth)),
-                 threads != 0 ? threads : fused::kGradsThreads, fused::kGradsFloats * sizeof(float), programmatic,
-                 stream, args);
+    fused::with_sum_lanes(args.sum_lanes, [&](auto l) {
+        constexpr int L = decltype(l)::value;
+        launch_fused(fused_grads_kernel<L>, static_cast<unsigned int>(fused::grads_blocks(args.depth)),
+                     threads != 0 ? threads : fused::kGradsThreads, fused::grads_floats(L) * sizeof(float),
+                     programmatic, stream, args);
+    });
 }
 
 void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared, bool programmatic,
@@ -152,8 +170,10 @@ void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, boo
     const auto tiles = static_cast<unsigned int>(fused::predict_blocks(args, rows));
     const std::size_t smem =
         fused::shared_bytes(fused::predict_state_floats(args.tile), args.param_count, weights_shared);
-    launch_fused(fused_predict_kernel, tiles, threads != 0 ? threads : fused::kPredictThreads, smem, programmatic,
-                 stream, args, rows, weights_shared);
+    fused::with_sum_lanes(args.sum_lanes, [&](auto l) {
+        launch_fused(fused_predict_kernel<decltype(l)::value>, tiles, threads != 0 ? threads : fused::kPredictThreads,
+                     smem, programmatic, stream, args, rows, weights_shared);
+    });
 }
 
 }  // namespace revgraph::cuda::kernels

@@ -1,0 +1,114 @@
+// cuda-fused's step in every summation order the rule admits (engine/model/sum_order.hpp: 1, 2, 4, 8
+// lanes), on the CPU emulator against cpu::Trainer<float> at the same lane count, bit for bit and
+// step by step. The engine runs fused::kSumLanes; the other orders are what the kernel lab checks and
+// times on a GPU to choose among (bench/labs/kernel_lab.cpp), so they must already be right here.
+// The reference's own lane counts are held against hand-written sums and float64 by
+// test/model/test_sum_order.cpp; what this adds is that the kernels' phases follow the same rule at
+// every site (couples, scores across the two halves, the softmax's row sum, dstate, the branch
+// rows, and the grads kernel's row sums across its staging chunks and in their short tails).
+#include <doctest/doctest.h>
+
+#include <cstdint>
+#include <vector>
+
+#include "engine/backends.hpp"
+#include "engine/cpu/trainer.hpp"
+#include "engine/cuda/emulator.hpp"
+#include "engine/cuda/fused.hpp"
+#include "engine/cuda/program.hpp"
+#include "engine/error.hpp"
+#include "engine/task.hpp"
+#include "engine/validate/gpu_replay.hpp"
+#include "test/cuda/step_by_step.hpp"
+
+using namespace revgraph;
+using namespace revgraph::cuda;
+using revgraph::cuda::testing::run_step_by_step;
+
+namespace {
+
+constexpr int kLaneCounts[] = {1, 2, 4, 8};
+
+// A whole task at `lanes`: the emulator's fused programs against the float32 trainer at the same
+// lanes. Returns the trainer's parameters at the end, so a caller can see the orders differ.
+std::vector<float> check_lanes(const TaskConfig& c, const PreparedInputs& prepared, int n, int q, int lanes,
+                               std::size_t shared_bytes, bool reverse) {
+    const TaskPlan plan(c, n, q, Path::fused);
+    Emulator emu(plan, shared_bytes);
+    emu.set_sum_lanes(lanes);
+    emu.set_reverse_order(reverse);
+    emu.upload(prepared);
+    cpu::Trainer<float> ref(prepared, lanes);
+    CHECK(run_step_by_step(emu, plan, ref) == c.epochs * static_cast<int>(plan.batches().size()));
+    return ref.parameters();
+}
+
+}  // namespace
+
+TEST_CASE("fused emulator: every sum order gives the float32 trainer's bits at the same lane count") {
+    struct Shape {
+        int batch, n, q;
+        const char* why;
+    };
+    // 300 rows at 128: batches 128, 128, 44 (a short batch whose row sums end in a tail of 4 after a
+    // block of 32 and a group of 8); batch 200: row sums in staging chunks of 128 and 72 (the lanes
+    // carried across a chunk); batch 37: every step a short rows block and tails of 5.
+    for (const Shape& s :
+         {Shape{128, 300, 150, "rev88"}, Shape{200, 450, 70, "two chunks"}, Shape{37, 120, 33, "odd batch"}}) {
+        TaskConfig c;  // rev88's model: depth 2, width 82
+        c.batch_size = s.batch;
+        c.learning_rate = s.batch == 37 ? 0.05 : c.learning_rate;
+        c.weight_decay = s.batch == 200 ? 1e-3 : 0.0;  // both of sgd_update's paths
+        const TaskInputs inputs = validate::synthetic_inputs(s.n, s.q, 41);
+        const PreparedTask task(inputs, c, make_backend("cpu"));
+        std::vector<float> index_order;
+        for (int lanes : kLaneCounts)
+            for (bool reverse : {false, true}) {
+                CAPTURE(s.why);
+                CAPTURE(lanes);
+                CAPTURE(reverse);
+                // Parameters staged in shared memory, and (last to first) read from global memory.
+                const std::vector<float> params =
+                    check_lanes(c, task.prepared(), s.n, s.q, lanes, reverse ? 0 : kEmulatedSharedBytes, reverse);
+                if (lanes == 1)
+                    index_order = params;
+                else
+                    CHECK(params != index_order);  // the order is not ignored: another lane count, other bits
+            }
+    }
+}
+
+TEST_CASE("fused emulator: deeper and shallower cores in 4 lanes") {
+    for (int depth : {1, 3}) {
+        CAPTURE(depth);
+        TaskConfig c;
+        c.depth = depth;
+        const TaskInputs inputs = validate::synthetic_inputs(260, 40, 43);
+        const PreparedTask task(inputs, c, make_backend("cpu"));
+        check_lanes(c, task.prepared(), 260, 40, 4, kEmulatedSharedBytes, false);
+    }
+}
+
+TEST_CASE("fused emulator: a lane count outside the rule is refused; the any-width kernels run the engine's only") {
+    TaskConfig c;
+    const TaskPlan plan(c, 300, 150, Path::fused);
+    Emulator emu(plan);
+    for (int bad : {0, 3, 16})
+        CHECK_THROWS_WITH_AS(emu.set_sum_lanes(bad), "emulator: sum lanes must be 1, 2, 4 or 8", Error);
+    CHECK_THROWS_AS(fused::with_sum_lanes(3, [](auto) {}), std::invalid_argument);
+
+    TaskConfig wide;
+    wide.width = 90;
+    const TaskInputs inputs = validate::synthetic_inputs(40, 10, 45);
+    const PreparedTask task(inputs, wide, make_backend("cpu"));
+    const TaskPlan any(wide, 40, 10, Path::fused);
+    Emulator other(any);
+    other.set_sum_lanes(4);
+    other.upload(task.prepared());
+    other.execute(any.reset());
+    other.execute(any.normalize());
+    other.execute(any.epoch_start(0));
+    CHECK_THROWS_WITH_AS(other.execute(any.step(0)),
+                         "emulator: other sum orders than the engine's are built for the 82-wide fused kernels only",
+                         Error);
+}
