@@ -6,6 +6,10 @@
 // launch bound), and where a block stages the parameters (copied to shared memory, or read from
 // global memory). Rows per block and the tile are launch shapes, not arithmetic (every row's items
 // are its own), so every shape must give the same bits.
+// And the sum order (engine/model/sum_order.hpp: 1, 2, 4 or 8 lanes), which is arithmetic: each
+// order must give the float reference trainer's bits at the same lane count, and the GPU's table
+// of the orders (step and prediction time, and each order's phase table) is what the choice of
+// fused::kSumLanes is made from.
 //
 // CPU (every build, a meson test): the whole task on the fused plan's CPU emulator (the kernels'
 // own code, block by block, phase by phase) at each rows-per-block and tile, with the parameters
@@ -63,6 +67,8 @@ struct Snapshot {
 // Rows per block and predict tiles the lab tries (the defaults among them).
 constexpr int kRowsPerBlockChoices[] = {1, 2, 4, 8, 16};
 constexpr int kTileChoices[] = {16, 32, 64, 128};
+// The sum orders: every lane count engine/model/sum_order.hpp admits.
+constexpr int kLaneChoices[] = {1, 2, 4, 8};
 #if defined(REVGRAPH_HAVE_CUDA)
 // The phase table: steps captured back to back in one graph, replays before the one whose clocks it shows.
 constexpr int kStampedSteps = 16;
@@ -71,10 +77,12 @@ constexpr int kStampReplays = 20;
 
 // The whole task on the emulator at one launch shape; true when it ends in the reference's bits.
 bool emulated_task_matches(const cuda::TaskPlan& plan, const PreparedInputs& prepared, cpu::Trainer<float>& ref,
-                           std::size_t shared_bytes, bool reverse, int rows_per_block, int tile) {
+                           std::size_t shared_bytes, bool reverse, int rows_per_block, int tile,
+                           int lanes = fused::kSumLanes) {
     cuda::Emulator emu(plan, shared_bytes);
     emu.set_reverse_order(reverse);
     emu.set_launch_shape(rows_per_block, tile);
+    emu.set_sum_lanes(lanes);
     emu.upload(prepared);
     emu.execute(plan.reset());
     emu.execute(plan.normalize());
@@ -107,6 +115,30 @@ bool cpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, cpu::Tr
                             equal ? "equal" : "DIFFER");
                 ok = ok && equal;
             }
+    return ok;
+}
+
+// Every sum order at the default shapes, staged and not, in order and last to first, against the
+// float reference trained in that order (a trainer each).
+bool cpu_lanes(const cuda::TaskPlan& plan, const PreparedInputs& prepared) {
+    bool ok = true;
+    std::printf("cpu: fused emulator in each sum order against the float reference in the same order\n");
+    std::printf("%-6s %-18s %-14s %s\n", "lanes", "parameters", "items", "bits");
+    for (int lanes : kLaneChoices) {
+        cpu::Trainer<float> ref(prepared, lanes);
+        ref.reset();
+        ref.normalize();
+        for (int e = 0; e < plan.config().epochs; ++e) ref.epoch(e);
+        ref.predict();
+        for (std::size_t shared : {cuda::kEmulatedSharedBytes, std::size_t{0}})
+            for (bool reverse : {false, true}) {
+                const bool equal = emulated_task_matches(plan, prepared, ref, shared, reverse, fused::kRowsPerBlock,
+                                                         fused::kPredictTile, lanes);
+                std::printf("%-6d %-18s %-14s %s\n", lanes, shared ? "shared memory" : "global memory",
+                            reverse ? "last to first" : "in order", equal ? "equal" : "DIFFER");
+                ok = ok && equal;
+            }
+    }
     return ok;
 }
 
@@ -385,6 +417,77 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
         best_predict.print("prediction", "tile " + std::to_string(fused::kPredictTile) + ", pred_thr " +
                                              std::to_string(fused::kPredictThreads));
     }
+    // The sum orders at the default shapes: each order's step and prediction checked against the
+    // emulator in that order, then timed; then each order's phase table (the default order's is the
+    // one below). What fused::kSumLanes is chosen from.
+    {
+        Timer timer(stream, repeats);
+        std::printf("gpu: sum orders (engine/model/sum_order.hpp) at the default shapes, us per launch sequence\n");
+        std::printf("%-6s %-6s %15s %15s %15s %18s\n", "lanes", "bits", "rows_us min/med", "grads_us min/med",
+                    "step_us min/med", "predict_us min/med");
+        Fastest best_order;
+        const bool w = fused::weights_fit(fused::rows_state_floats(rows_default.rows_per_block),
+                                          rows_default.param_count, shared_limit);
+        const bool pw = fused::weights_fit(fused::predict_state_floats(predict_default.tile),
+                                           predict_default.param_count, shared_limit);
+        for (int lanes : kLaneChoices) {
+            cuda::Emulator order(plan, shared_limit);
+            order.set_sum_lanes(lanes);
+            order.upload(prepared);
+            order.execute(plan.reset());
+            order.execute(plan.normalize());
+            order.execute(plan.epoch_start(0));
+            const Snapshot order_start(order);
+            order.execute(plan.step(0));
+            const Snapshot order_stepped(order);
+            order.execute(plan.predict());
+            const Snapshot order_predicted(order);
+
+            fused::StepArgs rows_args = rows_default, grads_l = grads_args;
+            fused::PredictArgs predict_args = predict_default;
+            rows_args.sum_lanes = grads_l.sum_lanes = predict_args.sum_lanes = lanes;
+            const auto rows = [&] { cuda::kernels::launch_fused_rows(rows_args, w, false, stream); };
+            const auto grads = [&] { cuda::kernels::launch_fused_grads(grads_l, false, stream); };
+            const auto predict = [&] {
+                cuda::kernels::launch_fused_predict(predict_args, predict_op.rows, pw, false, stream);
+            };
+            upload_all(mem, plan, order_start);
+            rows();
+            grads();
+            cudaCheck(cudaStreamSynchronize(stream));
+            bool equal = f32_equal(mem, plan, order_stepped, Buf::params) &&
+                         f32_equal(mem, plan, order_stepped, Buf::velocity) &&
+                         f32_equal(mem, plan, order_stepped, Buf::grads);
+            upload_all(mem, plan, order_stepped);
+            predict();
+            cudaCheck(cudaStreamSynchronize(stream));
+            equal = equal && f32_equal(mem, plan, order_predicted, Buf::query_scores) &&
+                    download<std::int64_t>(mem, plan, Buf::predictions) ==
+                        order_predicted.i64[static_cast<int>(Buf::predictions)];
+            all_equal = all_equal && equal;
+            upload_all(mem, plan, order_start);
+            const Micros rows_us = timer.us(rows), grads_us = timer.us(grads);
+            const Micros step_us = timer.us([&] {
+                rows();
+                grads();
+            });
+            const Micros predict_us = timer.us(predict);
+            std::printf("%-6d %-6s %7.2f/%7.2f %7.2f/%7.2f %7.2f/%7.2f %9.2f/%8.2f\n", lanes,
+                        equal ? "equal" : "DIFFER", rows_us.min, rows_us.median, grads_us.min, grads_us.median,
+                        step_us.min, step_us.median, predict_us.min, predict_us.median);
+            best_order.offer(equal, step_us, std::to_string(lanes) + " lanes");
+        }
+        best_order.print("step's sum order", std::to_string(fused::kSumLanes) + " lanes");
+        for (int lanes : kLaneChoices) {
+            if (lanes == fused::kSumLanes) continue;  // the table below
+            fused::StepArgs rows_args = rows_default;
+            rows_args.sum_lanes = lanes;
+            upload_all(mem, plan, start);
+            std::printf("phases in %d lanes:\n", lanes);
+            print_step_stamps(stamp_steps(rows_args, w, kStampedSteps, kStampReplays, stream), rows_args.depth,
+                              rows_args.rows);
+        }
+    }
     // Where the default shapes' time goes: the clock at every phase barrier (bench/labs/phase_stamps.hpp).
     {
         upload_all(mem, plan, start);
@@ -440,6 +543,7 @@ int main(int argc, char** argv) {
         ref.predict();
         const cuda::TaskPlan plan(config, inputs.train_count(), inputs.test_count(), cuda::Path::fused);
         bool ok = bench::cpu_lab(plan, prepared, ref);
+        ok = bench::cpu_lanes(plan, prepared) && ok;
 #if defined(REVGRAPH_HAVE_CUDA)
         if (cuda::device_count() > 0)
             ok = bench::gpu_lab(plan, prepared, repeats, energy_seconds) && ok;
