@@ -7,9 +7,10 @@
 // global memory). Rows per block and the tile are launch shapes, not arithmetic (every row's items
 // are its own), so every shape must give the same bits.
 // And the sum order (engine/model/sum_order.hpp: 1, 2, 4 or 8 lanes), which is arithmetic: each
-// order must give the float reference trainer's bits at the same lane count, and the GPU's table
-// of the orders (step and prediction time, and each order's phase table) is what the choice of
-// fused::kSumLanes is made from.
+// order must give the float reference trainer's bits at the same lane count (on the GPU, the
+// emulator's in that order, also on batches of 135 and 60 rows), and the GPU's table of the orders
+// (step and prediction time, and each order's phase table) is what the choice of fused::kSumLanes
+// is made from.
 //
 // CPU (every build, a meson test): the whole task on the fused plan's CPU emulator (the kernels'
 // own code, block by block, phase by phase) at each rows-per-block and tile, with the parameters
@@ -67,8 +68,6 @@ struct Snapshot {
 // Rows per block and predict tiles the lab tries (the defaults among them).
 constexpr int kRowsPerBlockChoices[] = {1, 2, 4, 8, 16};
 constexpr int kTileChoices[] = {16, 32, 64, 128};
-// The sum orders: every lane count engine/model/sum_order.hpp admits.
-constexpr int kLaneChoices[] = {1, 2, 4, 8};
 #if defined(REVGRAPH_HAVE_CUDA)
 // The phase table: steps captured back to back in one graph, replays before the one whose clocks it shows.
 constexpr int kStampedSteps = 16;
@@ -124,7 +123,7 @@ bool cpu_lanes(const cuda::TaskPlan& plan, const PreparedInputs& prepared) {
     bool ok = true;
     std::printf("cpu: fused emulator in each sum order against the float reference in the same order\n");
     std::printf("%-6s %-18s %-14s %s\n", "lanes", "parameters", "items", "bits");
-    for (int lanes : kLaneChoices) {
+    for (int lanes : model::kSumLaneCounts) {
         cpu::Trainer<float> ref(prepared, lanes);
         ref.reset();
         ref.normalize();
@@ -303,6 +302,52 @@ void print_step_energy(const cuda::TaskPlan& plan, const cuda::DeviceMemory& mem
     }
 }
 
+// The sum orders' device-only paths the default task's first step does not reach: a batch of 135
+// rows (a staging chunk of 128, then one of 7: the lanes carried between chunks in shared memory,
+// then a short tail) and the epoch's last batch of 60. Each order's step on the GPU from the
+// emulator's state before it must give the emulator's bits after it in that order.
+bool gpu_orders_odd_batches(const TaskInputs& inputs, std::size_t shared_limit, cudaStream_t stream) {
+    TaskConfig config;
+    config.batch_size = 135;
+    const PreparedInputs prepared = prepare_inputs(inputs, config);
+    const cuda::TaskPlan plan(config, inputs.train_count(), inputs.test_count(), cuda::Path::fused);
+    const cuda::DeviceMemory mem(plan);
+    const int last = static_cast<int>(plan.batches().size()) - 1;
+    bool ok = true;
+    std::printf("gpu: sum orders on batches of %d and %d rows (epoch 0's first and last steps)\n",
+                plan.batches().front().rows, plan.batches().back().rows);
+    for (int lanes : model::kSumLaneCounts) {
+        cuda::kernels::prepare_fused_kernels(lanes);
+        cuda::Emulator emu(plan, shared_limit);
+        emu.set_sum_lanes(lanes);
+        emu.upload(prepared);
+        emu.execute(plan.reset());
+        emu.execute(plan.normalize());
+        emu.execute(plan.epoch_start(0));
+        for (int b = 0; b <= last; ++b) {
+            const Snapshot before(emu);
+            emu.execute(plan.step(b));
+            if (b != 0 && b != last) continue;
+            const Snapshot after(emu);
+            const cuda::Program step = plan.step(b);
+            fused::StepArgs rows_args = cuda::ops::resolve(std::get<cuda::FusedStepOp>(step.at(0)), mem);
+            fused::StepArgs grads_args = cuda::ops::resolve(std::get<cuda::FusedStepOp>(step.at(1)), mem);
+            rows_args.sum_lanes = grads_args.sum_lanes = lanes;
+            const bool w = fused::weights_fit(fused::rows_state_floats(rows_args.rows_per_block), rows_args.param_count,
+                                              shared_limit);
+            upload_all(mem, plan, before);
+            cuda::kernels::launch_fused_rows(rows_args, w, false, stream);
+            cuda::kernels::launch_fused_grads(grads_args, false, stream);
+            cudaCheck(cudaStreamSynchronize(stream));
+            const bool equal = f32_equal(mem, plan, after, Buf::params) && f32_equal(mem, plan, after, Buf::velocity) &&
+                               f32_equal(mem, plan, after, Buf::grads);
+            std::printf("%-6d batch %-3d %4d rows  %s\n", lanes, b, rows_args.rows, equal ? "equal" : "DIFFER");
+            ok = ok && equal;
+        }
+    }
+    return ok;
+}
+
 // One step (batch 0 of epoch 0) at each step shape and the prediction at each predict shape, on the
 // GPU: checked against the emulator's bits at the default shape, then timed. Returns false when a
 // shape gives other bits. Thread counts stop at the kernels' launch bounds (kRowsThreads,
@@ -430,7 +475,8 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
                                           rows_default.param_count, shared_limit);
         const bool pw = fused::weights_fit(fused::predict_state_floats(predict_default.tile),
                                            predict_default.param_count, shared_limit);
-        for (int lanes : kLaneChoices) {
+        for (int lanes : model::kSumLaneCounts) {
+            cuda::kernels::prepare_fused_kernels(lanes);
             cuda::Emulator order(plan, shared_limit);
             order.set_sum_lanes(lanes);
             order.upload(prepared);
@@ -478,7 +524,8 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
             best_order.offer(equal, step_us, std::to_string(lanes) + " lanes");
         }
         best_order.print("step's sum order", std::to_string(fused::kSumLanes) + " lanes");
-        for (int lanes : kLaneChoices) {
+        all_equal = gpu_orders_odd_batches(*prepared.inputs, shared_limit, stream) && all_equal;
+        for (int lanes : model::kSumLaneCounts) {
             if (lanes == fused::kSumLanes) continue;  // the table below
             fused::StepArgs rows_args = rows_default;
             rows_args.sum_lanes = lanes;

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "engine/model/layout.hpp"
+#include "engine/model/sum_order.hpp"
 
 namespace revgraph::cpu {
 
@@ -16,8 +17,8 @@ class Reference {
 public:
     // width: the lifted coordinates (82 for rev88), left = the first width/2, right = the rest. No
     // default: a caller that forgot it would compute at 82 without a word. sum_lanes: the order of
-    // every sum (engine/model/sum_order.hpp: 1, 2, 4 or 8 lanes); 1, index order, is the engine's.
-    Reference(int depth, T alpha, int width, int sum_lanes = 1);
+    // every sum (engine/model/sum_order.hpp: 1, 2, 4 or 8 lanes); the engine's by default.
+    Reference(int depth, T alpha, int width, int sum_lanes = model::kEngineSumLanes);
     int sum_lanes() const { return sum_lanes_; }
 
     const model::Layout& layout() const { return layout_; }

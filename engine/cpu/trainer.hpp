@@ -12,8 +12,8 @@ namespace revgraph::cpu {
 template <typename T>
 class Trainer {
 public:
-    // sum_lanes: the order of every sum (engine/model/sum_order.hpp); 1, index order, is the engine's.
-    explicit Trainer(const PreparedInputs& prepared, int sum_lanes = 1);
+    // sum_lanes: the order of every sum (engine/model/sum_order.hpp); the engine's by default.
+    explicit Trainer(const PreparedInputs& prepared, int sum_lanes = model::kEngineSumLanes);
 
     void reset();
     void normalize();

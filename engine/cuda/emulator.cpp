@@ -124,30 +124,22 @@ void Emulator::fused_predict(const FusedPredictOp& op) {
     const bool weights = fused::weights_fit(state, a.param_count, shared_bytes_);
     const fused::SequentialExec ex{reverse_};
     const int blocks = fused::predict_blocks(a, op.rows);
-    for (int k = 0; k < blocks; ++k) {
-        const int b = nth_block(k, blocks, reverse_);
-        shared_.assign(fused::shared_bytes(state, a.param_count, weights) / sizeof(float),
-                       std::numeric_limits<float>::quiet_NaN());
-        float* w = weights ? shared_.data() : nullptr;
-        fused::with_sum_lanes(a.sum_lanes, [&](auto lanes) {
+    fused::with_sum_lanes(a.sum_lanes, [&](auto lanes) {
+        for (int k = 0; k < blocks; ++k) {
+            const int b = nth_block(k, blocks, reverse_);
+            shared_.assign(fused::shared_bytes(state, a.param_count, weights) / sizeof(float),
+                           std::numeric_limits<float>::quiet_NaN());
+            float* w = weights ? shared_.data() : nullptr;
             fused::predict_tile<decltype(lanes)::value>(
                 ex, a, op.rows, b, w, fused::predict_state_at(shared_.data(), a.param_count, weights));
-        });
-    }
+        }
+    });
 }
 
 // The any-width kernels' own code (engine/cuda/fused_any/step.hpp, half read at run time as the
 // device runs it), block after block, with the shared memory the device's blocks carve: parameters
 // staged where engine/cuda/fused_any_shape.hpp's rule says they fit this emulated limit, NaN first.
-// The any-width kernels run the engine's sum order only: a plan that asked for another is refused
-// rather than emulated in an order it did not ask for.
-static void any_width_order(int sum_lanes) {
-    if (sum_lanes != fused::kSumLanes)
-        throw Error("emulator: other sum orders than the engine's are built for the 82-wide fused kernels only");
-}
-
 void Emulator::fused_any_step(const FusedAnyStepOp& op) {
-    any_width_order(sum_lanes_);
     fused_any::Args a = ops::resolve(op, HostMemory{*this});
     a.rows_per_block = rows_per_block_;
     const fused::SequentialExec ex{reverse_};
@@ -169,7 +161,6 @@ void Emulator::fused_any_step(const FusedAnyStepOp& op) {
 }
 
 void Emulator::fused_any_predict(const FusedAnyPredictOp& op) {
-    any_width_order(sum_lanes_);
     fused_any::Args a = ops::resolve(op, HostMemory{*this});
     a.rows_per_block = predict_tile_;
     const std::size_t scratch = fused_any::predict_scratch_floats(a.half, a.rows_per_block);

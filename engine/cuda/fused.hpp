@@ -18,13 +18,14 @@
 // writes only its own outputs and reads nothing another item of the phase writes), separated by a
 // barrier. The kernels (engine/cuda/kernels/fused.cuh) spread a phase's items over a block's
 // threads and end it with __syncthreads(); the CPU emulator (engine/cuda/emulator.cpp) runs them in
-// a loop, block after block. Each item sums in the trainer's order without fused multiply-adds (nvcc
-// runs with --fmad=false): L lanes joined by a fixed tree (engine/model/sum_order.hpp), L a
+// a loop, block after block. Each item sums in the trainer's order without fused multiply-adds
+// (nvcc runs with --fmad=false): L lanes joined by a fixed tree (engine/model/sum_order.hpp), L a
 // template parameter of every phase below, kSumLanes where the engine runs them. So the emulated
-// kernels reproduce cpu::Trainer<float> at the same L bit for bit; the softmax's exponential is model::exp_f32 on both
-// sides (plain IEEE operations, not the C library's or CUDA's expf), so on a GPU the bits should be the same too. How
-// the load phases move bytes (read-only loads, vector copies, row pairs) is in fused_load.hpp; where a state row and
-// the staged parameters sit in shared memory (halves and weight rows on 16 bytes) in fused_layout.hpp.
+// kernels reproduce cpu::Trainer<float> at the same L bit for bit; the softmax's exponential is
+// model::exp_f32 on both sides (plain IEEE operations, not the C library's or CUDA's expf), so on a
+// GPU the bits should be the same too. How the load phases move bytes (read-only loads, vector
+// copies, row pairs) is in fused_load.hpp; where a state row and the staged parameters sit in
+// shared memory (halves and weight rows on 16 bytes) in fused_layout.hpp.
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
@@ -53,9 +54,9 @@ inline constexpr int kRowsThreads = 192;
 // (the last head block also takes the 10 biases): rev88, 66 blocks of at most 123 sums. Each sum is
 // a chain of 128 dependent adds, so more blocks of fewer sums shorten the kernel: 6 x 41 and 3 x 82
 // (32 blocks of up to 246 sums, two warps on each scheduler) summed slower (bench/NOTES.md, "A
-// cuda-fused step, phase by phase"). Rows are
-// staged through shared memory 128 at a time, so a rev88 batch is one staging pass and the whole
-// block still fits the 48 KB every block gets without opting in (grads_floats).
+// cuda-fused step, phase by phase"). Rows are staged through shared memory 128 at a time, so a
+// rev88 batch is one staging pass, and in index order the whole block fits the 48 KB every block
+// gets without opting in (grads_floats; more lanes take a little more, opted in).
 inline constexpr int kGradsThreads = 256;
 inline constexpr int kBranchOutGroup = 3;
 inline constexpr int kHeadOutGroup = 1;
@@ -76,12 +77,12 @@ inline constexpr int kPredictTile = 16;
 
 RG_HD int ceil_div(int a, int b) { return (a + b - 1) / b; }
 
-// The sum order the engine runs the fused step in: 1 lane, index order, the reference trainer's
-// (engine/model/sum_order.hpp). Every phase takes L as a template parameter and the kernels are
-// built for every L the rule admits (kernels/fused.cuh), so the kernel lab checks each order against
-// cpu::Trainer<float> at that L and times it on a GPU (bench/labs/kernel_lab.cpp): the choice of
-// issue "Speed to the floor" is one constant here once a GPU has priced the orders.
-inline constexpr int kSumLanes = 1;
+// The sum order the engine runs the fused step in: the engine's, model::kEngineSumLanes (index
+// order today), the reference trainer's default. Every phase takes L as a template parameter and
+// the kernels are built for every L the rule admits (kernels/fused.cuh), so the kernel lab checks
+// each order against cpu::Trainer<float> at that L and times it on a GPU (bench/labs/kernel_lab.cpp),
+// which is what issue "Speed to the floor" chooses kEngineSumLanes from.
+inline constexpr int kSumLanes = model::kEngineSumLanes;
 
 // Calls f(std::integral_constant<int, L>{}) for L = lanes, one of the rule's counts: where host code
 // (the launchers, the emulator) turns StepArgs::sum_lanes into a kernel's instantiation.
@@ -187,12 +188,12 @@ constexpr std::size_t predict_state_floats(int tile) { return static_cast<std::s
 RG_HD float* predict_state_at(float* smem, int param_count, bool weights_shared) {
     return smem + staged_floats(param_count, weights_shared);
 }
-// Grads kernel: L running sums (the lanes) per item, lane by lane (each lane's row rounded up to whole
-// 16 bytes, so the columns that follow start on 16 bytes), then the widest chunk's columns kGradsStride apart (the bias
-// block: the final state's 82 and all 10 classes' dscores). The block's parameters and momenta are not staged: each
-// item loads its own two at the start of its last sums, and they land while the chain of adds runs
-// (48 KB left no room for them beside the padded columns, and they no longer need a phase of their
-// own).
+// Grads kernel: L running sums (the lanes) per item, lane by lane (each lane's row rounded up to
+// whole 16 bytes, so the columns that follow start on 16 bytes), then the widest chunk's columns
+// kGradsStride apart (the bias block: the final state's 82 and all 10 classes' dscores). The block's
+// parameters and momenta are not staged: each item loads its own two at the start of its last sums,
+// and they land while the chain of adds runs (48 KB left no room for them beside the padded columns,
+// and they no longer need a phase of their own).
 inline constexpr int kGradsMaxItems = kBranchOutGroup * kHalf > kHeadOutGroup* kFeatures + kClasses
                                           ? kBranchOutGroup* kHalf
                                           : kHeadOutGroup* kFeatures + kClasses;
@@ -203,9 +204,9 @@ inline constexpr int kGradsMaxCols =
 RG_HD constexpr std::size_t grads_floats(int lanes) {
     return static_cast<std::size_t>(lanes) * kGradsAccFloats + static_cast<std::size_t>(kGradsMaxCols) * kGradsStride;
 }
-// In the engine's order; more lanes take more than the 48 KB every block gets, which the launcher
-// asks for (kernels::prepare_fused_kernels opts in to the device's limit).
-static_assert(grads_floats(kSumLanes) * sizeof(float) <= 48 * 1024, "a grads block fits the 48 KB every block gets");
+// In index order a grads block fits the 48 KB every block gets; more lanes take up to 52,544 bytes
+// (8 lanes), which the launcher asks for (kernels::prepare_fused_kernels opts in to the device's limit).
+static_assert(grads_floats(1) * sizeof(float) <= 48 * 1024, "a grads block in index order fits 48 KB");
 
 inline std::size_t shared_bytes(std::size_t state_floats, int param_count, bool weights_shared) {
     return (state_floats + staged_floats(param_count, weights_shared)) * sizeof(float);
@@ -380,9 +381,9 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
         });
     }
     // The mean cross-entropy gradient of each row (over the whole batch's rows): model::
-    // softmax_xent_grad_row's steps with a thread a class, in two phases (the sum needs every class's
-    // exponential). With a thread a row it was the rows kernel's longest phase (bench/NOTES.md, "A
-    // cuda-fused step, phase by phase").
+    // softmax_xent_grad_row's steps (its row sum in L lanes, as softmax_xent_grad_row_lanes) with a
+    // thread a class, in two phases (the sum needs every class's exponential). With a thread a row it
+    // was the rows kernel's longest phase (bench/NOTES.md, "A cuda-fused step, phase by phase").
     {
         const float* scores = s.scores;
         float* exps = s.exps;
@@ -400,7 +401,7 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
         ex.phase(rows * kClasses, [=](int item) {
             const int r = item / kClasses, j = item - r * kClasses;
             const float* e = exps + r * kClasses;
-            const float sum = model::lane_sum<L, float>(kClasses, [=](int k) { return e[k]; });  // model::row_sum
+            const float sum = model::lane_sum<L, float>(kClasses, [=](int k) { return e[k]; });  // the row's sum
             const float d = model::xent_grad(e[j], sum, j == labels[r], model::inverse_rows<float>(batch));
             dscores[r * kClasses + j] = d;
             g.dscores[column_major(g.slot, j, r0 + r)] = d;

@@ -9,10 +9,10 @@
 // is 681 of them in index order; L lanes cut a chain of n adds to ceil(n/L) plus log2(L) joins
 // (210 a step at L = 4) while every backend that follows the rule still gives the same bits. L = 4
 // also matches a 16-byte load (four terms) and a SIMD register's lanes. Which L the trainer adopts
-// is the open choice of issue "Speed to the floor", made once the sum lab (bench/labs/sum_lab.cu)
-// has priced the orders on a GPU; until then those backends run L = 1, and the other counts serve
-// the CPU study of what an order does to accuracy and predictions (bench/labs/order_lab.cpp;
-// bench/NOTES.md, "The order lab").
+// (kEngineSumLanes) is the open choice of issue "Speed to the floor", made once a GPU has priced the
+// orders (the kernel lab runs cuda-fused's step in each: bench/labs/kernel_lab.cpp); until then those
+// backends run L = 1, and the other counts serve the CPU study of what an order does to accuracy and
+// predictions (bench/labs/order_lab.cpp; bench/NOTES.md, "The order lab") and the kernel lab.
 #include <algorithm>
 #include <cmath>
 #include <cstddef>
@@ -26,6 +26,11 @@ namespace revgraph::model {
 
 // The lane counts the rule admits: powers of two up to 8 (the join is a pairwise tree).
 RG_HD constexpr bool valid_sum_lanes(int lanes) { return lanes == 1 || lanes == 2 || lanes == 4 || lanes == 8; }
+inline constexpr int kSumLaneCounts[] = {1, 2, 4, 8};
+
+// The order the engine trains in, written once: the reference trainer's default and cuda-fused's
+// (fused::kSumLanes). 1 lane, index order, until the choice above is made.
+inline constexpr int kEngineSumLanes = 1;
 
 // Joins lanes[0 .. Count) in place by the rule's tree; the sum ends in lanes[0]. Level by level,
 // neighbours in pairs: 8 lanes give ((l0+l1)+(l2+l3))+((l4+l5)+(l6+l7)). Lane j is written only

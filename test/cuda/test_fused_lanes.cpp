@@ -27,8 +27,6 @@ using revgraph::cuda::testing::run_step_by_step;
 
 namespace {
 
-constexpr int kLaneCounts[] = {1, 2, 4, 8};
-
 // A whole task at `lanes`: the emulator's fused programs against the float32 trainer at the same
 // lanes. Returns the trainer's parameters at the end, so a caller can see the orders differ.
 std::vector<float> check_lanes(const TaskConfig& c, const PreparedInputs& prepared, int n, int q, int lanes,
@@ -50,11 +48,14 @@ TEST_CASE("fused emulator: every sum order gives the float32 trainer's bits at t
         int batch, n, q;
         const char* why;
     };
-    // 300 rows at 128: batches 128, 128, 44 (a short batch whose row sums end in a tail of 4 after a
-    // block of 32 and a group of 8); batch 200: row sums in staging chunks of 128 and 72 (the lanes
-    // carried across a chunk); batch 37: every step a short rows block and tails of 5.
-    for (const Shape& s :
-         {Shape{128, 300, 150, "rev88"}, Shape{200, 450, 70, "two chunks"}, Shape{37, 120, 33, "odd batch"}}) {
+    // A row sum of n rows runs blocks of 32, then groups of max(4, L), then a tail of fewer than
+    // that (engine/cuda/ordered_sum.hpp's ordered_sum4_n). 300 rows at 128: batches 128, 128, 44
+    // (44 = 32 + 12: a tail of 0 or, at 8 lanes, 4); batch 200: staging chunks of 128 and 72 (the
+    // lanes carried across a chunk); batch 37: every step a short rows block, tails of 1 (5 at 8
+    // lanes), a last batch of 9; batch 135 on 277 rows: a second chunk of 7 (a tail of 3, 7 at 8
+    // lanes) and a last batch of 7, shorter than any group.
+    for (const Shape& s : {Shape{128, 300, 150, "rev88"}, Shape{200, 450, 70, "two chunks"},
+                           Shape{37, 120, 33, "odd batch"}, Shape{135, 277, 20, "chunk tails"}}) {
         TaskConfig c;  // rev88's model: depth 2, width 82
         c.batch_size = s.batch;
         c.learning_rate = s.batch == 37 ? 0.05 : c.learning_rate;
@@ -62,7 +63,7 @@ TEST_CASE("fused emulator: every sum order gives the float32 trainer's bits at t
         const TaskInputs inputs = validate::synthetic_inputs(s.n, s.q, 41);
         const PreparedTask task(inputs, c, make_backend("cpu"));
         std::vector<float> index_order;
-        for (int lanes : kLaneCounts)
+        for (int lanes : model::kSumLaneCounts)
             for (bool reverse : {false, true}) {
                 CAPTURE(s.why);
                 CAPTURE(lanes);
@@ -89,7 +90,7 @@ TEST_CASE("fused emulator: deeper and shallower cores in 4 lanes") {
     }
 }
 
-TEST_CASE("fused emulator: a lane count outside the rule is refused; the any-width kernels run the engine's only") {
+TEST_CASE("fused emulator: a lane count outside the rule is refused; the other plans run the engine's only") {
     TaskConfig c;
     const TaskPlan plan(c, 300, 150, Path::fused);
     Emulator emu(plan);
@@ -97,18 +98,22 @@ TEST_CASE("fused emulator: a lane count outside the rule is refused; the any-wid
         CHECK_THROWS_WITH_AS(emu.set_sum_lanes(bad), "emulator: sum lanes must be 1, 2, 4 or 8", Error);
     CHECK_THROWS_AS(fused::with_sum_lanes(3, [](auto) {}), std::invalid_argument);
 
+    // cuda-fused at another width and cuda's plan sum in the engine's order only: they take it and
+    // refuse every other.
     TaskConfig wide;
     wide.width = 90;
-    const TaskInputs inputs = validate::synthetic_inputs(40, 10, 45);
-    const PreparedTask task(inputs, wide, make_backend("cpu"));
     const TaskPlan any(wide, 40, 10, Path::fused);
-    Emulator other(any);
-    other.set_sum_lanes(4);
-    other.upload(task.prepared());
-    other.execute(any.reset());
-    other.execute(any.normalize());
-    other.execute(any.epoch_start(0));
-    CHECK_THROWS_WITH_AS(other.execute(any.step(0)),
-                         "emulator: other sum orders than the engine's are built for the 82-wide fused kernels only",
-                         Error);
+    const TaskPlan cublaslt(c, 40, 10, Path::cublaslt);
+    for (const TaskPlan* p : {&any, &cublaslt}) {
+        Emulator other(*p);
+        for (int lanes : model::kSumLaneCounts) {
+            CAPTURE(lanes);
+            if (lanes == fused::kSumLanes)
+                CHECK_NOTHROW(other.set_sum_lanes(lanes));
+            else
+                CHECK_THROWS_WITH_AS(
+                    other.set_sum_lanes(lanes),
+                    "emulator: other sum orders than the engine's run on the 82-wide fused kernels only", Error);
+        }
+    }
 }

@@ -126,18 +126,16 @@ bool fused_kernels_wait_programmatically() {
     return true;
 }
 
-std::size_t prepare_fused_kernels() {
+std::size_t prepare_fused_kernels(int sum_lanes) {
     int device = 0, optin = 0;
     cudaCheck(cudaGetDevice(&device));
     cudaCheck(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    for (int lanes : {1, 2, 4, 8})
-        fused::with_sum_lanes(lanes, [&](auto l) {
-            constexpr int L = decltype(l)::value;
-            cudaCheck(cudaFuncSetAttribute(fused_rows_kernel<L>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-            cudaCheck(cudaFuncSetAttribute(fused_grads_kernel<L>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-            cudaCheck(
-                cudaFuncSetAttribute(fused_predict_kernel<L>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-        });
+    fused::with_sum_lanes(sum_lanes, [&](auto l) {
+        constexpr int L = decltype(l)::value;
+        cudaCheck(cudaFuncSetAttribute(fused_rows_kernel<L>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+        cudaCheck(cudaFuncSetAttribute(fused_grads_kernel<L>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+        cudaCheck(cudaFuncSetAttribute(fused_predict_kernel<L>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
+    });
     return static_cast<std::size_t>(optin);
 }
 
