@@ -302,6 +302,34 @@ void print_step_energy(const cuda::TaskPlan& plan, const cuda::DeviceMemory& mem
     }
 }
 
+// An emulator in sum order `lanes` at epoch 0's start: inputs uploaded, parameters reset and
+// normalised, the epoch's order in place.
+cuda::Emulator emulator_at_epoch_start(const cuda::TaskPlan& plan, const PreparedInputs& prepared,
+                                       std::size_t shared_limit, int lanes) {
+    cuda::Emulator emu(plan, shared_limit);
+    emu.set_sum_lanes(lanes);
+    emu.upload(prepared);
+    emu.execute(plan.reset());
+    emu.execute(plan.normalize());
+    emu.execute(plan.epoch_start(0));
+    return emu;
+}
+
+// The emulator's buffers at epoch 0's start, after its first step, and after a prediction from
+// there, in sum order `lanes`: what the GPU's step and prediction must reproduce.
+struct FirstStep {
+    Snapshot start, stepped, predicted;
+};
+FirstStep emulate_first_step(const cuda::TaskPlan& plan, const PreparedInputs& prepared, std::size_t shared_limit,
+                             int lanes) {
+    cuda::Emulator emu = emulator_at_epoch_start(plan, prepared, shared_limit, lanes);
+    Snapshot start(emu);
+    emu.execute(plan.step(0));
+    Snapshot stepped(emu);
+    emu.execute(plan.predict());
+    return {std::move(start), std::move(stepped), Snapshot(emu)};
+}
+
 // The sum orders' device-only paths the default task's first step does not reach: a batch of 135
 // rows (a staging chunk of 128, then one of 7: the lanes carried between chunks in shared memory,
 // then a short tail) and the epoch's last batch of 60. Each order's step on the GPU from the
@@ -318,12 +346,7 @@ bool gpu_orders_odd_batches(const TaskInputs& inputs, std::size_t shared_limit, 
                 plan.batches().front().rows, plan.batches().back().rows);
     for (int lanes : model::kSumLaneCounts) {
         cuda::kernels::prepare_fused_kernels(lanes);
-        cuda::Emulator emu(plan, shared_limit);
-        emu.set_sum_lanes(lanes);
-        emu.upload(prepared);
-        emu.execute(plan.reset());
-        emu.execute(plan.normalize());
-        emu.execute(plan.epoch_start(0));
+        cuda::Emulator emu = emulator_at_epoch_start(plan, prepared, shared_limit, lanes);
         for (int b = 0; b <= last; ++b) {
             const Snapshot before(emu);
             emu.execute(plan.step(b));
@@ -354,16 +377,8 @@ bool gpu_orders_odd_batches(const TaskInputs& inputs, std::size_t shared_limit, 
 // kGradsThreads, kPredictThreads), so the larger rows-per-block take more rounds of a phase.
 bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int repeats, double energy_seconds) {
     const std::size_t shared_limit = cuda::kernels::prepare_fused_kernels();
-    cuda::Emulator emu(plan, shared_limit);
-    emu.upload(prepared);
-    emu.execute(plan.reset());
-    emu.execute(plan.normalize());
-    emu.execute(plan.epoch_start(0));
-    const Snapshot start(emu);
-    emu.execute(plan.step(0));
-    const Snapshot stepped(emu);
-    emu.execute(plan.predict());
-    const Snapshot predicted(emu);
+    const FirstStep first = emulate_first_step(plan, prepared, shared_limit, fused::kSumLanes);
+    const Snapshot &start = first.start, &stepped = first.stepped, &predicted = first.predicted;
 
     const cuda::DeviceMemory mem(plan);
     const cuda::Program step = plan.step(0), predict = plan.predict();
@@ -477,17 +492,9 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
                                            predict_default.param_count, shared_limit);
         for (int lanes : model::kSumLaneCounts) {
             cuda::kernels::prepare_fused_kernels(lanes);
-            cuda::Emulator order(plan, shared_limit);
-            order.set_sum_lanes(lanes);
-            order.upload(prepared);
-            order.execute(plan.reset());
-            order.execute(plan.normalize());
-            order.execute(plan.epoch_start(0));
-            const Snapshot order_start(order);
-            order.execute(plan.step(0));
-            const Snapshot order_stepped(order);
-            order.execute(plan.predict());
-            const Snapshot order_predicted(order);
+            const FirstStep order = emulate_first_step(plan, prepared, shared_limit, lanes);
+            const Snapshot &order_start = order.start, &order_stepped = order.stepped,
+                           &order_predicted = order.predicted;
 
             fused::StepArgs rows_args = rows_default, grads_l = grads_args;
             fused::PredictArgs predict_args = predict_default;
