@@ -12,8 +12,10 @@ NVRTC compiles:
   first in the text, declares the few names the engine's headers use as their device builtins;
 - conditionals on __CUDACC__ and __CUDA_ARCH__ alone are settled as device code sees them (both
   defined); others stay, __CUDACC_RTC__'s among them, since the tests compile the text with nvcc too;
-- comments go (the entry's docstring says where they are), blank lines go, and each 4-space
-  indentation step becomes one space;
+- comments go (the entry's docstring says where they are), blank lines go, each 4-space
+  indentation step becomes one space, and no space follows a comma or surrounds an assignment's `=`
+  between a name (or `)`, `]`) and what is not `=` (layout only: no two tokens can merge there;
+  string and character literals are left as they are);
 - functions, classes, macros and constants that nothing kept names are dropped (host-only helpers,
   the parameter Layout class, other widths' code), until nothing more goes.
 
@@ -69,6 +71,28 @@ def strip_comments(text):
         else:
             out.append(text[i])
             i += 1
+    return "".join(out)
+
+
+def _tighten_code(code):
+    code = code.replace(", ", ",")
+    return re.sub(r"(?<=[\w)\]]) = (?!=)", "=", code)
+
+
+def tighten(line):
+    """The line with _tighten_code's layout outside its string and character literals."""
+    out, i, n, code = [], 0, len(line), 0
+    while i < n:
+        if line[i] in "\"'" and not (line[i] == "'" and i > 0 and line[i - 1].isalnum()):
+            out.append(_tighten_code(line[code:i]))
+            j, quote = i + 1, line[i]
+            while j < n and line[j] != quote:
+                j += 2 if line[j] == "\\" else 1
+            out.append(line[i:j + 1])
+            i = code = j + 1
+        else:
+            i += 1
+    out.append(_tighten_code(line[code:]))
     return "".join(out)
 
 
@@ -186,7 +210,7 @@ def kernel_text(root):
     lines = strip_comments("\n".join(lines)).splitlines()
     lines = [l.rstrip() for l in settle_conditionals(lines) if l.strip()]
     lines = [re.sub(r"^(?: {4})+", lambda m: " " * (len(m.group(0)) // 4), l) for l in lines]
-    lines = drop_unreachable(lines)
+    lines = [tighten(l) for l in drop_unreachable(lines)]
     return "\n".join(lines) + "\n"
 
 
