@@ -149,14 +149,19 @@ void Emulator::fused_any_step(const FusedAnyStepOp& op) {
         const bool staged = fused_any::stages_parameters(scratch, params, shared_bytes_);
         a.staged = staged ? 1 : 0;
         const int blocks = fused_any::blocks_for(a.rows, a.rows_per_block);
-        for (int k = 0; k < blocks; ++k) {
-            shared_.assign(fused_any::block_bytes(scratch, params, staged) / sizeof(float),
-                           std::numeric_limits<float>::quiet_NaN());
-            fused_any::step_rows<0>(ex, a, nth_block(k, blocks, reverse_), shared_.data());
-        }
+        fused::with_sum_lanes(sum_lanes_, [&](auto lanes) {
+            for (int k = 0; k < blocks; ++k) {
+                shared_.assign(fused_any::block_bytes(scratch, params, staged) / sizeof(float),
+                               std::numeric_limits<float>::quiet_NaN());
+                fused_any::step_rows<0, decltype(lanes)::value>(ex, a, nth_block(k, blocks, reverse_), shared_.data());
+            }
+        });
     } else {
         const int blocks = fused_any::blocks_for(a.params, fused_any::kGradsItems);
-        for (int k = 0; k < blocks; ++k) fused_any::step_grads<0>(ex, a, nth_block(k, blocks, reverse_));
+        fused::with_sum_lanes(sum_lanes_, [&](auto lanes) {
+            for (int k = 0; k < blocks; ++k)
+                fused_any::step_grads<0, decltype(lanes)::value>(ex, a, nth_block(k, blocks, reverse_));
+        });
     }
 }
 
@@ -169,11 +174,13 @@ void Emulator::fused_any_predict(const FusedAnyPredictOp& op) {
     a.staged = staged ? 1 : 0;
     const fused::SequentialExec ex{reverse_};
     const int blocks = fused_any::blocks_for(a.rows, a.rows_per_block);
-    for (int k = 0; k < blocks; ++k) {
-        shared_.assign(fused_any::block_bytes(scratch, params, staged) / sizeof(float),
-                       std::numeric_limits<float>::quiet_NaN());
-        fused_any::predict<0>(ex, a, nth_block(k, blocks, reverse_), shared_.data());
-    }
+    fused::with_sum_lanes(sum_lanes_, [&](auto lanes) {
+        for (int k = 0; k < blocks; ++k) {
+            shared_.assign(fused_any::block_bytes(scratch, params, staged) / sizeof(float),
+                           std::numeric_limits<float>::quiet_NaN());
+            fused_any::predict<0, decltype(lanes)::value>(ex, a, nth_block(k, blocks, reverse_), shared_.data());
+        }
+    });
 }
 
 }  // namespace revgraph::cuda

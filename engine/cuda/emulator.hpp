@@ -41,15 +41,16 @@ public:
         predict_tile_ = predict_tile;
     }
 
-    // Emulate the 82-wide fused kernels in another sum order than the engine's (fused::kSumLanes):
+    // Emulate the fused kernels in another sum order than the engine's (fused::kSumLanes):
     // L lanes (engine/model/sum_order.hpp). Unlike the launch shape this changes the bits: they must
     // be cpu::Trainer<float>'s at the same L (bench/labs/kernel_lab.cpp, test/cuda/test_fused_lanes.cpp).
-    // The other plans (cuda's operations, cuda-fused at other widths) run the engine's order only,
-    // so they refuse any other rather than run in an order they were not asked for.
+    // The any-width kernels (engine/cuda/fused_any/) take the order too. cuda's plan (its own
+    // operations and cuBLASLt's products) runs the engine's order only, so it refuses any other
+    // rather than run in an order it was not asked for.
     void set_sum_lanes(int lanes) {
         if (!model::valid_sum_lanes(lanes)) throw Error("emulator: sum lanes must be 1, 2, 4 or 8");
-        if (lanes != fused::kSumLanes && (plan_.path() != Path::fused || plan_.any_width()))
-            throw Error("emulator: other sum orders than the engine's run on the 82-wide fused kernels only");
+        if (lanes != fused::kSumLanes && plan_.path() != Path::fused)
+            throw Error("emulator: other sum orders than the engine's run on the fused kernels only");
         sum_lanes_ = lanes;
     }
 

@@ -17,11 +17,9 @@
 
 namespace revgraph::cuda::fused_any {
 
-// The any-width step sums in index order only (its dot() is one chain); the 82-wide kernels run
-// every order of engine/model/sum_order.hpp. The engine's order must be one both run: a change of
-// model::kEngineSumLanes brings this step to the new order too (and the exported race entry, which
-// is this step's text), or stops here.
-inline constexpr int kSumLanes = 1;
+// The any-width step's default order (fused_any::kSumLanes, in step.hpp: the exported race entry is
+// that file's text and carries no other) must be the engine's: a change of model::kEngineSumLanes
+// changes both, or stops here.
 static_assert(kSumLanes == model::kEngineSumLanes, "cuda-fused at every width sums in the engine's order");
 
 // Launch shapes: any values give the same bits (every item is its own: test/cuda/test_fused_any.cpp

@@ -1,7 +1,9 @@
 // cuda-fused's step in every summation order the rule admits (engine/model/sum_order.hpp: 1, 2, 4, 8
 // lanes), on the CPU emulator against cpu::Trainer<float> at the same lane count, bit for bit and
-// step by step. The engine runs fused::kSumLanes; the other orders are what the kernel lab checks and
-// times on a GPU to choose among (bench/labs/kernel_lab.cpp), so they must already be right here.
+// step by step: the 82-wide kernels (engine/cuda/fused.hpp) and the any-width ones
+// (engine/cuda/fused_any/, also the exported race entry's). The engine runs fused::kSumLanes; the
+// other orders are what the kernel lab checks and times on a GPU to choose among
+// (bench/labs/kernel_lab.cpp), so they must already be right here.
 // The reference's own lane counts are held against hand-written sums and float64 by
 // test/model/test_sum_order.cpp; what this adds is that the kernels' phases follow the same rule at
 // every site (couples, scores across the two halves, the softmax's row sum, dstate, the branch
@@ -79,6 +81,35 @@ TEST_CASE("fused emulator: every sum order gives the float32 trainer's bits at t
     }
 }
 
+TEST_CASE("fused emulator: the any-width kernels in every sum order") {
+    // Widths 90 and 128 (halves 45 and 64: sums of 45 terms end in a tail at every lane count, of
+    // 64 in none), a batch of 37 (row sums of 37 and 9 rows) and of 135 (of 135 and 7).
+    struct Shape {
+        int width, batch, n, q;
+    };
+    for (const Shape& s : {Shape{90, 37, 120, 33}, Shape{128, 135, 277, 20}}) {
+        TaskConfig c;
+        c.width = s.width;
+        c.batch_size = s.batch;
+        c.learning_rate = 0.05;
+        const TaskInputs inputs = validate::synthetic_inputs(s.n, s.q, 47);
+        const PreparedTask task(inputs, c, make_backend("cpu"));
+        std::vector<float> index_order;
+        for (int lanes : model::kSumLaneCounts)
+            for (bool reverse : {false, true}) {
+                CAPTURE(s.width);
+                CAPTURE(lanes);
+                CAPTURE(reverse);
+                const std::vector<float> params =
+                    check_lanes(c, task.prepared(), s.n, s.q, lanes, reverse ? 0 : kEmulatedSharedBytes, reverse);
+                if (lanes == 1)
+                    index_order = params;
+                else
+                    CHECK(params != index_order);
+            }
+    }
+}
+
 TEST_CASE("fused emulator: deeper and shallower cores in 4 lanes") {
     for (int depth : {1, 3}) {
         CAPTURE(depth);
@@ -90,7 +121,7 @@ TEST_CASE("fused emulator: deeper and shallower cores in 4 lanes") {
     }
 }
 
-TEST_CASE("fused emulator: a lane count outside the rule is refused; the other plans run the engine's only") {
+TEST_CASE("fused emulator: a lane count outside the rule is refused; cuda's plan runs the engine's only") {
     TaskConfig c;
     const TaskPlan plan(c, 300, 150, Path::fused);
     Emulator emu(plan);
@@ -98,22 +129,22 @@ TEST_CASE("fused emulator: a lane count outside the rule is refused; the other p
         CHECK_THROWS_WITH_AS(emu.set_sum_lanes(bad), "emulator: sum lanes must be 1, 2, 4 or 8", Error);
     CHECK_THROWS_AS(fused::with_sum_lanes(3, [](auto) {}), std::invalid_argument);
 
-    // cuda-fused at another width and cuda's plan sum in the engine's order only: they take it and
-    // refuse every other.
-    TaskConfig wide;
-    wide.width = 90;
-    const TaskPlan any(wide, 40, 10, Path::fused);
-    const TaskPlan cublaslt(c, 40, 10, Path::cublaslt);
-    for (const TaskPlan* p : {&any, &cublaslt}) {
-        Emulator other(*p);
+    // cuda's operations and cuBLASLt's products sum in the engine's order only: the plan takes it and
+    // refuses every other.
+    for (int width : {82, 90}) {
+        TaskConfig w;
+        w.width = width;
+        const TaskPlan cublaslt(w, 40, 10, Path::cublaslt);
+        Emulator other(cublaslt);
         for (int lanes : model::kSumLaneCounts) {
+            CAPTURE(width);
             CAPTURE(lanes);
             if (lanes == fused::kSumLanes)
                 CHECK_NOTHROW(other.set_sum_lanes(lanes));
             else
-                CHECK_THROWS_WITH_AS(
-                    other.set_sum_lanes(lanes),
-                    "emulator: other sum orders than the engine's run on the 82-wide fused kernels only", Error);
+                CHECK_THROWS_WITH_AS(other.set_sum_lanes(lanes),
+                                     "emulator: other sum orders than the engine's run on the fused kernels only",
+                                     Error);
         }
     }
 }

@@ -3,7 +3,7 @@
 // engine/cuda/fused.hpp, written once for every shape): a rows kernel takes a few batch rows a
 // block through gather, forward, scores, the loss gradient, the head's input gradient and the
 // reconstructing backward (docs/spec.md §4) in shared memory, leaving relu(x) and α·g of every
-// branch in two stacks; a grads kernel sums each parameter's gradient over the batch in row order
+// branch in two stacks; a grads kernel sums each parameter's gradient over the batch's rows
 // and applies SGD; a predict kernel runs query rows forward to their argmax.
 //
 // Why a second step beside fused.hpp: that one is tuned for rev88's 82 coordinates (constants of
@@ -14,10 +14,11 @@
 // small enough to travel inside a one-file entry (engine/export/). It includes nothing that reaches
 // a system header under NVRTC (engine/model/shape.hpp).
 //
-// Bits: every item sums in the reference's index order without fused multiply-adds (nvcc and NVRTC
-// run with --fmad=false), with model::exp_f32 for the softmax, so it gives cpu::Trainer<float>'s
-// very bits; test/cuda/test_fused_any.cpp holds it to that step by step at widths 82..1024, with
-// every block and every phase's items also run last to first (a race on a GPU would change bits).
+// Bits: every item sums in the trainer's order (kL lanes, engine/model/sum_order.hpp) without fused
+// multiply-adds (nvcc and NVRTC run with --fmad=false), with model::exp_f32 for the softmax, so it
+// gives cpu::Trainer<float>'s very bits in that order; test/cuda/test_fused_any.cpp holds it to that
+// step by step at widths 82..1024, with every block and every phase's items also run last to first
+// (a race on a GPU would change bits), and test/cuda/test_fused_lanes.cpp in every order.
 #include "engine/model/math.hpp"
 
 namespace revgraph::cuda::fused_any {
@@ -59,12 +60,18 @@ RG_HD int blocks_for(int items, int per_block) { return (items + per_block - 1) 
 RG_HD int rows_scratch(int ld, int per) { return per * (2 * ld + 3 * kClasses + 1); }
 RG_HD int predict_scratch(int ld, int per) { return per * ld; }
 
-// 0 + Σ_{i<n} op(a[i·sa], b[i·sb]) in index order. On the device each 16 terms' operands are loaded
-// before their adds, so the loads overlap and the chain of adds runs on registers (the reason of
-// engine/cuda/ordered_sum.hpp, here over strided arrays); the adds keep their order, so the bits.
-template <class Op>
+// The engine's order (model::kEngineSumLanes; engine/cuda/fused_any_shape.hpp checks they agree):
+// every step function's default kL.
+inline constexpr int kSumLanes = 1;
+
+// Σ_{i<n} op(a[i·sa], b[i·sb]) in L lanes: term i into lane i mod L from +0, the lanes joined
+// pairwise ((l0 + l1) + (l2 + l3) for 4: model::join_lanes' tree, written out here because this
+// file travels alone); L = 1 is index order. On the device each 16 terms' operands are loaded before
+// their adds, so the loads overlap and the chains of adds run on registers (the reason of
+// engine/cuda/ordered_sum.hpp, here over strided arrays); every lane index is a constant.
+template <int L, class Op>
 RG_HD float dot(int n, const float* a, int sa, const float* b, int sb, Op op) {
-    float acc = 0.0f;
+    float acc[L] = {};
     int i = 0;
 #if defined(__CUDA_ARCH__)
     for (; i + 16 <= n; i += 16) {
@@ -72,17 +79,24 @@ RG_HD float dot(int n, const float* a, int sa, const float* b, int sb, Op op) {
 #pragma unroll
         for (int k = 0; k < 16; ++k) x[k] = a[(i + k) * sa], y[k] = b[(i + k) * sb];
 #pragma unroll
-        for (int k = 0; k < 16; ++k) acc += op(x[k], y[k]);
+        for (int k = 0; k < 16; ++k) acc[k % L] += op(x[k], y[k]);
     }
 #endif
-    for (; i < n; ++i) acc += op(a[i * sa], b[i * sb]);
-    return acc;
+    for (; i < n; i += L) RG_DEVICE_UNROLL
+    for (int l = 0; l < L; ++l)
+        if (i + l < n) acc[l] += op(a[(i + l) * sa], b[(i + l) * sb]);
+    RG_DEVICE_UNROLL
+    for (int w = L / 2; w > 0; w /= 2) RG_DEVICE_UNROLL
+    for (int l = 0; l < w; ++l) acc[l] = acc[2 * l] + acc[2 * l + 1];
+    return acc[0];
 }
 RG_HD float relu_times(float x, float w) { return model::relu(x) * w; }
 RG_HD float times(float x, float w) { return x * w; }
+RG_HD float first(float x, float) { return x; }
 // Score j of a row: Σ_i x[i]·H[j][i] + b[j] (the reference's head_forward); hw: head.weight, then head.bias.
+template <int kL>
 RG_HD float score(int width, const float* x, const float* hw, int j) {
-    return dot(width, x, 1, hw + j * width, 1, times) + hw[kClasses * width + j];
+    return dot<kL>(width, x, 1, hw + j * width, 1, times) + hw[kClasses * width + j];
 }
 
 // docs/spec.md §2: coordinate c of a row lifted from its 81 pixels, as the rows are gathered (the
@@ -92,28 +106,28 @@ RG_HD float lifted(const float* row_pixels, int c) {
 }
 
 // out[o] = out[o] + sign·(α·Σ_i relu(in[i])·W[o][i]) on each row: the reference's couple.
-template <class Exec>
+template <int kL, class Exec>
 RG_HD void couple(const Exec& ex, int h, const float* w, float* state, int rows, int in, int out, float sign,
                   float alpha) {
     ex.phase(rows * h, [=](int item) {
         const int r = item / h, o = item - r * h;
         float* x = state + r * (2 * h + 1);
-        x[out + o] = x[out + o] + sign * (alpha * dot(h, x + in, 1, w + o * h, 1, relu_times));
+        x[out + o] = x[out + o] + sign * (alpha * dot<kL>(h, x + in, 1, w + o * h, 1, relu_times));
     });
 }
 
-template <class Exec>
+template <int kL, class Exec>
 RG_HD void forward(const Exec& ex, int h, const float* w, int depth, float alpha, float* state, int rows) {
     for (int k = 0; k < depth; ++k) {
-        couple(ex, h, w + 2 * k * h * h, state, rows, h, 0, 1.0f, alpha);
-        couple(ex, h, w + (2 * k + 1) * h * h, state, rows, 0, h, 1.0f, alpha);
+        couple<kL>(ex, h, w + 2 * k * h * h, state, rows, h, 0, 1.0f, alpha);
+        couple<kL>(ex, h, w + (2 * k + 1) * h * h, state, rows, 0, h, 1.0f, alpha);
     }
 }
 
 // One branch's backward for a block's rows (the reference's branch_backward; its weight gradient
 // is the grads kernel's): relu(x[c]) and α·g_out[c] to the branch's stack slots, and where with_dx,
 // dx[c] += (Σ_o α·g_out[o]·W[o][c])·[x[c] > 0] into dstate's `in` half. Reads dstate's `out` half.
-template <class Exec>
+template <int kL, class Exec>
 RG_HD void branch_rows(const Exec& ex, int h, const float* w, const float* state, float* dstate, int rows, int in,
                        int out, float alpha, bool with_dx, float* act, float* grad) {
     ex.phase(rows * h, [=](int item) {
@@ -123,7 +137,7 @@ RG_HD void branch_rows(const Exec& ex, int h, const float* w, const float* state
         act[item] = model::relu(x);
         grad[item] = alpha * g[c];
         if (with_dx)
-            dstate[at + in] = dstate[at + in] + dot(h, g, 1, w + c, h, [=](float go, float wo) {
+            dstate[at + in] = dstate[at + in] + dot<kL>(h, g, 1, w + c, h, [=](float go, float wo) {
                                                     return (alpha * go) * wo;
                                                 }) * model::relu_mask(x);
     });
@@ -131,7 +145,7 @@ RG_HD void branch_rows(const Exec& ex, int h, const float* w, const float* state
 
 // The rows kernel's block: cpu::Trainer<float>::step for its rows, up to the weight gradients.
 // smem: the parameters where staged, then rows_scratch floats.
-template <int kH, class Exec>
+template <int kH, int kL = kSumLanes, class Exec>
 RG_HD void step_rows(const Exec& ex, const Args& a, int block, float* smem) {
     const int h = kH > 0 ? kH : a.half, width = 2 * h, ld = width + 1, per = a.rows_per_block;
     const int r0 = block * per, rows = a.rows - r0 < per ? a.rows - r0 : per;
@@ -150,12 +164,12 @@ RG_HD void step_rows(const Exec& ex, const Args& a, int block, float* smem) {
     });
     ex.wait_for_prior_grid();
     ex.phase(a.staged ? a.params : 0, [=](int i) { w[i] = g.param[i]; });
-    forward(ex, h, w, a.depth, a.alpha, state, rows);
+    forward<kL>(ex, h, w, a.depth, a.alpha, state, rows);
     const float* const hw = w + 2 * a.depth * h * h;  // head.weight, then head.bias
     ex.phase(rows * (kClasses + width), [=](int item) {
         if (item < rows * kClasses) {
             const int r = item / kClasses, j = item - r * kClasses;
-            scores[item] = score(width, state + r * ld, hw, j);
+            scores[item] = score<kL>(width, state + r * ld, hw, j);
         } else {
             const int k = item - rows * kClasses, r = k / width;
             g.final_state[r0 * width + k] = state[r * ld + k - r * width];
@@ -167,14 +181,14 @@ RG_HD void step_rows(const Exec& ex, const Args& a, int block, float* smem) {
     });
     ex.phase(rows * kClasses, [=](int item) {
         const int r = item / kClasses;
-        dsc[item] = model::xent_grad(exps[item], model::row_sum(exps + r * kClasses), item - r * kClasses == labels[r],
-                                     model::inverse_rows<float>(g.rows));
+        dsc[item] = model::xent_grad(exps[item], dot<kL>(kClasses, exps + r * kClasses, 1, exps, 0, first),
+                                     item - r * kClasses == labels[r], model::inverse_rows<float>(g.rows));
         g.dscores[r0 * kClasses + item] = dsc[item];
     });
-    // dstate = dscores·H, over the 10 classes in order (the reference's head_backward).
+    // dstate = dscores·H, over the 10 classes (the reference's head_backward).
     ex.phase(rows * width, [=](int item) {
         const int r = item / width, i = item - r * width;
-        dstate[r * ld + i] = dot(kClasses, dsc + r * kClasses, 1, hw + i, width, times);
+        dstate[r * ld + i] = dot<kL>(kClasses, dsc + r * kClasses, 1, hw + i, width, times);
     });
     // docs/spec.md §4, block k = D-1 .. 0: rebuild r, G's rows; rebuild l, F's rows. Block 0 skips
     // the rebuild of l and F's input gradient: they serve only the gradient of the core input.
@@ -183,17 +197,18 @@ RG_HD void step_rows(const Exec& ex, const Args& a, int block, float* smem) {
         const float* wf = w + 2 * k * h * h;
         float* act = a.act + (2 * k * a.slot + r0) * h;
         float* grad = a.grad + (2 * k * a.slot + r0) * h;
-        couple(ex, h, wf + h * h, state, rows, 0, h, -1.0f, a.alpha);
-        branch_rows(ex, h, wf + h * h, state, dstate, rows, 0, h, a.alpha, true, act + a.slot * h, grad + a.slot * h);
-        if (k > 0) couple(ex, h, wf, state, rows, h, 0, -1.0f, a.alpha);
-        branch_rows(ex, h, wf, state, dstate, rows, h, 0, a.alpha, k > 0, act, grad);
+        couple<kL>(ex, h, wf + h * h, state, rows, 0, h, -1.0f, a.alpha);
+        branch_rows<kL>(ex, h, wf + h * h, state, dstate, rows, 0, h, a.alpha, true, act + a.slot * h,
+                        grad + a.slot * h);
+        if (k > 0) couple<kL>(ex, h, wf, state, rows, h, 0, -1.0f, a.alpha);
+        branch_rows<kL>(ex, h, wf, state, dstate, rows, h, 0, a.alpha, k > 0, act, grad);
     }
 }
 
 // The grads kernel's block: parameters block·kGradsItems.., one item each: its gradient Σ over the
-// batch's rows in order — branch (o, i): α·g[r][o]·relu(x[r][i]); head (j, i):
+// batch's rows (in kL lanes) — branch (o, i): α·g[r][o]·relu(x[r][i]); head (j, i):
 // dscores[r][j]·state[r][i]; bias j: dscores[r][j] — then SGD.
-template <int kH, class Exec>
+template <int kH, int kL = kSumLanes, class Exec>
 RG_HD void step_grads(const Exec& ex, const Args& a, int block) {
     const int h = kH > 0 ? kH : a.half, p0 = block * kGradsItems;
     const Args g = a;
@@ -203,13 +218,13 @@ RG_HD void step_grads(const Exec& ex, const Args& a, int block) {
         float sum;
         if (p < branches) {
             const int b = p / (h * h), o = (p - b * h * h) / h, i = p - b * h * h - o * h;
-            sum = dot(g.rows, g.grad + b * g.slot * h + o, h, g.act + b * g.slot * h + i, h, times);
+            sum = dot<kL>(g.rows, g.grad + b * g.slot * h + o, h, g.act + b * g.slot * h + i, h, times);
         } else if (p < branches + kClasses * width) {
             const int j = (p - branches) / width, i = p - branches - j * width;
-            sum = dot(g.rows, g.dscores + j, kClasses, g.final_state + i, width, times);
+            sum = dot<kL>(g.rows, g.dscores + j, kClasses, g.final_state + i, width, times);
         } else {
             const int j = p - branches - kClasses * width;
-            sum = dot(g.rows, g.dscores + j, kClasses, g.dscores, 0, [](float d, float) { return d; });
+            sum = dot<kL>(g.rows, g.dscores + j, kClasses, g.dscores, 0, first);
         }
         float param = g.param[p], v = g.velocity[p];
         model::sgd_update(param, v, sum, g.lr, g.momentum, g.weight_decay);
@@ -220,7 +235,7 @@ RG_HD void step_grads(const Exec& ex, const Args& a, int block) {
 }
 
 // The predict kernel's block: query rows block·per.. forward, their scores, their argmax.
-template <int kH, class Exec>
+template <int kH, int kL = kSumLanes, class Exec>
 RG_HD void predict(const Exec& ex, const Args& a, int block, float* smem) {
     const int h = kH > 0 ? kH : a.half, width = 2 * h, ld = width + 1, per = a.rows_per_block;
     const int r0 = block * per, rows = a.rows - r0 < per ? a.rows - r0 : per;
@@ -236,11 +251,11 @@ RG_HD void predict(const Exec& ex, const Args& a, int block, float* smem) {
         else
             w[item - rows * width] = g.param[item - rows * width];
     });
-    forward(ex, h, w, a.depth, a.alpha, state, rows);
+    forward<kL>(ex, h, w, a.depth, a.alpha, state, rows);
     const float* const hw = w + 2 * a.depth * h * h;
     ex.phase(rows * kClasses, [=](int item) {
         const int r = item / kClasses, j = item - r * kClasses;
-        g.scores[r0 * kClasses + item] = score(width, state + r * ld, hw, j);
+        g.scores[r0 * kClasses + item] = score<kL>(width, state + r * ld, hw, j);
     });
     ex.phase(rows, [=](int r) { g.predictions[r0 + r] = model::argmax_row(g.scores + (r0 + r) * kClasses); });
 }
