@@ -21,6 +21,7 @@ namespace revgraph::cuda::fused_any {
 // that file's text and carries no other) must be the engine's: a change of model::kEngineSumLanes
 // changes both, or stops here.
 static_assert(kSumLanes == model::kEngineSumLanes, "cuda-fused at every width sums in the engine's order");
+static_assert(model::valid_sum_lanes(kSumLanes) && 16 % kSumLanes == 0, "dot()'s 16-term blocks are whole rounds");
 
 // Launch shapes: any values give the same bits (every item is its own: test/cuda/test_fused_any.cpp
 // runs others), so these are plain defaults. Threads cover a row pair's widest phase in a few rounds

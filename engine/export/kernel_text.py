@@ -80,7 +80,10 @@ def _tighten_code(code):
 
 
 def tighten(line):
-    """The line with _tighten_code's layout outside its string and character literals."""
+    """The line with _tighten_code's layout outside its string and character literals; a
+    preprocessor line as it is (`#define X = 1` is not `#define X=1`)."""
+    if line.lstrip().startswith("#"):
+        return line
     out, i, n, code = [], 0, len(line), 0
     while i < n:
         if line[i] in "\"'" and not (line[i] == "'" and i > 0 and line[i - 1].isalnum()):

@@ -29,7 +29,9 @@ RG_HD constexpr bool valid_sum_lanes(int lanes) { return lanes == 1 || lanes == 
 inline constexpr int kSumLaneCounts[] = {1, 2, 4, 8};
 
 // The order the engine trains in, written once: the reference trainer's default and cuda-fused's
-// (fused::kSumLanes). 1 lane, index order, until the choice above is made.
+// (fused::kSumLanes; fused_any::kSumLanes, which the exported race entry carries as text, is held
+// equal to it by a static_assert in engine/cuda/fused_any_shape.hpp). 1 lane, index order, until
+// the choice above is made.
 inline constexpr int kEngineSumLanes = 1;
 
 // Joins lanes[0 .. Count) in place by the rule's tree; the sum ends in lanes[0]. Level by level,

@@ -82,8 +82,9 @@ TEST_CASE("fused emulator: every sum order gives the float32 trainer's bits at t
 }
 
 TEST_CASE("fused emulator: the any-width kernels in every sum order") {
-    // Widths 90 and 128 (halves 45 and 64: sums of 45 terms end in a tail at every lane count, of
-    // 64 in none), a batch of 37 (row sums of 37 and 9 rows) and of 135 (of 135 and 7).
+    // Widths 90 and 128 (halves 45 and 64: sums of 45 terms end in a short round of the lanes at
+    // every count but 1, of 64 at none), a batch of 37 (row sums of 37 and 9 rows) and of 135 (of
+    // 135 and 7, fewer than 8).
     struct Shape {
         int width, batch, n, q;
     };

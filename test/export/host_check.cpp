@@ -4,7 +4,10 @@
 // backwards. Built at test time:
 //   g++ -std=c++20 -ffp-contract=off -D__CUDACC_RTC__ -DEXPORTED_TEXT='"k.cuh"' -DHALF=41 host_check.cpp <engine
 //   lib...>
-// (__CUDACC_RTC__: the text's prelude is read as NVRTC reads it).
+// (__CUDACC_RTC__: the text's prelude is read as NVRTC reads it). -DLANES=L runs the text's step in
+// sum order L (engine/model/sum_order.hpp) against the trainer in the same order; default 1, the
+// entry's own. The text is read as device code (__CUDA_ARCH__ settled to defined), so its
+// device-only branches, the sums' 16-term blocks among them, run here as a GPU would run them.
 // and run as host_check DEPTH WIDTH BATCH EPOCHS ALPHA LR: prints "bits equal" or the first
 // difference (exit 1). With --layout it prints the offsets of Args's fields instead, which the test
 // holds against the entry's ctypes structure.
@@ -20,6 +23,10 @@
 #include "engine/cpu/trainer.hpp"
 #include "engine/data/synthetic.hpp"
 #include "engine/task.hpp"
+
+#ifndef LANES
+#define LANES 1
+#endif
 
 // What the text needs of CUDA, on the host: qualifiers as nothing and the thread indices of a block
 // that never runs here (the text's BlockExec is compiled, not called: the phases run through
@@ -37,6 +44,9 @@ inline Dim3 threadIdx, blockIdx, blockDim, gridDim;
 inline void __syncthreads() {}
 }  // namespace exported_cuda_shim
 
+// The text defines these as device code sees them (the engine's headers above, as host code).
+#undef RG_HD
+#undef RG_DEVICE_UNROLL
 namespace exported {
 using namespace exported_cuda_shim;
 #include EXPORTED_TEXT
@@ -117,7 +127,7 @@ int main(int argc, char** argv) {
     const auto task = revgraph::data::synthetic_task(n, q, 2026);
     const revgraph::TaskInputs inputs(task.train_images, task.train_labels, task.test_images);
     const revgraph::PreparedInputs p = revgraph::prepare_inputs(inputs, c);
-    revgraph::cpu::Trainer<float> ref(p);
+    revgraph::cpu::Trainer<float> ref(p, LANES);
     ref.reset();
     ref.normalize();
     for (const bool reverse : {false, true}) {
@@ -161,9 +171,9 @@ int main(int argc, char** argv) {
                 for (int b = 0; b < (a.rows + 1) / 2; ++b) {
                     smem.assign(static_cast<std::size_t>(a.staged * params + 2 * (2 * (c.width + 1) + 31)),
                                 -1e30f);  // step.hpp's rows_scratch
-                    fa::step_rows<HALF>(ex, a, reverse ? (a.rows + 1) / 2 - 1 - b : b, smem.data());
+                    fa::step_rows<HALF, LANES>(ex, a, reverse ? (a.rows + 1) / 2 - 1 - b : b, smem.data());
                 }
-                for (int b = 0; b < (params + 255) / 256; ++b) fa::step_grads<HALF>(ex, a, b);
+                for (int b = 0; b < (params + 255) / 256; ++b) fa::step_grads<HALF, LANES>(ex, a, b);
                 ref.step(e, s);
                 if (!same(grads, ref.gradients(), "gradients", e, s) ||
                     !same(param, ref.parameters(), "parameters", e, s) ||
@@ -176,7 +186,7 @@ int main(int argc, char** argv) {
         a.rows_per_block = 16;
         for (int b = 0; b < (q + 15) / 16; ++b) {
             smem.assign(static_cast<std::size_t>(a.staged * params + 16 * (c.width + 1)), -1e30f);  // predict_scratch
-            fa::predict<HALF>(ex, a, b, smem.data());
+            fa::predict<HALF, LANES>(ex, a, b, smem.data());
         }
         ref.predict();
         if (!same(scores, ref.scores(), "scores", c.epochs, 0)) return 1;
@@ -185,7 +195,7 @@ int main(int argc, char** argv) {
             return 1;
         }
     }
-    std::printf("bits equal: width %d depth %d batch %d, %d epochs, in order and reversed\n", c.width, c.depth,
-                c.batch_size, c.epochs);
+    std::printf("bits equal: width %d depth %d batch %d, %d epochs, %d sum lanes, in order and reversed\n", c.width,
+                c.depth, c.batch_size, c.epochs, LANES);
     return 0;
 }

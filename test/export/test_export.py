@@ -55,6 +55,30 @@ def module_constant(text, name):
     raise AssertionError(f"the entry defines no {name}")
 
 
+class Layout(unittest.TestCase):
+    """kernel_text.py's layout-only tightening: the same tokens, never a merged or altered one."""
+
+    def test_commas_and_assignments_lose_their_spaces_and_nothing_else_does(self):
+        sys.path.insert(0, os.path.join(ROOT, "engine", "export"))
+        try:
+            from kernel_text import tighten
+        finally:
+            sys.path.pop(0)
+        cases = {
+            "int a = f(x, y);": "int a=f(x,y);",
+            "acc[l] = acc[2 * l] + acc[2 * l + 1];": "acc[l]=acc[2 * l] + acc[2 * l + 1];",
+            "template <int kH, int kL = kSumLanes, class Exec>": "template <int kH,int kL=kSumLanes,class Exec>",
+            "a >>= b; c += d; e == f; g != h; i <= j;": "a >>= b; c += d; e == f; g != h; i <= j;",
+            "v<int> = x;": "v<int> = x;",  # a '>' before '=': left alone
+            's = ", = ";': 's=", = ";',  # string literals as they are
+            "c = ','; d = '=';": "c=','; d='=';",
+            "n = 1'000, m;": "n=1'000,m;",  # a digit separator is no quote
+            "#define X = 1, 2": "#define X = 1, 2",  # preprocessor lines untouched
+        }
+        for line, want in cases.items():
+            self.assertEqual(tighten(line), want, line)
+
+
 class Entries(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
@@ -136,14 +160,14 @@ class Entries(unittest.TestCase):
                     self.assertIn(kernel, cubin.raw, f"{name} sm_{arch}")
                 lib.nvrtcDestroyProgram(ctypes.byref(prog))
 
-    def host_check(self, name):
-        """The entry's CUDA text built as host code against the engine (host_check.cpp)."""
+    def host_check(self, name, lanes=1):
+        """The entry's CUDA text built as host code against the engine (host_check.cpp), in sum order `lanes`."""
         text = self.entries[name][1]
         half = module_constant(text, "CONFIG")["width"] // 2
         header = os.path.join(self.tmp, f"{name}.cuh")
         with open(header, "w") as f:
             f.write(self.cuda_text(name))
-        exe = os.path.join(self.tmp, f"host_check_{name}")
+        exe = os.path.join(self.tmp, f"host_check_{name}_{lanes}")
         lib = os.path.join(BUILD, "engine", "librevgraph_engine.a")
         cuda_libs = ["-L/usr/local/cuda/lib64", "-lcudart"] if os.path.exists("/usr/local/cuda/lib64/libcudart.so") else []
         # A sanitized build's library (tools/asan-check's) links only into a program sanitized alike.
@@ -151,7 +175,8 @@ class Entries(unittest.TestCase):
             sanitize = next((o["value"] for o in json.load(f) if o["name"] == "b_sanitize"), "none")
         cuda_libs += [f"-fsanitize={sanitize}"] if sanitize not in ("none", "") else []
         p = subprocess.run(["g++", "-std=c++20", "-O1", "-ffp-contract=off", "-Wno-unknown-pragmas", "-D__CUDACC_RTC__", f"-I{ROOT}",
-                            f'-DEXPORTED_TEXT="{header}"', f"-DHALF={half}", os.path.join(ROOT, "test", "export", "host_check.cpp"),
+                            f'-DEXPORTED_TEXT="{header}"', f"-DHALF={half}", f"-DLANES={lanes}",
+                            os.path.join(ROOT, "test", "export", "host_check.cpp"),
                             lib, "-lz", "-lcrypto", "-lzip", "-lpthread", "-ldl", *cuda_libs, "-o", exe],
                            capture_output=True, text=True)
         self.assertEqual(p.returncode, 0, p.stderr[-4000:])
@@ -166,6 +191,19 @@ class Entries(unittest.TestCase):
                                 repr(c["learning_rate"])], capture_output=True, text=True, timeout=600)
             self.assertEqual(p.returncode, 0, f"{name}: {p.stdout}{p.stderr}")
             self.assertIn("bits equal", p.stdout)
+
+    def test_its_kernel_math_follows_every_sum_order(self):
+        # The entry runs the engine's order; the same text in every other order of
+        # engine/model/sum_order.hpp must give the trainer's bits in that order, so adopting another
+        # (model::kEngineSumLanes) carries the entry with it. rev88 (sums of 41 and 82 terms, 10 classes,
+        # row sums of 64 and 37 rows: the device path's 16-term blocks and tails), 2, 4 and 8 lanes.
+        c = module_constant(self.entries["rev88"][1], "CONFIG")
+        for lanes in (2, 4, 8):
+            exe = self.host_check("rev88", lanes)
+            p = subprocess.run([exe, str(c["depth"]), str(c["width"]), "64", "2", repr(c["alpha"]),
+                                repr(c["learning_rate"])], capture_output=True, text=True, timeout=600)
+            self.assertEqual(p.returncode, 0, f"{lanes} lanes: {p.stdout}{p.stderr}")
+            self.assertIn(f"{lanes} sum lanes", p.stdout)
 
     def test_the_ctypes_args_lay_out_as_the_kernels_struct(self):
         exe = self.host_check("rev88")

@@ -175,7 +175,7 @@ RG_HD void step_rows(const Exec& ex, const Args& a, int block, float* smem) {
             g.final_state[r0 * width + k] = state[r * ld + k - r * width];
         }
     });
-    // The mean cross-entropy gradient (model::softmax_xent_grad_row's steps), a thread a class.
+    // The mean cross-entropy gradient (model::softmax_xent_grad_row_lanes' steps in kL lanes), a thread a class.
     ex.phase(rows * kClasses, [=](int item) {
         exps[item] = model::softmax_exp(scores[item] - model::row_max(scores + item / kClasses * kClasses));
     });
