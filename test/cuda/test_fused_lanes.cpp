@@ -43,6 +43,25 @@ std::vector<float> check_lanes(const TaskConfig& c, const PreparedInputs& prepar
     return ref.parameters();
 }
 
+// The task of `inputs` in every order, parameters staged in shared memory and (items last to first)
+// read from global memory, each against the trainer in that order; and each order's bits other than
+// index order's (the order is not ignored).
+void check_every_order(const TaskConfig& c, const TaskInputs& inputs, int n, int q) {
+    const PreparedTask task(inputs, c, make_backend("cpu"));
+    std::vector<float> index_order;
+    for (int lanes : model::kSumLaneCounts)
+        for (bool reverse : {false, true}) {
+            CAPTURE(lanes);
+            CAPTURE(reverse);
+            const std::vector<float> params =
+                check_lanes(c, task.prepared(), n, q, lanes, reverse ? 0 : kEmulatedSharedBytes, reverse);
+            if (lanes == 1)
+                index_order = params;
+            else
+                CHECK(params != index_order);
+        }
+}
+
 }  // namespace
 
 TEST_CASE("fused emulator: every sum order gives the float32 trainer's bits at the same lane count") {
@@ -62,22 +81,8 @@ TEST_CASE("fused emulator: every sum order gives the float32 trainer's bits at t
         c.batch_size = s.batch;
         c.learning_rate = s.batch == 37 ? 0.05 : c.learning_rate;
         c.weight_decay = s.batch == 200 ? 1e-3 : 0.0;  // both of sgd_update's paths
-        const TaskInputs inputs = validate::synthetic_inputs(s.n, s.q, 41);
-        const PreparedTask task(inputs, c, make_backend("cpu"));
-        std::vector<float> index_order;
-        for (int lanes : model::kSumLaneCounts)
-            for (bool reverse : {false, true}) {
-                CAPTURE(s.why);
-                CAPTURE(lanes);
-                CAPTURE(reverse);
-                // Parameters staged in shared memory, and (last to first) read from global memory.
-                const std::vector<float> params =
-                    check_lanes(c, task.prepared(), s.n, s.q, lanes, reverse ? 0 : kEmulatedSharedBytes, reverse);
-                if (lanes == 1)
-                    index_order = params;
-                else
-                    CHECK(params != index_order);  // the order is not ignored: another lane count, other bits
-            }
+        CAPTURE(s.why);
+        check_every_order(c, validate::synthetic_inputs(s.n, s.q, 41), s.n, s.q);
     }
 }
 
@@ -93,21 +98,8 @@ TEST_CASE("fused emulator: the any-width kernels in every sum order") {
         c.width = s.width;
         c.batch_size = s.batch;
         c.learning_rate = 0.05;
-        const TaskInputs inputs = validate::synthetic_inputs(s.n, s.q, 47);
-        const PreparedTask task(inputs, c, make_backend("cpu"));
-        std::vector<float> index_order;
-        for (int lanes : model::kSumLaneCounts)
-            for (bool reverse : {false, true}) {
-                CAPTURE(s.width);
-                CAPTURE(lanes);
-                CAPTURE(reverse);
-                const std::vector<float> params =
-                    check_lanes(c, task.prepared(), s.n, s.q, lanes, reverse ? 0 : kEmulatedSharedBytes, reverse);
-                if (lanes == 1)
-                    index_order = params;
-                else
-                    CHECK(params != index_order);
-            }
+        CAPTURE(s.width);
+        check_every_order(c, validate::synthetic_inputs(s.n, s.q, 47), s.n, s.q);
     }
 }
 
