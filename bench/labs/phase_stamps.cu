@@ -275,7 +275,7 @@ StepStamps stamp_steps(const fused::StepArgs& args, bool weights_shared, int ste
     const StampBuffers rows(steps, rows_blocks), grads(steps, grads_blocks);
     const std::size_t rows_smem =
         fused::shared_bytes(fused::rows_state_floats(args.rows_per_block), args.param_count, weights_shared);
-    fused::with_sum_lanes(args.sum_lanes, [&](auto lanes) {
+    model::with_sum_lanes(args.sum_lanes, [&](auto lanes) {
         constexpr int L = decltype(lanes)::value;
         allow_shared(stamped_rows<L>);
         allow_shared(stamped_grads<L>);
@@ -299,7 +299,7 @@ KernelStamps stamp_predict(const fused::PredictArgs& args, std::int64_t rows, bo
     const StampBuffers out(1, blocks);
     const std::size_t smem =
         fused::shared_bytes(fused::predict_state_floats(args.tile), args.param_count, weights_shared);
-    fused::with_sum_lanes(args.sum_lanes, [&](auto lanes) {
+    model::with_sum_lanes(args.sum_lanes, [&](auto lanes) {
         constexpr int L = decltype(lanes)::value;
         allow_shared(stamped_predict<L>);
         replay(stream, replays, [&](cudaStream_t s) {

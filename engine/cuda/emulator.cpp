@@ -92,7 +92,7 @@ void Emulator::fused_step(const FusedStepOp& op) {
     a.rows_per_block = rows_per_block_;
     a.sum_lanes = sum_lanes_;
     const fused::SequentialExec ex{reverse_};
-    fused::with_sum_lanes(a.sum_lanes, [&](auto lanes) {
+    model::with_sum_lanes(a.sum_lanes, [&](auto lanes) {
         constexpr int L = decltype(lanes)::value;
         if (op.part == FusedStepOp::Part::rows) {
             const std::size_t state = fused::rows_state_floats(a.rows_per_block);
@@ -124,7 +124,7 @@ void Emulator::fused_predict(const FusedPredictOp& op) {
     const bool weights = fused::weights_fit(state, a.param_count, shared_bytes_);
     const fused::SequentialExec ex{reverse_};
     const int blocks = fused::predict_blocks(a, op.rows);
-    fused::with_sum_lanes(a.sum_lanes, [&](auto lanes) {
+    model::with_sum_lanes(a.sum_lanes, [&](auto lanes) {
         for (int k = 0; k < blocks; ++k) {
             const int b = nth_block(k, blocks, reverse_);
             shared_.assign(fused::shared_bytes(state, a.param_count, weights) / sizeof(float),
@@ -149,7 +149,7 @@ void Emulator::fused_any_step(const FusedAnyStepOp& op) {
         const bool staged = fused_any::stages_parameters(scratch, params, shared_bytes_);
         a.staged = staged ? 1 : 0;
         const int blocks = fused_any::blocks_for(a.rows, a.rows_per_block);
-        fused::with_sum_lanes(sum_lanes_, [&](auto lanes) {
+        model::with_sum_lanes(sum_lanes_, [&](auto lanes) {
             for (int k = 0; k < blocks; ++k) {
                 shared_.assign(fused_any::block_bytes(scratch, params, staged) / sizeof(float),
                                std::numeric_limits<float>::quiet_NaN());
@@ -158,7 +158,7 @@ void Emulator::fused_any_step(const FusedAnyStepOp& op) {
         });
     } else {
         const int blocks = fused_any::blocks_for(a.params, fused_any::kGradsItems);
-        fused::with_sum_lanes(sum_lanes_, [&](auto lanes) {
+        model::with_sum_lanes(sum_lanes_, [&](auto lanes) {
             for (int k = 0; k < blocks; ++k)
                 fused_any::step_grads<0, decltype(lanes)::value>(ex, a, nth_block(k, blocks, reverse_));
         });
@@ -174,7 +174,7 @@ void Emulator::fused_any_predict(const FusedAnyPredictOp& op) {
     a.staged = staged ? 1 : 0;
     const fused::SequentialExec ex{reverse_};
     const int blocks = fused_any::blocks_for(a.rows, a.rows_per_block);
-    fused::with_sum_lanes(sum_lanes_, [&](auto lanes) {
+    model::with_sum_lanes(sum_lanes_, [&](auto lanes) {
         for (int k = 0; k < blocks; ++k) {
             shared_.assign(fused_any::block_bytes(scratch, params, staged) / sizeof(float),
                            std::numeric_limits<float>::quiet_NaN());

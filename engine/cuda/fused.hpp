@@ -28,7 +28,6 @@
 // shared memory (halves and weight rows on 16 bytes) in fused_layout.hpp.
 #include <cstddef>
 #include <cstdint>
-#include <stdexcept>
 #include <type_traits>
 
 #include "engine/cuda/fused_layout.hpp"
@@ -84,19 +83,6 @@ RG_HD int ceil_div(int a, int b) { return (a + b - 1) / b; }
 // which is what issue "Speed to the floor" chooses kEngineSumLanes from.
 inline constexpr int kSumLanes = model::kEngineSumLanes;
 
-// Calls f(std::integral_constant<int, L>{}) for L = lanes, one of the rule's counts: where host code
-// (the launchers, the emulator) turns StepArgs::sum_lanes into a kernel's instantiation.
-template <class F>
-void with_sum_lanes(int lanes, F&& f) {
-    switch (lanes) {
-        case 1: f(std::integral_constant<int, 1>{}); return;
-        case 2: f(std::integral_constant<int, 2>{}); return;
-        case 4: f(std::integral_constant<int, 4>{}); return;
-        case 8: f(std::integral_constant<int, 8>{}); return;
-    }
-    throw std::invalid_argument("fused: sum lanes must be 1, 2, 4 or 8");
-}
-
 // Why a launch shape cannot run, or null when it can.
 inline const char* rows_per_block_problem(int rows_per_block) {
     return rows_per_block < 1 ? "fused: rows per block must be at least 1" : nullptr;
@@ -115,7 +101,7 @@ struct StepArgs {
     int slot = 0;                        // rows of one branch's slot in the stacks (the full batch)
     int rows_per_block = kRowsPerBlock;  // the rows kernel's launch shape
     // The sum order (kSumLanes unless a lab asks for another): unlike the launch shape it changes
-    // the bits. Host code picks the kernels' instantiation by it (with_sum_lanes); device code
+    // the bits. Host code picks the kernels' instantiation by it (model::with_sum_lanes); device code
     // runs the L it was instantiated for.
     int sum_lanes = kSumLanes;
     // The rows kernel copies its rows before it waits for the previous kernel: only where that

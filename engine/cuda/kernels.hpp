@@ -16,9 +16,9 @@ namespace revgraph::cuda::kernels {
 // The fused path (engine/cuda/kernels/fused.cuh). prepare_fused_kernels(L) opts the kernels of sum
 // order L (fused::kSumLanes, the engine's, unless a lab runs another) in to the device's largest
 // per-block shared memory and returns it; call it before launching or capturing them. Only that
-// order's kernels are touched, so a process loads no other order's code. weights_shared: the blocks copy the parameters
-// to shared memory (fused::weights_fit). programmatic: launch with Programmatic Dependent Launch (sm_90+;
-// RuntimeOptions::programmatic_launch).
+// order's kernels are touched, so a process loads no other order's code. weights_shared: the
+// blocks copy the parameters to shared memory (fused::weights_fit). programmatic: launch with
+// Programmatic Dependent Launch (sm_90+; RuntimeOptions::programmatic_launch).
 std::size_t prepare_fused_kernels(int sum_lanes = fused::kSumLanes);
 // Whether the loaded fused kernels were compiled for sm_90+, so that they wait for a programmatic
 // predecessor: the condition for launching them programmatically.

@@ -18,6 +18,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <stdexcept>
+#include <type_traits>
 #include <vector>
 
 #include "engine/model/math.hpp"
@@ -61,16 +62,26 @@ RG_HD T lane_sum(int n, Term term) {
     return acc[0];
 }
 
-// The same for a lane count known at run time (host code: the reference trainer).
+// Calls f(std::integral_constant<int, L>{}) for L = lanes, one of the rule's counts: where host code
+// turns a lane count known at run time into a compile-time one (the reference trainer's sums, the
+// fused kernels' instantiations in their launchers and the emulator).
+template <class F>
+void with_sum_lanes(int lanes, F&& f) {
+    switch (lanes) {
+        case 1: f(std::integral_constant<int, 1>{}); return;
+        case 2: f(std::integral_constant<int, 2>{}); return;
+        case 4: f(std::integral_constant<int, 4>{}); return;
+        case 8: f(std::integral_constant<int, 8>{}); return;
+    }
+    throw std::invalid_argument("sum lanes must be 1, 2, 4 or 8");
+}
+
+// lane_sum for a lane count known at run time (host code: the reference trainer).
 template <typename T, class Term>
 inline T lane_sum_any(int n, int lanes, Term term) {
-    switch (lanes) {
-        case 1: return lane_sum<1, T>(n, term);
-        case 2: return lane_sum<2, T>(n, term);
-        case 4: return lane_sum<4, T>(n, term);
-        case 8: return lane_sum<8, T>(n, term);
-    }
-    throw std::invalid_argument("lane_sum_any: lanes must be 1, 2, 4 or 8");
+    T sum{};
+    with_sum_lanes(lanes, [&](auto l) { sum = lane_sum<decltype(l)::value, T>(n, term); });
+    return sum;
 }
 
 // model::softmax_xent_grad_row (math.hpp) with the row's sum of exponentials in `lanes` lanes: the

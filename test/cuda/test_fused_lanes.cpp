@@ -120,7 +120,7 @@ TEST_CASE("fused emulator: a lane count outside the rule is refused; cuda's plan
     Emulator emu(plan);
     for (int bad : {0, 3, 16})
         CHECK_THROWS_WITH_AS(emu.set_sum_lanes(bad), "emulator: sum lanes must be 1, 2, 4 or 8", Error);
-    CHECK_THROWS_AS(fused::with_sum_lanes(3, [](auto) {}), std::invalid_argument);
+    CHECK_THROWS_AS(model::with_sum_lanes(3, [](auto) {}), std::invalid_argument);
 
     // cuda's operations and cuBLASLt's products sum in the engine's order only: the plan takes it and
     // refuses every other.

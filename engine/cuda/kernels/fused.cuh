@@ -130,7 +130,7 @@ std::size_t prepare_fused_kernels(int sum_lanes) {
     int device = 0, optin = 0;
     cudaCheck(cudaGetDevice(&device));
     cudaCheck(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
-    fused::with_sum_lanes(sum_lanes, [&](auto l) {
+    model::with_sum_lanes(sum_lanes, [&](auto l) {
         constexpr int L = decltype(l)::value;
         cudaCheck(cudaFuncSetAttribute(fused_rows_kernel<L>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
         cudaCheck(cudaFuncSetAttribute(fused_grads_kernel<L>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
@@ -145,7 +145,7 @@ void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, bool pr
     if (const char* problem = fused::rows_per_block_problem(args.rows_per_block)) throw Error(problem);
     const std::size_t smem =
         fused::shared_bytes(fused::rows_state_floats(args.rows_per_block), args.param_count, weights_shared);
-    fused::with_sum_lanes(args.sum_lanes, [&](auto l) {
+    model::with_sum_lanes(args.sum_lanes, [&](auto l) {
         launch_fused(fused_rows_kernel<decltype(l)::value>, static_cast<unsigned int>(fused::rows_blocks(args)),
                      threads != 0 ? threads : fused::kRowsThreads, smem, programmatic, stream, args, weights_shared);
     });
@@ -153,7 +153,7 @@ void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, bool pr
 
 void launch_fused_grads(const fused::StepArgs& args, bool programmatic, cudaStream_t stream, unsigned int threads) {
     NVTX_RANGE("fused_grads");
-    fused::with_sum_lanes(args.sum_lanes, [&](auto l) {
+    model::with_sum_lanes(args.sum_lanes, [&](auto l) {
         constexpr int L = decltype(l)::value;
         launch_fused(fused_grads_kernel<L>, static_cast<unsigned int>(fused::grads_blocks(args.depth)),
                      threads != 0 ? threads : fused::kGradsThreads, fused::grads_floats(L) * sizeof(float),
@@ -168,7 +168,7 @@ void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, boo
     const auto tiles = static_cast<unsigned int>(fused::predict_blocks(args, rows));
     const std::size_t smem =
         fused::shared_bytes(fused::predict_state_floats(args.tile), args.param_count, weights_shared);
-    fused::with_sum_lanes(args.sum_lanes, [&](auto l) {
+    model::with_sum_lanes(args.sum_lanes, [&](auto l) {
         launch_fused(fused_predict_kernel<decltype(l)::value>, tiles, threads != 0 ? threads : fused::kPredictThreads,
                      smem, programmatic, stream, args, rows, weights_shared);
     });
