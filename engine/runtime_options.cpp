@@ -38,10 +38,16 @@ std::size_t RuntimeOptions::workspace_bytes_from(std::string_view text, const st
     return static_cast<std::size_t>(in_range(text, as, kMaxWorkspaceBytes));
 }
 
+int RuntimeOptions::cluster_blocks_from(std::string_view text, const std::string& as) {
+    return static_cast<int>(in_range(text, as, kMaxClusterBlocks));
+}
+
 void RuntimeOptions::check() const {
     if (device < 0 || device > kMaxDevice) out_of_range("runtime: device", kMaxDevice, std::to_string(device));
     if (cublaslt_workspace_bytes > static_cast<std::size_t>(kMaxWorkspaceBytes))
         out_of_range("runtime: cuBLASLt workspace bytes", kMaxWorkspaceBytes, std::to_string(cublaslt_workspace_bytes));
+    if (fused_cluster_blocks < 0 || fused_cluster_blocks > kMaxClusterBlocks)
+        out_of_range("runtime: cluster blocks", kMaxClusterBlocks, std::to_string(fused_cluster_blocks));
 }
 
 void Runtime::configure(const RuntimeOptions& options) {
@@ -51,6 +57,9 @@ void Runtime::configure(const RuntimeOptions& options) {
         throw Error("runtime: the GPU is already initialised with device " + std::to_string(current.device) + ", a " +
                     std::to_string(current.cublaslt_workspace_bytes) + "-byte cuBLASLt workspace and " +
                     (current.programmatic_launch ? "programmatic launch on" : "programmatic launch off") +
+                    (current.fused_cluster_blocks == 0
+                         ? std::string()
+                         : ", epochs on clusters of " + std::to_string(current.fused_cluster_blocks) + " blocks") +
                     "; set them before the first GPU task");
     current = options;
 }

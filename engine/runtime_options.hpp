@@ -21,17 +21,24 @@ struct RuntimeOptions {
     // because it makes a task faster than plain launches, timed by one harness in one call
     // (bench/NOTES.md, "Levers tried, and what each gave"); --no-pdl turns it off.
     bool programmatic_launch = true;
+    // cuda-fused at width 82: 0 runs a step as two kernels (the default); 1..16 runs each epoch's
+    // steps in ONE launch of a thread-block cluster of that many blocks (sm_90+;
+    // engine/cuda/fused_cluster.hpp): the same bytes. Off by default until a GPU report times it
+    // against the two-kernel step (bench/NOTES.md); --cluster-blocks N sets it.
+    int fused_cluster_blocks = 0;
     bool operator==(const RuntimeOptions&) const = default;
 
     // The ranges, written once: the command's --device and --workspace-bytes and Python's
     // configure_gpu all set the options through the two functions below.
     static constexpr std::int64_t kMaxDevice = 1023;
     static constexpr std::int64_t kMaxWorkspaceBytes = std::int64_t(1) << 32;
+    static constexpr std::int64_t kMaxClusterBlocks = 16;  // sm_90's largest cluster (fused::kMaxClusterBlocks)
     // A user's number, as decimal text (the command's argument, str() of a Python int: any size),
     // into an option. Throws Error "<as> needs an integer, got 'x'" or "<as> must be in 0..1023,
     // got 5000", `as` naming the option the way the caller spells it ("option --device", "device").
     static int device_from(std::string_view text, const std::string& as);
     static std::size_t workspace_bytes_from(std::string_view text, const std::string& as);
+    static int cluster_blocks_from(std::string_view text, const std::string& as);
     // The same ranges on the options as they are (Runtime::configure's check): throws Error.
     void check() const;
 };

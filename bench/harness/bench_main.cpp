@@ -54,6 +54,7 @@ void add_context(const std::vector<BackendInfo>& backends) {
     benchmark::AddCustomContext("nvtx", cuda::kNvtxCompiledIn ? "ranges per task and phase" : "not compiled in");
     benchmark::AddCustomContext("programmatic_launch",
                                 Runtime::options().programmatic_launch ? "on (cuda-fused)" : "off");
+    benchmark::AddCustomContext("cluster_blocks", std::to_string(Runtime::options().fused_cluster_blocks));
 }
 
 int benchmarks(int* argc, char** argv) {

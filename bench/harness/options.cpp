@@ -28,6 +28,9 @@ revgraph options (before Google Benchmark sees the command line):
   --pdl, --no-pdl         cuda-fused launches its kernels with Programmatic Dependent Launch (the
                           default), or plainly (as revgraph run; recorded in the context as
                           programmatic_launch)
+  --cluster-blocks=N      cuda-fused (width 82) runs each epoch in one launch of a thread-block
+                          cluster of N blocks (1..16, sm_90+; 0: two kernels a step, the default;
+                          recorded in the context as cluster_blocks)
   --energy                instead of benchmarks: joules per task through NVML (see NOTES.md)
   --energy-backend=B      backend for --energy (default cuda)
   --energy-tasks=K        K tasks at once per round (run_together, seeds 11, 12, ...; default 1):
@@ -111,6 +114,8 @@ void parse_options(int* argc, char** argv) {
     app.add_flag("--flush-l2", o.flush_l2);
     app.add_flag("--pdl", pdl);
     app.add_flag("--no-pdl", no_pdl)->excludes("--pdl");
+    std::optional<std::string> cluster_blocks;
+    app.add_option("--cluster-blocks", cluster_blocks);
     app.add_flag("--energy", o.energy);
     app.add_option("--energy-backend", o.energy_backend);
     app.add_option("--energy-tasks", o.energy_tasks)->check(at_least(1, true));
@@ -140,9 +145,13 @@ void parse_options(int* argc, char** argv) {
         if (o.energy_tasks != 1)
             usage_error("--energy-config/--energy-set measure one task a round: not with --energy-tasks");
     }
-    if (pdl || no_pdl) {
+    if (pdl || no_pdl || cluster_blocks) {
         RuntimeOptions r = Runtime::options();
-        r.programmatic_launch = pdl;
+        if (pdl || no_pdl) r.programmatic_launch = pdl;
+        try {
+            if (cluster_blocks)
+                r.fused_cluster_blocks = RuntimeOptions::cluster_blocks_from(*cluster_blocks, "--cluster-blocks");
+        } catch (const std::exception& e) { usage_error(e.what()); }
         Runtime::configure(r);  // before any backend exists: nothing has touched the GPU yet
     }
 }

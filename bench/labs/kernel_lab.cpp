@@ -19,7 +19,9 @@
 // emulator's state at the start of an epoch, one step (rows + grads kernels) at each step shape
 // and the prediction at each predict shape must give the emulator's bits; each is then timed (graph
 // replays after >= 50 ms of warm-up, min and median of 7), and the fastest shape of each table by
-// median is printed. Exit 0 only when every check holds.
+// median is printed; then the whole task in one cluster launch (clusters of 2 to 16 blocks, and K
+// tasks a launch) beside the same epochs as two kernels a step, each checked against the emulator.
+// Exit 0 only when every check holds.
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -38,7 +40,9 @@
 #include <cuda_runtime.h>
 
 #include "engine/cuda_util/check.hpp"
+#include "engine/cuda/device_buffer.hpp"
 #include "engine/cuda/executor.hpp"
+#include "engine/cuda/fused_cluster_task.hpp"
 #include "bench/harness/energy.hpp"
 #include "bench/labs/phase_stamps.hpp"
 #include "engine/cuda/kernels.hpp"
@@ -138,6 +142,30 @@ bool cpu_lanes(const cuda::TaskPlan& plan, const PreparedInputs& prepared) {
                 ok = ok && equal;
             }
     }
+    return ok;
+}
+
+// The whole task in one cluster launch (engine/cuda/fused_cluster.hpp) on the emulator, at a
+// cluster of 16 blocks and of 5 (a step's units not a multiple), in order and last to first,
+// against the float reference's bits.
+bool cpu_clusters(const cuda::TaskPlan& plan, const PreparedInputs& prepared, cpu::Trainer<float>& ref) {
+    bool ok = true;
+    std::printf("cpu: the whole task in one cluster launch on the emulator against the float reference's bits\n");
+    std::printf("%-9s %-14s %s\n", "blocks", "items", "bits");
+    for (int blocks : {fused::kClusterBlocks, 5})
+        for (bool reverse : {false, true}) {
+            cuda::Emulator emu(plan);
+            emu.set_reverse_order(reverse);
+            emu.upload(prepared);
+            emu.execute(plan.reset());
+            emu.execute(plan.normalize());
+            emu.fused_epochs(0, plan.config().epochs, blocks);
+            emu.execute(plan.predict());
+            const bool equal = emu.f32(Buf::params) == ref.parameters() && emu.f32(Buf::velocity) == ref.velocity() &&
+                               emu.i64(Buf::predictions) == ref.predictions();
+            std::printf("%-9d %-14s %s\n", blocks, reverse ? "last to first" : "in order", equal ? "equal" : "DIFFER");
+            ok = ok && equal;
+        }
     return ok;
 }
 
@@ -371,6 +399,120 @@ bool gpu_orders_odd_batches(const TaskInputs& inputs, std::size_t shared_limit, 
     return ok;
 }
 
+// Whole epochs on a thread-block cluster (engine/cuda/fused_cluster.hpp) beside the two-kernel step:
+// the task's every epoch in ONE launch (each epoch's order read from the resident permutations) at
+// clusters of 2, 4, 8 and 16 blocks, at 16 also with 4 and 8 rows a rows unit, and K tasks in one launch (K clusters, a
+// task each), each checked against the emulator's two-kernel epochs, then timed beside the same epochs as two kernels
+// a step (Programmatic Dependent Launch where the build has sm_90 code, as the engine runs them).
+// A task's time is the launch's over K. A cluster the device cannot place is said, not failed.
+bool gpu_clusters(const cuda::TaskPlan& plan, const PreparedInputs& prepared, std::size_t shared_limit,
+                  cudaStream_t stream) {
+    const int epochs = plan.config().epochs;
+    const int steps = epochs * static_cast<int>(plan.batches().size());
+    cuda::Emulator emu(plan, shared_limit);
+    emu.upload(prepared);
+    emu.execute(plan.reset());
+    emu.execute(plan.normalize());
+    const Snapshot start(emu);
+    for (int e = 0; e < epochs; ++e) emu.execute(plan.epoch(e));
+    const Snapshot trained(emu);
+    const auto trained_equal = [&](const cuda::DeviceMemory& m) {
+        return f32_equal(m, plan, trained, Buf::params) && f32_equal(m, plan, trained, Buf::velocity) &&
+               f32_equal(m, plan, trained, Buf::grads);
+    };
+    const std::size_t limit = cuda::kernels::prepare_fused_cluster_kernel();
+    const cuda::DeviceMemory mem(plan);
+    Timer timer(stream, 1);
+    bool ok = true;
+    std::printf("gpu: the whole task (%d epochs, %d steps) in one launch on a cluster, beside two kernels a step\n",
+                epochs, steps);
+    std::printf("%-34s %-6s %17s %10s\n", "launch", "bits", "task_us min/med", "us/step");
+    const auto row = [&](const std::string& what, bool equal, Micros t, int tasks) {
+        std::printf("%-34s %-6s %8.2f/%8.2f %10.2f\n", what.c_str(), equal ? "equal" : "DIFFER", t.min / tasks,
+                    t.median / tasks, t.median / tasks / steps);
+        ok = ok && equal;
+    };
+    {
+        const bool pdl = cuda::kernels::fused_kernels_wait_programmatically();
+        std::vector<fused::StepArgs> rows, grads;
+        for (int e = 0; e < epochs; ++e)
+            for (int b = 0; b < static_cast<int>(plan.batches().size()); ++b) {
+                const cuda::Program step = plan.step(b);
+                rows.push_back(cuda::ops::resolve(std::get<cuda::FusedStepOp>(step.at(0)), mem));
+                grads.push_back(cuda::ops::resolve(std::get<cuda::FusedStepOp>(step.at(1)), mem));
+                const cuda::Ref order{Buf::permutations, static_cast<std::size_t>(e * plan.train_count())};
+                rows.back().order = grads.back().order = mem.i32(order);
+            }
+        const bool w =
+            fused::weights_fit(fused::rows_state_floats(rows[0].rows_per_block), rows[0].param_count, shared_limit);
+        const auto two_kernels = [&] {
+            for (std::size_t k = 0; k < rows.size(); ++k) {
+                cuda::kernels::launch_fused_rows(rows[k], w, pdl, stream);
+                cuda::kernels::launch_fused_grads(grads[k], pdl, stream);
+            }
+        };
+        upload_all(mem, plan, start);
+        two_kernels();
+        cudaCheck(cudaStreamSynchronize(stream));
+        const bool equal = trained_equal(mem);
+        row(std::string("two kernels a step") + (pdl ? " (PDL)" : ""), equal, timer.us(two_kernels), 1);
+    }
+    fused::EpochsArgs one = cuda::epochs_from_permutations(plan, mem, 0, epochs);
+    one.weights_shared =
+        fused::weights_fit(fused::rows_state_floats(one.step.rows_per_block), one.step.param_count, limit);
+    const std::size_t smem = fused::cluster_shared_bytes(one, one.step.sum_lanes);
+    // Cluster sizes at the default rows a unit, then more rows a unit (fewer rows units a step, each
+    // longer: the two-kernel step measured slower so, but a cluster runs its units in series).
+    struct Shape {
+        int blocks, rows_per_block;
+    };
+    for (const Shape& sh :
+         {Shape{2, fused::kRowsPerBlock}, Shape{4, fused::kRowsPerBlock}, Shape{8, fused::kRowsPerBlock},
+          Shape{16, fused::kRowsPerBlock}, Shape{16, 4}, Shape{16, 8}}) {
+        fused::EpochsArgs a = one;
+        a.step.rows_per_block = sh.rows_per_block;
+        a.weights_shared = fused::weights_fit(fused::rows_state_floats(sh.rows_per_block), a.step.param_count, limit);
+        const std::string what =
+            "cluster of " + std::to_string(sh.blocks) + ", " + std::to_string(sh.rows_per_block) + " rows a unit";
+        if (const std::string problem = cuda::kernels::fused_cluster_problem(
+                sh.blocks, a.step.sum_lanes, fused::cluster_shared_bytes(a, a.step.sum_lanes));
+            !problem.empty()) {
+            std::printf("%-34s not run (%s)\n", what.c_str(), problem.c_str());
+            continue;
+        }
+        const auto launch = [&] { cuda::kernels::launch_fused_cluster(a, sh.blocks, 1, nullptr, stream); };
+        upload_all(mem, plan, start);
+        launch();
+        cudaCheck(cudaStreamSynchronize(stream));
+        const bool equal = trained_equal(mem);
+        row(what, equal, timer.us(launch), 1);
+    }
+    // K tasks at once: K clusters of one launch, each on buffers of its own.
+    for (int blocks : {8, 16})
+        for (int tasks : {4, 16}) {
+            const std::string what = std::to_string(tasks) + " tasks, clusters of " + std::to_string(blocks);
+            if (!cuda::kernels::fused_cluster_problem(blocks, one.step.sum_lanes, smem).empty()) continue;
+            std::vector<cuda::DeviceMemory> mems;
+            std::vector<fused::EpochsArgs> args;
+            for (int t = 0; t < tasks; ++t) {
+                mems.emplace_back(plan);
+                upload_all(mems.back(), plan, start);
+                args.push_back(cuda::epochs_from_permutations(plan, mems.back(), 0, epochs));
+                args.back().weights_shared = one.weights_shared;
+            }
+            const cuda::DeviceBuffer device_args(args.size() * sizeof(fused::EpochsArgs));
+            cudaCheck(cudaMemcpy(device_args.get(), args.data(), device_args.bytes(), cudaMemcpyHostToDevice));
+            const auto* on_device = static_cast<const fused::EpochsArgs*>(device_args.get());
+            const auto launch = [&] { cuda::kernels::launch_fused_cluster(args[0], blocks, tasks, on_device, stream); };
+            launch();
+            cudaCheck(cudaStreamSynchronize(stream));
+            bool equal = true;
+            for (const cuda::DeviceMemory& m : mems) equal = equal && trained_equal(m);
+            row(what, equal, timer.us(launch), tasks);
+        }
+    return ok;
+}
+
 // One step (batch 0 of epoch 0) at each step shape and the prediction at each predict shape, on the
 // GPU: checked against the emulator's bits at the default shape, then timed. Returns false when a
 // shape gives other bits. Thread counts stop at the kernels' launch bounds (kRowsThreads,
@@ -555,6 +697,7 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
                              predict_default.depth);
         print_couple_repeats(1, stream);  // once: its first pass fetches code the lab has not run
     }
+    all_equal = gpu_clusters(plan, prepared, shared_limit, stream) && all_equal;
     if (energy_seconds > 0)
         print_step_energy(plan, mem, start, rows_default, grads_args, shared_limit, repeats, energy_seconds, stream);
     (void)cudaStreamDestroy(stream);
@@ -598,6 +741,7 @@ int main(int argc, char** argv) {
         const cuda::TaskPlan plan(config, inputs.train_count(), inputs.test_count(), cuda::Path::fused);
         bool ok = bench::cpu_lab(plan, prepared, ref);
         ok = bench::cpu_lanes(plan, prepared) && ok;
+        ok = bench::cpu_clusters(plan, prepared, ref) && ok;
 #if defined(REVGRAPH_HAVE_CUDA)
         if (cuda::device_count() > 0)
             ok = bench::gpu_lab(plan, prepared, repeats, energy_seconds) && ok;

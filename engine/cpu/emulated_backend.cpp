@@ -2,6 +2,7 @@
 
 #include "engine/cpu/cpu_name.hpp"
 #include "engine/error.hpp"
+#include "engine/runtime_options.hpp"
 
 namespace revgraph::cpu {
 
@@ -10,7 +11,10 @@ std::string EmulatedCudaBackend::device() const {
 }
 
 void EmulatedCudaBackend::prepare(const PreparedInputs& prepared) {
-    plan_.emplace(prepared.config, prepared.inputs->train_count(), prepared.inputs->test_count(), path_);
+    // As the GPU backend: epochs on a cluster where the runtime asks (--cluster-blocks); the plan
+    // refuses it, in one line, on a path or width that has none.
+    plan_.emplace(prepared.config, prepared.inputs->train_count(), prepared.inputs->test_count(), path_,
+                  Runtime::options().fused_cluster_blocks);
     emulator_ = std::make_unique<cuda::Emulator>(*plan_);
     emulator_->upload(prepared);
     current_epoch_ = -1;

@@ -71,13 +71,15 @@ struct CudaBackend::Impl {
     std::unique_ptr<LtMatmuls> matmuls;
     CompiledProgram reset, normalize, predict;
     std::vector<CompiledProgram> epoch_start, steps;
+    CompiledProgram epoch_body;  // with clusters: the epoch's one launch (FusedEpochsOp)
     graphs::TaskGraphs graphs;
     bool has_run = false;
 
     Impl(const PreparedInputs& p, Path path)
         : device(initialise_device()),
           device_name(describe_device(device)),
-          plan(p.config, p.inputs->train_count(), p.inputs->test_count(), path),
+          plan(p.config, p.inputs->train_count(), p.inputs->test_count(), path,
+               Runtime::options().fused_cluster_blocks),
           programmatic(Runtime::options().programmatic_launch && path == Path::fused &&
                        (plan.any_width() ? kernels::fused_any_kernels_wait_programmatically()
                                          : kernels::fused_kernels_wait_programmatically())),
@@ -108,7 +110,14 @@ struct CudaBackend::Impl {
         };
         graphs::LaunchPlan launches{launcher(reset), launcher(normalize), {}, {}, launcher(predict)};
         for (const auto& start : epoch_start) launches.epoch_start.push_back(launcher(start));
-        for (const auto& step : steps) launches.steps.push_back(launcher(step));
+        // With clusters the epoch graph is the one launch of epoch_body (and `steps` serve only the
+        // eager step(), with the same bits).
+        if (plan.cluster_blocks() != 0) {
+            epoch_body = build(plan.epoch_body());
+            launches.steps.push_back(launcher(epoch_body));
+        } else {
+            for (const auto& step : steps) launches.steps.push_back(launcher(step));
+        }
         graphs = graphs::TaskGraphs(stream.s, launches, [this](cudaStream_t s) { clear_outputs(s); });
     }
 
@@ -298,6 +307,7 @@ nlohmann::ordered_json CudaBackend::diagnostics() const {
     j["path"] = path_name(im.plan.path());
     j["launches_per_step"] = {{"first_batch", counts(im.steps.front())}, {"last_batch", counts(im.steps.back())}};
     j["programmatic_dependent_launch"] = im.programmatic;
+    j["cluster_blocks"] = im.plan.cluster_blocks();  // 0: two kernels a step; else one launch an epoch
     if (im.plan.path() == Path::fused)
         j["fused_weights_in_shared_memory"] = {{"step", static_cast<bool>(im.steps.front().fused_weights_shared.at(0))},
                                                {"predict", static_cast<bool>(im.predict.fused_weights_shared.at(0))}};

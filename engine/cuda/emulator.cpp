@@ -4,6 +4,8 @@
 #include <limits>
 #include <type_traits>
 
+#include "engine/cuda/fused_cluster.hpp"
+#include "engine/cuda/fused_cluster_task.hpp"
 #include "engine/error.hpp"
 
 namespace revgraph::cuda {
@@ -73,6 +75,8 @@ void Emulator::execute(const Program& program) {
             fused_any_step(op);
         } else if constexpr (std::is_same_v<T, FusedAnyPredictOp>) {
             fused_any_predict(op);
+        } else if constexpr (std::is_same_v<T, FusedEpochsOp>) {
+            fused_epochs(op);
         } else {
             static_assert(HostRun<T>, "an operation of the plan has no run_host (see docs/adding-an-op.md)");
             ops::run_host(ops::resolve(op, memory));
@@ -114,6 +118,54 @@ void Emulator::fused_step(const FusedStepOp& op) {
             }
         }
     });
+}
+
+namespace {
+// A cluster's blocks as the emulator runs them: rank after rank (last to first with `reverse`), each
+// rank's units rank, rank + blocks, ... (also reversed), each unit on shared memory poisoned with NaN
+// (a unit that read what an earlier unit of its block left would differ from the device only where
+// the two ran in another order; poisoned, it fails here).
+struct SequentialClusterLoop {
+    int blocks = 1;
+    bool reverse = false;
+    std::vector<float>* shared = nullptr;
+    std::size_t floats = 0;
+    template <class F>
+    void units(int count, F&& unit, float*) const {
+        for (int k = 0; k < blocks; ++k) {
+            const int rank = nth_block(k, blocks, reverse);
+            std::vector<int> mine;
+            for (int u = rank; u < count; u += blocks) mine.push_back(u);
+            if (reverse) std::reverse(mine.begin(), mine.end());
+            for (int u : mine) {
+                shared->assign(floats, std::numeric_limits<float>::quiet_NaN());
+                unit(u, shared->data());
+            }
+        }
+    }
+};
+}  // namespace
+
+// The cluster's loop (fused::cluster_epochs) on `a` at this emulator's launch shape and order.
+void Emulator::run_cluster(fused::EpochsArgs a, int cluster_blocks) {
+    if (const char* problem = fused::cluster_blocks_problem(cluster_blocks)) throw Error(problem);
+    a.step.rows_per_block = rows_per_block_;
+    a.step.sum_lanes = sum_lanes_;
+    a.weights_shared =
+        fused::weights_fit(fused::rows_state_floats(a.step.rows_per_block), a.step.param_count, shared_bytes_);
+    const fused::SequentialExec ex{reverse_};
+    const SequentialClusterLoop loop{cluster_blocks, reverse_, &shared_,
+                                     fused::cluster_shared_bytes(a, a.step.sum_lanes) / sizeof(float)};
+    model::with_sum_lanes(a.step.sum_lanes,
+                          [&](auto lanes) { fused::cluster_epochs<decltype(lanes)::value>(ex, loop, a, nullptr); });
+}
+
+void Emulator::fused_epochs(const FusedEpochsOp& op) {
+    run_cluster(ops::resolve(op, HostMemory{*this}), op.cluster_blocks);
+}
+
+void Emulator::fused_epochs(int first, int count, int cluster_blocks) {
+    run_cluster(epochs_from_permutations(plan_, HostMemory{*this}, first, count), cluster_blocks);
 }
 
 void Emulator::fused_predict(const FusedPredictOp& op) {

@@ -9,6 +9,7 @@
 
 #include "engine/backend.hpp"
 #include "engine/cuda/fused.hpp"
+#include "engine/cuda/fused_cluster.hpp"
 #include "engine/cuda/fused_any_shape.hpp"
 #include "engine/cuda/program.hpp"
 #include "engine/error.hpp"
@@ -54,6 +55,14 @@ public:
         sum_lanes_ = lanes;
     }
 
+    // Epochs first .. first+count-1 in ONE launch of a thread-block cluster of `cluster_blocks`
+    // blocks, each epoch's order read from the resident permutations (the kernel lab's whole-task
+    // launch; engine/cuda/fused_cluster.hpp, width 82): the cluster's ranks one after the other, each
+    // rank's units in turn, at this emulator's launch shape, order and sum lanes. The bits must be
+    // those of the epochs' programs (plan.epoch(e)). A plan with cluster_blocks runs the same loop
+    // an epoch at a time (FusedEpochsOp).
+    void fused_epochs(int first, int count, int cluster_blocks);
+
     std::vector<float>& f32(Buf b) { return f32_.at(static_cast<std::size_t>(b)); }
     std::vector<std::int32_t>& i32(Buf b) { return i32_.at(static_cast<std::size_t>(b)); }
     std::vector<std::int64_t>& i64(Buf b) { return i64_.at(static_cast<std::size_t>(b)); }
@@ -74,6 +83,8 @@ private:
     void fused_predict(const FusedPredictOp& op);
     void fused_any_step(const FusedAnyStepOp& op);
     void fused_any_predict(const FusedAnyPredictOp& op);
+    void fused_epochs(const FusedEpochsOp& op);
+    void run_cluster(fused::EpochsArgs a, int cluster_blocks);
 };
 
 }  // namespace revgraph::cuda

@@ -1,5 +1,6 @@
 #include "engine/cuda/executor.hpp"
 
+#include <string>
 #include <type_traits>
 
 #include "engine/cuda_util/check.hpp"
@@ -113,6 +114,17 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
             } else {
                 L.push_back([=](cudaStream_t s) { kernels::launch_fused_any_grads(a, programmatic, s); });
             }
+        } else if constexpr (std::is_same_v<T, FusedEpochsOp>) {
+            fused::EpochsArgs a = ops::resolve(op, mem);
+            const std::size_t limit = kernels::prepare_fused_cluster_kernel(a.step.sum_lanes);
+            a.weights_shared =
+                fused::weights_fit(fused::rows_state_floats(a.step.rows_per_block), a.step.param_count, limit);
+            const std::string problem = kernels::fused_cluster_problem(
+                op.cluster_blocks, a.step.sum_lanes, fused::cluster_shared_bytes(a, a.step.sum_lanes));
+            if (!problem.empty()) throw Error(problem);
+            out.fused_weights_shared.push_back(a.weights_shared);
+            const int blocks = op.cluster_blocks;
+            L.push_back([=](cudaStream_t s) { kernels::launch_fused_cluster(a, blocks, 1, nullptr, s); });
         } else if constexpr (std::is_same_v<T, FusedAnyPredictOp>) {
             fused_any::Args a = ops::resolve(op, mem);
             a.rows_per_block = fused_any::kPredictRows;

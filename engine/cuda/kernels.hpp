@@ -7,8 +7,10 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 #include "engine/cuda/fused.hpp"
+#include "engine/cuda/fused_cluster.hpp"
 #include "engine/cuda/fused_any/step.hpp"
 
 namespace revgraph::cuda::kernels {
@@ -31,6 +33,17 @@ void launch_fused_rows(const fused::StepArgs& args, bool weights_shared, bool pr
 void launch_fused_grads(const fused::StepArgs& args, bool programmatic, cudaStream_t stream, unsigned int threads = 0);
 void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, bool weights_shared, bool programmatic,
                           cudaStream_t stream, unsigned int threads = 0);
+
+// Whole epochs of the fused step in one launch of thread-block clusters (engine/cuda/fused_cluster.hpp,
+// sm_90+): prepare_fused_cluster_kernel(L) opts the kernel of sum order L in to the device's largest
+// per-block shared memory and to clusters past 8 blocks, and returns that limit;
+// fused_cluster_problem says in one line why a cluster of `cluster_blocks` blocks of `smem` bytes
+// cannot run here ("" when it can: call it after prepare). launch_fused_cluster runs `tasks`
+// clusters, cluster c on device_tasks[c] (args itself when tasks is 1 and device_tasks null).
+std::size_t prepare_fused_cluster_kernel(int sum_lanes = fused::kSumLanes);
+std::string fused_cluster_problem(int cluster_blocks, int sum_lanes, std::size_t smem);
+void launch_fused_cluster(const fused::EpochsArgs& args, int cluster_blocks, int tasks,
+                          const fused::EpochsArgs* device_tasks, cudaStream_t stream);
 
 // The fused path at every width but 82 (engine/cuda/kernels/fused_any.cuh). prepare_fused_any_kernels()
 // opts them in to the device's largest per-block shared memory and returns it; args.staged and

@@ -94,7 +94,8 @@ void TaskPlan::check(const Program& p) const {
         if (const auto* g = std::get_if<GatherOp>(&op))
             source_rows =
                 g->src_rows.buf == Buf::train_rows ? static_cast<std::size_t>(n_) : static_cast<std::size_t>(q_);
-        if (std::holds_alternative<FusedStepOp>(op) || std::holds_alternative<FusedAnyStepOp>(op))
+        if (std::holds_alternative<FusedStepOp>(op) || std::holds_alternative<FusedAnyStepOp>(op) ||
+            std::holds_alternative<FusedEpochsOp>(op))
             source_rows = static_cast<std::size_t>(n_);
         for (const Access& a : accesses(op, source_rows)) {
             const std::string where = "plan: operation " + std::to_string(i) + " (" + op_name(op) + ") ";

@@ -33,6 +33,7 @@
 #include "engine/cuda/ops/couple.hpp"
 #include "engine/cuda/ops/fused_any_predict.hpp"
 #include "engine/cuda/ops/fused_any_step.hpp"
+#include "engine/cuda/ops/fused_epochs.hpp"
 #include "engine/cuda/ops/fused_predict.hpp"
 #include "engine/cuda/ops/fused_step.hpp"
 #include "engine/cuda/ops/gather.hpp"
@@ -64,7 +65,7 @@ std::vector<Batch> epoch_batches(std::int64_t n, int batch_size);
 // per-element body and launcher; docs/adding-an-op.md). Executor and emulator dispatch over this
 // variant with std::visit, so an operation added here and not handled there fails to compile.
 using Op = std::variant<GemmOp, CopyOp, ZeroOp, LiftOp, GatherOp, CoupleOp, MaskOp, LossOp, SgdOp, ArgmaxOp,
-                        FusedStepOp, FusedPredictOp, FusedAnyStepOp, FusedAnyPredictOp>;
+                        FusedStepOp, FusedPredictOp, FusedAnyStepOp, FusedAnyPredictOp, FusedEpochsOp>;
 using Program = std::vector<Op>;
 
 const char* op_name(const Op& op);
@@ -113,13 +114,19 @@ constexpr std::uint64_t kMaxResidentPermutationBytes = std::uint64_t{1} << 31;
 
 class TaskPlan {
 public:
-    TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int64_t test_count, Path path = Path::cublaslt);
+    // cluster_blocks: 0, or on the fused path at width 82 the blocks of the thread-block cluster
+    // that runs each epoch's steps in one launch (FusedEpochsOp; 1..16, sm_90+); the steps' bits are
+    // the same either way. Refused in one line elsewhere.
+    TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int64_t test_count, Path path = Path::cublaslt,
+             int cluster_blocks = 0);
 
     Path path() const { return path_; }
     // The fused path at a width other than 82: its programs are the any-width step's
     // (FusedAnyStepOp, FusedAnyPredictOp), which lift the raw pixels as they gather them, so
     // normalize() is empty and the lifted-row buffers are not allocated.
     bool any_width() const { return path_ == Path::fused && layout_.width() != model::kFeatures; }
+
+    int cluster_blocks() const { return cluster_blocks_; }
 
     const TaskConfig& config() const { return config_; }
     const model::Layout& layout() const { return layout_; }
@@ -140,7 +147,8 @@ public:
     Program normalize() const;         // raw pixels -> lifted rows, train and query
     Program epoch_start(int e) const;  // permutation e -> order
     Program step(int b) const;         // one SGD step on batch b of the current order
-    Program epoch(int e) const;        // epoch_start(e) then every step
+    Program epoch_body() const;        // every step, or with cluster_blocks one FusedEpochsOp
+    Program epoch(int e) const;        // epoch_start(e) then epoch_body()
     Program predict() const;           // Q-row forward, scores, argmax
 
     // Throws Error when an operation reaches outside its buffer or uses the wrong element type.
@@ -154,6 +162,7 @@ private:
     std::vector<Batch> batches_;
     float alpha_;
     Path path_;
+    int cluster_blocks_;
 
     void core_forward(Program& p, int rows, Buf state, Buf act_left, Buf act_right, Buf branch) const;
     // step()'s two paths, and the cuBLASLt step's phases after the forward.

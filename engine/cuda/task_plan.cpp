@@ -28,7 +28,8 @@ std::vector<Batch> epoch_batches(std::int64_t n, int batch_size) {
     return out;
 }
 
-TaskPlan::TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int64_t test_count, Path path)
+TaskPlan::TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int64_t test_count, Path path,
+                   int cluster_blocks)
     : config_(config),
       layout_(config.depth, config.width),
       n_(train_count),
@@ -36,8 +37,14 @@ TaskPlan::TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int6
       full_batch_(static_cast<int>(std::min<std::int64_t>(config.batch_size, train_count))),
       batches_(epoch_batches(train_count, config.batch_size)),
       alpha_(static_cast<float>(config.alpha)),
-      path_(path) {
+      path_(path),
+      cluster_blocks_(cluster_blocks) {
     config_.validate();
+    if (cluster_blocks_ != 0) {
+        if (path_ != Path::fused || any_width())
+            throw Error("plan: whole epochs in one cluster launch run cuda-fused's width-82 step only");
+        if (const char* problem = fused::cluster_blocks_problem(cluster_blocks_)) throw Error(problem);
+    }
     if (q_ < 1) throw Error("plan: no query examples");
     const std::int64_t width = layout_.width(), int_max = (std::int64_t(1) << 31) - 1;
     if (n_ > int_max || q_ * width > int_max) throw Error("plan: too many examples for 32-bit indices");
@@ -397,12 +404,28 @@ void TaskPlan::weight_grads_and_sgd(Program& p, int rows) const {
                       static_cast<float>(config_.weight_decay)});
 }
 
-Program TaskPlan::epoch(int e) const {
-    Program p = epoch_start(e);
+// An epoch's steps, or with cluster_blocks the one cluster launch that runs them all (engine/cuda/
+// ops/fused_epochs.hpp), its constants and buffers those of the first step's rows part.
+Program TaskPlan::epoch_body() const {
+    if (cluster_blocks_ != 0) {
+        FusedEpochsOp op{.step = std::get<FusedStepOp>(fused_step(batches_.front(), false).front()),
+                         .train_count = n_,
+                         .batch_size = full_batch_,
+                         .cluster_blocks = cluster_blocks_};
+        return {op};
+    }
+    Program p;
     for (std::size_t b = 0; b < batches_.size(); ++b) {
         const Program s = step(static_cast<int>(b));
         p.insert(p.end(), s.begin(), s.end());
     }
+    return p;
+}
+
+Program TaskPlan::epoch(int e) const {
+    Program p = epoch_start(e);
+    const Program body = epoch_body();
+    p.insert(p.end(), body.begin(), body.end());
     return p;
 }
 

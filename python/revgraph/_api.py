@@ -154,21 +154,25 @@ def run_together(tasks: Iterable[Task], *, threads: int = 0, metadata: bool = Tr
 
 
 def configure_gpu(*, device: Optional[int] = None, workspace_bytes: Optional[int] = None,
-                  pdl: Optional[bool] = None) -> dict[str, Any]:
-    """The process's GPU options, as the command's --device, --workspace-bytes and --pdl/--no-pdl: the
-    CUDA device index, the cuBLASLt workspace of the `cuda` backend, and Programmatic Dependent
-    Launch for `cuda-fused` (on by default). None leaves an option as it is; returns the options in force (and whether a
-    GPU task has started). Set them before the first GPU task: afterwards only the options already
+                  pdl: Optional[bool] = None, cluster_blocks: Optional[int] = None) -> dict[str, Any]:
+    """The process's GPU options, as the command's --device, --workspace-bytes, --pdl/--no-pdl and
+    --cluster-blocks: the CUDA device index, the cuBLASLt workspace of the `cuda` backend,
+    Programmatic Dependent Launch for `cuda-fused` (on by default), and whether `cuda-fused` (width
+    82) runs each epoch in one launch of a thread-block cluster of that many blocks (1..16, sm_90+;
+    0, the default: two kernels a step; the same bytes either way; an emulated cuda-fused follows it
+    too). None leaves an option as it is; returns the options in force (and whether a GPU task has
+    started). Set them before the first GPU task: afterwards only the options already
     in force are accepted (RuntimeError). A value of the wrong type raises TypeError, an
     out-of-range one ValueError (the engine's ranges, those of the command)."""
-    for name, value in (("device", device), ("workspace_bytes", workspace_bytes)):
+    for name, value in (("device", device), ("workspace_bytes", workspace_bytes), ("cluster_blocks", cluster_blocks)):
         if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
             raise TypeError(f"{name} must be an integer, got {value!r}")
     if pdl is not None and not isinstance(pdl, bool):
         raise TypeError(f"pdl must be True or False, got {pdl!r}")
     # As decimal text: the engine checks the range of an int of any size.
     return _core.configure_gpu(None if device is None else str(int(device)),
-                               None if workspace_bytes is None else str(int(workspace_bytes)), pdl)
+                               None if workspace_bytes is None else str(int(workspace_bytes)), pdl,
+                               None if cluster_blocks is None else str(int(cluster_blocks)))
 
 
 def backends() -> dict[str, Any]:

@@ -295,16 +295,18 @@ py::object config_from(const std::optional<std::string>& path, const std::vector
 }
 
 // The process's GPU options (engine/runtime_options.hpp), as the command's --device,
-// --workspace-bytes and --pdl set them: None leaves an option as it is. Returns the options in
+// --workspace-bytes, --pdl and --cluster-blocks set them: None leaves an option as it is. Returns the options in
 // force. The numbers come as str() of Python ints, so the engine checks their ranges whatever
 // their size (ValueError); changing the options once a GPU task has started is RuntimeError.
 py::dict configure_gpu(std::optional<std::string> device, std::optional<std::string> workspace_bytes,
-                       std::optional<bool> pdl) {
+                       std::optional<bool> pdl, std::optional<std::string> cluster_blocks) {
     RuntimeOptions o = Runtime::options();
     try {
         if (device) o.device = RuntimeOptions::device_from(*device, "device");
         if (workspace_bytes)
             o.cublaslt_workspace_bytes = RuntimeOptions::workspace_bytes_from(*workspace_bytes, "workspace_bytes");
+        if (cluster_blocks)
+            o.fused_cluster_blocks = RuntimeOptions::cluster_blocks_from(*cluster_blocks, "cluster_blocks");
     } catch (const Error& e) { bad(e.what()); }
     if (pdl) o.programmatic_launch = *pdl;
     Runtime::configure(o);
@@ -313,6 +315,7 @@ py::dict configure_gpu(std::optional<std::string> device, std::optional<std::str
     d["device"] = now.device;
     d["workspace_bytes"] = now.cublaslt_workspace_bytes;
     d["pdl"] = now.programmatic_launch;
+    d["cluster_blocks"] = now.fused_cluster_blocks;
     d["initialized"] = Runtime::initialized();
     return d;
 }
@@ -448,7 +451,7 @@ PYBIND11_MODULE(_core, m) {
     m.def("backend_name_list", &revgraph::backend_name_list);
     m.def("config_from", &config_from, py::arg("path"), py::arg("sets"));
     m.def("configure_gpu", &configure_gpu, py::arg("device") = py::none(), py::arg("workspace_bytes") = py::none(),
-          py::arg("pdl") = py::none());
+          py::arg("pdl") = py::none(), py::arg("cluster_blocks") = py::none());
     m.def("write_files_atomic", &write_files_atomic, py::arg("files"));
     // qualify block (issue 24)
     m.def("required_correct", &band_required_correct, py::arg("total"), py::arg("band"), py::arg("what") = "band");

@@ -215,11 +215,12 @@ import json, sys
 import numpy as np
 import revgraph
 out = {"defaults": revgraph.configure_gpu()}
-out["set"] = revgraph.configure_gpu(device=0, workspace_bytes=1 << 20, pdl=False)
+out["set"] = revgraph.configure_gpu(device=0, workspace_bytes=1 << 20, pdl=False, cluster_blocks=4)
 out["kept"] = revgraph.configure_gpu()
 errors = []
 for kwargs in ({"device": -1}, {"device": 1.5}, {"device": True}, {"workspace_bytes": 2**33}, {"pdl": "yes"},
-               {"device": 2**40}, {"workspace_bytes": 2**70}, {"device": np.int64(1024)}):
+               {"device": 2**40}, {"workspace_bytes": 2**70}, {"device": np.int64(1024)}, {"cluster_blocks": 17},
+               {"cluster_blocks": True}):
     try:
         revgraph.configure_gpu(**kwargs)
         errors.append(None)
@@ -227,6 +228,14 @@ for kwargs in ({"device": -1}, {"device": 1.5}, {"device": True}, {"workspace_by
         errors.append(f"{type(e).__name__}: {e}")
 out["errors"] = errors
 out["after_errors"] = revgraph.configure_gpu()
+# cuda-fused emulated with epochs on a cluster of 4 (set above): the reference's predictions.
+rng = np.random.default_rng(1)
+x, y = rng.random((50, 1, 9, 9), dtype=np.float32), rng.integers(0, 10, 50)
+on_cluster = revgraph.Task(x, y, x, backend="cuda-fused", emulate=True, batch_size=16).run()
+reference = revgraph.Task(x, y, x, backend="cpu-reference", batch_size=16).run()
+out["cluster_emulated_equal"] = (on_cluster.predictions.tobytes() == reference.predictions.tobytes() and
+                                 on_cluster.metadata["state_vector_sha256"] == reference.metadata["state_vector_sha256"])
+revgraph.configure_gpu(cluster_blocks=0)  # `cuda`, which the GPU part below may pick, has no clusters
 gpu = [b["requested"] for b in revgraph.backends()["backends"] if b["usable"] and b["requested"].startswith("cuda")]
 if gpu:
     rng = np.random.default_rng(0)
@@ -250,9 +259,12 @@ def test_configure_gpu_sets_the_commands_gpu_options():
     p = subprocess.run([sys.executable, "-c", CONFIGURE_SCRIPT], capture_output=True, text=True)
     assert p.returncode == 0, p.stderr
     out = json.loads(p.stdout)
-    assert out["defaults"] == {"device": 0, "workspace_bytes": 32 << 20, "pdl": True, "initialized": False}
-    assert out["set"] == {"device": 0, "workspace_bytes": 1 << 20, "pdl": False, "initialized": False}
+    assert out["defaults"] == {"device": 0, "workspace_bytes": 32 << 20, "pdl": True, "cluster_blocks": 0,
+                               "initialized": False}
+    assert out["set"] == {"device": 0, "workspace_bytes": 1 << 20, "pdl": False, "cluster_blocks": 4,
+                          "initialized": False}
     assert out["kept"] == out["set"] and out["after_errors"] == out["set"]
+    assert out["cluster_emulated_equal"] is True
     # A wrong type is TypeError, a wrong value ValueError; the ranges are the command's (the engine's).
     assert out["errors"] == ["ValueError: device must be in 0..1023, got -1",
                              "TypeError: device must be an integer, got 1.5",
@@ -261,7 +273,9 @@ def test_configure_gpu_sets_the_commands_gpu_options():
                              "TypeError: pdl must be True or False, got 'yes'",
                              f"ValueError: device must be in 0..1023, got {2**40}",
                              f"ValueError: workspace_bytes must be in 0..4294967296, got {2**70}",
-                             "ValueError: device must be in 0..1023, got 1024"]
+                             "ValueError: device must be in 0..1023, got 1024",
+                             "ValueError: cluster_blocks must be in 0..16, got 17",
+                             "TypeError: cluster_blocks must be an integer, got True"]
     if "late" in out:  # a GPU task ran: other options are refused, the same ones accepted
         assert out["late"].startswith("runtime: the GPU is already initialised with device 0")
         assert out["same_after_start"]["initialized"] is True

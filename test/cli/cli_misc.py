@@ -331,7 +331,7 @@ class Misc(CliTestCase):
         out = self.fresh_dir("pdl")
         r = os.path.join(out, "r.json")
         for backend in ("cpu", "cpu-reference"):
-            for extra in (["--pdl"], ["--no-pdl"], ["--device", "0"]):
+            for extra in (["--pdl"], ["--no-pdl"], ["--device", "0"], ["--cluster-blocks", "8"]):
                 with self.subTest(backend=backend, option=extra[0]):
                     p = rg("run", "--backend", backend, "--set", "epochs=1", "--quiet", "--output", r, *extra)
                     self.assert_clean_error(p, 2, [extra[0], "cuda", backend])
@@ -344,6 +344,16 @@ class Misc(CliTestCase):
         # On and off at once is a usage error, whatever the backend.
         self.assert_clean_error(rg("run", "--pdl", "--no-pdl", "--set", "epochs=1", "--output", r), 2,
                                 ["--pdl", "--no-pdl"])
+        self.assertEqual(os.listdir(out), [])
+        # --cluster-blocks: a count in 0..16 (a usage error past it), for cuda-fused at width 82 (the
+        # plan refuses another path or width in one line, emulated or not).
+        self.assert_clean_error(rg("run", "--backend", "cuda-fused", "--emulate", "--cluster-blocks", "17",
+                                   "--output", r), 2, ["--cluster-blocks", "0..16", "17"])
+        for backend, sets in (("cuda", []), ("cuda-fused", ["--set", "width=90"])):
+            with self.subTest(backend=backend, sets=sets):
+                p = rg("run", "--backend", backend, "--emulate", "--cluster-blocks", "4", "--set", "epochs=1",
+                       *sets, "--quiet", "--output", r)
+                self.assert_clean_error(p, 1, ["cluster", "cuda-fused", "width-82"])
         self.assertEqual(os.listdir(out), [])
         # Without them, the CPU backend runs.
         p = rg("run", "--backend", "cpu", "--set", "epochs=1", "--quiet", "--output", r)

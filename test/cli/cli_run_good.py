@@ -147,6 +147,20 @@ class RunGood(CliTestCase):
                 for name in e.files:
                     self.assertEqual(e[name].tobytes(), r[name].tobytes(), name)
 
+    def test_emulated_cluster_epochs_write_cpu_references_outputs(self):
+        # --cluster-blocks N: cuda-fused runs each epoch as one launch of a thread-block cluster; its
+        # emulation (the same loop on the CPU) gives the float32 reference's very hashes, at clusters
+        # of 16 and of 3 blocks (a step's units not a multiple of it).
+        sets = ["--set", "batch_size=37", "--set", "epochs=2"]
+        _, reference, _ = self.run_to("cluster-ref", "--input", self.stored, "--backend", "cpu-reference", *sets)
+        for blocks in ("16", "3"):
+            with self.subTest(blocks=blocks):
+                _, emulated, _ = self.run_to("cluster-" + blocks, "--input", self.stored, "--backend", "cuda-fused",
+                                             "--emulate", "--cluster-blocks", blocks, *sets)
+                for key in ("predictions_sha256", "scores_sha256", "state_vector_sha256", "final_parameter_sha256",
+                            "final_velocity_sha256"):
+                    self.assertEqual(emulated[key], reference[key], key)
+
     def test_repeat_runs_byte_identical(self):
         a, ra, _ = self.run_to("twice-a", "--input", self.compressed)
         b, rb, _ = self.run_to("twice-b", "--input", self.compressed)

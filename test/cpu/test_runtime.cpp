@@ -38,13 +38,40 @@ TEST_CASE("runtime options: changeable before initialisation, fixed after it") {
     other = b;
     other.cublaslt_workspace_bytes += 1;
     CHECK_THROWS_WITH_AS(Runtime::configure(other), doctest::Contains("4194304-byte cuBLASLt workspace"), Error);
+    other = b;
+    other.fused_cluster_blocks = 8;
+    CHECK_THROWS_AS(Runtime::configure(other), Error);
     CHECK(Runtime::options() == b);  // a refused change leaves the options alone
 
     RuntimeOptions bad;
+    bad.fused_cluster_blocks = 17;
+    Runtime::reset_for_tests();
+    CHECK_THROWS_WITH_AS(Runtime::configure(bad), doctest::Contains("cluster blocks must be in 0..16, got 17"), Error);
+    bad = RuntimeOptions{};
     bad.device = -1;
     Runtime::reset_for_tests();
     CHECK_THROWS_WITH_AS(Runtime::configure(bad), doctest::Contains("device must be in 0..1023, got -1"), Error);
     CHECK(Runtime::options() == RuntimeOptions{});
+    Runtime::reset_for_tests();
+}
+
+TEST_CASE("runtime options: cuda-fused's cluster blocks, 0..16") {
+    CHECK(RuntimeOptions{}.fused_cluster_blocks == 0);  // two kernels a step until a GPU report says otherwise
+    CHECK(RuntimeOptions::cluster_blocks_from("0", "cluster_blocks") == 0);
+    CHECK(RuntimeOptions::cluster_blocks_from("16", "cluster_blocks") == 16);
+    CHECK_THROWS_WITH_AS(RuntimeOptions::cluster_blocks_from("17", "option --cluster-blocks"),
+                         "option --cluster-blocks must be in 0..16, got 17", Error);
+    CHECK_THROWS_WITH_AS(RuntimeOptions::cluster_blocks_from("x", "cluster_blocks"),
+                         "cluster_blocks needs an integer, got 'x'", Error);
+    // Once initialised, a task's options say which cluster it runs on.
+    Runtime::reset_for_tests();
+    RuntimeOptions c;
+    c.fused_cluster_blocks = 8;
+    Runtime::configure(c);
+    Runtime::initialize([](const RuntimeOptions&) {});
+    RuntimeOptions off = c;
+    off.fused_cluster_blocks = 0;
+    CHECK_THROWS_WITH_AS(Runtime::configure(off), doctest::Contains("epochs on clusters of 8 blocks"), Error);
     Runtime::reset_for_tests();
 }
 

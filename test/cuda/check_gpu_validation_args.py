@@ -30,6 +30,9 @@ def main(binary):
                  (["--config", os.path.join(tmp, "none.json")], 2, "none.json"),
                  (["--config", wrong, "--set", "width=129"], 2, "--set width=129"),  # the last one wins, and is named
                  (["--config"], 2, "--config needs a value"),
+                 (["--cluster-blocks", "17"], 2, "--cluster-blocks must be in 0..16, got 17"),
+                 (["--cluster-blocks"], 2, "--cluster-blocks needs a value"),
+                 (["--cluster-blocks", "16", "--input", absent], 1, "absent.npz"),
                  # accepted: a later --set repairs the file's value; then the missing archive is the error
                  (["--config", wrong, "--set", "width=128", "--input", absent], 1, "absent.npz"),
                  (["--config", config, "--input", absent], 1, "absent.npz")]

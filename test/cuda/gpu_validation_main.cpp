@@ -1,5 +1,5 @@
-// gpu_validation [--replays N] [--cold-replays N] [--backend cuda|cuda-fused] [--pdl|--no-pdl] [--input DRAW.npz]
-//                [--config FILE] [--set KEY=VALUE ...] [--output FILE]:
+// gpu_validation [--replays N] [--cold-replays N] [--backend cuda|cuda-fused] [--pdl|--no-pdl]
+//                [--cluster-blocks N] [--input DRAW.npz] [--config FILE] [--set KEY=VALUE ...] [--output FILE]:
 // docs/spec.md §8's GPU replay validation on its own, as JSON (validate::gpu_validation), for
 // tools/gpu-check and for anyone on a GPU machine. --input replays rev88 on that task archive (the
 // file every contender of gpu-check's timing reads); --cold-replays times N more replays, each
@@ -26,8 +26,8 @@
 namespace {
 
 constexpr const char* kUsage =
-    "usage: gpu_validation [--replays N] [--cold-replays N] [--backend cuda|cuda-fused] [--pdl|--no-pdl] [--input "
-    "DRAW.npz] [--config FILE] [--set KEY=VALUE ...] [--output FILE]";
+    "usage: gpu_validation [--replays N] [--cold-replays N] [--backend cuda|cuda-fused] [--pdl|--no-pdl] "
+    "[--cluster-blocks N] [--input DRAW.npz] [--config FILE] [--set KEY=VALUE ...] [--output FILE]";
 
 [[noreturn]] void usage_error(const std::string& why) {
     std::cerr << "gpu_validation: error: " << why << " (" << kUsage << ")\n";
@@ -72,6 +72,12 @@ int main(int argc, char** argv) {
         else if (a == "--pdl" || a == "--no-pdl") {  // Programmatic Dependent Launch (the default), or plain
             revgraph::RuntimeOptions o = revgraph::Runtime::options();
             o.programmatic_launch = a == "--pdl";
+            revgraph::Runtime::configure(o);
+        } else if (a == "--cluster-blocks") {  // cuda-fused's epochs on a thread-block cluster (0: two kernels a step)
+            revgraph::RuntimeOptions o = revgraph::Runtime::options();
+            try {
+                o.fused_cluster_blocks = revgraph::RuntimeOptions::cluster_blocks_from(value(), "--cluster-blocks");
+            } catch (const revgraph::Error& e) { usage_error(e.what()); }
             revgraph::Runtime::configure(o);
         } else {
             usage_error("unknown argument '" + a + "'");

@@ -35,6 +35,23 @@ namespace {
 
 const char* const kBackends[] = {"cuda", "cuda-fused"};
 
+// A case that sets the runtime options leaves the defaults for the cases after it.
+struct DefaultOptionsAfter {
+    ~DefaultOptionsAfter() { Runtime::reset_for_tests(); }
+};
+
+// rev88 (a full and a short batch) and depth 3 / batch 37 (a short rows block in every step). At
+// rev88's learning rate depth 3 / batch 37 diverges on synthetic_inputs(1000, 300, 17) (non-finite
+// from step 46; the first H200 run compared NaNs with == there and failed), so it runs at 0.05.
+std::vector<TaskConfig> rev88_and_short_rows() {
+    TaskConfig rev88;
+    TaskConfig odd = rev88;
+    odd.depth = 3;
+    odd.batch_size = 37;
+    odd.learning_rate = 0.05;
+    return {rev88, odd};
+}
+
 PreparedTask small_task(int depth, int n, int q, int batch, const std::string& backend = "cuda") {
     TaskConfig c = validate::gpu_replay_config(depth);
     c.batch_size = batch;
@@ -154,20 +171,11 @@ TEST_CASE("cuda-fused: Programmatic Dependent Launch changes the launches, not t
     // rev88 shapes (a full and a short batch) and depth 3 / batch 37 (a short rows block in every
     // step), each run with plain launches and then, on sm_90+, with every fused kernel launched
     // programmatically (captured as programmatic graph edges); replays in both modes must give the
-    // same state byte for byte. At rev88's learning rate depth 3 / batch 37 diverges on this draw
-    // (non-finite from step 46; the first H200 run compared NaNs with == there and failed), so it
-    // runs at 0.05, and both states are checked finite. Whatever happens here, later cases start
+    // same state byte for byte, both checked finite. Whatever happens here, later cases start
     // from the default options (PDL on since b942f68), not with what this case set.
-    struct DefaultOptionsAfter {
-        ~DefaultOptionsAfter() { Runtime::reset_for_tests(); }
-    } restore;
+    const DefaultOptionsAfter restore;
     const auto inputs = validate::synthetic_inputs(1000, 300, 17);
-    TaskConfig rev88;
-    TaskConfig odd = rev88;
-    odd.depth = 3;
-    odd.batch_size = 37;
-    odd.learning_rate = 0.05;
-    for (const TaskConfig& config : {rev88, odd}) {
+    for (const TaskConfig& config : rev88_and_short_rows()) {
         CAPTURE(config.depth);
         TaskState plain_state;
         {
@@ -208,9 +216,7 @@ TEST_CASE("cuda-fused: plain and programmatic launches each give the float32 tra
     // eager steps (each launch as in the graphs, PDL between a step's two kernels) compared after
     // every step, naming the first that differs, then the captured graphs after a whole run. At
     // 0.05, since rev88's learning rate diverges at depth 2-3 / batch 37 on this draw (above).
-    struct DefaultOptionsAfter {
-        ~DefaultOptionsAfter() { Runtime::reset_for_tests(); }
-    } restore;
+    const DefaultOptionsAfter restore;
     const auto inputs = validate::synthetic_inputs(1000, 300, 17);
     struct Case {
         int depth, batch;
@@ -263,6 +269,42 @@ TEST_CASE("cuda-fused: plain and programmatic launches each give the float32 tra
             CHECK(gpu_cases::same_bits(s.scores, whole.scores()));
         }
     }
+}
+
+TEST_CASE("cuda-fused: whole epochs on a thread-block cluster give the float32 trainer's bits (sm_90+)") {
+    // Each epoch one launch of a cluster (engine/cuda/fused_cluster.hpp): rev88 (steps of 128 and a
+    // short one), depth 3 / batch 37 (short rows units), at clusters of 16 (the default), 5 (a step's
+    // units not a multiple) and 1; three replays of the captured graphs each, against the float32
+    // trainer's whole run. Where the GPU has no clusters (before sm_90) the backend refuses in one
+    // line, which is what is checked there.
+    const DefaultOptionsAfter restore;
+    const auto inputs = validate::synthetic_inputs(1000, 300, 17);
+    for (const TaskConfig& config : rev88_and_short_rows())
+        for (int blocks : {16, 5, 1}) {
+            CAPTURE(config.depth);
+            CAPTURE(blocks);
+            Runtime::reset_for_tests();
+            RuntimeOptions options;
+            options.fused_cluster_blocks = blocks;
+            Runtime::configure(options);
+            if (cuda::describe_device().find("(sm_8") != std::string::npos) {
+                CHECK_THROWS_WITH_AS(PreparedTask(inputs, config, make_backend("cuda-fused")),
+                                     doctest::Contains("thread-block clusters need compute capability 9.0"), Error);
+                continue;
+            }
+            PreparedTask task(inputs, config, make_backend("cuda-fused"));
+            CHECK(dynamic_cast<cuda::CudaBackend&>(task.backend()).diagnostics()["cluster_blocks"].get<int>() ==
+                  blocks);
+            const auto whole = reference_run<float>(task);
+            for (int replay = 0; replay < 3; ++replay) {
+                task.run();
+                const TaskState s = task.backend().read_state();
+                CHECK(gpu_cases::same_bits(s.parameters, whole.parameters()));
+                CHECK(gpu_cases::same_bits(s.velocity, whole.velocity()));
+                CHECK(gpu_cases::same_bits(s.scores, whole.scores()));
+                CHECK(s.predictions == whole.predictions());
+            }
+        }
 }
 
 TEST_CASE("cuda: one B x 82 float state is kept from forward to backward") {

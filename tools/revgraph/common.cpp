@@ -45,6 +45,11 @@ void add_task_options(CLI::App& app, TaskOptions& o) {
                  "CUDA backends only; not with --no-pdl)");
     app.add_flag("--no-pdl", o.no_pdl, "cuda-fused: plain launches (CUDA backends only; not with --pdl)")
         ->excludes("--pdl");
+    app.add_option("--cluster-blocks", o.cluster_blocks,
+                   "cuda-fused at width 82: each epoch's steps in one launch of a thread-block cluster of N blocks "
+                   "(1..16, sm_90+; the same bytes); 0, the default, runs two kernels a step")
+        ->type_name("N")
+        ->check(kNonEmpty);
 }
 
 std::string config_keys_help() {
@@ -85,6 +90,8 @@ void configure_runtime(const TaskOptions& o) {
         if (o.workspace_bytes)
             r.cublaslt_workspace_bytes =
                 RuntimeOptions::workspace_bytes_from(*o.workspace_bytes, "option --workspace-bytes");
+        if (o.cluster_blocks)
+            r.fused_cluster_blocks = RuntimeOptions::cluster_blocks_from(*o.cluster_blocks, "option --cluster-blocks");
     } catch (const Error& e) { throw UsageError{e.what()}; }
     if (o.pdl) r.programmatic_launch = true;
     if (o.no_pdl) r.programmatic_launch = false;
@@ -92,7 +99,11 @@ void configure_runtime(const TaskOptions& o) {
 }
 
 void refuse_gpu_options_on_cpu(const TaskOptions& o) {
-    const char* option = o.device ? "--device" : o.pdl ? "--pdl" : o.no_pdl ? "--no-pdl" : nullptr;
+    const char* option = o.device           ? "--device"
+                         : o.pdl            ? "--pdl"
+                         : o.no_pdl         ? "--no-pdl"
+                         : o.cluster_blocks ? "--cluster-blocks"
+                                            : nullptr;
     if (!option) return;
     // What the name builds, without building it (no GPU state is touched).
     for (const auto& a : backend_availability()) {

@@ -29,6 +29,7 @@ struct TaskOptions {
     std::optional<std::string> workspace_bytes;  // --workspace-bytes N
     bool pdl = false;                            // --pdl: Programmatic Dependent Launch (the default)
     bool no_pdl = false;                         // --no-pdl: plain launches
+    std::optional<std::string> cluster_blocks;   // --cluster-blocks N: cuda-fused's epochs on a cluster
 };
 void add_task_options(CLI::App& app, TaskOptions& o);
 
@@ -43,9 +44,10 @@ double parse_double(const std::string& option, const std::string& text);
 
 // Defaults (rev88), then --config FILE.json, then each --set key=value in order; validated.
 TaskConfig config_from(const TaskOptions& o);
-// --device / --workspace-bytes / --pdl / --no-pdl into the process-wide runtime, before any GPU work.
+// --device / --workspace-bytes / --pdl / --no-pdl / --cluster-blocks into the process-wide runtime,
+// before any GPU work.
 void configure_runtime(const TaskOptions& o);
-// --device, --pdl and --no-pdl only steer the CUDA backends: a usage error when --backend names (or
+// --device, --pdl, --no-pdl and --cluster-blocks only steer the CUDA backends: a usage error when --backend names (or
 // `auto` picks) a CPU one and one was given, rather than silently ignoring it. Before any work.
 void refuse_gpu_options_on_cpu(const TaskOptions& o);
 

@@ -126,6 +126,7 @@ int run_command(const RunOptions& o) {
         if (o.task.device || o.task.pdl || o.task.no_pdl)
             throw UsageError{"run: --emulate runs on the CPU: drop --device, --pdl and --no-pdl"};
         make_emulated_backend(o.task.backend);
+        configure_runtime(o.task);  // --cluster-blocks: the emulated plan runs the cluster launch too
     } else {
         refuse_gpu_options_on_cpu(o.task);
         configure_runtime(o.task);

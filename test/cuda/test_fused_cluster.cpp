@@ -1,0 +1,147 @@
+// cuda-fused's whole epochs as one launch of a thread-block cluster (engine/cuda/fused_cluster.hpp)
+// on the CPU emulator: the cluster's ranks take the rows and grads units of every step in turn, and
+// after each epoch the parameters, momentum and gradients must be cpu::Trainer<float>'s bits, at
+// cluster sizes that divide a step's units and that do not, in order and last to first, staged and
+// not, in the engine's sum order and another; the predictions after the last epoch too. What a GPU
+// adds (the cluster barrier's ordering of global memory) the kernel lab checks on a device
+// (bench/labs/kernel_lab.cpp): the same bits from the kernel.
+#include <doctest/doctest.h>
+
+#include <string>
+#include <variant>
+#include <vector>
+
+#include "engine/backends.hpp"
+#include "engine/cpu/trainer.hpp"
+#include "engine/cuda/emulator.hpp"
+#include "engine/cuda/fused_cluster.hpp"
+#include "engine/cuda/program.hpp"
+#include "engine/error.hpp"
+#include "engine/task.hpp"
+#include "engine/validate/gpu_replay.hpp"
+
+using namespace revgraph;
+using namespace revgraph::cuda;
+
+namespace {
+
+struct Case {
+    int cluster_blocks, lanes;
+    bool reverse;
+    std::size_t shared_bytes;
+};
+
+// The task epoch by epoch (the plan's epoch programs: the order's copy, then one cluster launch), or
+// all epochs in one launch from the resident permutations (the kernel lab's), against the trainer
+// at the same lanes.
+void check_cluster(const TaskConfig& c, const TaskInputs& inputs, const Case& k, bool one_launch) {
+    const int n = static_cast<int>(inputs.train_count()), q = static_cast<int>(inputs.test_count());
+    const PreparedTask task(inputs, c, make_backend("cpu"));
+    const TaskPlan plan(c, n, q, Path::fused, k.cluster_blocks);
+    REQUIRE(plan.epoch_body().size() == 1);
+    REQUIRE(std::holds_alternative<FusedEpochsOp>(plan.epoch_body().front()));
+    Emulator emu(plan, k.shared_bytes);
+    emu.set_sum_lanes(k.lanes);
+    emu.set_reverse_order(k.reverse);
+    emu.upload(task.prepared());
+    cpu::Trainer<float> ref(task.prepared(), k.lanes);
+    emu.execute(plan.reset());
+    emu.execute(plan.normalize());
+    ref.reset();
+    ref.normalize();
+    if (one_launch) {
+        emu.fused_epochs(0, c.epochs, k.cluster_blocks);
+        for (int e = 0; e < c.epochs; ++e) ref.epoch(e);
+    }
+    for (int e = 0; !one_launch && e < c.epochs; ++e) {
+        CAPTURE(e);
+        emu.execute(plan.epoch(e));
+        ref.epoch(e);
+        REQUIRE(emu.f32(Buf::params) == ref.parameters());
+    }
+    CHECK(emu.f32(Buf::grads) == ref.gradients());
+    CHECK(emu.f32(Buf::params) == ref.parameters());
+    CHECK(emu.f32(Buf::velocity) == ref.velocity());
+    emu.execute(plan.predict());
+    ref.predict();
+    CHECK(emu.i64(Buf::predictions) == ref.predictions());
+}
+
+}  // namespace
+
+TEST_CASE("fused emulator: whole epochs on a cluster give the float32 trainer's bits") {
+    // rev88's model; 300 rows at batch 128: steps of 128, 128 and 44 rows (64, 64 and 22 rows units,
+    // 66 grads units). Clusters of 16 (the default: 4 and 5 units a block), 5 (a step's units not a
+    // multiple), 1 (one block runs everything) and 2 in 4 lanes.
+    TaskConfig c;
+    c.epochs = 3;
+    const TaskInputs inputs = validate::synthetic_inputs(300, 70, 53);
+    for (const Case& k : {Case{fused::kClusterBlocks, fused::kSumLanes, false, kEmulatedSharedBytes},
+                          Case{5, fused::kSumLanes, true, kEmulatedSharedBytes}, Case{1, fused::kSumLanes, false, 0},
+                          Case{2, 4, true, kEmulatedSharedBytes}})
+        for (bool one_launch : {false, true}) {
+            CAPTURE(k.cluster_blocks);
+            CAPTURE(k.lanes);
+            CAPTURE(k.reverse);
+            CAPTURE(one_launch);
+            check_cluster(c, inputs, k, one_launch);
+        }
+}
+
+TEST_CASE("fused emulator: a cluster's epochs at other batches and depths") {
+    // Batch 37 on 120 rows (a last step of 9), rows units of 4 rows; depth 1 (34 grads units) and
+    // 3 (98), batch 200 (two staging chunks a grads unit) with weight decay.
+    struct Shape {
+        int depth, batch, n;
+        double weight_decay;
+    };
+    for (const Shape& s : {Shape{2, 37, 120, 0.0}, Shape{1, 128, 260, 0.0}, Shape{3, 200, 450, 1e-3}}) {
+        TaskConfig c;
+        c.depth = s.depth;
+        c.batch_size = s.batch;
+        c.weight_decay = s.weight_decay;
+        CAPTURE(s.depth);
+        CAPTURE(s.batch);
+        check_cluster(c, validate::synthetic_inputs(s.n, 30, 59),
+                      Case{7, fused::kSumLanes, false, kEmulatedSharedBytes}, true);
+    }
+}
+
+TEST_CASE("plan: the cluster launch is refused in one line where it does not run") {
+    TaskConfig c;
+    for (int bad : {-1, 17})
+        CHECK_THROWS_WITH_AS(TaskPlan(c, 300, 70, Path::fused, bad), "fused: a cluster has 1 to 16 blocks", Error);
+    CHECK_THROWS_WITH_AS(TaskPlan(c, 300, 70, Path::cublaslt, 8),
+                         "plan: whole epochs in one cluster launch run cuda-fused's width-82 step only", Error);
+    TaskConfig wide;
+    wide.width = 90;
+    CHECK_THROWS_WITH_AS(TaskPlan(wide, 300, 70, Path::fused, 8),
+                         "plan: whole epochs in one cluster launch run cuda-fused's width-82 step only", Error);
+    // Without clusters the epoch is the steps; with them, one launch that reaches every buffer a
+    // step does (the plan's checker holds its accesses to the buffers' sizes).
+    const TaskPlan steps(c, 300, 70, Path::fused), cluster(c, 300, 70, Path::fused, 16);
+    CHECK(count_ops(steps.epoch(0)).launches() == 1 + 2 * 3);
+    CHECK(count_ops(cluster.epoch(0)).launches() == 2);
+    CHECK_NOTHROW(cluster.check(cluster.epoch(1)));
+    CHECK(std::string(op_name(cluster.epoch_body().front())) == "fused_epochs");
+}
+
+TEST_CASE("fused emulator: a cluster launch's arguments are refused in one line") {
+    TaskConfig c;
+    const TaskPlan plan(c, 300, 70, Path::fused);
+    Emulator emu(plan);
+    for (int bad : {0, 17})
+        CHECK_THROWS_WITH_AS(emu.fused_epochs(0, 1, bad), "fused: a cluster has 1 to 16 blocks", Error);
+    CHECK_THROWS_WITH_AS(emu.fused_epochs(1, 2, 4), "fused: epochs 1 to 2 asked of 2", Error);
+    CHECK_THROWS_WITH_AS(emu.fused_epochs(-1, 1, 4), "fused: epochs -1 to -1 asked of 2", Error);
+    const TaskPlan cublaslt(c, 300, 70, Path::cublaslt);
+    Emulator other(cublaslt);
+    CHECK_THROWS_WITH_AS(other.fused_epochs(0, 1, 4),
+                         "fused: whole epochs in one launch run cuda-fused's width-82 step only", Error);
+    TaskConfig wide;
+    wide.width = 90;
+    const TaskPlan any(wide, 300, 70, Path::fused);
+    Emulator any_emu(any);
+    CHECK_THROWS_WITH_AS(any_emu.fused_epochs(0, 1, 4),
+                         "fused: whole epochs in one launch run cuda-fused's width-82 step only", Error);
+}
