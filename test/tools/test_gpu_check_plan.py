@@ -79,6 +79,20 @@ class Order(unittest.TestCase):
         self.assertFalse(any(s.required for s in plan(2) + plan(3)))
         self.assertFalse(set(DECISIVE[1:]) - {"make-task"} & set(two + names(plan(3))))
 
+    def test_call_8_times_the_cluster_launch_beside_the_two_kernel_step_in_one_call(self):
+        eight = {s.name: s for s in plan(8)}
+        order = names(plan(8))
+        self.assertLess(order.index("gpu-validation-fused-pdl"), order.index("gpu-validation-fused-cluster"))
+        self.assertLess(order.index("run-fused-pdl"), order.index("run-fused-cluster"))
+        self.assertLess(order.index("energy-cuda-fused-protocol"), order.index("energy-cuda-fused-cluster-protocol"))
+        for name in ("gpu-validation-fused-cluster", "run-fused-cluster"):
+            cmd = eight[name].cmd
+            self.assertEqual(cmd[cmd.index("--cluster-blocks") + 1], "16", name)
+            self.assertIn("SCRATCH/rev88.npz", cmd, name)  # the draw every contender reads
+        self.assertIn("--cluster-blocks=16", eight["energy-cuda-fused-cluster-protocol"].cmd)
+        self.assertNotIn("--cluster-blocks", " ".join(eight["gpu-validation-fused-pdl"].cmd))
+        self.assertFalse(any(s.required for s in plan(8)))
+
     def test_no_cpu_suites_on_the_device_and_pytorch_started_once_a_call(self):
         for call in gc_steps.CALLS:
             for s in plan(call):

@@ -183,6 +183,25 @@ class GpuCheckReport(unittest.TestCase):
         self.assertEqual(r["race"]["5"]["verdict"], "race: PASS band 5")
         self.assertNotIn("race", Run().report())
 
+    def test_call_8s_cluster_launch_is_held_to_the_two_kernel_steps_bytes_and_time(self):
+        run = Run()
+        cluster = validation(1.2)
+        cluster["replay_repeatability"]["diagnostics"]["cluster_blocks"] = 16
+        run.out_files.update({"gpu-validation-fused-cluster.json": cluster,
+                              "energy-cuda-fused-cluster-protocol.json": {"energy": {"available": True,
+                                                                                     "joules_per_task": 0.04}}})
+        run.runs["fused-cluster.json"] = dict(run.runs["fused-pdl.json"])
+        r = run.report()
+        self.assertTrue(r["passed"], r["failures"])  # recorded, not part of passing
+        c = r["cluster_launch"]
+        self.assertEqual(c["same_call"]["saving"], 0.2)  # 1.2 ms against the PDL step's 1.5
+        self.assertEqual((c["validation_passed"], c["same_bytes_as_two_kernel_launches"], c["cluster_blocks"]),
+                         (True, True, 16))
+        self.assertEqual(r["energy"]["cuda-fused-cluster-protocol"]["joules_per_task"], 0.04)
+        run.runs["fused-cluster.json"]["predictions_sha256"] = "other"
+        self.assertIs(run.report()["cluster_launch"]["same_bytes_as_two_kernel_launches"], False)
+        self.assertNotIn("cluster_launch", Run().report())
+
     def test_calls_5_to_7_summarise_each_shape_with_the_ratio_to_torch_and_the_energy(self):
         run = Run()
         config = {"depth": 4, "width": 128, "alpha": 1.0, "seed": 11, "epochs": 32, "learning_rate": 0.05,

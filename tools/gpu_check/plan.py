@@ -172,6 +172,22 @@ def call3_steps(c):
                  [c.bin("tools/revgraph"), "run", "--backend", "cuda", "--output", c.s("embedded.json"), "--quiet"])]
 
 
+def call8_steps(c):
+    """Issue 49's cluster launch: cuda-fused with each epoch ONE launch of a 16-block thread-block cluster
+    (--cluster-blocks 16), validated and timed by the same harness right after the two-kernel step with
+    PDL (the engine's default), its bytes against the PDL run's, and both energies over the group's
+    whole window (the kernel lab in call 2 prices the cluster sizes and K tasks a launch)."""
+    return [make_task_step(c, False),
+            validation_step(c, "gpu-validation-fused-pdl", 20, "cuda-fused", False, "--pdl"),
+            validation_step(c, "gpu-validation-fused-cluster", 20, "cuda-fused", False, "--cluster-blocks", "16"),
+            Step("run-fused-pdl", 10, "pdl", run_cmd(c, "fused-pdl.json", "cuda-fused", "--pdl", "--repeat", "3")),
+            Step("run-fused-cluster", 10, "cluster",
+                 run_cmd(c, "fused-cluster.json", "cuda-fused", "--cluster-blocks", "16", "--repeat", "3")),
+            energy_step(c, "energy-cuda-fused-protocol", 55, "cuda-fused", PROTOCOL_WINDOW),
+            energy_step(c, "energy-cuda-fused-cluster-protocol", 55, "cuda-fused", PROTOCOL_WINDOW,
+                        "--cluster-blocks=16")]
+
+
 RACE_DATA = os.path.join(ROOT, ".gpudeps", "race-data")  # the official MNIST files, packed by tools/pack-gpu-deps
 
 
@@ -332,10 +348,10 @@ def shape_call_steps(call):
 
 
 CALL_STEPS = {1: call1_steps, 2: call2_steps, 3: call3_steps, 4: call4_steps,
-              **{n: shape_call_steps(n) for n in SHAPE_CALLS}}
+              **{n: shape_call_steps(n) for n in SHAPE_CALLS}, 8: call8_steps}
 CALL_TITLES = {1: "the decisive evidence", 2: "the rest, when call 1 passed", 3: "what fits neither call",
                4: "the race entries on the GPU", 5: "the frontier's shapes", 6: "the frontier's shapes, continued",
-               7: "the frontier's shapes, the rest"}
+               7: "the frontier's shapes, the rest", 8: "cuda-fused's epochs on a thread-block cluster"}
 
 
 def call_plan(c, call):

@@ -161,21 +161,43 @@ def prediction_agreement(scratch):
     return agreement
 
 
+def replay(gv):
+    """A gpu_validation report's replay section ({} where there is none)."""
+    return (gv or {}).get("replay_repeatability") or {}
+
+
+def same_call(gv_base, gv_new, base, new, source):
+    """Two median task times by the same harness in one call, and the saving (1 - new/base), or None."""
+    base_ms, new_ms = ((replay(g).get("task_ms") or {}).get("median") for g in (gv_base, gv_new))
+    if not (isinstance(base_ms, (int, float)) and isinstance(new_ms, (int, float)) and base_ms > 0):
+        return None
+    return {base: base_ms, new: new_ms, "saving": round(1 - new_ms / base_ms, 4), "source": source}
+
+
+def same_bytes(a, b):
+    """Whether two revgraph run results hold the same result hashes (None where either is missing)."""
+    return None if not (a and b) else all(a.get(k) == b.get(k) for k in RESULT_HASHES)
+
+
 def programmatic_launch(gvp, fused1, fused_pdl, gv_plain=None):
     """cuda-fused with PDL (recorded only): validated like cuda-fused, its bytes against the plain launches',
     and (call 2) its median task time against plain launches timed by the same harness just before."""
-    same_call = None
-    pdl_ms = (((gvp or {}).get("replay_repeatability") or {}).get("task_ms") or {}).get("median")
-    plain_ms = (((gv_plain or {}).get("replay_repeatability") or {}).get("task_ms") or {}).get("median")
-    if isinstance(pdl_ms, (int, float)) and isinstance(plain_ms, (int, float)) and plain_ms > 0:
-        same_call = {"plain_ms": plain_ms, "pdl_ms": pdl_ms, "saving": round(1 - pdl_ms / plain_ms, 4),
-                     "source": "gpu_validation replays (CUDA events), plain then --pdl, one call"}
-    return {"same_call": same_call,
+    return {"same_call": same_call(gv_plain, gvp, "plain_ms", "pdl_ms",
+                                   "gpu_validation replays (CUDA events), plain then --pdl, one call"),
             "validation_passed": None if gvp is None else gvp.get("passed"),
-            "same_bytes_as_plain_launches": None if not (fused1 and fused_pdl) else all(
-                fused1.get(k) == fused_pdl.get(k) for k in RESULT_HASHES),
-            "in_use": None if gvp is None else ((gvp.get("replay_repeatability") or {}).get("diagnostics") or {}).get(
-                "programmatic_dependent_launch")}
+            "same_bytes_as_plain_launches": same_bytes(fused1, fused_pdl),
+            "in_use": None if gvp is None else (replay(gvp).get("diagnostics") or {}).get("programmatic_dependent_launch")}
+
+
+def cluster_launch(gvc, gvp, fused_pdl, fused_cluster):
+    """cuda-fused with each epoch one launch of a thread-block cluster (call 8; recorded only): validated
+    like cuda-fused, its bytes against the two-kernel step's (PDL), and its median task time against that
+    step's timed by the same harness just before."""
+    return {"same_call": same_call(gvp, gvc, "two_kernels_pdl_ms", "cluster_ms",
+                                   "gpu_validation replays (CUDA events), --pdl then --cluster-blocks 16, one call"),
+            "validation_passed": None if gvc is None else gvc.get("passed"),
+            "same_bytes_as_two_kernel_launches": same_bytes(fused_pdl, fused_cluster),
+            "cluster_blocks": None if gvc is None else (replay(gvc).get("diagnostics") or {}).get("cluster_blocks")}
 
 
 def bench(bj):
@@ -286,6 +308,10 @@ def build_report(scratch, out, git_commit, commit_source, gpu_arch, partial, bin
     gvp = load(os.path.join(out, "gpu-validation-fused-pdl.json"))
     report["programmatic_launch"] = programmatic_launch(gvp, fused1, load(os.path.join(scratch, "fused-pdl.json")),
                                                         load(os.path.join(out, "gpu-validation-fused-plain.json")))
+    gvc = load(os.path.join(out, "gpu-validation-fused-cluster.json"))
+    if gvc is not None:
+        report["cluster_launch"] = cluster_launch(gvc, gvp, load(os.path.join(scratch, "fused-pdl.json")),
+                                                  load(os.path.join(scratch, "fused-cluster.json")))
     draw = same_draw(scratch, out)
     report["same_draw"] = draw
     report["timing"] = timings(out, gv, gvf, gvp)

@@ -122,7 +122,8 @@ def timings(out, gv, gvf, gvp):
 
 ENERGY_FILES = (("cuda-fused", "energy-cuda-fused.json"), ("cuda-fused-protocol", "energy-cuda-fused-protocol.json"),
                 ("cuda", "energy-cuda.json"), ("torch-cuda-graph", "energy-torch-cuda-graph.json"),
-                ("cuda-fused-16-at-once", "energy-cuda-fused-x16.json"))
+                ("cuda-fused-16-at-once", "energy-cuda-fused-x16.json"),
+                ("cuda-fused-cluster-protocol", "energy-cuda-fused-cluster-protocol.json"))
 
 
 def energy(out):

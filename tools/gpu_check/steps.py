@@ -18,13 +18,14 @@ SLACK = 0.10  # of each call kept free: start-up, the report after every step, t
 STEP_BUDGET = int(CALL_SECONDS * (1 - SLACK))  # 270 s: what one call's step limits may add up to
 
 
-CALLS = (1, 2, 3, 4, 5, 6, 7)  # 1: the decisive evidence; 2: the rest, or a rerun of what failed; 3: what fits
+CALLS = (1, 2, 3, 4, 5, 6, 7, 8)  # 1: the decisive evidence; 2: the rest, or a rerun of what failed; 3: what fits
 # neither; 4: the race entries (revgraph export) through the local harness, as the challenge runs them;
-# 5-7: the frontier's shapes (each entry's config: both backends, the PyTorch learner, energy, sanitizers)
+# 5-7: the frontier's shapes (each entry's config: both backends, the PyTorch learner, energy, sanitizers);
+# 8: cuda-fused's epochs on a thread-block cluster beside its two-kernel step (issue 49)
 
 
 GROUPS = ("binaries", "gpu-suite", "task", "gpu-validation", "two-process", "timing", "energy", "kernel-lab",
-          "sanitizer", "throughput", "ncu", "pdl", "validate", "race", "shapes", "rest")
+          "sanitizer", "throughput", "ncu", "pdl", "cluster", "validate", "race", "shapes", "rest")
 
 
 @dataclasses.dataclass
