@@ -146,24 +146,29 @@ bool cpu_lanes(const cuda::TaskPlan& plan, const PreparedInputs& prepared) {
 }
 
 // The whole task in one cluster launch (engine/cuda/fused_cluster.hpp) on the emulator, at a
-// cluster of 16 blocks and of 5 (a step's units not a multiple), in order and last to first,
-// against the float reference's bits.
+// cluster of 16 blocks and its default groups, of 5 blocks of one group (a step's units not a
+// multiple) and of 3 of four groups, in order and last to first, against the float reference's bits.
 bool cpu_clusters(const cuda::TaskPlan& plan, const PreparedInputs& prepared, cpu::Trainer<float>& ref) {
     bool ok = true;
     std::printf("cpu: the whole task in one cluster launch on the emulator against the float reference's bits\n");
-    std::printf("%-9s %-14s %s\n", "blocks", "items", "bits");
-    for (int blocks : {fused::kClusterBlocks, 5})
+    std::printf("%-9s %-7s %-14s %s\n", "blocks", "groups", "items", "bits");
+    struct Shape {
+        int blocks, groups;
+    };
+    for (const Shape& sh : {Shape{fused::kClusterBlocks, fused::kClusterGroups}, Shape{5, 1}, Shape{3, 4}})
         for (bool reverse : {false, true}) {
             cuda::Emulator emu(plan);
             emu.set_reverse_order(reverse);
+            emu.set_cluster_groups(sh.groups);
             emu.upload(prepared);
             emu.execute(plan.reset());
             emu.execute(plan.normalize());
-            emu.fused_epochs(0, plan.config().epochs, blocks);
+            emu.fused_epochs(0, plan.config().epochs, sh.blocks);
             emu.execute(plan.predict());
             const bool equal = emu.f32(Buf::params) == ref.parameters() && emu.f32(Buf::velocity) == ref.velocity() &&
                                emu.i64(Buf::predictions) == ref.predictions();
-            std::printf("%-9d %-14s %s\n", blocks, reverse ? "last to first" : "in order", equal ? "equal" : "DIFFER");
+            std::printf("%-9d %-7d %-14s %s\n", sh.blocks, sh.groups, reverse ? "last to first" : "in order",
+                        equal ? "equal" : "DIFFER");
             ok = ok && equal;
         }
     return ok;
@@ -401,7 +406,8 @@ bool gpu_orders_odd_batches(const TaskInputs& inputs, std::size_t shared_limit, 
 
 // Whole epochs on a thread-block cluster (engine/cuda/fused_cluster.hpp) beside the two-kernel step:
 // the task's every epoch in ONE launch (each epoch's order read from the resident permutations) at
-// clusters of 2, 4, 8 and 16 blocks, at 16 also with 4 and 8 rows a rows unit, and K tasks in one launch (K clusters, a
+// clusters of 2, 4, 8 and 16 blocks, at 16 also with 1 and 4 thread groups a block and 4 and 8 rows a
+// rows unit, and K tasks in one launch (K clusters, a
 // task each), each checked against the emulator's two-kernel epochs, then timed beside the same epochs as two kernels
 // a step (Programmatic Dependent Launch where the build has sm_90 code, as the engine runs them).
 // A task's time is the launch's over K. A cluster the device cannot place is said, not failed.
@@ -426,9 +432,9 @@ bool gpu_clusters(const cuda::TaskPlan& plan, const PreparedInputs& prepared, st
     bool ok = true;
     std::printf("gpu: the whole task (%d epochs, %d steps) in one launch on a cluster, beside two kernels a step\n",
                 epochs, steps);
-    std::printf("%-34s %-6s %17s %10s\n", "launch", "bits", "task_us min/med", "us/step");
+    std::printf("%-42s %-6s %17s %10s\n", "launch", "bits", "task_us min/med", "us/step");
     const auto row = [&](const std::string& what, bool equal, Micros t, int tasks) {
-        std::printf("%-34s %-6s %8.2f/%8.2f %10.2f\n", what.c_str(), equal ? "equal" : "DIFFER", t.min / tasks,
+        std::printf("%-42s %-6s %8.2f/%8.2f %10.2f\n", what.c_str(), equal ? "equal" : "DIFFER", t.min / tasks,
                     t.median / tasks, t.median / tasks / steps);
         ok = ok && equal;
     };
@@ -461,23 +467,25 @@ bool gpu_clusters(const cuda::TaskPlan& plan, const PreparedInputs& prepared, st
     one.weights_shared =
         fused::weights_fit(fused::rows_state_floats(one.step.rows_per_block), one.step.param_count, limit);
     const std::size_t smem = fused::cluster_shared_bytes(one, one.step.sum_lanes);
-    // Cluster sizes at the default rows a unit, then more rows a unit (fewer rows units a step, each
-    // longer: the two-kernel step measured slower so, but a cluster runs its units in series).
+    // Cluster sizes at the default rows a unit and groups, then one and four groups a block (units a
+    // block runs at once), then more rows a unit (fewer rows units a step, each longer: the two-kernel
+    // step measured slower so, but a cluster runs its units in series).
     struct Shape {
-        int blocks, rows_per_block;
+        int blocks, rows_per_block, groups;
     };
-    for (const Shape& sh :
-         {Shape{2, fused::kRowsPerBlock}, Shape{4, fused::kRowsPerBlock}, Shape{8, fused::kRowsPerBlock},
-          Shape{16, fused::kRowsPerBlock}, Shape{16, 4}, Shape{16, 8}}) {
+    const int rpb = fused::kRowsPerBlock, groups = fused::kClusterGroups;
+    for (const Shape& sh : {Shape{2, rpb, groups}, Shape{4, rpb, groups}, Shape{8, rpb, groups}, Shape{16, rpb, groups},
+                            Shape{16, rpb, 1}, Shape{16, rpb, 4}, Shape{16, 4, groups}, Shape{16, 8, groups}}) {
         fused::EpochsArgs a = one;
         a.step.rows_per_block = sh.rows_per_block;
+        a.groups = sh.groups;
         a.weights_shared = fused::weights_fit(fused::rows_state_floats(sh.rows_per_block), a.step.param_count, limit);
-        const std::string what =
-            "cluster of " + std::to_string(sh.blocks) + ", " + std::to_string(sh.rows_per_block) + " rows a unit";
+        const std::string what = "cluster of " + std::to_string(sh.blocks) + ", " + std::to_string(sh.groups) +
+                                 " groups, " + std::to_string(sh.rows_per_block) + " rows a unit";
         if (const std::string problem = cuda::kernels::fused_cluster_problem(
                 sh.blocks, a.step.sum_lanes, fused::cluster_shared_bytes(a, a.step.sum_lanes));
             !problem.empty()) {
-            std::printf("%-34s not run (%s)\n", what.c_str(), problem.c_str());
+            std::printf("%-42s not run (%s)\n", what.c_str(), problem.c_str());
             continue;
         }
         const auto launch = [&] { cuda::kernels::launch_fused_cluster(a, sh.blocks, 1, nullptr, stream); };

@@ -121,25 +121,28 @@ void Emulator::fused_step(const FusedStepOp& op) {
 }
 
 namespace {
-// A cluster's blocks as the emulator runs them: rank after rank (last to first with `reverse`), each
-// rank's units rank, rank + blocks, ... (also reversed), each unit on shared memory poisoned with NaN
-// (a unit that read what an earlier unit of its block left would differ from the device only where
-// the two ran in another order; poisoned, it fails here).
+// A cluster's blocks as the emulator runs them: rank after rank (last to first with `reverse`), in
+// each rank group after group, each group's units (rank·groups + group, then every
+// blocks·groups-th) in turn (also reversed), each unit on shared memory poisoned with NaN (a unit
+// that read what an earlier unit of its group left would differ from the device only where the two
+// ran in another order; poisoned, it fails here).
 struct SequentialClusterLoop {
-    int blocks = 1;
+    int blocks = 1, groups = 1;
     bool reverse = false;
     std::vector<float>* shared = nullptr;
     std::size_t floats = 0;
     template <class F>
-    void units(int count, F&& unit, float*) const {
-        for (int k = 0; k < blocks; ++k) {
-            const int rank = nth_block(k, blocks, reverse);
+    void units(int count, F&& unit) const {
+        const fused::SequentialExec ex{reverse};
+        const int slots = blocks * groups;
+        for (int k = 0; k < slots; ++k) {
+            const int slot = nth_block(k, slots, reverse);  // rank·groups + group
             std::vector<int> mine;
-            for (int u = rank; u < count; u += blocks) mine.push_back(u);
+            for (int u = slot; u < count; u += slots) mine.push_back(u);
             if (reverse) std::reverse(mine.begin(), mine.end());
             for (int u : mine) {
                 shared->assign(floats, std::numeric_limits<float>::quiet_NaN());
-                unit(u, shared->data());
+                unit(ex, u, shared->data());
             }
         }
     }
@@ -149,15 +152,15 @@ struct SequentialClusterLoop {
 // The cluster's loop (fused::cluster_epochs) on `a` at this emulator's launch shape and order.
 void Emulator::run_cluster(fused::EpochsArgs a, int cluster_blocks) {
     if (const char* problem = fused::cluster_blocks_problem(cluster_blocks)) throw Error(problem);
+    a.groups = cluster_groups_;
     a.step.rows_per_block = rows_per_block_;
     a.step.sum_lanes = sum_lanes_;
     a.weights_shared =
         fused::weights_fit(fused::rows_state_floats(a.step.rows_per_block), a.step.param_count, shared_bytes_);
-    const fused::SequentialExec ex{reverse_};
-    const SequentialClusterLoop loop{cluster_blocks, reverse_, &shared_,
-                                     fused::cluster_shared_bytes(a, a.step.sum_lanes) / sizeof(float)};
+    const SequentialClusterLoop loop{cluster_blocks, a.groups, reverse_, &shared_,
+                                     fused::group_shared_bytes(a, a.step.sum_lanes) / sizeof(float)};
     model::with_sum_lanes(a.step.sum_lanes,
-                          [&](auto lanes) { fused::cluster_epochs<decltype(lanes)::value>(ex, loop, a, nullptr); });
+                          [&](auto lanes) { fused::cluster_epochs<decltype(lanes)::value>(loop, a); });
 }
 
 void Emulator::fused_epochs(const FusedEpochsOp& op) {

@@ -62,6 +62,12 @@ public:
     // those of the epochs' programs (plan.epoch(e)). A plan with cluster_blocks runs the same loop
     // an epoch at a time (FusedEpochsOp).
     void fused_epochs(int first, int count, int cluster_blocks);
+    // Emulate the cluster kernel's blocks with another count of thread groups (units a block runs at
+    // once) than fused::kClusterGroups: a launch shape, so the bits must not change.
+    void set_cluster_groups(int groups) {
+        if (const char* problem = fused::cluster_groups_problem(groups)) throw Error(problem);
+        cluster_groups_ = groups;
+    }
 
     std::vector<float>& f32(Buf b) { return f32_.at(static_cast<std::size_t>(b)); }
     std::vector<std::int32_t>& i32(Buf b) { return i32_.at(static_cast<std::size_t>(b)); }
@@ -74,6 +80,7 @@ private:
     int rows_per_block_ = fused::kRowsPerBlock;
     int predict_tile_ = fused::kPredictTile;
     int sum_lanes_ = fused::kSumLanes;
+    int cluster_groups_ = fused::kClusterGroups;
     std::vector<float> shared_;  // the fused kernels' shared memory, re-carved by each block
     std::vector<std::vector<float>> f32_;
     std::vector<std::vector<std::int32_t>> i32_;

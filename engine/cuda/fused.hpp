@@ -165,7 +165,7 @@ inline bool weights_fit(std::size_t state_floats, int param_count, std::size_t s
 
 // Rows kernel: [weights] state, dstate (rows_per_block x kStateLd each), scores, the softmax's
 // exponentials, dscores (x 10), labels (one int32 a row, in a float's slot).
-constexpr std::size_t rows_state_floats(int rows_per_block) {
+RG_HD constexpr std::size_t rows_state_floats(int rows_per_block) {
     return static_cast<std::size_t>(rows_per_block) * (2 * kStateLd + 3 * kClasses + 1);
 }
 // Predict kernel: [weights] state (tile x kStateLd).
@@ -194,7 +194,7 @@ RG_HD constexpr std::size_t grads_floats(int lanes) {
 // (8 lanes), which the launcher asks for (kernels::prepare_fused_kernels opts in to the device's limit).
 static_assert(grads_floats(1) * sizeof(float) <= 48 * 1024, "a grads block in index order fits 48 KB");
 
-inline std::size_t shared_bytes(std::size_t state_floats, int param_count, bool weights_shared) {
+RG_HD std::size_t shared_bytes(std::size_t state_floats, int param_count, bool weights_shared) {
     return (state_floats + staged_floats(param_count, weights_shared)) * sizeof(float);
 }
 

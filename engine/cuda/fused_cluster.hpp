@@ -28,14 +28,24 @@
 namespace revgraph::cuda::fused {
 
 // Blocks a cluster: 16 is the most sm_90 allows (past the portable 8, opted in by the launcher); a
-// step's units spread over as many SMs as a cluster may have. Threads: the grads kernel's 256 (the
-// rows phases' items spread over any count).
+// step's units spread over as many SMs as a cluster may have. Threads: the grads kernel's 256.
+// Groups: a block runs `groups` units at once, each on its own 256/groups threads with a barrier of
+// its own (a named barrier on the GPU), so that a 16-block cluster runs a rev88 step's 64 rows units
+// 2 rounds deep instead of 4 and its 66 grads units (at most 123 items each, one round of 128
+// threads) 3 deep instead of 5: a phase is a chain of dependent adds, which two units on one SM
+// interleave. A launch shape, like rows per block: units are independent, so the bits are the same
+// at any count (the emulator runs each group's units in turn; the kernel lab times 1, 2 and 4).
 inline constexpr int kClusterBlocks = 16;
 inline constexpr int kMaxClusterBlocks = 16;
 inline constexpr int kClusterThreads = kGradsThreads;
+inline constexpr int kClusterGroups = 2;
 
 inline const char* cluster_blocks_problem(int blocks) {
     return blocks < 1 || blocks > kMaxClusterBlocks ? "fused: a cluster has 1 to 16 blocks" : nullptr;
+}
+// Groups of whole warps (a named barrier counts warps), at most 4 (64 threads, a warp pair).
+inline const char* cluster_groups_problem(int groups) {
+    return groups == 1 || groups == 2 || groups == 4 ? nullptr : "fused: a cluster block has 1, 2 or 4 groups";
 }
 
 // What a launch of whole epochs needs beyond one step's arguments: the resident permutations (epoch
@@ -46,24 +56,30 @@ struct EpochsArgs {
     std::int64_t train_count = 0;
     int batch_size = 0;
     int first_epoch = 0, epochs = 0;
+    int groups = kClusterGroups;  // units a block runs at once (a launch shape)
     bool weights_shared = false;  // the rows units stage the parameters in shared memory
 };
 
-// The shared memory a block needs: the larger of a rows block's and a grads block's.
-inline std::size_t cluster_shared_bytes(const EpochsArgs& a, int lanes) {
+// The shared memory of one group: the larger of a rows block's and a grads block's, rounded to 16
+// bytes so the next group's starts on 16 bytes too.
+RG_HD std::size_t group_shared_bytes(const EpochsArgs& a, int lanes) {
     const std::size_t rows =
         shared_bytes(rows_state_floats(a.step.rows_per_block), a.step.param_count, a.weights_shared);
     const std::size_t grads = grads_floats(lanes) * sizeof(float);
-    return rows > grads ? rows : grads;
+    return ((rows > grads ? rows : grads) + 15) / 16 * 16;
+}
+// A block's: every group's.
+inline std::size_t cluster_shared_bytes(const EpochsArgs& a, int lanes) {
+    return static_cast<std::size_t>(a.groups) * group_shared_bytes(a, lanes);
 }
 
-// The epochs' steps, each as the rows units then the grads units, the cluster's blocks sharing out
-// each set. Loop: the executor of the cluster's units — on a GPU, each block runs its rank's units
-// (rank, rank + blocks, ...) and waits at the cluster barrier; on the CPU (the emulator), every rank
-// in turn. `smem` is the block's; a unit's phases end with a block barrier, so the next unit may
-// carve it anew.
-template <int L, class Exec, class Loop>
-RG_HD void cluster_epochs(Exec& ex, const Loop& loop, const EpochsArgs& a, float* smem) {
+// The epochs' steps, each as the rows units then the grads units, the cluster's blocks (and their
+// groups) sharing out each set. Loop: the executor of the cluster's units — on a GPU, each group
+// runs units rank·groups + group, then every blocks·groups-th after it, on its own executor and
+// shared memory, then the cluster barrier; on the CPU (the emulator), every group of every rank in
+// turn. A unit's phases end with its group's barrier, so its next unit may carve the memory anew.
+template <int L, class Loop>
+RG_HD void cluster_epochs(const Loop& loop, const EpochsArgs& a) {
     const int grads_units = 2 * a.step.depth * ceil_div(kHalf, kBranchOutGroup) + ceil_div(kClasses, kHeadOutGroup);
     for (int e = a.first_epoch; e < a.first_epoch + a.epochs; ++e) {
         for (std::int64_t first = 0; first < a.train_count; first += a.batch_size) {
@@ -73,15 +89,10 @@ RG_HD void cluster_epochs(Exec& ex, const Loop& loop, const EpochsArgs& a, float
             s.rows = a.train_count - first < a.batch_size ? static_cast<int>(a.train_count - first) : a.batch_size;
             s.gather_before_wait = false;
             const int rows_units = ceil_div(s.rows, s.rows_per_block);
-            loop.units(
-                rows_units,
-                [&](int unit, float* block_smem) {
-                    step_rows<L>(ex, s, unit,
-                                 carve_rows(block_smem, s.param_count, a.weights_shared, s.rows_per_block));
-                },
-                smem);
-            loop.units(
-                grads_units, [&](int unit, float* block_smem) { step_grads<L>(ex, s, unit, block_smem); }, smem);
+            loop.units(rows_units, [&](auto& ex, int unit, float* smem) {
+                step_rows<L>(ex, s, unit, carve_rows(smem, s.param_count, a.weights_shared, s.rows_per_block));
+            });
+            loop.units(grads_units, [&](auto& ex, int unit, float* smem) { step_grads<L>(ex, s, unit, smem); });
         }
     }
 }

@@ -29,6 +29,7 @@ struct Case {
     int cluster_blocks, lanes;
     bool reverse;
     std::size_t shared_bytes;
+    int groups = fused::kClusterGroups;
 };
 
 // The task epoch by epoch (the plan's epoch programs: the order's copy, then one cluster launch), or
@@ -43,6 +44,7 @@ void check_cluster(const TaskConfig& c, const TaskInputs& inputs, const Case& k,
     Emulator emu(plan, k.shared_bytes);
     emu.set_sum_lanes(k.lanes);
     emu.set_reverse_order(k.reverse);
+    emu.set_cluster_groups(k.groups);
     emu.upload(task.prepared());
     cpu::Trainer<float> ref(task.prepared(), k.lanes);
     emu.execute(plan.reset());
@@ -71,18 +73,21 @@ void check_cluster(const TaskConfig& c, const TaskInputs& inputs, const Case& k,
 
 TEST_CASE("fused emulator: whole epochs on a cluster give the float32 trainer's bits") {
     // rev88's model; 300 rows at batch 128: steps of 128, 128 and 44 rows (64, 64 and 22 rows units,
-    // 66 grads units). Clusters of 16 (the default: 4 and 5 units a block), 5 (a step's units not a
-    // multiple), 1 (one block runs everything) and 2 in 4 lanes.
+    // 66 grads units). Clusters of 16 (the default: 2 groups, so 2 and 3 units a group), 5 (a step's
+    // units not a multiple), 1 (one block runs everything), one and four groups a block, and 2 in 4
+    // lanes.
     TaskConfig c;
     c.epochs = 3;
     const TaskInputs inputs = validate::synthetic_inputs(300, 70, 53);
     for (const Case& k : {Case{fused::kClusterBlocks, fused::kSumLanes, false, kEmulatedSharedBytes},
-                          Case{5, fused::kSumLanes, true, kEmulatedSharedBytes}, Case{1, fused::kSumLanes, false, 0},
-                          Case{2, 4, true, kEmulatedSharedBytes}})
+                          Case{5, fused::kSumLanes, true, kEmulatedSharedBytes}, Case{1, fused::kSumLanes, false, 0, 1},
+                          Case{3, fused::kSumLanes, true, kEmulatedSharedBytes, 4},
+                          Case{16, fused::kSumLanes, false, 0, 1}, Case{2, 4, true, kEmulatedSharedBytes}})
         for (bool one_launch : {false, true}) {
             CAPTURE(k.cluster_blocks);
             CAPTURE(k.lanes);
             CAPTURE(k.reverse);
+            CAPTURE(k.groups);
             CAPTURE(one_launch);
             check_cluster(c, inputs, k, one_launch);
         }
@@ -132,6 +137,8 @@ TEST_CASE("fused emulator: a cluster launch's arguments are refused in one line"
     Emulator emu(plan);
     for (int bad : {0, 17})
         CHECK_THROWS_WITH_AS(emu.fused_epochs(0, 1, bad), "fused: a cluster has 1 to 16 blocks", Error);
+    for (int bad : {0, 3, 8})
+        CHECK_THROWS_WITH_AS(emu.set_cluster_groups(bad), "fused: a cluster block has 1, 2 or 4 groups", Error);
     CHECK_THROWS_WITH_AS(emu.fused_epochs(1, 2, 4), "fused: epochs 1 to 2 asked of 2", Error);
     CHECK_THROWS_WITH_AS(emu.fused_epochs(-1, 1, 4), "fused: epochs -1 to -1 asked of 2", Error);
     const TaskPlan cublaslt(c, 300, 70, Path::cublaslt);

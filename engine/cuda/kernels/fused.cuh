@@ -114,23 +114,45 @@ __device__ __forceinline__ void cluster_barrier() {
 }
 #endif
 
-// A block of a cluster runs a step's units as a kernel's block runs its phases; nothing waits for
-// another grid, and nothing lets one go (the next launch starts after this one, plainly).
-struct ClusterExec : BlockExec {
+// A group of a cluster block's threads runs a unit's phases as a kernel's block runs them, over its
+// own threads and ending each phase at its own named barrier (id 1 + group; 0 is __syncthreads');
+// nothing waits for another grid, and nothing lets one go (the next launch starts after this one).
+struct GroupExec {
+    int first_thread, threads, barrier;
+    template <class F>
+    __device__ __forceinline__ void issue(int count, F&& item) const {
+        for (int i = static_cast<int>(threadIdx.x) - first_thread; i < count; i += threads) item(i);
+    }
+    template <class F>
+    __device__ __forceinline__ void phase(int count, F&& item) const {
+        issue(count, item);
+#if defined(RG_ASYNC_COPY)
+        asm volatile("cp.async.wait_all;" ::: "memory");
+#endif
+        asm volatile("bar.sync %0, %1;" ::"r"(barrier), "r"(threads) : "memory");
+    }
     __device__ __forceinline__ void wait_for_prior_grid() const {}
     __device__ __forceinline__ void launch_dependents() const {}
 };
 
-// Units rank, rank + blocks, ... of a set, then the cluster barrier.
+// Units rank·groups + group, then every blocks·groups-th after it, each group on its own slice of
+// shared memory, then the cluster barrier (every thread of the cluster, whichever group it is in).
 struct ClusterLoop {
+    int groups;
+    std::size_t group_floats;
+    float* smem;
     template <class F>
-    __device__ __forceinline__ void units(int count, F&& unit, float* smem) const {
+    __device__ __forceinline__ void units(int count, F&& unit) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        const int blocks = cluster_size();
-        for (int u = cluster_rank(); u < count; u += blocks) unit(u, smem);
+        const int threads = static_cast<int>(blockDim.x) / groups;
+        const int group = static_cast<int>(threadIdx.x) / threads;
+        GroupExec ex{group * threads, threads, 1 + group};
+        float* const mine = smem + static_cast<std::size_t>(group) * group_floats;
+        const int stride = cluster_size() * groups;
+        for (int u = cluster_rank() * groups + group; u < count; u += stride) unit(ex, u, mine);
         cluster_barrier();
 #else
-        (void)count, (void)unit, (void)smem;
+        (void)count, (void)unit;
 #endif
     }
 };
@@ -142,9 +164,8 @@ __global__ void __launch_bounds__(fused::kClusterThreads, 1)
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
     extern __shared__ __align__(16) float fused_smem[];  // 16-byte loads (fused_layout.hpp)
     const fused::EpochsArgs a = tasks != nullptr ? tasks[blockIdx.x / static_cast<unsigned int>(cluster_size())] : one;
-    ClusterExec ex;
-    const ClusterLoop loop;
-    fused::cluster_epochs<L>(ex, loop, a, fused_smem);
+    const ClusterLoop loop{a.groups, fused::group_shared_bytes(a, L) / sizeof(float), fused_smem};
+    fused::cluster_epochs<L>(loop, a);
 #else
     (void)one, (void)tasks;
     __trap();
@@ -309,6 +330,7 @@ void launch_fused_cluster(const fused::EpochsArgs& args, int cluster_blocks, int
     NVTX_RANGE("fused_cluster");
     if (const char* problem = fused::cluster_blocks_problem(cluster_blocks)) throw Error(problem);
     if (const char* problem = fused::rows_per_block_problem(args.step.rows_per_block)) throw Error(problem);
+    if (const char* problem = fused::cluster_groups_problem(args.groups)) throw Error(problem);
     if (tasks < 1 || (tasks > 1 && device_tasks == nullptr))
         throw Error("fused: a cluster launch of several tasks needs their arguments on the device");
     const std::size_t smem = fused::cluster_shared_bytes(args, args.step.sum_lanes);
