@@ -23,8 +23,8 @@ struct RuntimeOptions {
     bool programmatic_launch = true;
     // cuda-fused at width 82: 0 runs a step as two kernels (the default); 1..16 runs each epoch's
     // steps in ONE launch of a thread-block cluster of that many blocks (sm_90+;
-    // engine/cuda/fused_cluster.hpp): the same bytes. Off by default until a GPU report times it
-    // against the two-kernel step (bench/NOTES.md); --cluster-blocks N sets it.
+    // engine/cuda/fused_cluster.hpp), built to give the same bytes. Off by default until a GPU report
+    // times it against the two-kernel step (bench/NOTES.md); --cluster-blocks N sets it.
     int fused_cluster_blocks = 0;
     bool operator==(const RuntimeOptions&) const = default;
 

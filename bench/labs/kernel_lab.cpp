@@ -464,8 +464,7 @@ bool gpu_clusters(const cuda::TaskPlan& plan, const PreparedInputs& prepared, st
         row(std::string("two kernels a step") + (pdl ? " (PDL)" : ""), equal, timer.us(two_kernels), 1);
     }
     fused::EpochsArgs one = cuda::epochs_from_permutations(plan, mem, 0, epochs);
-    one.weights_shared =
-        fused::weights_fit(fused::rows_state_floats(one.step.rows_per_block), one.step.param_count, limit);
+    one.weights_shared = fused::cluster_weights_fit(one.step.rows_per_block, one.step.param_count, one.groups, limit);
     const std::size_t smem = fused::cluster_shared_bytes(one, one.step.sum_lanes);
     // Cluster sizes at the default rows a unit and groups, then one and four groups a block (units a
     // block runs at once), then more rows a unit (fewer rows units a step, each longer: the two-kernel
@@ -479,7 +478,7 @@ bool gpu_clusters(const cuda::TaskPlan& plan, const PreparedInputs& prepared, st
         fused::EpochsArgs a = one;
         a.step.rows_per_block = sh.rows_per_block;
         a.groups = sh.groups;
-        a.weights_shared = fused::weights_fit(fused::rows_state_floats(sh.rows_per_block), a.step.param_count, limit);
+        a.weights_shared = fused::cluster_weights_fit(sh.rows_per_block, a.step.param_count, sh.groups, limit);
         const std::string what = "cluster of " + std::to_string(sh.blocks) + ", " + std::to_string(sh.groups) +
                                  " groups, " + std::to_string(sh.rows_per_block) + " rows a unit";
         if (const std::string problem = cuda::kernels::fused_cluster_problem(
@@ -499,7 +498,11 @@ bool gpu_clusters(const cuda::TaskPlan& plan, const PreparedInputs& prepared, st
     for (int blocks : {8, 16})
         for (int tasks : {4, 16}) {
             const std::string what = std::to_string(tasks) + " tasks, clusters of " + std::to_string(blocks);
-            if (!cuda::kernels::fused_cluster_problem(blocks, one.step.sum_lanes, smem).empty()) continue;
+            if (const std::string problem = cuda::kernels::fused_cluster_problem(blocks, one.step.sum_lanes, smem);
+                !problem.empty()) {
+                std::printf("%-42s not run (%s)\n", what.c_str(), problem.c_str());
+                continue;
+            }
             std::vector<cuda::DeviceMemory> mems;
             std::vector<fused::EpochsArgs> args;
             for (int t = 0; t < tasks; ++t) {
@@ -508,6 +511,8 @@ bool gpu_clusters(const cuda::TaskPlan& plan, const PreparedInputs& prepared, st
                 args.push_back(cuda::epochs_from_permutations(plan, mems.back(), 0, epochs));
                 args.back().weights_shared = one.weights_shared;
             }
+            for (const fused::EpochsArgs& t : args)  // `one` sizes the launch (kernels.hpp)
+                if (!fused::same_launch_shape(t, one)) throw Error("kernel lab: K tasks of unlike launch shapes");
             const cuda::DeviceBuffer device_args(args.size() * sizeof(fused::EpochsArgs));
             cudaCheck(cudaMemcpy(device_args.get(), args.data(), device_args.bytes(), cudaMemcpyHostToDevice));
             const auto* on_device = static_cast<const fused::EpochsArgs*>(device_args.get());

@@ -307,10 +307,16 @@ nlohmann::ordered_json CudaBackend::diagnostics() const {
     j["path"] = path_name(im.plan.path());
     j["launches_per_step"] = {{"first_batch", counts(im.steps.front())}, {"last_batch", counts(im.steps.back())}};
     j["programmatic_dependent_launch"] = im.programmatic;
-    j["cluster_blocks"] = im.plan.cluster_blocks();  // 0: two kernels a step; else one launch an epoch
-    if (im.plan.path() == Path::fused)
-        j["fused_weights_in_shared_memory"] = {{"step", static_cast<bool>(im.steps.front().fused_weights_shared.at(0))},
+    // 0: two kernels a step; else each epoch one launch of a cluster (launches_per_step is then the
+    // eager step()'s, and what the epoch graph runs is launches_per_epoch).
+    j["cluster_blocks"] = im.plan.cluster_blocks();
+    const bool cluster = im.plan.cluster_blocks() != 0;
+    if (cluster) j["launches_per_epoch"] = counts(im.epoch_body);
+    if (im.plan.path() == Path::fused) {
+        const CompiledProgram& training = cluster ? im.epoch_body : im.steps.front();
+        j["fused_weights_in_shared_memory"] = {{"step", static_cast<bool>(training.fused_weights_shared.at(0))},
                                                {"predict", static_cast<bool>(im.predict.fused_weights_shared.at(0))}};
+    }
     j["graph_nodes"] = im.graphs.nodes();
     j["matmul_shapes"] = im.matmuls ? im.matmuls->describe() : nlohmann::ordered_json::array();
     // Strided batches the library had no deterministic algorithm for, run product by product

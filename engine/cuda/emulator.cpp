@@ -1,6 +1,7 @@
 #include "engine/cuda/emulator.hpp"
 
 #include <algorithm>
+#include <string>
 #include <limits>
 #include <type_traits>
 
@@ -76,7 +77,7 @@ void Emulator::execute(const Program& program) {
         } else if constexpr (std::is_same_v<T, FusedAnyPredictOp>) {
             fused_any_predict(op);
         } else if constexpr (std::is_same_v<T, FusedEpochsOp>) {
-            fused_epochs(op);
+            cluster_epoch(op);
         } else {
             static_assert(HostRun<T>, "an operation of the plan has no run_host (see docs/adding-an-op.md)");
             ops::run_host(ops::resolve(op, memory));
@@ -122,48 +123,57 @@ void Emulator::fused_step(const FusedStepOp& op) {
 
 namespace {
 // A cluster's blocks as the emulator runs them: rank after rank (last to first with `reverse`), in
-// each rank group after group, each group's units (rank·groups + group, then every
-// blocks·groups-th) in turn (also reversed), each unit on shared memory poisoned with NaN (a unit
-// that read what an earlier unit of its group left would differ from the device only where the two
-// ran in another order; poisoned, it fails here).
+// each rank group after group, each group's units (fused::unit_slots, the device's mapping) in turn
+// (also reversed), each on its group's slice of the block's shared memory, poisoned with NaN before
+// every unit (a unit that read what an earlier unit of its group left would differ from the device
+// only where the two ran in another order; poisoned, it fails here).
 struct SequentialClusterLoop {
     int blocks = 1, groups = 1;
     bool reverse = false;
-    std::vector<float>* shared = nullptr;
-    std::size_t floats = 0;
+    std::vector<float>* shared = nullptr;  // the block's: groups slices of group_floats
+    std::size_t group_floats = 0;
     template <class F>
     void units(int count, F&& unit) const {
         const fused::SequentialExec ex{reverse};
-        const int slots = blocks * groups;
-        for (int k = 0; k < slots; ++k) {
-            const int slot = nth_block(k, slots, reverse);  // rank·groups + group
-            std::vector<int> mine;
-            for (int u = slot; u < count; u += slots) mine.push_back(u);
-            if (reverse) std::reverse(mine.begin(), mine.end());
-            for (int u : mine) {
-                shared->assign(floats, std::numeric_limits<float>::quiet_NaN());
-                unit(ex, u, shared->data());
+        shared->assign(static_cast<std::size_t>(groups) * group_floats, std::numeric_limits<float>::quiet_NaN());
+        for (int r = 0; r < blocks; ++r)
+            for (int g = 0; g < groups; ++g) {
+                const int rank = nth_block(r, blocks, reverse), group = nth_block(g, groups, reverse);
+                const fused::UnitSlots slots = fused::unit_slots(rank, group, blocks, groups);
+                std::vector<int> mine;
+                for (int u = slots.first; u < count; u += slots.stride) mine.push_back(u);
+                if (reverse) std::reverse(mine.begin(), mine.end());
+                float* const slice = shared->data() + static_cast<std::size_t>(group) * group_floats;
+                for (int u : mine) {
+                    std::fill(slice, slice + group_floats, std::numeric_limits<float>::quiet_NaN());
+                    unit(ex, u, slice);
+                }
             }
-        }
     }
 };
 }  // namespace
 
-// The cluster's loop (fused::cluster_epochs) on `a` at this emulator's launch shape and order.
+// The cluster's loop (fused::cluster_epochs) on `a` at this emulator's launch shape, groups and order,
+// on the shared memory the device's blocks would have (refused past the emulated limit, as the
+// device refuses it).
 void Emulator::run_cluster(fused::EpochsArgs a, int cluster_blocks) {
     if (const char* problem = fused::cluster_blocks_problem(cluster_blocks)) throw Error(problem);
     a.groups = cluster_groups_;
     a.step.rows_per_block = rows_per_block_;
     a.step.sum_lanes = sum_lanes_;
-    a.weights_shared =
-        fused::weights_fit(fused::rows_state_floats(a.step.rows_per_block), a.step.param_count, shared_bytes_);
+    a.weights_shared = fused::cluster_weights_fit(a.step.rows_per_block, a.step.param_count, a.groups, shared_bytes_);
+    const std::size_t block_bytes = fused::cluster_shared_bytes(a, a.step.sum_lanes);
+    if (shared_bytes_ != 0 && block_bytes > shared_bytes_)
+        throw Error("fused: a cluster block of " + std::to_string(a.groups) + " groups needs " +
+                    std::to_string(block_bytes) + " bytes of shared memory, past the emulated " +
+                    std::to_string(shared_bytes_));
     const SequentialClusterLoop loop{cluster_blocks, a.groups, reverse_, &shared_,
                                      fused::group_shared_bytes(a, a.step.sum_lanes) / sizeof(float)};
     model::with_sum_lanes(a.step.sum_lanes,
                           [&](auto lanes) { fused::cluster_epochs<decltype(lanes)::value>(loop, a); });
 }
 
-void Emulator::fused_epochs(const FusedEpochsOp& op) {
+void Emulator::cluster_epoch(const FusedEpochsOp& op) {
     run_cluster(ops::resolve(op, HostMemory{*this}), op.cluster_blocks);
 }
 

@@ -90,7 +90,7 @@ private:
     void fused_predict(const FusedPredictOp& op);
     void fused_any_step(const FusedAnyStepOp& op);
     void fused_any_predict(const FusedAnyPredictOp& op);
-    void fused_epochs(const FusedEpochsOp& op);
+    void cluster_epoch(const FusedEpochsOp& op);  // the plan's operation: one epoch from the order buffer
     void run_cluster(fused::EpochsArgs a, int cluster_blocks);
 };
 

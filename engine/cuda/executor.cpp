@@ -116,9 +116,8 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
             }
         } else if constexpr (std::is_same_v<T, FusedEpochsOp>) {
             fused::EpochsArgs a = ops::resolve(op, mem);
-            const std::size_t limit = kernels::prepare_fused_cluster_kernel(a.step.sum_lanes);
-            a.weights_shared =
-                fused::weights_fit(fused::rows_state_floats(a.step.rows_per_block), a.step.param_count, limit);
+            const std::size_t limit = kernels::prepare_fused_cluster_kernel(a.step.sum_lanes);  // throws sans clusters
+            a.weights_shared = fused::cluster_weights_fit(a.step.rows_per_block, a.step.param_count, a.groups, limit);
             const std::string problem = kernels::fused_cluster_problem(
                 op.cluster_blocks, a.step.sum_lanes, fused::cluster_shared_bytes(a, a.step.sum_lanes));
             if (!problem.empty()) throw Error(problem);

@@ -447,9 +447,9 @@ struct GradsBlock {
     bool biases = false;  // head only: the 10 biases follow the weights
 };
 
-inline int branch_groups() { return ceil_div(kHalf, kBranchOutGroup); }
-inline int head_groups() { return ceil_div(kClasses, kHeadOutGroup); }
-inline int grads_blocks(int depth) { return 2 * depth * branch_groups() + head_groups(); }
+RG_HD int grads_blocks(int depth) {
+    return 2 * depth * ceil_div(kHalf, kBranchOutGroup) + ceil_div(kClasses, kHeadOutGroup);
+}
 
 RG_HD GradsBlock grads_block(int block, int depth) {
     GradsBlock b;

@@ -12,10 +12,10 @@
 // engine keeps the two-kernel step until a report says otherwise.
 //
 // What is computed is not new: each unit of work is fused::step_rows or fused::step_grads on the
-// same arguments the two kernels get, so the bits are the two-kernel path's, hence the float
-// trainer's (the emulator runs this very loop: cluster_epochs with fused::SequentialExec and
-// ClusterLoop; test/cuda/test_fused_cluster.cpp). Only the order of the blocks' work and the
-// barriers differ, and a phase's units are independent as a kernel's blocks are.
+// same arguments the two kernels get, so the bits are built to be the two-kernel path's, hence the
+// float trainer's (the emulator runs this very loop, cluster_epochs, and the same unit_slots, with
+// fused::SequentialExec; test/cuda/test_fused_cluster.cpp). Only the order of the blocks' work and
+// the barriers differ, and a set's units are independent as a kernel's blocks are.
 //
 // Memory: the rows units of a step read the parameters the grads units of the step before wrote, on
 // other SMs. The cluster barrier is a release (arrive) and an acquire (wait) at cluster scope, which
@@ -41,6 +41,7 @@ inline constexpr int kClusterThreads = kGradsThreads;
 inline constexpr int kClusterGroups = 2;
 
 inline const char* cluster_blocks_problem(int blocks) {
+    static_assert(kMaxClusterBlocks == 16, "the message below names the range");
     return blocks < 1 || blocks > kMaxClusterBlocks ? "fused: a cluster has 1 to 16 blocks" : nullptr;
 }
 // Groups of whole warps (a named barrier counts warps), at most 4 (64 threads, a warp pair).
@@ -60,6 +61,13 @@ struct EpochsArgs {
     bool weights_shared = false;  // the rows units stage the parameters in shared memory
 };
 
+// Whether two launches' arguments size a launch alike (what K tasks of one launch must share).
+inline bool same_launch_shape(const EpochsArgs& a, const EpochsArgs& b) {
+    return a.groups == b.groups && a.step.rows_per_block == b.step.rows_per_block &&
+           a.weights_shared == b.weights_shared && a.step.sum_lanes == b.step.sum_lanes &&
+           a.step.param_count == b.step.param_count;
+}
+
 // The shared memory of one group: the larger of a rows block's and a grads block's, rounded to 16
 // bytes so the next group's starts on 16 bytes too.
 RG_HD std::size_t group_shared_bytes(const EpochsArgs& a, int lanes) {
@@ -72,15 +80,29 @@ RG_HD std::size_t group_shared_bytes(const EpochsArgs& a, int lanes) {
 inline std::size_t cluster_shared_bytes(const EpochsArgs& a, int lanes) {
     return static_cast<std::size_t>(a.groups) * group_shared_bytes(a, lanes);
 }
+// Whether the rows units stage the parameters: where a group's share of the block's limit holds them
+// (deep models leave them in global memory, as the rows kernel does past its own limit).
+inline bool cluster_weights_fit(int rows_per_block, int param_count, int groups, std::size_t block_limit_bytes) {
+    return weights_fit(rows_state_floats(rows_per_block), param_count, block_limit_bytes / groups / 16 * 16);
+}
+
+// Which units of a set a group runs: slot = rank·groups + group, then every `stride`-th after it.
+// The one mapping of units to the cluster's groups, the device's loop's and the emulator's.
+struct UnitSlots {
+    int first, stride;
+};
+RG_HD UnitSlots unit_slots(int rank, int group, int blocks, int groups) {
+    return {rank * groups + group, blocks * groups};
+}
 
 // The epochs' steps, each as the rows units then the grads units, the cluster's blocks (and their
 // groups) sharing out each set. Loop: the executor of the cluster's units — on a GPU, each group
-// runs units rank·groups + group, then every blocks·groups-th after it, on its own executor and
-// shared memory, then the cluster barrier; on the CPU (the emulator), every group of every rank in
-// turn. A unit's phases end with its group's barrier, so its next unit may carve the memory anew.
+// runs its unit_slots on its own executor and shared memory, then the cluster barrier; on the CPU
+// (the emulator), every group of every rank in turn. A unit's phases end with its group's barrier, so its next unit may
+// carve the memory anew.
 template <int L, class Loop>
 RG_HD void cluster_epochs(const Loop& loop, const EpochsArgs& a) {
-    const int grads_units = 2 * a.step.depth * ceil_div(kHalf, kBranchOutGroup) + ceil_div(kClasses, kHeadOutGroup);
+    const int grads_units = grads_blocks(a.step.depth);
     for (int e = a.first_epoch; e < a.first_epoch + a.epochs; ++e) {
         for (std::int64_t first = 0; first < a.train_count; first += a.batch_size) {
             StepArgs s = a.step;

@@ -103,12 +103,18 @@ RG_HD void copy_async16(float* dst, const float* src) {
 }
 
 #if defined(__CUDACC__)
-// The end of a phase on a GPU block: this thread's async copies have landed (a no-op when it issued
-// none), then the barrier that shows every thread's writes to the whole block.
-__device__ __forceinline__ void end_block_phase() {
+// This thread's async copies have landed (a no-op when it issued none): what a phase's end waits
+// for before its barrier.
+__device__ __forceinline__ void wait_async_copies() {
 #if defined(RG_ASYNC_COPY)
     asm volatile("cp.async.wait_all;" ::: "memory");
 #endif
+}
+
+// The end of a phase on a GPU block: this thread's async copies have landed, then the barrier that
+// shows every thread's writes to the whole block.
+__device__ __forceinline__ void end_block_phase() {
+    wait_async_copies();
     __syncthreads();
 }
 #endif

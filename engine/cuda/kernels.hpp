@@ -35,11 +35,14 @@ void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, boo
                           cudaStream_t stream, unsigned int threads = 0);
 
 // Whole epochs of the fused step in one launch of thread-block clusters (engine/cuda/fused_cluster.hpp,
-// sm_90+): prepare_fused_cluster_kernel(L) opts the kernel of sum order L in to the device's largest
-// per-block shared memory and to clusters past 8 blocks, and returns that limit;
+// kernels/fused_cluster.cuh; sm_90+): prepare_fused_cluster_kernel(L) throws, in one line, where the
+// device or this build's code has no clusters; else it opts the kernel of sum order L in to the
+// device's largest per-block shared memory and to clusters past 8 blocks, and returns that limit.
 // fused_cluster_problem says in one line why a cluster of `cluster_blocks` blocks of `smem` bytes
 // cannot run here ("" when it can: call it after prepare). launch_fused_cluster runs `tasks`
-// clusters, cluster c on device_tasks[c] (args itself when tasks is 1 and device_tasks null).
+// clusters, cluster c on device_tasks[c] (args itself when tasks is 1 and device_tasks null); args
+// sizes the launch, so every device_tasks[c] must have its groups, rows_per_block, weights_shared
+// and sum_lanes (fused::same_launch_shape).
 std::size_t prepare_fused_cluster_kernel(int sum_lanes = fused::kSumLanes);
 std::string fused_cluster_problem(int cluster_blocks, int sum_lanes, std::size_t smem);
 void launch_fused_cluster(const fused::EpochsArgs& args, int cluster_blocks, int tasks,

@@ -6,6 +6,7 @@
 
 #include "engine/cuda/program.hpp"
 #include "engine/error.hpp"
+#include "engine/runtime_options.hpp"
 
 // Operations are written with designated initializers naming the fields that matter; the others
 // keep their declared defaults, which is what GCC's -Wmissing-field-initializers complains about.
@@ -14,6 +15,9 @@
 #endif
 
 namespace revgraph::cuda {
+
+// The runtime option's range is the cluster's (the option reaches the plan as cluster_blocks).
+static_assert(RuntimeOptions::kMaxClusterBlocks == fused::kMaxClusterBlocks);
 
 using model::kClasses;
 using model::kFeatures;

@@ -2,9 +2,10 @@
 // on the CPU emulator: the cluster's ranks take the rows and grads units of every step in turn, and
 // after each epoch the parameters, momentum and gradients must be cpu::Trainer<float>'s bits, at
 // cluster sizes that divide a step's units and that do not, in order and last to first, staged and
-// not, in the engine's sum order and another; the predictions after the last epoch too. What a GPU
-// adds (the cluster barrier's ordering of global memory) the kernel lab checks on a device
-// (bench/labs/kernel_lab.cpp): the same bits from the kernel.
+// not, in the engine's sum order and another, at 1, 2 and 4 thread groups a block and 2 and 4 rows
+// a rows unit; the predictions after the last epoch too. What a GPU adds (the cluster barrier's
+// ordering of global memory, the named barriers) the GPU suite (test_gpu.cpp) and the kernel lab
+// (bench/labs/kernel_lab.cpp) check on a device: the same bits from the kernel.
 #include <doctest/doctest.h>
 
 #include <string>
@@ -17,6 +18,7 @@
 #include "engine/cuda/fused_cluster.hpp"
 #include "engine/cuda/program.hpp"
 #include "engine/error.hpp"
+#include "engine/model/layout.hpp"
 #include "engine/task.hpp"
 #include "engine/validate/gpu_replay.hpp"
 
@@ -30,6 +32,7 @@ struct Case {
     bool reverse;
     std::size_t shared_bytes;
     int groups = fused::kClusterGroups;
+    int rows_per_unit = fused::kRowsPerBlock;
 };
 
 // The task epoch by epoch (the plan's epoch programs: the order's copy, then one cluster launch), or
@@ -45,6 +48,7 @@ void check_cluster(const TaskConfig& c, const TaskInputs& inputs, const Case& k,
     emu.set_sum_lanes(k.lanes);
     emu.set_reverse_order(k.reverse);
     emu.set_cluster_groups(k.groups);
+    emu.set_launch_shape(k.rows_per_unit, fused::kPredictTile);
     emu.upload(task.prepared());
     cpu::Trainer<float> ref(task.prepared(), k.lanes);
     emu.execute(plan.reset());
@@ -93,23 +97,48 @@ TEST_CASE("fused emulator: whole epochs on a cluster give the float32 trainer's 
         }
 }
 
-TEST_CASE("fused emulator: a cluster's epochs at other batches and depths") {
-    // Batch 37 on 120 rows (a last step of 9), rows units of 4 rows; depth 1 (34 grads units) and
-    // 3 (98), batch 200 (two staging chunks a grads unit) with weight decay.
+TEST_CASE("fused emulator: a cluster's epochs at other batches, depths and rows a unit") {
+    // Batch 37 on 120 rows (a last step of 9) with rows units of 4 rows; depth 1 (34 grads units)
+    // and 3 (98), batch 200 (two staging chunks a grads unit) with weight decay; depth 8 (the
+    // parameters, 58 KB, past a group's half of the block: read from global memory).
     struct Shape {
-        int depth, batch, n;
+        int depth, batch, n, rows_per_unit;
         double weight_decay;
     };
-    for (const Shape& s : {Shape{2, 37, 120, 0.0}, Shape{1, 128, 260, 0.0}, Shape{3, 200, 450, 1e-3}}) {
+    for (const Shape& s : {Shape{2, 37, 120, 4, 0.0}, Shape{1, 128, 260, 2, 0.0}, Shape{3, 200, 450, 2, 1e-3},
+                           Shape{8, 64, 130, 2, 0.0}}) {
         TaskConfig c;
         c.depth = s.depth;
         c.batch_size = s.batch;
         c.weight_decay = s.weight_decay;
+        c.learning_rate = s.depth == 8 ? 0.02 : c.learning_rate;
         CAPTURE(s.depth);
         CAPTURE(s.batch);
-        check_cluster(c, validate::synthetic_inputs(s.n, 30, 59),
-                      Case{7, fused::kSumLanes, false, kEmulatedSharedBytes}, true);
+        Case k{7, fused::kSumLanes, false, kEmulatedSharedBytes};
+        k.rows_per_unit = s.rows_per_unit;
+        check_cluster(c, validate::synthetic_inputs(s.n, 30, 59), k, true);
     }
+    // The groups' share of the block decides the staging, as on the device.
+    CHECK(fused::cluster_weights_fit(2, static_cast<int>(model::Layout(2).total()), 2, kEmulatedSharedBytes));
+    CHECK_FALSE(fused::cluster_weights_fit(2, static_cast<int>(model::Layout(8).total()), 2, kEmulatedSharedBytes));
+    CHECK(fused::cluster_weights_fit(2, static_cast<int>(model::Layout(8).total()), 1, kEmulatedSharedBytes));
+}
+
+TEST_CASE("fused: the units of a set go to the cluster's groups once each") {
+    // unit_slots is the device loop's and the emulator's one mapping: every unit of a set to exactly
+    // one group of one rank, whatever the cluster's shape.
+    for (int blocks : {1, 3, 16})
+        for (int groups : {1, 2, 4}) {
+            std::vector<int> seen(70, 0);
+            for (int rank = 0; rank < blocks; ++rank)
+                for (int g = 0; g < groups; ++g) {
+                    const fused::UnitSlots s = fused::unit_slots(rank, g, blocks, groups);
+                    for (int u = s.first; u < 70; u += s.stride) ++seen[static_cast<std::size_t>(u)];
+                }
+            CAPTURE(blocks);
+            CAPTURE(groups);
+            CHECK(seen == std::vector<int>(70, 1));
+        }
 }
 
 TEST_CASE("plan: the cluster launch is refused in one line where it does not run") {

@@ -40,6 +40,15 @@ struct DefaultOptionsAfter {
     ~DefaultOptionsAfter() { Runtime::reset_for_tests(); }
 };
 
+// The runtime options from their defaults with one change, in force for the tasks prepared next.
+template <class F>
+void configure_from_defaults(F&& change) {
+    Runtime::reset_for_tests();
+    RuntimeOptions options;
+    change(options);
+    Runtime::configure(options);
+}
+
 // rev88 (a full and a short batch) and depth 3 / batch 37 (a short rows block in every step). At
 // rev88's learning rate depth 3 / batch 37 diverges on synthetic_inputs(1000, 300, 17) (non-finite
 // from step 46; the first H200 run compared NaNs with == there and failed), so it runs at 0.05.
@@ -226,10 +235,7 @@ TEST_CASE("cuda-fused: plain and programmatic launches each give the float32 tra
             CAPTURE(k.depth);
             CAPTURE(k.batch);
             CAPTURE(programmatic);
-            Runtime::reset_for_tests();
-            RuntimeOptions options;
-            options.programmatic_launch = programmatic;
-            Runtime::configure(options);
+            configure_from_defaults([&](RuntimeOptions& o) { o.programmatic_launch = programmatic; });
             TaskConfig c;
             c.depth = k.depth;
             c.batch_size = k.batch;
@@ -283,10 +289,7 @@ TEST_CASE("cuda-fused: whole epochs on a thread-block cluster give the float32 t
         for (int blocks : {16, 5, 1}) {
             CAPTURE(config.depth);
             CAPTURE(blocks);
-            Runtime::reset_for_tests();
-            RuntimeOptions options;
-            options.fused_cluster_blocks = blocks;
-            Runtime::configure(options);
+            configure_from_defaults([&](RuntimeOptions& o) { o.fused_cluster_blocks = blocks; });
             if (cuda::describe_device().find("(sm_8") != std::string::npos) {
                 CHECK_THROWS_WITH_AS(PreparedTask(inputs, config, make_backend("cuda-fused")),
                                      doctest::Contains("thread-block clusters need compute capability 9.0"), Error);

@@ -5,10 +5,7 @@
 // block's threads over its items, then __syncthreads(): the items of a phase are independent, so
 // which thread takes which item changes nothing but speed, and every item's sums run in a fixed
 // order — no atomics, the same bits on every replay.
-#include <string>
-
 #include "engine/cuda/fused.hpp"
-#include "engine/cuda/fused_cluster.hpp"
 #include "engine/cuda/kernels/common.cuh"
 
 namespace revgraph::cuda::kernels {
@@ -92,86 +89,6 @@ __global__ void __launch_bounds__(fused::kPredictThreads, 1)
                            fused::predict_state_at(fused_smem, args.param_count, weights_shared));
 }
 
-// ---- whole epochs on a thread-block cluster (engine/cuda/fused_cluster.hpp) ---------------------
-
-// The cluster's registers and barrier: sm_90+ only (the launcher refuses older devices, and the
-// kernel traps if it ever runs there). The barrier's arrive releases and its wait acquires at
-// cluster scope: what one block wrote before it (the parameters, the stacks) is seen by every
-// block after it, global memory included.
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-__device__ __forceinline__ int cluster_rank() {
-    unsigned int r;
-    asm volatile("mov.u32 %0, %%cluster_ctarank;" : "=r"(r));
-    return static_cast<int>(r);
-}
-__device__ __forceinline__ int cluster_size() {
-    unsigned int n;
-    asm volatile("mov.u32 %0, %%cluster_nctarank;" : "=r"(n));
-    return static_cast<int>(n);
-}
-__device__ __forceinline__ void cluster_barrier() {
-    asm volatile("barrier.cluster.arrive.release.aligned;\n\tbarrier.cluster.wait.acquire.aligned;" ::: "memory");
-}
-#endif
-
-// A group of a cluster block's threads runs a unit's phases as a kernel's block runs them, over its
-// own threads and ending each phase at its own named barrier (id 1 + group; 0 is __syncthreads');
-// nothing waits for another grid, and nothing lets one go (the next launch starts after this one).
-struct GroupExec {
-    int first_thread, threads, barrier;
-    template <class F>
-    __device__ __forceinline__ void issue(int count, F&& item) const {
-        for (int i = static_cast<int>(threadIdx.x) - first_thread; i < count; i += threads) item(i);
-    }
-    template <class F>
-    __device__ __forceinline__ void phase(int count, F&& item) const {
-        issue(count, item);
-#if defined(RG_ASYNC_COPY)
-        asm volatile("cp.async.wait_all;" ::: "memory");
-#endif
-        asm volatile("bar.sync %0, %1;" ::"r"(barrier), "r"(threads) : "memory");
-    }
-    __device__ __forceinline__ void wait_for_prior_grid() const {}
-    __device__ __forceinline__ void launch_dependents() const {}
-};
-
-// Units rank·groups + group, then every blocks·groups-th after it, each group on its own slice of
-// shared memory, then the cluster barrier (every thread of the cluster, whichever group it is in).
-struct ClusterLoop {
-    int groups;
-    std::size_t group_floats;
-    float* smem;
-    template <class F>
-    __device__ __forceinline__ void units(int count, F&& unit) const {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-        const int threads = static_cast<int>(blockDim.x) / groups;
-        const int group = static_cast<int>(threadIdx.x) / threads;
-        GroupExec ex{group * threads, threads, 1 + group};
-        float* const mine = smem + static_cast<std::size_t>(group) * group_floats;
-        const int stride = cluster_size() * groups;
-        for (int u = cluster_rank() * groups + group; u < count; u += stride) unit(ex, u, mine);
-        cluster_barrier();
-#else
-        (void)count, (void)unit;
-#endif
-    }
-};
-
-// Cluster c of the launch runs task c: `tasks[c]`, or `one` where tasks is null.
-template <int L>
-__global__ void __launch_bounds__(fused::kClusterThreads, 1)
-    fused_cluster_kernel(fused::EpochsArgs one, const fused::EpochsArgs* tasks) {
-#if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
-    extern __shared__ __align__(16) float fused_smem[];  // 16-byte loads (fused_layout.hpp)
-    const fused::EpochsArgs a = tasks != nullptr ? tasks[blockIdx.x / static_cast<unsigned int>(cluster_size())] : one;
-    const ClusterLoop loop{a.groups, fused::group_shared_bytes(a, L) / sizeof(float), fused_smem};
-    fused::cluster_epochs<L>(loop, a);
-#else
-    (void)one, (void)tasks;
-    __trap();
-#endif
-}
-
 // ---- launchers ---------------------------------------------------------------------------------
 
 // A plain launch, or with `programmatic` one the runtime may start while the stream's previous
@@ -209,15 +126,13 @@ bool fused_kernels_wait_programmatically() {
     return true;
 }
 
-namespace {
 // The current device's largest per-block shared memory, which a kernel may opt in to.
-int optin_shared_bytes() {
+inline int optin_shared_bytes() {
     int device = 0, optin = 0;
     cudaCheck(cudaGetDevice(&device));
     cudaCheck(cudaDeviceGetAttribute(&optin, cudaDevAttrMaxSharedMemoryPerBlockOptin, device));
     return optin;
 }
-}  // namespace
 
 std::size_t prepare_fused_kernels(int sum_lanes) {
     const int optin = optin_shared_bytes();
@@ -262,85 +177,6 @@ void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, boo
     model::with_sum_lanes(args.sum_lanes, [&](auto l) {
         launch_fused(fused_predict_kernel<decltype(l)::value>, tiles, threads != 0 ? threads : fused::kPredictThreads,
                      smem, programmatic, stream, args, rows, weights_shared);
-    });
-}
-
-namespace {
-// A launch of `tasks` clusters of `cluster_blocks` blocks each (`attribute` holds the cluster's
-// shape; it must outlive the config).
-cudaLaunchConfig_t cluster_launch(int cluster_blocks, int tasks, std::size_t smem, cudaStream_t stream,
-                                  cudaLaunchAttribute& attribute) {
-    cudaLaunchConfig_t config{};
-    config.gridDim = dim3(static_cast<unsigned int>(cluster_blocks * tasks));
-    config.blockDim = dim3(fused::kClusterThreads);
-    config.dynamicSmemBytes = smem;
-    config.stream = stream;
-    attribute.id = cudaLaunchAttributeClusterDimension;
-    attribute.val.clusterDim.x = static_cast<unsigned int>(cluster_blocks);
-    attribute.val.clusterDim.y = attribute.val.clusterDim.z = 1;
-    config.attrs = &attribute;
-    config.numAttrs = 1;
-    return config;
-}
-}  // namespace
-
-// Why whole epochs cannot run as one cluster launch here, or "" when they can: clusters need sm_90
-// (code built for it, and the device), and the cluster's blocks with `smem` bytes each must fit a GPC.
-std::string fused_cluster_problem(int cluster_blocks, int sum_lanes, std::size_t smem) {
-    if (const char* problem = fused::cluster_blocks_problem(cluster_blocks)) return problem;
-    int device = 0, major = 0;
-    cudaCheck(cudaGetDevice(&device));
-    cudaCheck(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
-    if (major < 9)
-        return "fused: thread-block clusters need compute capability 9.0 or later (this GPU: " + std::to_string(major) +
-               ".x); cuda-fused's two-kernel step runs here";
-    std::string problem;
-    model::with_sum_lanes(sum_lanes, [&](auto l) {
-        const void* kernel = reinterpret_cast<const void*>(fused_cluster_kernel<decltype(l)::value>);
-        cudaFuncAttributes a{};
-        cudaCheck(cudaFuncGetAttributes(&a, kernel));
-        if (a.binaryVersion < 90) {
-            problem = "fused: this build has no sm_90 code for the cluster kernel (built for " +
-                      std::to_string(a.binaryVersion) + ")";
-            return;
-        }
-        cudaLaunchAttribute attribute{};
-        const cudaLaunchConfig_t config = cluster_launch(cluster_blocks, 1, smem, nullptr, attribute);
-        int clusters = 0;
-        cudaCheck(cudaOccupancyMaxActiveClusters(&clusters, kernel, &config));
-        if (clusters < 1)
-            problem = "fused: no cluster of " + std::to_string(cluster_blocks) + " blocks with " +
-                      std::to_string(smem) + " bytes of shared memory each fits this GPU";
-    });
-    return problem;
-}
-
-std::size_t prepare_fused_cluster_kernel(int sum_lanes) {
-    const int optin = optin_shared_bytes();
-    model::with_sum_lanes(sum_lanes, [&](auto l) {
-        constexpr int L = decltype(l)::value;
-        cudaCheck(cudaFuncSetAttribute(fused_cluster_kernel<L>, cudaFuncAttributeMaxDynamicSharedMemorySize, optin));
-        cudaCheck(cudaFuncSetAttribute(fused_cluster_kernel<L>, cudaFuncAttributeNonPortableClusterSizeAllowed, 1));
-    });
-    return static_cast<std::size_t>(optin);
-}
-
-void launch_fused_cluster(const fused::EpochsArgs& args, int cluster_blocks, int tasks,
-                          const fused::EpochsArgs* device_tasks, cudaStream_t stream) {
-    NVTX_RANGE("fused_cluster");
-    if (const char* problem = fused::cluster_blocks_problem(cluster_blocks)) throw Error(problem);
-    if (const char* problem = fused::rows_per_block_problem(args.step.rows_per_block)) throw Error(problem);
-    if (const char* problem = fused::cluster_groups_problem(args.groups)) throw Error(problem);
-    if (tasks < 1 || (tasks > 1 && device_tasks == nullptr))
-        throw Error("fused: a cluster launch of several tasks needs their arguments on the device");
-    const std::size_t smem = fused::cluster_shared_bytes(args, args.step.sum_lanes);
-    model::with_sum_lanes(args.step.sum_lanes, [&](auto l) {
-        cudaLaunchAttribute attribute{};
-        const cudaLaunchConfig_t config = cluster_launch(cluster_blocks, tasks, smem, stream, attribute);
-        const cudaError_t launched =
-            cudaLaunchKernelEx(&config, fused_cluster_kernel<decltype(l)::value>, args, device_tasks);
-        if (launched != cudaSuccess) (void)cudaGetLastError();
-        cudaCheck(launched);
     });
 }
 
