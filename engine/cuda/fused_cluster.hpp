@@ -7,9 +7,10 @@
 // Why: a step of the two-kernel path spends ~1.4 µs of its ~11.5 at its two kernel boundaries (the
 // H200's phase table, bench/NOTES.md, "A cuda-fused step, phase by phase"); a cluster barrier costs
 // ~0.2 µs (the floor lab). The price: a cluster has at most 16 blocks, so a rev88 step's 64 rows
-// blocks and 66 grads blocks run 4 and 5 to a block, one after the other. Which wins is the GPU's
-// to say: the kernel lab times this beside the two-kernel step (bench/labs/kernel_lab.cpp), and the
-// engine keeps the two-kernel step until a report says otherwise.
+// blocks and 66 grads blocks run several to a block (2 and 3 deep at two groups a block, below), on
+// a quarter of the SMs the two kernels use. Which wins is the GPU's to say: the kernel lab times
+// this beside the two-kernel step (bench/labs/kernel_lab.cpp), and the engine keeps the two-kernel
+// step until a report says otherwise (bench/NOTES.md, item 6, predicts it slower for one task).
 //
 // What is computed is not new: each unit of work is fused::step_rows or fused::step_grads on the
 // same arguments the two kernels get, so the bits are built to be the two-kernel path's, hence the
@@ -21,6 +22,7 @@
 // other SMs. The cluster barrier is a release (arrive) and an acquire (wait) at cluster scope, which
 // orders global memory as well as shared for every thread of the cluster (PTX ISA, memory
 // consistency model), where the kernel boundary ordered it before.
+#include <cstddef>
 #include <cstdint>
 
 #include "engine/cuda/fused.hpp"
@@ -98,8 +100,8 @@ RG_HD UnitSlots unit_slots(int rank, int group, int blocks, int groups) {
 // The epochs' steps, each as the rows units then the grads units, the cluster's blocks (and their
 // groups) sharing out each set. Loop: the executor of the cluster's units — on a GPU, each group
 // runs its unit_slots on its own executor and shared memory, then the cluster barrier; on the CPU
-// (the emulator), every group of every rank in turn. A unit's phases end with its group's barrier, so its next unit may
-// carve the memory anew.
+// (the emulator), every group of every rank in turn. A unit's phases end with its group's barrier,
+// so its next unit may carve the memory anew.
 template <int L, class Loop>
 RG_HD void cluster_epochs(const Loop& loop, const EpochsArgs& a) {
     const int grads_units = grads_blocks(a.step.depth);
