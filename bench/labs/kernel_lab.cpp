@@ -413,6 +413,11 @@ bool gpu_orders_odd_batches(const TaskInputs& inputs, std::size_t shared_limit, 
 // A task's time is the launch's over K. A cluster the device cannot place is said, not failed.
 bool gpu_clusters(const cuda::TaskPlan& plan, const PreparedInputs& prepared, std::size_t shared_limit,
                   cudaStream_t stream) {
+    // A device (or this build's code for it) without clusters: said, not failed.
+    if (const std::string problem = cuda::kernels::fused_cluster_code_problem(); !problem.empty()) {
+        std::printf("gpu: the whole task in one cluster launch: not run (%s)\n", problem.c_str());
+        return true;
+    }
     const int epochs = plan.config().epochs;
     const int steps = epochs * static_cast<int>(plan.batches().size());
     cuda::Emulator emu(plan, shared_limit);

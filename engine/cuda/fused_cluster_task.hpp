@@ -18,8 +18,7 @@ namespace revgraph::cuda {
 // a plan the cluster does not run or epochs it does not have.
 template <class Memory>
 fused::EpochsArgs epochs_from_permutations(const TaskPlan& plan, const Memory& m, int first, int count) {
-    if (plan.path() != Path::fused || plan.any_width())
-        throw Error("fused: whole epochs in one launch run cuda-fused's width-82 step only");
+    if (const char* problem = plan.cluster_problem()) throw Error(problem);
     if (first < 0 || count < 0 || first + count > plan.config().epochs)
         throw Error("fused: epochs " + std::to_string(first) + " to " + std::to_string(first + count - 1) +
                     " asked of " + std::to_string(plan.config().epochs));

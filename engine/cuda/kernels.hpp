@@ -43,6 +43,8 @@ void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, boo
 // clusters, cluster c on device_tasks[c] (args itself when tasks is 1 and device_tasks null); args
 // sizes the launch, so every device_tasks[c] must have its groups, rows_per_block, weights_shared
 // and sum_lanes (fused::same_launch_shape).
+// fused_cluster_code_problem: the device's and this build's half of that ("" where both have clusters).
+std::string fused_cluster_code_problem(int sum_lanes = fused::kSumLanes);
 std::size_t prepare_fused_cluster_kernel(int sum_lanes = fused::kSumLanes);
 std::string fused_cluster_problem(int cluster_blocks, int sum_lanes, std::size_t smem);
 void launch_fused_cluster(const fused::EpochsArgs& args, int cluster_blocks, int tasks,

@@ -127,6 +127,9 @@ public:
     bool any_width() const { return path_ == Path::fused && layout_.width() != model::kFeatures; }
 
     int cluster_blocks() const { return cluster_blocks_; }
+    // Why this plan's path or width has no cluster launch (FusedEpochsOp), or null: the one rule, for
+    // the constructor's cluster_blocks and for a whole task's launch (fused_cluster_task.hpp).
+    const char* cluster_problem() const;
 
     const TaskConfig& config() const { return config_; }
     const model::Layout& layout() const { return layout_; }

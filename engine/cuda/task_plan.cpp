@@ -45,8 +45,7 @@ TaskPlan::TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int6
       cluster_blocks_(cluster_blocks) {
     config_.validate();
     if (cluster_blocks_ != 0) {
-        if (path_ != Path::fused || any_width())
-            throw Error("plan: whole epochs in one cluster launch run cuda-fused's width-82 step only");
+        if (const char* problem = cluster_problem()) throw Error(problem);
         if (const char* problem = fused::cluster_blocks_problem(cluster_blocks_)) throw Error(problem);
     }
     if (q_ < 1) throw Error("plan: no query examples");
@@ -71,6 +70,12 @@ TaskPlan::TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int6
                     " MiB of resident epoch permutations, over the GPU backends' limit of " +
                     std::to_string(kMaxResidentPermutationBytes >> 20) +
                     " MiB; use fewer epochs or the cpu backend, which draws each epoch's order when it needs it");
+}
+
+const char* TaskPlan::cluster_problem() const {
+    return path_ == Path::fused && !any_width()
+               ? nullptr
+               : "plan: whole epochs in one cluster launch run cuda-fused's width-82 step only";
 }
 
 std::vector<int> TaskPlan::distinct_rows() const {

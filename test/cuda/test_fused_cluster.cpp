@@ -173,11 +173,11 @@ TEST_CASE("fused emulator: a cluster launch's arguments are refused in one line"
     const TaskPlan cublaslt(c, 300, 70, Path::cublaslt);
     Emulator other(cublaslt);
     CHECK_THROWS_WITH_AS(other.fused_epochs(0, 1, 4),
-                         "fused: whole epochs in one launch run cuda-fused's width-82 step only", Error);
+                         "plan: whole epochs in one cluster launch run cuda-fused's width-82 step only", Error);
     TaskConfig wide;
     wide.width = 90;
     const TaskPlan any(wide, 300, 70, Path::fused);
     Emulator any_emu(any);
     CHECK_THROWS_WITH_AS(any_emu.fused_epochs(0, 1, 4),
-                         "fused: whole epochs in one launch run cuda-fused's width-82 step only", Error);
+                         "plan: whole epochs in one cluster launch run cuda-fused's width-82 step only", Error);
 }

@@ -47,8 +47,9 @@ TaskConfig config_from(const TaskOptions& o);
 // --device / --workspace-bytes / --pdl / --no-pdl / --cluster-blocks into the process-wide runtime,
 // before any GPU work.
 void configure_runtime(const TaskOptions& o);
-// --device, --pdl, --no-pdl and --cluster-blocks only steer the CUDA backends: a usage error when --backend names (or
-// `auto` picks) a CPU one and one was given, rather than silently ignoring it. Before any work.
+// --device, --pdl, --no-pdl and --cluster-blocks only steer the CUDA backends: a usage error when
+// --backend names (or `auto` picks) a CPU one and one was given, rather than silently ignoring it.
+// Before any work.
 void refuse_gpu_options_on_cpu(const TaskOptions& o);
 
 struct LabelledTask {

@@ -2,7 +2,7 @@
 // Whole epochs of the fused step on a thread-block cluster (engine/cuda/fused_cluster.hpp holds
 // what they compute and why): the kernel, the executor of a group of a block's threads, the loop
 // over a set's units, and the launcher. sm_90+ only: built for older targets the kernel traps,
-// and the host refuses to launch it first (cluster_code_problem).
+// and the host refuses to launch it first (fused_cluster_code_problem).
 #include <string>
 
 #include "engine/cuda/fused_cluster.hpp"
@@ -111,10 +111,12 @@ cudaLaunchConfig_t cluster_launch(int cluster_blocks, int tasks, std::size_t sme
     return config;
 }
 
+}  // namespace
+
 // Why this device, or this build's code for it, has no clusters, or "": before anything touches the
 // kernel's attributes. Both versions, as fused_kernels_wait_programmatically: code JIT-compiled
 // from compute_80 PTX on an sm_90 device reads binaryVersion 90, yet its body is the trap.
-std::string cluster_code_problem(int sum_lanes) {
+std::string fused_cluster_code_problem(int sum_lanes) {
     int device = 0, major = 0;
     cudaCheck(cudaGetDevice(&device));
     cudaCheck(cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, device));
@@ -132,10 +134,8 @@ std::string cluster_code_problem(int sum_lanes) {
     return problem;
 }
 
-}  // namespace
-
 std::size_t prepare_fused_cluster_kernel(int sum_lanes) {
-    if (const std::string problem = cluster_code_problem(sum_lanes); !problem.empty()) throw Error(problem);
+    if (const std::string problem = fused_cluster_code_problem(sum_lanes); !problem.empty()) throw Error(problem);
     const int optin = optin_shared_bytes();
     model::with_sum_lanes(sum_lanes, [&](auto l) {
         constexpr int L = decltype(l)::value;
@@ -147,7 +147,7 @@ std::size_t prepare_fused_cluster_kernel(int sum_lanes) {
 
 std::string fused_cluster_problem(int cluster_blocks, int sum_lanes, std::size_t smem) {
     if (const char* problem = fused::cluster_blocks_problem(cluster_blocks)) return problem;
-    if (std::string problem = cluster_code_problem(sum_lanes); !problem.empty()) return problem;
+    if (std::string problem = fused_cluster_code_problem(sum_lanes); !problem.empty()) return problem;
     std::string problem;
     model::with_sum_lanes(sum_lanes, [&](auto l) {
         cudaLaunchAttribute attribute{};

@@ -5,7 +5,8 @@
 // it costs). It reads the epoch's order from the order buffer (the epoch's start copies it there,
 // as for the two-kernel step), so one captured epoch graph serves every epoch. Its per-step
 // constants and buffers are the two-kernel step's own (`step`: the plan's rows part of batch 0).
-// Kernel and launcher: kernels/fused.cuh; the emulator runs the same loop (Emulator::fused_epochs).
+// Kernel and launcher: kernels/fused_cluster.cuh; the emulator runs the same loop
+// (Emulator::cluster_epoch).
 #include "engine/cuda/fused_cluster.hpp"
 #include "engine/cuda/ops/fused_step.hpp"
 
