@@ -10,6 +10,7 @@
 #include <vector>
 
 #include "engine/config.hpp"
+#include "engine/error.hpp"
 #include "engine/inputs.hpp"
 #include "engine/model/layout.hpp"
 #include "engine/rng/epoch_orders.hpp"
@@ -64,6 +65,15 @@ public:
     // synchronize() waits for it; false where run() does the work itself on the calling thread.
     virtual bool asynchronous() const { return false; }
 
+    // Tasks that train in one launch together: backends of one kind whose launch_group() is the
+    // same non-empty text (cuda-fused with clusters: K tasks, K clusters of ONE launch, which is
+    // where a cluster earns its keep — alone it is slower than two kernels a step). The default, "",
+    // runs alone. PreparedTask::run_together hands each such group, in list order, to its first
+    // member's run_group(members), which runs every member's whole task (reset, normalise, its
+    // config's epochs, predict) and throws, before enqueueing anything, for a member it cannot take.
+    virtual std::string launch_group() const { return {}; }
+    virtual void run_group(const std::vector<Backend*>& members);
+
     virtual TaskState read_state() = 0;
     // Bytes of core activations kept between forward and backward for one full batch,
     // counted from the backend's real buffers.
@@ -79,6 +89,10 @@ inline std::string width_refusal(const Backend& backend, int width) {
     if (backend.runs_width(width)) return "";
     return "backend: " + backend.name() + " runs width " + std::to_string(model::kFeatures) + " only, got width " +
            std::to_string(width) + ": use --backend cuda-fused, cpu or cpu-reference (they run every width)";
+}
+
+inline void Backend::run_group(const std::vector<Backend*>&) {
+    throw Error("backend: " + name() + " trains no tasks together in one launch");
 }
 
 inline void Backend::run(int epochs, const EpochHook& after_epoch) {

@@ -98,28 +98,62 @@ void PreparedTask::run(const Backend::EpochHook& after_epoch) {
     ++run_count_;
 }
 
+namespace {
+
+// run_together's units of work: one task, or a launch group (Backend::launch_group) of several, in
+// the order of their first members.
+using Unit = std::vector<PreparedTask*>;
+
+std::vector<Unit> launch_units(const std::vector<PreparedTask*>& tasks) {
+    std::vector<Unit> units;
+    std::vector<std::string> keys;  // units[i]'s group, "" for a task alone
+    for (PreparedTask* t : tasks) {
+        const std::string key = t->backend().launch_group();
+        const auto same = key.empty() ? keys.end() : std::find(keys.begin(), keys.end(), key);
+        if (same != keys.end()) {
+            units[static_cast<std::size_t>(same - keys.begin())].push_back(t);
+        } else {
+            units.push_back({t});
+            keys.push_back(key);
+        }
+    }
+    return units;
+}
+
+}  // namespace
+
+void PreparedTask::run_unit(const std::vector<PreparedTask*>& unit) {
+    if (unit.size() == 1) {
+        unit[0]->backend_->run(unit[0]->config_.epochs);
+        return;
+    }
+    std::vector<Backend*> members;
+    for (PreparedTask* t : unit) members.push_back(t->backend_.get());
+    unit[0]->backend_->run_group(members);
+}
+
 double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsigned threads) {
     if (std::find(tasks.begin(), tasks.end(), nullptr) != tasks.end())
         throw Error("task: run_together() of a null task");
     if (std::set<PreparedTask*>(tasks.begin(), tasks.end()).size() != tasks.size())
         throw Error("task: run_together() of a task listed twice (it would race with itself)");
-    std::vector<PreparedTask*> queued, threaded;
-    for (PreparedTask* t : tasks) (t->backend_->asynchronous() ? queued : threaded).push_back(t);
+    std::vector<Unit> queued, threaded;
+    for (Unit& u : launch_units(tasks)) (u[0]->backend_->asynchronous() ? queued : threaded).push_back(std::move(u));
     std::vector<double> wall(threaded.size(), 0.0);
     std::vector<std::exception_ptr> errors(threaded.size());
 
     const auto start = Clock::now();
-    // Enqueue every asynchronous task first: none waits for another, so they overlap.
+    // Enqueue every asynchronous unit first: none waits for another, so they overlap.
     std::exception_ptr first_error;
     std::size_t launched = 0;
     try {
-        for (; launched < queued.size(); ++launched) queued[launched]->backend_->run(queued[launched]->config_.epochs);
+        for (; launched < queued.size(); ++launched) run_unit(queued[launched]);
     } catch (...) {
         first_error = std::current_exception();
         ++launched;  // the failed one may have enqueued part of its work: wait for it too
     }
     if (!first_error) {
-        // The synchronous ones: workers take the next task in list order until none is left.
+        // The synchronous ones: workers take the next unit in list order until none is left.
         if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
         const std::size_t workers = std::min<std::size_t>(threads, threaded.size());
         std::atomic<std::size_t> next{0};
@@ -127,8 +161,8 @@ double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsig
             for (std::size_t k = next++; k < threaded.size(); k = next++) {
                 try {
                     const auto t0 = Clock::now();
-                    threaded[k]->backend_->run(threaded[k]->config_.epochs);
-                    threaded[k]->backend_->synchronize();
+                    run_unit(threaded[k]);
+                    for (PreparedTask* t : threaded[k]) t->backend_->synchronize();
                     wall[k] = seconds_since(t0);
                 } catch (...) { errors[k] = std::current_exception(); }
             }
@@ -144,10 +178,12 @@ double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsig
         if (workers > 0) work();  // the calling thread is a worker too
     }
     for (std::size_t k = 0; k < launched; ++k) {
-        try {
-            queued[k]->backend_->synchronize();
-        } catch (...) {
-            if (!first_error) first_error = std::current_exception();
+        for (PreparedTask* t : queued[k]) {
+            try {
+                t->backend_->synchronize();
+            } catch (...) {
+                if (!first_error) first_error = std::current_exception();
+            }
         }
     }
     const double total = seconds_since(start);
@@ -155,14 +191,17 @@ double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsig
         if (e && !first_error) first_error = e;
     if (first_error) std::rethrow_exception(first_error);
 
-    for (PreparedTask* t : queued) {
-        t->last_run_seconds_ = t->backend_->last_run_device_seconds().value_or(total);
-        ++t->run_count_;
-    }
-    for (std::size_t k = 0; k < threaded.size(); ++k) {
-        threaded[k]->last_run_seconds_ = threaded[k]->backend_->last_run_device_seconds().value_or(wall[k]);
-        ++threaded[k]->run_count_;
-    }
+    for (const Unit& u : queued)
+        for (PreparedTask* t : u) {
+            t->last_run_seconds_ = t->backend_->last_run_device_seconds().value_or(total);
+            ++t->run_count_;
+        }
+    // A group's members share its thread's wall time: each waited for all (the device times say more).
+    for (std::size_t k = 0; k < threaded.size(); ++k)
+        for (PreparedTask* t : threaded[k]) {
+            t->last_run_seconds_ = t->backend_->last_run_device_seconds().value_or(wall[k]);
+            ++t->run_count_;
+        }
     return total;
 }
 

@@ -52,8 +52,11 @@ public:
     // each on its own stream, before any is waited for, so their graphs overlap on the device;
     // the others run on up to `threads` worker threads (0: one per hardware thread). Each task's
     // results are byte-identical to its own run(), and its last_run_seconds() is its own time
-    // (device time, or its thread's wall time). Returns the wall time from the first launch to
-    // the last task done. A task may appear once; the first error is rethrown once all stopped.
+    // (device time, or its thread's wall time). Tasks whose backends share a launch group
+    // (Backend::launch_group: cuda-fused with clusters) train in one launch, its time each one's
+    // (a member's result is still byte-identical to its own run()). Returns the wall time from the
+    // first launch to the last task done. A task may appear once; the first error is rethrown once
+    // all stopped.
     static double run_together(const std::vector<PreparedTask*>& tasks, unsigned threads = 0);
     // Results of the latest run(), with docs/spec.md §7's metadata: RESULT.json as the command and
     // Python give it, assembled here only. `run_seconds`: the times of the runs the result stands
@@ -77,6 +80,8 @@ public:
 private:
     PreparedTask(TaskInputs inputs, const nlohmann::ordered_json* known_hashes, const TaskConfig& config,
                  std::unique_ptr<Backend> backend);
+    // One task's run(), or a launch group's: its first member's Backend::run_group.
+    static void run_unit(const std::vector<PreparedTask*>& unit);
     TaskInputs inputs_;
     TaskConfig config_;
     model::Layout layout_;

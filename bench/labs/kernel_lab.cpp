@@ -42,7 +42,7 @@
 #include "engine/cuda_util/check.hpp"
 #include "engine/cuda/device_buffer.hpp"
 #include "engine/cuda/executor.hpp"
-#include "engine/cuda/fused_cluster_task.hpp"
+#include "engine/cuda/cluster_tasks.hpp"
 #include "bench/harness/energy.hpp"
 #include "bench/labs/phase_stamps.hpp"
 #include "engine/cuda/kernels.hpp"

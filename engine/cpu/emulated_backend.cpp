@@ -1,6 +1,7 @@
 #include "engine/cpu/emulated_backend.hpp"
 
 #include "engine/cpu/cpu_name.hpp"
+#include "engine/cuda/cluster_tasks.hpp"
 #include "engine/error.hpp"
 #include "engine/runtime_options.hpp"
 
@@ -40,6 +41,26 @@ void EmulatedCudaBackend::step(int e, int b) {
         current_epoch_ = e;
     }
     emulator().execute(plan_->step(b));
+}
+
+std::string EmulatedCudaBackend::launch_group() const {
+    if (!plan_ || plan_->cluster_blocks() == 0) return {};
+    const int epochs = plan_->config().epochs;
+    return name_ +
+           " (emulated): " + cuda::launch_group_key(emulator_->fused_epochs_args(0, epochs), plan_->cluster_blocks());
+}
+
+void EmulatedCudaBackend::run_group(const std::vector<Backend*>& members) {
+    const std::vector<EmulatedCudaBackend*> group = cuda::launch_group_members(*this, members);
+    for (EmulatedCudaBackend* m : group) {
+        m->reset();
+        m->normalize();
+    }
+    for (EmulatedCudaBackend* m : group) {
+        m->emulator().fused_epochs(0, m->plan_->config().epochs, m->plan_->cluster_blocks());
+        m->current_epoch_ = -1;  // the order buffer holds no epoch's order now
+    }
+    for (EmulatedCudaBackend* m : group) m->predict();
 }
 
 TaskState EmulatedCudaBackend::read_state() {

@@ -28,6 +28,11 @@ public:
     void epoch(int e) override;
     void predict() override;
     void step(int e, int b) override;
+    // With clusters (--cluster-blocks), tasks of one launch shape train together as the GPU
+    // backend's one launch of K clusters would: each cluster's whole task in turn, from its resident
+    // permutations (cluster c runs task c alone, so in turn is the launch's bits).
+    std::string launch_group() const override;
+    void run_group(const std::vector<Backend*>& members) override;
     TaskState read_state() override;
     std::size_t retained_core_bytes() const override;
 

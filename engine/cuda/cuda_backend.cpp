@@ -4,10 +4,12 @@
 #include <nvtx3/nvToolsExtCudaRt.h>
 
 #include <memory>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "engine/cuda_util/check.hpp"
+#include "engine/cuda/cluster_tasks.hpp"
 #include "engine/cuda/device.hpp"
 #include "engine/cuda/executor.hpp"
 #include "engine/cuda/kernels.hpp"
@@ -74,6 +76,14 @@ struct CudaBackend::Impl {
     CompiledProgram epoch_body;  // with clusters: the epoch's one launch (FusedEpochsOp)
     graphs::TaskGraphs graphs;
     bool has_run = false;
+    // With clusters: the whole task's arguments for a launch group (every epoch from the resident
+    // permutations, fitted to this device), and, on the group's first member, the group's arguments
+    // (host copy kept alive until the next group's run, device copy read by the launch) and the
+    // events that join the members' streams to the launch and back.
+    std::optional<fused::EpochsArgs> whole_task;
+    std::vector<fused::EpochsArgs> group_host_args;
+    std::unique_ptr<DeviceBuffer> group_args;
+    Event members_ready{cudaEventDisableTiming}, group_done{cudaEventDisableTiming};
 
     Impl(const PreparedInputs& p, Path path)
         : device(initialise_device()),
@@ -115,6 +125,8 @@ struct CudaBackend::Impl {
         if (plan.cluster_blocks() != 0) {
             epoch_body = build(plan.epoch_body());
             launches.steps.push_back(launcher(epoch_body));
+            whole_task = kernels::fit_fused_cluster(epochs_from_permutations(plan, memory, 0, plan.config().epochs),
+                                                    plan.cluster_blocks());
         } else {
             for (const auto& step : steps) launches.steps.push_back(launcher(step));
         }
@@ -255,6 +267,51 @@ void CudaBackend::step(int e, int b) {
 
 void CudaBackend::synchronize() { cudaCheck(cudaStreamSynchronize(impl().stream.s)); }
 
+std::string CudaBackend::launch_group() const {
+    if (!impl_ || !impl_->whole_task) return {};
+    return "cuda-fused on GPU " + std::to_string(impl_->device) + ": " +
+           launch_group_key(*impl_->whole_task, impl_->plan.cluster_blocks());
+}
+
+void CudaBackend::run_group(const std::vector<Backend*>& members) {
+    const std::vector<CudaBackend*> group = launch_group_members(*this, members);
+    Impl& lead = impl();
+    NVTX_RANGE("run_group");
+    // The arguments first, outside every member's events: the previous group's launch done with
+    // them, then a copy ordered on the lead's stream (the host copy lives until the next group).
+    cudaCheck(cudaStreamSynchronize(lead.stream.s));
+    lead.group_host_args.clear();
+    for (CudaBackend* m : group) lead.group_host_args.push_back(*m->impl().whole_task);
+    const std::size_t bytes = lead.group_host_args.size() * sizeof(fused::EpochsArgs);
+    if (!lead.group_args || lead.group_args->bytes() != bytes) lead.group_args = std::make_unique<DeviceBuffer>(bytes);
+    cudaCheck(cudaMemcpyAsync(lead.group_args->get(), lead.group_host_args.data(), bytes, cudaMemcpyHostToDevice,
+                              lead.stream.s));
+    // Each member: its start, reset and normalise on its own stream; the launch waits for them all.
+    for (CudaBackend* m : group) {
+        Impl& im = m->impl();
+        im.has_run = false;
+        cudaCheck(cudaEventRecord(im.start.e, im.stream.s));
+        im.graphs.reset(im.stream.s);
+        im.graphs.normalize(im.stream.s);
+        if (&im != &lead) {
+            cudaCheck(cudaEventRecord(im.members_ready.e, im.stream.s));
+            cudaCheck(cudaStreamWaitEvent(lead.stream.s, im.members_ready.e));
+        }
+    }
+    kernels::launch_fused_cluster(lead.group_host_args.front(), lead.plan.cluster_blocks(),
+                                  static_cast<int>(group.size()),
+                                  static_cast<const fused::EpochsArgs*>(lead.group_args->get()), lead.stream.s);
+    cudaCheck(cudaEventRecord(lead.group_done.e, lead.stream.s));
+    // Then each member's predictions on its own stream, and its stop.
+    for (CudaBackend* m : group) {
+        Impl& im = m->impl();
+        if (&im != &lead) cudaCheck(cudaStreamWaitEvent(im.stream.s, lead.group_done.e));
+        im.graphs.predict(im.stream.s);
+        cudaCheck(cudaEventRecord(im.stop.e, im.stream.s));
+        im.has_run = true;
+    }
+}
+
 TaskState CudaBackend::read_state() {
     Impl& im = impl();
     synchronize();
@@ -310,6 +367,8 @@ nlohmann::ordered_json CudaBackend::diagnostics() const {
     // 0: two kernels a step; else each epoch one launch of a cluster (launches_per_step is then the
     // eager step()'s, and what the epoch graph runs is launches_per_epoch).
     j["cluster_blocks"] = im.plan.cluster_blocks();
+    // Tasks that share this text train together in one launch (run_together); "" where none.
+    j["launch_group"] = launch_group();
     const bool cluster = im.plan.cluster_blocks() != 0;
     if (cluster) j["launches_per_epoch"] = counts(im.epoch_body);
     if (im.plan.path() == Path::fused) {

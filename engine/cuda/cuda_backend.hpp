@@ -9,6 +9,7 @@
 #include <memory>
 #include <optional>
 #include <string>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
@@ -38,6 +39,12 @@ public:
     void predict() override;           // the predict graph
     void step(int e, int b) override;  // eager: permutation e -> order, then step b's launches
     void synchronize() override;
+    // With clusters: tasks on one GPU of one launch shape train as K clusters of ONE launch
+    // (engine/cuda/cluster_tasks.hpp); each member's reset, normalise and predict graphs on its own
+    // stream around it, its events around all of it (so its time is the group's, start to its
+    // predictions).
+    std::string launch_group() const override;
+    void run_group(const std::vector<Backend*>& members) override;
 
     TaskState read_state() override;
     std::size_t retained_core_bytes() const override;

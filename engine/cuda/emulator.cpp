@@ -6,7 +6,7 @@
 #include <type_traits>
 
 #include "engine/cuda/fused_cluster.hpp"
-#include "engine/cuda/fused_cluster_task.hpp"
+#include "engine/cuda/cluster_tasks.hpp"
 #include "engine/error.hpp"
 
 namespace revgraph::cuda {
@@ -156,12 +156,18 @@ struct SequentialClusterLoop {
 // The cluster's loop (fused::cluster_epochs) on `a` at this emulator's launch shape, groups and order,
 // on the shared memory the device's blocks would have (refused past the emulated limit, as the
 // device refuses it).
-void Emulator::run_cluster(fused::EpochsArgs a, int cluster_blocks) {
-    if (const char* problem = fused::cluster_blocks_problem(cluster_blocks)) throw Error(problem);
+// `a` at this emulator's launch shape, order and shared memory: what run_cluster launches.
+fused::EpochsArgs Emulator::fitted(fused::EpochsArgs a) const {
     a.groups = cluster_groups_;
     a.step.rows_per_block = rows_per_block_;
     a.step.sum_lanes = sum_lanes_;
     a.weights_shared = fused::cluster_weights_fit(a.step.rows_per_block, a.step.param_count, a.groups, shared_bytes_);
+    return a;
+}
+
+void Emulator::run_cluster(fused::EpochsArgs a, int cluster_blocks) {
+    if (const char* problem = fused::cluster_blocks_problem(cluster_blocks)) throw Error(problem);
+    a = fitted(a);
     const std::size_t block_bytes = fused::cluster_shared_bytes(a, a.step.sum_lanes);
     if (shared_bytes_ != 0 && block_bytes > shared_bytes_)
         throw Error("fused: a cluster block of " + std::to_string(a.groups) + " groups needs " +
@@ -179,6 +185,10 @@ void Emulator::cluster_epoch(const FusedEpochsOp& op) {
 
 void Emulator::fused_epochs(int first, int count, int cluster_blocks) {
     run_cluster(epochs_from_permutations(plan_, HostMemory{*this}, first, count), cluster_blocks);
+}
+
+fused::EpochsArgs Emulator::fused_epochs_args(int first, int count) {
+    return fitted(epochs_from_permutations(plan_, HostMemory{*this}, first, count));
 }
 
 void Emulator::fused_predict(const FusedPredictOp& op) {

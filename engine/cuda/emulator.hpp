@@ -62,6 +62,9 @@ public:
     // those of the epochs' programs (plan.epoch(e)). A plan with cluster_blocks runs the same loop
     // an epoch at a time (FusedEpochsOp).
     void fused_epochs(int first, int count, int cluster_blocks);
+    // The arguments fused_epochs launches (this emulator's shape applied): what a launch group's key
+    // is made of (engine/cuda/cluster_tasks.hpp).
+    fused::EpochsArgs fused_epochs_args(int first, int count);
     // Emulate the cluster kernel's blocks with another count of thread groups (units a block runs at
     // once) than fused::kClusterGroups: a launch shape, so the bits must not change.
     void set_cluster_groups(int groups) {
@@ -91,6 +94,7 @@ private:
     void fused_any_step(const FusedAnyStepOp& op);
     void fused_any_predict(const FusedAnyPredictOp& op);
     void cluster_epoch(const FusedEpochsOp& op);  // the plan's operation: one epoch from the order buffer
+    fused::EpochsArgs fitted(fused::EpochsArgs a) const;
     void run_cluster(fused::EpochsArgs a, int cluster_blocks);
 };
 

@@ -115,12 +115,7 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
                 L.push_back([=](cudaStream_t s) { kernels::launch_fused_any_grads(a, programmatic, s); });
             }
         } else if constexpr (std::is_same_v<T, FusedEpochsOp>) {
-            fused::EpochsArgs a = ops::resolve(op, mem);
-            const std::size_t limit = kernels::prepare_fused_cluster_kernel(a.step.sum_lanes);  // throws sans clusters
-            a.weights_shared = fused::cluster_weights_fit(a.step.rows_per_block, a.step.param_count, a.groups, limit);
-            const std::string problem = kernels::fused_cluster_problem(
-                op.cluster_blocks, a.step.sum_lanes, fused::cluster_shared_bytes(a, a.step.sum_lanes));
-            if (!problem.empty()) throw Error(problem);
+            const fused::EpochsArgs a = kernels::fit_fused_cluster(ops::resolve(op, mem), op.cluster_blocks);
             out.fused_weights_shared.push_back(a.weights_shared);
             const int blocks = op.cluster_blocks;
             L.push_back([=](cudaStream_t s) { kernels::launch_fused_cluster(a, blocks, 1, nullptr, s); });

@@ -47,6 +47,10 @@ void launch_fused_predict(const fused::PredictArgs& args, std::int64_t rows, boo
 std::string fused_cluster_code_problem(int sum_lanes = fused::kSumLanes);
 std::size_t prepare_fused_cluster_kernel(int sum_lanes = fused::kSumLanes);
 std::string fused_cluster_problem(int cluster_blocks, int sum_lanes, std::size_t smem);
+// `a` ready to launch in clusters of `cluster_blocks` here: the kernel prepared, the parameters
+// staged where a group's share of the limit holds them; throws the one-line problem where it cannot
+// run (the executor's epoch launch and a group of tasks' launch, cluster_tasks.hpp, alike).
+fused::EpochsArgs fit_fused_cluster(fused::EpochsArgs a, int cluster_blocks);
 void launch_fused_cluster(const fused::EpochsArgs& args, int cluster_blocks, int tasks,
                           const fused::EpochsArgs* device_tasks, cudaStream_t stream);
 

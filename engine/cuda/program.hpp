@@ -128,7 +128,7 @@ public:
 
     int cluster_blocks() const { return cluster_blocks_; }
     // Why this plan's path or width has no cluster launch (FusedEpochsOp), or null: the one rule, for
-    // the constructor's cluster_blocks and for a whole task's launch (fused_cluster_task.hpp).
+    // the constructor's cluster_blocks and for a whole task's launch (cluster_tasks.hpp).
     const char* cluster_problem() const;
 
     const TaskConfig& config() const { return config_; }
@@ -151,8 +151,8 @@ public:
     Program epoch_start(int e) const;  // permutation e -> order
     Program step(int b) const;         // one SGD step on batch b of the current order
     Program epoch_body() const;        // every step, or with cluster_blocks one FusedEpochsOp
-    Program epoch(int e) const;        // epoch_start(e) then epoch_body()
-    Program predict() const;           // Q-row forward, scores, argmax
+    Program epoch(int e) const;  // epoch_start(e) then epoch_body()
+    Program predict() const;     // Q-row forward, scores, argmax
 
     // Throws Error when an operation reaches outside its buffer or uses the wrong element type.
     void check(const Program& p) const;

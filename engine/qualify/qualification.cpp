@@ -112,7 +112,12 @@ std::string readme_text(const nlohmann::ordered_json& protocol, const nlohmann::
           << " draws. Scope: `training_prediction_seconds`, the prepared task's run() alone — reset from the seed, "
              "train every epoch, predict the query images (docs/spec.md §8); not the draws, input hashing, "
              "preparation or scoring"
-          << (protocol["together"].get<bool>() ? "; the draws ran together, each timed on its own" : "") << ".\n\n";
+          << (protocol["together"].get<bool>()
+                  ? "; the draws ran together, each timed on its own from its start to its predictions (with "
+                    "--cluster-blocks, draws of one launch shape were clusters of one "
+                    "launch, that launch's time each draw's)"
+                  : "")
+          << ".\n\n";
     s << "**Verify.** With the MNIST training IDX files in DIR:\n\n```\nrevgraph verify " << folder_name
       << " --idx-dir DIR\n```\n\nAdd `--retrain` to train every draw again and require byte-equal predictions.\n";
     return s.str();

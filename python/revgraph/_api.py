@@ -145,7 +145,9 @@ def fit_predict(train_images: npt.NDArray[np.float32], train_labels: npt.NDArray
 
 def run_together(tasks: Iterable[Task], *, threads: int = 0, metadata: bool = True) -> list[Result]:
     """Run every task at once (GPU tasks each on its own stream, CPU tasks on up to `threads`
-    worker threads, 0: one per hardware thread); each Result is the bytes of that task's run()."""
+    worker threads, 0: one per hardware thread); each Result is the bytes of that task's run().
+    With configure_gpu(cluster_blocks=N), cuda-fused tasks of one launch shape (one depth, the
+    width 82) train as N-block clusters of ONE launch, that launch's time each one's."""
     tasks = list(tasks)
     for t in tasks:
         if not isinstance(t, Task):

@@ -235,6 +235,13 @@ on_cluster = revgraph.Task(x, y, x, backend="cuda-fused", emulate=True, batch_si
 reference = revgraph.Task(x, y, x, backend="cpu-reference", batch_size=16).run()
 out["cluster_emulated_equal"] = (on_cluster.predictions.tobytes() == reference.predictions.tobytes() and
                                  on_cluster.metadata["state_vector_sha256"] == reference.metadata["state_vector_sha256"])
+# Two such tasks run together: one launch group (two clusters of one launch), each its own bytes.
+group = revgraph.run_together([revgraph.Task(x, y, x, backend="cuda-fused", emulate=True, batch_size=16, seed=s)
+                               for s in (2, 3)])
+alone = [revgraph.Task(x, y, x, backend="cpu-reference", batch_size=16, seed=s).run() for s in (2, 3)]
+out["cluster_group_equal"] = all(g.predictions.tobytes() == a.predictions.tobytes() and
+                                 g.metadata["state_vector_sha256"] == a.metadata["state_vector_sha256"]
+                                 for g, a in zip(group, alone))
 revgraph.configure_gpu(cluster_blocks=0)  # `cuda`, which the GPU part below may pick, has no clusters
 gpu = [b["requested"] for b in revgraph.backends()["backends"] if b["usable"] and b["requested"].startswith("cuda")]
 if gpu:
@@ -265,6 +272,7 @@ def test_configure_gpu_sets_the_commands_gpu_options():
                           "initialized": False}
     assert out["kept"] == out["set"] and out["after_errors"] == out["set"]
     assert out["cluster_emulated_equal"] is True
+    assert out["cluster_group_equal"] is True
     # A wrong type is TypeError, a wrong value ValueError; the ranges are the command's (the engine's).
     assert out["errors"] == ["ValueError: device must be in 0..1023, got -1",
                              "TypeError: device must be an integer, got 1.5",

@@ -8,6 +8,7 @@
 // (bench/labs/kernel_lab.cpp) check on a device: the same bits from the kernel.
 #include <doctest/doctest.h>
 
+#include <memory>
 #include <string>
 #include <variant>
 #include <vector>
@@ -19,6 +20,7 @@
 #include "engine/cuda/program.hpp"
 #include "engine/error.hpp"
 #include "engine/model/layout.hpp"
+#include "engine/runtime_options.hpp"
 #include "engine/task.hpp"
 #include "engine/validate/gpu_replay.hpp"
 
@@ -180,4 +182,97 @@ TEST_CASE("fused emulator: a cluster launch's arguments are refused in one line"
     Emulator any_emu(any);
     CHECK_THROWS_WITH_AS(any_emu.fused_epochs(0, 1, 4),
                          "plan: whole epochs in one cluster launch run cuda-fused's width-82 step only", Error);
+}
+
+namespace {
+
+// A case that sets the runtime options leaves the defaults for the cases after it.
+struct DefaultOptionsAfter {
+    ~DefaultOptionsAfter() { Runtime::reset_for_tests(); }
+};
+
+std::unique_ptr<PreparedTask> emulated(const TaskInputs& inputs, const TaskConfig& c, const std::string& backend) {
+    return std::make_unique<PreparedTask>(inputs, c,
+                                          backend == "cpu" ? make_backend("cpu") : make_emulated_backend(backend));
+}
+
+}  // namespace
+
+TEST_CASE("launch groups: tasks of one cluster shape train together, each with its own run()'s bits") {
+    // With clusters, tasks whose launches have one shape are K clusters of one launch
+    // (engine/cuda/cluster_tasks.hpp); emulated, each cluster's whole task from its resident
+    // permutations in turn. Three rev88 tasks (other seeds, epochs and learning rates: one shape),
+    // one at depth 1 (its own group), one on the CPU (none): each must end with the float32
+    // trainer's bits, as cpu-reference gives them alone.
+    const DefaultOptionsAfter restore;
+    Runtime::reset_for_tests();
+    RuntimeOptions options;
+    options.fused_cluster_blocks = 4;
+    Runtime::configure(options);
+    const TaskInputs inputs = validate::synthetic_inputs(300, 40, 61);
+    std::vector<TaskConfig> configs(5);
+    configs[0].seed = 3;
+    configs[1].seed = 4, configs[1].epochs = 2, configs[1].learning_rate = 0.05;
+    configs[2].seed = 5, configs[2].epochs = 3;
+    configs[3].seed = 6, configs[3].depth = 1;
+    configs[4].seed = 7;
+    const std::vector<std::string> backends = {"cuda-fused", "cuda-fused", "cuda-fused", "cuda-fused", "cpu"};
+    std::vector<std::unique_ptr<PreparedTask>> tasks;
+    std::vector<PreparedTask*> list;
+    for (std::size_t k = 0; k < configs.size(); ++k) {
+        tasks.push_back(emulated(inputs, configs[k], backends[k]));
+        list.push_back(tasks.back().get());
+    }
+    const std::string rev88 = std::to_string(model::Layout(2).total()),
+                      depth1 = std::to_string(model::Layout(1).total());
+    const std::string group = tasks[0]->backend().launch_group();
+    CHECK(group == "cuda-fused (emulated): clusters of 4 blocks, 2 groups, 2 rows a unit, " + rev88 +
+                       " parameters staged, " + std::to_string(fused::kSumLanes) + " sum lanes");
+    CHECK(tasks[1]->backend().launch_group() == group);
+    CHECK(tasks[2]->backend().launch_group() == group);
+    CHECK(tasks[3]->backend().launch_group().find(depth1 + " parameters") != std::string::npos);
+    CHECK(tasks[4]->backend().launch_group().empty());
+
+    std::vector<TaskOutputs> alone;
+    for (std::size_t k = 0; k < configs.size(); ++k) {
+        PreparedTask solo(inputs, configs[k], make_backend("cpu-reference"));
+        solo.run();
+        alone.push_back(solo.outputs());
+    }
+    const auto check_all = [&](std::size_t count) {
+        for (std::size_t k = 0; k < count; ++k) {
+            CAPTURE(k);
+            const TaskOutputs out = tasks[k]->outputs();
+            CHECK(out.state.parameters == alone[k].state.parameters);
+            CHECK(out.state.velocity == alone[k].state.velocity);
+            CHECK(out.state.scores == alone[k].state.scores);
+            CHECK(out.state.predictions == alone[k].state.predictions);
+        }
+    };
+    PreparedTask::run_together(list, 2);
+    for (PreparedTask* t : list) CHECK(t->run_count() == 1);
+    check_all(configs.size() - 1);  // the CPU task: `cpu`'s own order, not the reference's
+    // The group straight through its first member, twice over: the same bytes again.
+    for (int round = 0; round < 2; ++round) {
+        tasks[0]->backend().run_group({&tasks[0]->backend(), &tasks[1]->backend(), &tasks[2]->backend()});
+        check_all(3);
+    }
+
+    // Refused, in one line, before anything runs: a member of another shape or kind, the lead not
+    // first, a task twice, a backend without groups.
+    auto& lead = tasks[0]->backend();
+    const std::string other_shape = "given a task of another: cuda-fused " + tasks[3]->backend().launch_group();
+    const std::vector<Backend*> unlike = {&lead, &tasks[3]->backend()};
+    CHECK_THROWS_WITH_AS(lead.run_group(unlike), doctest::Contains(other_shape.c_str()), Error);
+    CHECK_THROWS_WITH_AS(lead.run_group({&lead, &tasks[4]->backend()}),
+                         doctest::Contains("given a task of another: cpu"), Error);
+    CHECK_THROWS_WITH_AS(lead.run_group({&tasks[1]->backend(), &lead}),
+                         "backend: a launch group is run by its first member", Error);
+    CHECK_THROWS_WITH_AS(lead.run_group({&lead, &lead}),
+                         "backend: a launch group lists a task twice (it would race with itself)", Error);
+    CHECK_THROWS_WITH_AS(tasks[4]->backend().run_group({&tasks[4]->backend()}),
+                         "backend: cpu trains no tasks together in one launch", Error);
+    // Without clusters there are no groups.
+    Runtime::reset_for_tests();
+    CHECK(emulated(inputs, configs[0], "cuda-fused")->backend().launch_group().empty());
 }

@@ -280,13 +280,21 @@ TEST_CASE("cuda-fused: plain and programmatic launches each give the float32 tra
 TEST_CASE("cuda-fused: whole epochs on a thread-block cluster give the float32 trainer's bits (sm_90+)") {
     // Each epoch one launch of a cluster (engine/cuda/fused_cluster.hpp): rev88 (steps of 128 and a
     // short one), depth 3 / batch 37 (short rows units), at clusters of 16 (the default), 5 (a step's
-    // units not a multiple) and 1; three replays of the captured graphs each, against the float32
+    // units not a multiple) and 1, and depth 8 (its parameters past a group's share of the block:
+    // read from global memory) at 16; three replays of the captured graphs each, against the float32
     // trainer's whole run. Where the GPU has no clusters (before sm_90) the backend refuses in one
     // line, which is what is checked there.
     const DefaultOptionsAfter restore;
     const auto inputs = validate::synthetic_inputs(1000, 300, 17);
-    for (const TaskConfig& config : rev88_and_short_rows())
+    std::vector<TaskConfig> configs = rev88_and_short_rows();
+    TaskConfig deep;
+    deep.depth = 8;
+    deep.batch_size = 64;
+    deep.learning_rate = 0.02;
+    configs.push_back(deep);
+    for (const TaskConfig& config : configs)
         for (int blocks : {16, 5, 1}) {
+            if (config.depth == 8 && blocks != 16) continue;
             CAPTURE(config.depth);
             CAPTURE(blocks);
             configure_from_defaults([&](RuntimeOptions& o) { o.fused_cluster_blocks = blocks; });
@@ -296,8 +304,9 @@ TEST_CASE("cuda-fused: whole epochs on a thread-block cluster give the float32 t
                 continue;
             }
             PreparedTask task(inputs, config, make_backend("cuda-fused"));
-            CHECK(dynamic_cast<cuda::CudaBackend&>(task.backend()).diagnostics()["cluster_blocks"].get<int>() ==
-                  blocks);
+            const auto diagnostics = dynamic_cast<cuda::CudaBackend&>(task.backend()).diagnostics();
+            CHECK(diagnostics["cluster_blocks"].get<int>() == blocks);
+            CHECK(diagnostics["fused_weights_in_shared_memory"]["step"].get<bool>() == (config.depth != 8));
             const auto whole = reference_run<float>(task);
             for (int replay = 0; replay < 3; ++replay) {
                 task.run();
@@ -308,6 +317,56 @@ TEST_CASE("cuda-fused: whole epochs on a thread-block cluster give the float32 t
                 CHECK(s.predictions == whole.predictions());
             }
         }
+}
+
+TEST_CASE("cuda-fused: tasks together with clusters train as K clusters of one launch, each the trainer's bits") {
+    // run_together with clusters (engine/cuda/cluster_tasks.hpp): four rev88 tasks of other seeds,
+    // epochs and learning rates (one launch shape: one launch of four clusters) and a depth-3 /
+    // batch-37 task (a shape of its own: a launch alone), three rounds, each task's parameters,
+    // momentum, scores and predictions the float32 trainer's whole run. sm_8x refuses clusters
+    // (the case above checks the line).
+    const DefaultOptionsAfter restore;
+    configure_from_defaults([](RuntimeOptions& o) { o.fused_cluster_blocks = 16; });
+    if (cuda::describe_device().find("(sm_8") != std::string::npos) return;
+    const auto inputs = validate::synthetic_inputs(1000, 300, 17);
+    std::vector<TaskConfig> configs;
+    for (int k = 0; k < 4; ++k) {
+        TaskConfig c;
+        c.seed = 21 + static_cast<std::uint64_t>(k);
+        c.epochs = 1 + k % 2;
+        c.learning_rate = k == 3 ? 0.05 : c.learning_rate;
+        configs.push_back(c);
+    }
+    configs.push_back(rev88_and_short_rows().back());
+    std::vector<std::unique_ptr<PreparedTask>> tasks;
+    std::vector<PreparedTask*> list;
+    for (const TaskConfig& c : configs) {
+        tasks.push_back(std::make_unique<PreparedTask>(inputs, c, make_backend("cuda-fused")));
+        list.push_back(tasks.back().get());
+    }
+    const auto group = [&](std::size_t k) {
+        return dynamic_cast<cuda::CudaBackend&>(tasks[k]->backend()).diagnostics()["launch_group"].get<std::string>();
+    };
+    CHECK_FALSE(group(0).empty());
+    for (std::size_t k = 1; k < 4; ++k) CHECK(group(k) == group(0));
+    CHECK(group(4) != group(0));
+    std::vector<cpu::Trainer<float>> whole;
+    for (auto& t : tasks) whole.push_back(reference_run<float>(*t));
+    for (int round = 1; round <= 3; ++round) {
+        CAPTURE(round);
+        const double wall = PreparedTask::run_together(list);
+        for (std::size_t k = 0; k < tasks.size(); ++k) {
+            CAPTURE(k);
+            CHECK(tasks[k]->run_count() == round);
+            CHECK(tasks[k]->last_run_seconds() > 0);
+            const TaskState s = tasks[k]->backend().read_state();
+            CHECK(gpu_cases::same_bits(s.parameters, whole[k].parameters()));
+            CHECK(gpu_cases::same_bits(s.velocity, whole[k].velocity()));
+            CHECK(gpu_cases::same_bits(s.scores, whole[k].scores()));
+            CHECK(s.predictions == whole[k].predictions());
+        }
+        MESSAGE("5 tasks together in 2 cluster launches: " << wall * 1e3 << " ms wall");
+    }
 }
 
 TEST_CASE("cuda: one B x 82 float state is kept from forward to backward") {

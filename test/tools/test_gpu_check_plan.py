@@ -90,6 +90,11 @@ class Order(unittest.TestCase):
             self.assertEqual(cmd[cmd.index("--cluster-blocks") + 1], "16", name)
             self.assertIn("SCRATCH/rev88.npz", cmd, name)  # the draw every contender reads
         self.assertIn("--cluster-blocks=16", eight["energy-cuda-fused-cluster-protocol"].cmd)
+        # K tasks at once with clusters: K clusters of one launch (run_together's launch groups).
+        tp = eight["bench-throughput-cluster"].cmd
+        self.assertIn("--cluster-blocks=16", tp)
+        self.assertIn("--benchmark_filter=^throughput/cuda-fused/tasks:(1|4|16)(/|$)", tp)
+        self.assertIn("SCRATCH/rev88.npz", " ".join(tp))
         self.assertNotIn("--cluster-blocks", " ".join(eight["gpu-validation-fused-pdl"].cmd))
         self.assertFalse(any(s.required for s in plan(8)))
 

@@ -189,7 +189,10 @@ class GpuCheckReport(unittest.TestCase):
         cluster["replay_repeatability"]["diagnostics"]["cluster_blocks"] = 16
         run.out_files.update({"gpu-validation-fused-cluster.json": cluster,
                               "energy-cuda-fused-cluster-protocol.json": {"energy": {"available": True,
-                                                                                     "joules_per_task": 0.04}}})
+                                                                                     "joules_per_task": 0.04}},
+                              "bench-throughput-cluster.json": {"benchmarks": [
+                                  {"name": "throughput/cuda-fused/tasks:16/manual_time", "tasks": 16,
+                                   "median_ms": 4.8, "ms_per_task": 0.3, "tasks_per_second": 3333.0}]}})
         run.runs["fused-cluster.json"] = dict(run.runs["fused-pdl.json"])
         r = run.report()
         self.assertTrue(r["passed"], r["failures"])  # recorded, not part of passing
@@ -198,6 +201,10 @@ class GpuCheckReport(unittest.TestCase):
         self.assertEqual((c["validation_passed"], c["same_bytes_as_two_kernel_launches"], c["cluster_blocks"]),
                          (True, True, 16))
         self.assertEqual(r["energy"]["cuda-fused-cluster-protocol"]["joules_per_task"], 0.04)
+        self.assertEqual(c["throughput_one_launch"], [{"name": "throughput/cuda-fused/tasks:16", "tasks": 16,
+                                                       "median_ms": 4.8, "ms_per_task": 0.3,
+                                                       "tasks_per_second": 3333.0}])
+        self.assertEqual(r["throughput"][0]["tasks"], 4)  # call 2's, without clusters, apart
         run.runs["fused-cluster.json"]["predictions_sha256"] = "other"
         self.assertIs(run.report()["cluster_launch"]["same_bytes_as_two_kernel_launches"], False)
         self.assertNotIn("cluster_launch", Run().report())

@@ -176,7 +176,8 @@ def call8_steps(c):
     """Issue 49's cluster launch: cuda-fused with each epoch ONE launch of a 16-block thread-block cluster
     (--cluster-blocks 16), validated and timed by the same harness right after the two-kernel step with
     PDL (the engine's default), its bytes against the PDL run's, and both energies over the group's
-    whole window (the kernel lab in call 2 prices the cluster sizes and K tasks a launch)."""
+    whole window (the kernel lab in call 2 prices the cluster sizes and K tasks a launch); and K tasks
+    at once as the engine runs them with clusters (run_together: K clusters of ONE launch), 1, 4 and 16."""
     return [make_task_step(c, False),
             validation_step(c, "gpu-validation-fused-pdl", 20, "cuda-fused", False, "--pdl"),
             validation_step(c, "gpu-validation-fused-cluster", 20, "cuda-fused", False, "--cluster-blocks", "16"),
@@ -185,7 +186,11 @@ def call8_steps(c):
                  run_cmd(c, "fused-cluster.json", "cuda-fused", "--cluster-blocks", "16", "--repeat", "3")),
             energy_step(c, "energy-cuda-fused-protocol", 55, "cuda-fused", PROTOCOL_WINDOW),
             energy_step(c, "energy-cuda-fused-cluster-protocol", 55, "cuda-fused", PROTOCOL_WINDOW,
-                        "--cluster-blocks=16")]
+                        "--cluster-blocks=16"),
+            Step("bench-throughput-cluster", 35, "cluster",
+                 [c.bin("bench/revgraph_bench"), "--benchmark_filter=^throughput/cuda-fused/tasks:(1|4|16)(/|$)",
+                  f"--input={c.s('rev88.npz')}", "--gpu-min-time=0.5", "--warmup=2", "--cluster-blocks=16",
+                  f"--benchmark_out={c.a('bench-throughput-cluster.json')}", "--benchmark_out_format=json"])]
 
 
 RACE_DATA = os.path.join(ROOT, ".gpudeps", "race-data")  # the official MNIST files, packed by tools/pack-gpu-deps

@@ -189,11 +189,12 @@ def programmatic_launch(gvp, fused1, fused_pdl, gv_plain=None):
             "in_use": None if gvp is None else (replay(gvp).get("diagnostics") or {}).get("programmatic_dependent_launch")}
 
 
-def cluster_launch(gvc, gvp, fused_pdl, fused_cluster):
+def cluster_launch(gvc, gvp, fused_pdl, fused_cluster, tj):
     """cuda-fused with each epoch one launch of a thread-block cluster (call 8; recorded only): validated
-    like cuda-fused, its bytes against the two-kernel step's (PDL), and its median task time against that
-    step's timed by the same harness just before."""
-    return {"same_call": same_call(gvp, gvc, "two_kernels_pdl_ms", "cluster_ms",
+    like cuda-fused, its bytes against the two-kernel step's (PDL), its median task time against that
+    step's timed by the same harness just before, and K tasks at once as K clusters of one launch."""
+    return {"throughput_one_launch": throughput(tj) if tj else None,
+            "same_call": same_call(gvp, gvc, "two_kernels_pdl_ms", "cluster_ms",
                                    "gpu_validation replays (CUDA events), --pdl then --cluster-blocks 16, one call"),
             "validation_passed": None if gvc is None else gvc.get("passed"),
             "same_bytes_as_two_kernel_launches": same_bytes(fused_pdl, fused_cluster),
@@ -311,7 +312,8 @@ def build_report(scratch, out, git_commit, commit_source, gpu_arch, partial, bin
     gvc = load(os.path.join(out, "gpu-validation-fused-cluster.json"))
     if gvc is not None:
         report["cluster_launch"] = cluster_launch(gvc, gvp, load(os.path.join(scratch, "fused-pdl.json")),
-                                                  load(os.path.join(scratch, "fused-cluster.json")))
+                                                  load(os.path.join(scratch, "fused-cluster.json")),
+                                                  load(os.path.join(out, "bench-throughput-cluster.json")))
     draw = same_draw(scratch, out)
     report["same_draw"] = draw
     report["timing"] = timings(out, gv, gvf, gvp)

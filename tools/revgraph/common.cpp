@@ -47,8 +47,9 @@ void add_task_options(CLI::App& app, TaskOptions& o) {
         ->excludes("--pdl");
     app.add_option("--cluster-blocks", o.cluster_blocks,
                    "cuda-fused at width 82: each epoch's steps in one launch of a thread-block cluster of N blocks "
-                   "(1..16, sm_90+; built to give the same bytes, unverified on a GPU); 0, the default, runs two "
-                   "kernels a step")
+                   "(1..16, sm_90+; built to give the same bytes, unverified on a GPU); tasks trained together "
+                   "(sweep, qualify --together) of one launch shape are clusters of ONE launch; 0, the default, "
+                   "runs two kernels a step")
         ->type_name("N")
         ->check(kNonEmpty);
 }

@@ -90,7 +90,9 @@ Command add_qualify_command(CLI::App& app) {
         ->type_name("OUT/")
         ->check(kNonEmpty);
     add_task_options(*sub, o->task);
-    sub->add_flag("--together", o->together, "run every draw at once (each on its own GPU stream, or CPU thread)");
+    sub->add_flag("--together", o->together,
+                  "run every draw at once (each on its own GPU stream, or CPU thread; with --cluster-blocks, "
+                  "cuda-fused trains all 11 in one launch)");
     sub->add_flag("--quiet", o->quiet, "no progress lines on stderr");
     sub->footer(config_keys_help() + "\nExit status 3: below the band or a draw below the floor.");
     return {sub, [o] { return qualify_command(*o); }};

@@ -163,6 +163,15 @@ std::string fused_cluster_problem(int cluster_blocks, int sum_lanes, std::size_t
     return problem;
 }
 
+fused::EpochsArgs fit_fused_cluster(fused::EpochsArgs a, int cluster_blocks) {
+    const std::size_t limit = prepare_fused_cluster_kernel(a.step.sum_lanes);  // throws sans clusters
+    a.weights_shared = fused::cluster_weights_fit(a.step.rows_per_block, a.step.param_count, a.groups, limit);
+    const std::string problem =
+        fused_cluster_problem(cluster_blocks, a.step.sum_lanes, fused::cluster_shared_bytes(a, a.step.sum_lanes));
+    if (!problem.empty()) throw Error(problem);
+    return a;
+}
+
 void launch_fused_cluster(const fused::EpochsArgs& args, int cluster_blocks, int tasks,
                           const fused::EpochsArgs* device_tasks, cudaStream_t stream) {
     NVTX_RANGE("fused_cluster");
