@@ -34,7 +34,7 @@ struct BasicLaunchPlan {
     using Launcher = std::function<void(Stream)>;
     Launcher reset, normalize;
     std::vector<Launcher> epoch_start;  // per epoch: permutation -> order (may be empty: 0 epochs)
-    std::vector<Launcher> steps;        // per batch of an epoch, at least one
+    std::vector<Launcher> steps;        // the epoch's, in order: one a batch, or one for them all; at least one
     Launcher predict;
 };
 

@@ -73,7 +73,7 @@ struct CudaBackend::Impl {
     std::unique_ptr<LtMatmuls> matmuls;
     CompiledProgram reset, normalize, predict;
     std::vector<CompiledProgram> epoch_start, steps;
-    CompiledProgram epoch_body;  // with clusters: the epoch's one launch (FusedEpochsOp)
+    CompiledProgram epoch_body;  // what the epoch graph captures (TaskPlan::epoch_body)
     graphs::TaskGraphs graphs;
     bool has_run = false;
     // With clusters: the whole task's arguments for a launch group (every epoch from the resident
@@ -120,16 +120,14 @@ struct CudaBackend::Impl {
         };
         graphs::LaunchPlan launches{launcher(reset), launcher(normalize), {}, {}, launcher(predict)};
         for (const auto& start : epoch_start) launches.epoch_start.push_back(launcher(start));
-        // With clusters the epoch graph is the one launch of epoch_body (and `steps` serve only the
-        // eager step(), with the same bits).
-        if (plan.cluster_blocks() != 0) {
-            epoch_body = build(plan.epoch_body());
-            launches.steps.push_back(launcher(epoch_body));
+        // The epoch graph is the plan's epoch body: the steps, cuda's with each SGD and the next
+        // gather one launch, or with clusters one launch for them all; `steps` serve the eager
+        // step(), with the same bits.
+        epoch_body = build(plan.epoch_body());
+        launches.steps.push_back(launcher(epoch_body));
+        if (plan.cluster_blocks() != 0)
             whole_task = kernels::fit_fused_cluster(epochs_from_permutations(plan, memory, 0, plan.config().epochs),
                                                     plan.cluster_blocks());
-        } else {
-            for (const auto& step : steps) launches.steps.push_back(launcher(step));
-        }
         graphs = graphs::TaskGraphs(stream.s, launches, [this](cudaStream_t s) { clear_outputs(s); });
     }
 
@@ -362,15 +360,16 @@ nlohmann::ordered_json CudaBackend::diagnostics() const {
         return c;
     };
     j["path"] = path_name(im.plan.path());
+    // A step alone (the eager step()'s programs), and what the epoch graph runs: the steps, on `cuda`
+    // with each SGD and the next gather one launch (B - 1 fewer), or with clusters one launch.
     j["launches_per_step"] = {{"first_batch", counts(im.steps.front())}, {"last_batch", counts(im.steps.back())}};
+    j["launches_per_epoch"] = counts(im.epoch_body);
     j["programmatic_dependent_launch"] = im.programmatic;
-    // 0: two kernels a step; else each epoch one launch of a cluster (launches_per_step is then the
-    // eager step()'s, and what the epoch graph runs is launches_per_epoch).
+    // 0: two kernels a step; else each epoch one launch of a cluster.
     j["cluster_blocks"] = im.plan.cluster_blocks();
     // Tasks that share this text train together in one launch (run_together); "" where none.
     j["launch_group"] = launch_group();
     const bool cluster = im.plan.cluster_blocks() != 0;
-    if (cluster) j["launches_per_epoch"] = counts(im.epoch_body);
     if (im.plan.path() == Path::fused) {
         const CompiledProgram& training = cluster ? im.epoch_body : im.steps.front();
         j["fused_weights_in_shared_memory"] = {{"step", static_cast<bool>(training.fused_weights_shared.at(0))},

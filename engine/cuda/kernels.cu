@@ -19,4 +19,5 @@
 #include "engine/cuda/ops/loss.hpp"
 #include "engine/cuda/ops/mask.hpp"
 #include "engine/cuda/ops/sgd.hpp"
+#include "engine/cuda/ops/sgd_gather.hpp"
 #include "engine/cuda/ops/zero.hpp"

@@ -81,6 +81,17 @@ void check_beside(const Program& p, std::size_t i, const GemmOp& g) {
     }
 }
 
+// One launch runs an SgdGatherOp's two parts in no order (ops/sgd_gather.hpp): they must share no
+// buffer, and the gather must read the training rows through the order.
+void check_apart(std::size_t i, const SgdGatherOp& f, std::size_t n) {
+    const std::string where = "plan: operation " + std::to_string(i) + " (sgd_gather) ";
+    if (f.gather.identity || f.gather.src_rows.buf != Buf::train_rows || !f.gather.with_labels)
+        throw Error(where + "gathers other than the next step's training rows");
+    for (const Access& s : ops::accesses(f.sgd, n))
+        for (const Access& g : ops::accesses(f.gather, n))
+            if (s.ref.buf == g.ref.buf) throw Error(where + "has both parts use " + buf_name(s.ref.buf));
+}
+
 }  // namespace
 
 void TaskPlan::check(const Program& p) const {
@@ -94,6 +105,10 @@ void TaskPlan::check(const Program& p) const {
         if (const auto* g = std::get_if<GatherOp>(&op))
             source_rows =
                 g->src_rows.buf == Buf::train_rows ? static_cast<std::size_t>(n_) : static_cast<std::size_t>(q_);
+        if (const auto* f = std::get_if<SgdGatherOp>(&op)) {
+            source_rows = static_cast<std::size_t>(n_);
+            check_apart(i, *f, source_rows);
+        }
         if (std::holds_alternative<FusedStepOp>(op) || std::holds_alternative<FusedAnyStepOp>(op) ||
             std::holds_alternative<FusedEpochsOp>(op))
             source_rows = static_cast<std::size_t>(n_);

@@ -42,6 +42,7 @@
 #include "engine/cuda/ops/loss.hpp"
 #include "engine/cuda/ops/mask.hpp"
 #include "engine/cuda/ops/sgd.hpp"
+#include "engine/cuda/ops/sgd_gather.hpp"
 #include "engine/cuda/ops/zero.hpp"
 #include "engine/model/layout.hpp"
 
@@ -64,8 +65,8 @@ std::vector<Batch> epoch_batches(std::int64_t n, int batch_size);
 // Every operation of a program, each in its own file under engine/cuda/ops/ (its struct, accesses,
 // per-element body and launcher; docs/adding-an-op.md). Executor and emulator dispatch over this
 // variant with std::visit, so an operation added here and not handled there fails to compile.
-using Op = std::variant<GemmOp, CopyOp, ZeroOp, LiftOp, GatherOp, CoupleOp, MaskOp, LossOp, SgdOp, ArgmaxOp,
-                        FusedStepOp, FusedPredictOp, FusedAnyStepOp, FusedAnyPredictOp, FusedEpochsOp>;
+using Op = std::variant<GemmOp, CopyOp, ZeroOp, LiftOp, GatherOp, CoupleOp, MaskOp, LossOp, SgdOp, SgdGatherOp,
+                        ArgmaxOp, FusedStepOp, FusedPredictOp, FusedAnyStepOp, FusedAnyPredictOp, FusedEpochsOp>;
 using Program = std::vector<Op>;
 
 const char* op_name(const Op& op);
@@ -150,7 +151,9 @@ public:
     Program normalize() const;         // raw pixels -> lifted rows, train and query
     Program epoch_start(int e) const;  // permutation e -> order
     Program step(int b) const;         // one SGD step on batch b of the current order
-    Program epoch_body() const;        // every step, or with cluster_blocks one FusedEpochsOp
+    // Every step (cuda's with each SGD and the next gather one launch, SgdGatherOp), or with
+    // cluster_blocks one FusedEpochsOp: what the epoch graph captures.
+    Program epoch_body() const;
     Program epoch(int e) const;  // epoch_start(e) then epoch_body()
     Program predict() const;     // Q-row forward, scores, argmax
 

@@ -215,10 +215,11 @@ void TaskPlan::core_forward(Program& p, int rows, Buf state, Buf act_left, Buf a
 // the prediction the next GPU run measures).
 // Block 0 skips e, h and the rebuild of l: they only serve the gradient of the core input and the
 // input itself, which training never reads. Depth 2: 14 products + 11 kernels = 25 launches a step
-// (10·D + 5). Why kernels at all: a mask-multiply cannot go into a matmul epilogue (cuBLASLt's DRELU
-// would mask the accumulated sum, not only the new product), relu(input) cannot be a matmul
-// prologue, and the coupling's add in the reference's rounding needs the product on its own; each
-// lives in the one small elementwise kernel that runs at that point anyway.
+// (10·D + 5); in the epoch graph 24 but the last step's, each SGD sharing a launch with the next
+// step's gather (epoch_body, ops/sgd_gather.hpp). Why kernels at all: a mask-multiply cannot go into a matmul epilogue
+// (cuBLASLt's DRELU would mask the accumulated sum, not only the new product), relu(input) cannot be a matmul prologue,
+// and the coupling's add in the reference's rounding needs the product on its own; each lives in the one small
+// elementwise kernel that runs at that point anyway.
 Program TaskPlan::step(int b) const {
     const Batch batch = batches_.at(static_cast<std::size_t>(b));
     return path_ == Path::fused ? fused_step(batch, b > 0) : cublaslt_step(batch);
@@ -423,11 +424,18 @@ Program TaskPlan::epoch_body() const {
                          .cluster_blocks = cluster_blocks_};
         return {op};
     }
+    std::vector<Program> steps;
+    for (std::size_t b = 0; b < batches_.size(); ++b) steps.push_back(step(static_cast<int>(b)));
+    // cuda: a step's SGD and the next step's gather, two small kernels back to back on the chain with
+    // nothing between them and no buffer in common, as one launch (ops/sgd_gather.hpp); a step
+    // alone (step(b), the eager step-by-step path) keeps both, with the same bits.
+    if (path_ == Path::cublaslt)
+        for (std::size_t b = 0; b + 1 < steps.size(); ++b) {
+            steps[b].back() = SgdGatherOp{std::get<SgdOp>(steps[b].back()), std::get<GatherOp>(steps[b + 1].front())};
+            steps[b + 1].erase(steps[b + 1].begin());
+        }
     Program p;
-    for (std::size_t b = 0; b < batches_.size(); ++b) {
-        const Program s = step(static_cast<int>(b));
-        p.insert(p.end(), s.begin(), s.end());
-    }
+    for (const Program& s : steps) p.insert(p.end(), s.begin(), s.end());
     return p;
 }
 

@@ -208,6 +208,12 @@ inline void check_sgd(const SgdOp& op, const Buffers& in, const Buffers& out, Ch
     }
 }
 
+// Both parts in one launch: each checked as its own operation is.
+inline void check_sgd_gather(const SgdGatherOp& op, const Buffers& in, const Buffers& out, Check& c) {
+    check_sgd(op.sgd, in, out, c);
+    check_gather(op.gather, in, out, c);
+}
+
 // Predictions against the float64 argmax of float64 scores; a near tie (top two within 1e-4) may go
 // either way.
 inline void check_prediction(const double* s, std::int64_t got, Check& c) {
@@ -356,14 +362,19 @@ struct Result {
     int launches = 0;
 };
 
-// Runs every program of the plan (reset, normalize, epoch 0's start, every step, predict) one
-// operation at a time on `runner` and checks each; returns the results by operation name.
+// Runs every program of the plan (reset, normalize, epoch 0's start, every step, the operations
+// only the epoch body has, predict) one operation at a time on `runner` and checks each; returns the
+// results by operation name.
 inline std::map<std::string, Result> run_plan(const TaskPlan& plan, Runner& runner, std::mt19937_64& rng) {
     runner.load(random_buffers(plan, rng));
     Buffers before = runner.read();
     std::map<std::string, Result> results;
     std::vector<Program> programs{plan.reset(), plan.normalize(), plan.epoch_start(0)};
     for (std::size_t b = 0; b < plan.batches().size(); ++b) programs.push_back(plan.step(static_cast<int>(b)));
+    Program body_only;  // cuda's SGD with the next gather (TaskPlan::epoch_body)
+    for (const Op& op : plan.epoch_body())
+        if (std::holds_alternative<SgdGatherOp>(op)) body_only.push_back(op);
+    programs.push_back(body_only);
     programs.push_back(plan.predict());
     for (const Program& program : programs)
         for (std::size_t k = 0; k < program.size(); ++k) {
@@ -390,6 +401,8 @@ inline std::map<std::string, Result> run_plan(const TaskPlan& plan, Runner& runn
                     if constexpr (std::is_same_v<T, MaskOp>) name = "mask", check_mask(op, before, after, c);
                     if constexpr (std::is_same_v<T, LossOp>) name = "loss", check_loss(op, before, after, c);
                     if constexpr (std::is_same_v<T, SgdOp>) name = "sgd", check_sgd(op, before, after, c);
+                    if constexpr (std::is_same_v<T, SgdGatherOp>)
+                        name = "sgd_gather", check_sgd_gather(op, before, after, c);
                     if constexpr (std::is_same_v<T, ArgmaxOp>) name = "argmax", check_argmax(op, before, after, c);
                     if constexpr (std::is_same_v<T, FusedStepOp>)
                         name = "fused_step", check_fused_step(op, plan, before, after, c);

@@ -124,10 +124,46 @@ TEST_CASE("plan: launches per step") {
         CHECK(s.kernels == 4 * depth + 3);
         const OpCounts e = count_ops(plan.epoch(1));
         CHECK(e.copies == 1);  // the epoch's permutation copy
-        CHECK(e.launches() == 1 + 79 * s.launches());
+        // 79 steps, each SGD but the last one launch with the next step's gather.
+        CHECK(e.launches() == 1 + 79 * s.launches() - 78);
     }
     TaskConfig c;
     CHECK(count_ops(TaskPlan(c, 10000, 10000).step(78)).launches() == 25);
+}
+
+TEST_CASE("plan: cuda's epoch runs each step's SGD and the next step's gather as one launch") {
+    TaskConfig c;
+    c.batch_size = 8;
+    const TaskPlan plan(c, 19, 7);  // steps of 8, 8 and 3 rows
+    const Program body = plan.epoch_body();
+    std::vector<const SgdGatherOp*> fused;
+    for (const Op& op : body)
+        if (const auto* f = std::get_if<SgdGatherOp>(&op)) fused.push_back(f);
+    REQUIRE(fused.size() == 2);
+    // Step b's SGD and step b + 1's gather, unchanged; the epoch starts with step 0's gather and
+    // ends with the last step's SGD, and no other gather or SGD is left.
+    for (int b = 0; b < 2; ++b) {
+        const Program step = plan.step(b), next = plan.step(b + 1);
+        CHECK(fused[static_cast<std::size_t>(b)]->sgd.count == std::get<SgdOp>(step.back()).count);
+        CHECK(fused[static_cast<std::size_t>(b)]->gather.first == std::get<GatherOp>(next.front()).first);
+        CHECK(fused[static_cast<std::size_t>(b)]->gather.rows == std::get<GatherOp>(next.front()).rows);
+    }
+    CHECK(std::holds_alternative<GatherOp>(body.front()));
+    CHECK(std::holds_alternative<SgdOp>(body.back()));
+    CHECK(count_ops(body).launches() == 3 * count_ops(plan.step(0)).launches() - 2);
+    CHECK_NOTHROW(plan.check(body));
+    // cuda-fused's body is its steps.
+    const TaskPlan fused_plan(c, 19, 7, Path::fused);
+    CHECK(count_ops(fused_plan.epoch_body()).launches() == 3 * 2);
+    // One launch runs the parts in no order: the plan refuses a pair that shares a buffer, or a
+    // gather that is not the next step's training rows.
+    SgdGatherOp bad = *fused[0];
+    bad.gather.state = {Buf::grads};
+    CHECK_THROWS_WITH_AS(plan.check(Program{bad}), "plan: operation 0 (sgd_gather) has both parts use grads", Error);
+    bad = *fused[0];
+    bad.gather.identity = true;
+    CHECK_THROWS_WITH_AS(plan.check(Program{bad}),
+                         "plan: operation 0 (sgd_gather) gathers other than the next step's training rows", Error);
 }
 
 TEST_CASE("plan: every operation of every program stays inside its buffers, on both paths") {
