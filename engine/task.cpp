@@ -95,6 +95,7 @@ void PreparedTask::run(const Backend::EpochHook& after_epoch) {
     backend_->synchronize();
     const double wall = seconds_since(start);
     last_run_seconds_ = backend_->last_run_device_seconds().value_or(wall);
+    last_run_group_size_ = 1;
     ++run_count_;
 }
 
@@ -194,12 +195,14 @@ double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsig
     for (const Unit& u : queued)
         for (PreparedTask* t : u) {
             t->last_run_seconds_ = t->backend_->last_run_device_seconds().value_or(total);
+            t->last_run_group_size_ = static_cast<int>(u.size());
             ++t->run_count_;
         }
     // A group's members share its thread's wall time: each waited for all (the device times say more).
     for (std::size_t k = 0; k < threaded.size(); ++k)
         for (PreparedTask* t : threaded[k]) {
             t->last_run_seconds_ = t->backend_->last_run_device_seconds().value_or(wall[k]);
+            t->last_run_group_size_ = static_cast<int>(threaded[k].size());
             ++t->run_count_;
         }
     return total;

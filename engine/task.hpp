@@ -76,6 +76,9 @@ public:
     double preparation_seconds() const { return preparation_seconds_; }
     double last_run_seconds() const { return last_run_seconds_; }
     int run_count() const { return run_count_; }
+    // How many tasks the latest run trained in one launch group, this one included (run_together with
+    // Backend::launch_group); 1 for a task that ran alone. Its last_run_seconds() is the group's.
+    int last_run_group_size() const { return last_run_group_size_; }
 
 private:
     PreparedTask(TaskInputs inputs, const nlohmann::ordered_json* known_hashes, const TaskConfig& config,
@@ -91,6 +94,7 @@ private:
     double preparation_seconds_ = 0;
     double last_run_seconds_ = 0;
     int run_count_ = 0;
+    int last_run_group_size_ = 1;
 };
 
 // What prepare() derives from the seed before any backend sees the task: the initial

@@ -2,9 +2,10 @@
 // The whole life of one prepared task's graphs, over launchers the backend hands in (callables that
 // enqueue work on a stream; graphs/ never sees what they launch) and a graph API
 // (graphs/basic_capture.hpp; the CUDA one in graphs/task_graphs.hpp):
-//   warm-up    every launcher run once, eagerly, before any capture (the first and the last step:
-//              the short last batch has shapes of its own); then the caller's clear() puts what the
-//              launches wrote back to its starting state
+//   warm-up    every launcher run once, eagerly, before any capture (of a launcher a step, the first
+//              and the last: the short last batch has shapes of its own; the CUDA backend hands in one
+//              launcher for the whole epoch, which then runs once); then the caller's clear() puts
+//              what the launches wrote back to its starting state
 //   capture    one graph each, instantiated and uploaded:
 //     reset      parameters from the seed's copy, momentum and gradients zeroed
 //     normalize  raw train and query pixels lifted (timed, as docs/spec.md §8 asks)
@@ -113,7 +114,7 @@ private:
         if (!plan.epoch_start.empty()) plan.epoch_start.front()(stream);  // epochs may be 0
         // The first step before any other, as in the epoch graph: a later step's launches may take a
         // step as their predecessor on the stream (cuda-fused's rows kernel then gathers its rows
-        // before it waits: TaskPlan::fused_step).
+        // before it waits: TaskPlan::fused_step). One launcher for the whole epoch runs it all.
         plan.steps.front()(stream);
         if (plan.steps.size() > 1) plan.steps.back()(stream);  // the short last batch's shapes
         plan.predict(stream);

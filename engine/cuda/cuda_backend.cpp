@@ -281,7 +281,9 @@ void CudaBackend::run_group(const std::vector<Backend*>& members) {
     lead.group_host_args.clear();
     for (CudaBackend* m : group) lead.group_host_args.push_back(*m->impl().whole_task);
     const std::size_t bytes = lead.group_host_args.size() * sizeof(fused::EpochsArgs);
-    if (!lead.group_args || lead.group_args->bytes() != bytes) lead.group_args = std::make_unique<DeviceBuffer>(bytes);
+    // Grown, never shrunk: a cudaMalloc or cudaFree may wait for the device, and run_together may
+    // have other tasks' work queued already.
+    if (!lead.group_args || lead.group_args->bytes() < bytes) lead.group_args = std::make_unique<DeviceBuffer>(bytes);
     cudaCheck(cudaMemcpyAsync(lead.group_args->get(), lead.group_host_args.data(), bytes, cudaMemcpyHostToDevice,
                               lead.stream.s));
     // Each member: its start, reset and normalise on its own stream; the launch waits for them all.

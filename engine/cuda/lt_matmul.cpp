@@ -1,6 +1,7 @@
 #include "engine/cuda/lt_matmul.hpp"
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 
 #include "engine/cuda_util/check.hpp"
@@ -238,6 +239,11 @@ int LtMatmuls::shape_for(const GemmSpec& spec, const float* a, const float* b, c
 }
 
 int LtMatmuls::bind(const GemmSpec& spec, const float* a, const float* b, float* d) {
+    char pointers[96];
+    std::snprintf(pointers, sizeof pointers, " alpha %a at %p %p %p", static_cast<double>(spec.alpha),
+                  static_cast<const void*>(a), static_cast<const void*>(b), static_cast<const void*>(d));
+    const std::string site = spec.describe() + pointers;
+    if (const auto it = site_index_.find(site); it != site_index_.end()) return it->second;
     const int first = static_cast<int>(calls_.size());
     const auto add_call = [&](int shape, const GemmSpec& s, const float* pa, const float* pb, float* pd) {
         Bound call;
@@ -277,6 +283,7 @@ int LtMatmuls::bind(const GemmSpec& spec, const float* a, const float* b, float*
             break;
     }
     bound_.emplace_back(first, static_cast<int>(calls_.size()) - first);
+    site_index_.emplace(site, static_cast<int>(bound_.size()) - 1);
     return static_cast<int>(bound_.size()) - 1;
 }
 

@@ -40,7 +40,9 @@ public:
     // A strided batch for which the library has no deterministic FP32 algorithm (its strides keep
     // only the operands' 4-byte alignment) is bound as its products one by one, launched in order:
     // the same numbers, one launch per product instead of one for all. A product with no such
-    // algorithm at all (whole, or one of a batch's singles) runs on the hand-written kernel.
+    // algorithm at all (whole, or one of a batch's singles) runs on the hand-written kernel. The same
+    // product at the same pointers bound again (a step's programs serve the eager step and the epoch
+    // graph) gets the first id: one call site, counted once in what describe() and the counts report.
     int bind(const GemmSpec& spec, const float* a, const float* b, float* d);
     // A second workspace of the same size, for products on the second stream (GemmOp::beside): two
     // products that may run at once must not share one. (Null with a workspace of 0 bytes.)
@@ -80,6 +82,7 @@ private:
     std::map<std::string, std::string> unpinned_;  // shapes cuBLASLt pinned nothing for, and why
     std::vector<Bound> calls_;                     // every cublasLtMatmul, in bind order
     std::vector<std::pair<int, int>> bound_;       // per id: first call, number of calls
+    std::map<std::string, int> site_index_;        // a bound call site (spec, alpha, pointers) -> its id
     int split_batches_ = 0;
     bool force_hand_kernel_ = false;
     std::vector<std::string> hand_kernel_;

@@ -82,11 +82,12 @@ void check_beside(const Program& p, std::size_t i, const GemmOp& g) {
 }
 
 // One launch runs an SgdGatherOp's two parts in no order (ops/sgd_gather.hpp): they must share no
-// buffer, and the gather must read the training rows through the order.
+// buffer, and the gather must be a training step's (the lifted training rows through the order,
+// with labels); which step's rows (`first`) is epoch_body's to get right, and its test's to check.
 void check_apart(std::size_t i, const SgdGatherOp& f, std::size_t n) {
     const std::string where = "plan: operation " + std::to_string(i) + " (sgd_gather) ";
     if (f.gather.identity || f.gather.src_rows.buf != Buf::train_rows || !f.gather.with_labels)
-        throw Error(where + "gathers other than the next step's training rows");
+        throw Error(where + "gathers other than a training step's rows");
     for (const Access& s : ops::accesses(f.sgd, n))
         for (const Access& g : ops::accesses(f.gather, n))
             if (s.ref.buf == g.ref.buf) throw Error(where + "has both parts use " + buf_name(s.ref.buf));

@@ -229,9 +229,9 @@ Program TaskPlan::step(int b) const {
 // branch's relu input and output gradient into its slot) and the grads kernel (the weight gradients
 // from the slots, then SGD); engine/cuda/fused.hpp.
 // follows_step: batch b > 0, whose kernel predecessor is always the previous step's grads kernel
-// (in the epoch graph, and in the warm-up, whose second step is the epoch's last; the backend's
-// eager step() puts the order's copy in front, and a copy lets no kernel start early). The first
-// step of an epoch follows the order's copy, or in a warm-up of no epochs the lift kernel.
+// (in the epoch graph, and in the warm-up, which runs the epoch body once; the backend's eager
+// step() puts the order's copy in front, and a copy lets no kernel start early). The first step of
+// an epoch follows the order's copy, or in a warm-up of no epochs the lift kernel.
 Program TaskPlan::fused_step(const Batch& batch, bool follows_step) const {
     if (any_width()) return fused_any_step(batch);
     FusedStepOp rows{.rows = batch.rows,

@@ -251,9 +251,15 @@ TEST_CASE("launch groups: tasks of one cluster shape train together, each with i
     };
     PreparedTask::run_together(list, 2);
     for (PreparedTask* t : list) CHECK(t->run_count() == 1);
+    // Trained as groups: the three of one shape together, the others alone.
+    const std::vector<int> group_sizes = {3, 3, 3, 1, 1};
+    for (std::size_t k = 0; k < list.size(); ++k) CHECK(list[k]->last_run_group_size() == group_sizes[k]);
     check_all(configs.size() - 1);  // the CPU task: `cpu`'s own order, not the reference's
-    // The group straight through its first member, twice over: the same bytes again.
+    // The group straight through its first member, from freshly reset members (so a run_group that
+    // trained nothing would fail), twice over: the same bytes again.
     for (int round = 0; round < 2; ++round) {
+        for (std::size_t k = 0; k < 3; ++k) tasks[k]->backend().reset();
+        CHECK(tasks[1]->backend().read_state().parameters != alone[1].state.parameters);
         tasks[0]->backend().run_group({&tasks[0]->backend(), &tasks[1]->backend(), &tasks[2]->backend()});
         check_all(3);
     }

@@ -163,7 +163,7 @@ TEST_CASE("plan: cuda's epoch runs each step's SGD and the next step's gather as
     bad = *fused[0];
     bad.gather.identity = true;
     CHECK_THROWS_WITH_AS(plan.check(Program{bad}),
-                         "plan: operation 0 (sgd_gather) gathers other than the next step's training rows", Error);
+                         "plan: operation 0 (sgd_gather) gathers other than a training step's rows", Error);
 }
 
 TEST_CASE("plan: every operation of every program stays inside its buffers, on both paths") {
