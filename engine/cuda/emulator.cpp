@@ -153,10 +153,8 @@ struct SequentialClusterLoop {
 };
 }  // namespace
 
-// The cluster's loop (fused::cluster_epochs) on `a` at this emulator's launch shape, groups and order,
-// on the shared memory the device's blocks would have (refused past the emulated limit, as the
-// device refuses it).
-// `a` at this emulator's launch shape, order and shared memory: what run_cluster launches.
+// `a` at this emulator's launch shape, groups, order and shared memory: what run_cluster launches
+// (and what a launch group's key is made of, fused_epochs_args).
 fused::EpochsArgs Emulator::fitted(fused::EpochsArgs a) const {
     a.groups = cluster_groups_;
     a.step.rows_per_block = rows_per_block_;
@@ -165,6 +163,8 @@ fused::EpochsArgs Emulator::fitted(fused::EpochsArgs a) const {
     return a;
 }
 
+// The cluster's loop (fused::cluster_epochs) on `a`, fitted, on the shared memory the device's
+// blocks would have (refused past the emulated limit, as the device refuses it).
 void Emulator::run_cluster(fused::EpochsArgs a, int cluster_blocks) {
     if (const char* problem = fused::cluster_blocks_problem(cluster_blocks)) throw Error(problem);
     a = fitted(a);

@@ -216,10 +216,11 @@ void TaskPlan::core_forward(Program& p, int rows, Buf state, Buf act_left, Buf a
 // Block 0 skips e, h and the rebuild of l: they only serve the gradient of the core input and the
 // input itself, which training never reads. Depth 2: 14 products + 11 kernels = 25 launches a step
 // (10·D + 5); in the epoch graph 24 but the last step's, each SGD sharing a launch with the next
-// step's gather (epoch_body, ops/sgd_gather.hpp). Why kernels at all: a mask-multiply cannot go into a matmul epilogue
-// (cuBLASLt's DRELU would mask the accumulated sum, not only the new product), relu(input) cannot be a matmul prologue,
-// and the coupling's add in the reference's rounding needs the product on its own; each lives in the one small
-// elementwise kernel that runs at that point anyway.
+// step's gather (epoch_body, ops/sgd_gather.hpp). Why kernels at all: a mask-multiply cannot go
+// into a matmul epilogue (cuBLASLt's DRELU would mask the accumulated sum, not only the new
+// product), relu(input) cannot be a matmul prologue, and the coupling's add in the reference's
+// rounding needs the product on its own; each lives in the one small elementwise kernel that runs
+// at that point anyway.
 Program TaskPlan::step(int b) const {
     const Batch batch = batches_.at(static_cast<std::size_t>(b));
     return path_ == Path::fused ? fused_step(batch, b > 0) : cublaslt_step(batch);
