@@ -126,14 +126,17 @@ namespace {
 // each rank group after group, each group's units (fused::unit_slots, the device's mapping) in turn
 // (also reversed), each on its group's slice of the block's shared memory, poisoned with NaN before
 // every unit (a unit that read what an earlier unit of its group left would differ from the device
-// only where the two ran in another order; poisoned, it fails here).
+// only where the two ran in another order; poisoned, it fails here) — but for the first `keep`
+// floats after the group's first unit of the set, which a set's later units may read (the staged
+// parameters: fused::cluster_epochs).
 struct SequentialClusterLoop {
     int blocks = 1, groups = 1;
     bool reverse = false;
     std::vector<float>* shared = nullptr;  // the block's: groups slices of group_floats
     std::size_t group_floats = 0;
+    bool poison_kept = false;  // Emulator::set_poison_kept
     template <class F>
-    void units(int count, F&& unit) const {
+    void units(int count, std::size_t keep, F&& unit) const {
         const fused::SequentialExec ex{reverse};
         shared->assign(static_cast<std::size_t>(groups) * group_floats, std::numeric_limits<float>::quiet_NaN());
         for (int r = 0; r < blocks; ++r)
@@ -144,9 +147,11 @@ struct SequentialClusterLoop {
                 for (int u = slots.first; u < count; u += slots.stride) mine.push_back(u);
                 if (reverse) std::reverse(mine.begin(), mine.end());
                 float* const slice = shared->data() + static_cast<std::size_t>(group) * group_floats;
-                for (int u : mine) {
-                    std::fill(slice, slice + group_floats, std::numeric_limits<float>::quiet_NaN());
-                    unit(ex, u, slice);
+                for (std::size_t i = 0; i < mine.size(); ++i) {
+                    const bool first = i == 0;
+                    std::fill(slice + (first || poison_kept ? 0 : keep), slice + group_floats,
+                              std::numeric_limits<float>::quiet_NaN());
+                    unit(ex, mine[i], slice, first);
                 }
             }
     }
@@ -173,8 +178,9 @@ void Emulator::run_cluster(fused::EpochsArgs a, int cluster_blocks) {
         throw Error("fused: a cluster block of " + std::to_string(a.groups) + " groups needs " +
                     std::to_string(block_bytes) + " bytes of shared memory, past the emulated " +
                     std::to_string(shared_bytes_));
-    const SequentialClusterLoop loop{cluster_blocks, a.groups, reverse_, &shared_,
-                                     fused::group_shared_bytes(a, a.step.sum_lanes) / sizeof(float)};
+    const SequentialClusterLoop loop{
+        cluster_blocks, a.groups, reverse_, &shared_, fused::group_shared_bytes(a, a.step.sum_lanes) / sizeof(float),
+        poison_kept_};
     model::with_sum_lanes(a.step.sum_lanes,
                           [&](auto lanes) { fused::cluster_epochs<decltype(lanes)::value>(loop, a); });
 }

@@ -72,6 +72,11 @@ public:
         cluster_groups_ = groups;
     }
 
+    // Poison what a cluster group keeps from its first unit of a set for its later ones (the staged
+    // parameters: fused::cluster_epochs) as well: a later unit that reads its group's copy rather
+    // than copy them again then reads NaN. A check that the copies are made once a group, not a mode.
+    void set_poison_kept(bool poison) { poison_kept_ = poison; }
+
     std::vector<float>& f32(Buf b) { return f32_.at(static_cast<std::size_t>(b)); }
     std::vector<std::int32_t>& i32(Buf b) { return i32_.at(static_cast<std::size_t>(b)); }
     std::vector<std::int64_t>& i64(Buf b) { return i64_.at(static_cast<std::size_t>(b)); }
@@ -84,6 +89,7 @@ private:
     int predict_tile_ = fused::kPredictTile;
     int sum_lanes_ = fused::kSumLanes;
     int cluster_groups_ = fused::kClusterGroups;
+    bool poison_kept_ = false;
     std::vector<float> shared_;  // the fused kernels' shared memory, re-carved by each block
     std::vector<std::vector<float>> f32_;
     std::vector<std::vector<std::int32_t>> i32_;

@@ -308,11 +308,12 @@ inline int predict_blocks(const PredictArgs& a, std::int64_t rows) {
 
 // cpu::Trainer<float>::step for rows block*rows_per_block .. of the batch, up to the weight
 // gradients: 16 phases at depth 2. kStaged: the parameters are copied to s.weights (shared memory,
-// padded) first; else read where they are (flat). Two instantiations, so each reads its weights
-// through one kind of load (shared, or global) and one layout instead of a generic one chosen at run
-// time.
+// padded) first — unless `weights_staged`, where this block's shared memory already holds this
+// step's copy (a cluster group's later rows units of a step: fused_cluster.hpp) — else read where
+// they are (flat). Two instantiations, so each reads its weights through one kind of load (shared,
+// or global) and one layout instead of a generic one chosen at run time.
 template <bool kStaged, int L, class Exec>
-RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratch& s) {
+RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratch& s, bool weights_staged) {
     using P = std::conditional_t<kStaged, PaddedParams, FlatParams>;
     const int per_block = a.rows_per_block;
     const int r0 = block * per_block;
@@ -342,7 +343,8 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
             if (pair == 0) copy_async4(labels + r, g.train_labels + src);
         });
         if (a.gather_before_wait) ex.wait_for_prior_grid();
-        const PaddedCopy weights = kStaged ? padded_copy(s.weights, a.params, a.param_count) : PaddedCopy{};
+        const PaddedCopy weights =
+            kStaged && !weights_staged ? padded_copy(s.weights, a.params, a.param_count) : PaddedCopy{};
         ex.phase(weights.items(), [=](int item) { copy_item(weights, item); });
     }
     const float* const w = kStaged ? s.weights : a.params;
@@ -428,12 +430,13 @@ RG_HD void step_rows_as(Exec& ex, const StepArgs& a, int block, const RowsScratc
 }
 
 // L: the sum order, which a.sum_lanes names for the host code that picks the instantiation.
+// weights_staged: s.weights already holds this step's parameters (see step_rows_as).
 template <int L = kSumLanes, class Exec>
-RG_HD void step_rows(Exec& ex, const StepArgs& a, int block, const RowsScratch& s) {
+RG_HD void step_rows(Exec& ex, const StepArgs& a, int block, const RowsScratch& s, bool weights_staged = false) {
     if (s.weights != nullptr)
-        step_rows_as<true, L>(ex, a, block, s);
+        step_rows_as<true, L>(ex, a, block, s, weights_staged);
     else
-        step_rows_as<false, L>(ex, a, block, s);
+        step_rows_as<false, L>(ex, a, block, s, false);
 }
 
 // ---- the grads kernel --------------------------------------------------------------------------

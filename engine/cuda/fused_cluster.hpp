@@ -101,7 +101,15 @@ RG_HD UnitSlots unit_slots(int rank, int group, int blocks, int groups) {
 // groups) sharing out each set. Loop: the executor of the cluster's units — on a GPU, each group
 // runs its unit_slots on its own executor and shared memory, then the cluster barrier; on the CPU
 // (the emulator), every group of every rank in turn. A unit's phases end with its group's barrier,
-// so its next unit may carve the memory anew.
+// so its next unit may carve the memory anew — all of it but the first `keep` floats, which
+// loop.units(count, keep, unit) leaves to a set's later units: unit(ex, u, smem, first), first for
+// the group's first unit of the set.
+//
+// What is kept: the staged parameters. A step's rows units all read the same parameters (the step
+// before's grads units wrote them, before the barrier), so a group copies them into its shared
+// memory at its first rows unit of the step and its later ones read that copy: at 16 blocks of 2
+// groups a rev88 step's 64 rows units run 2 deep, so half the copies of 30 KB a step go. The grads
+// units that follow write over that memory, so the next step's first rows unit copies again.
 template <int L, class Loop>
 RG_HD void cluster_epochs(const Loop& loop, const EpochsArgs& a) {
     const int grads_units = grads_blocks(a.step.depth);
@@ -113,10 +121,13 @@ RG_HD void cluster_epochs(const Loop& loop, const EpochsArgs& a) {
             s.rows = a.train_count - first < a.batch_size ? static_cast<int>(a.train_count - first) : a.batch_size;
             s.gather_before_wait = false;
             const int rows_units = ceil_div(s.rows, s.rows_per_block);
-            loop.units(rows_units, [&](auto& ex, int unit, float* smem) {
-                step_rows<L>(ex, s, unit, carve_rows(smem, s.param_count, a.weights_shared, s.rows_per_block));
-            });
-            loop.units(grads_units, [&](auto& ex, int unit, float* smem) { step_grads<L>(ex, s, unit, smem); });
+            loop.units(rows_units, staged_floats(s.param_count, a.weights_shared),
+                       [&](auto& ex, int unit, float* smem, bool first) {
+                           step_rows<L>(ex, s, unit,
+                                        carve_rows(smem, s.param_count, a.weights_shared, s.rows_per_block), !first);
+                       });
+            loop.units(grads_units, 0,
+                       [&](auto& ex, int unit, float* smem, bool) { step_grads<L>(ex, s, unit, smem); });
         }
     }
 }

@@ -8,6 +8,7 @@
 // (bench/labs/kernel_lab.cpp) check on a device: the same bits from the kernel.
 #include <doctest/doctest.h>
 
+#include <cmath>
 #include <memory>
 #include <string>
 #include <variant>
@@ -124,6 +125,43 @@ TEST_CASE("fused emulator: a cluster's epochs at other batches, depths and rows 
     CHECK(fused::cluster_weights_fit(2, static_cast<int>(model::Layout(2).total()), 2, kEmulatedSharedBytes));
     CHECK_FALSE(fused::cluster_weights_fit(2, static_cast<int>(model::Layout(8).total()), 2, kEmulatedSharedBytes));
     CHECK(fused::cluster_weights_fit(2, static_cast<int>(model::Layout(8).total()), 1, kEmulatedSharedBytes));
+}
+
+TEST_CASE("fused emulator: a cluster group copies a step's parameters once, at its first rows unit") {
+    // rev88 on 300 rows at batch 128 (steps of 64, 64 and 22 rows units): at 16 blocks of 2 groups a
+    // group runs 2 rows units of the first two steps, at 4 blocks of 2 groups 8 of them, so its later
+    // units read the copy its first made. Kept, that is the trainer's bits (the cases above); poisoned
+    // (the emulator's check mode), a later unit reads NaN where a copy of its own would have read the
+    // parameters, and so does the task. Rows units of 8 rows at 16 blocks of 1 group (16, 16 and 3
+    // units a step) give no group a later unit, so poisoning changes nothing there.
+    TaskConfig c;
+    c.epochs = 1;
+    const TaskInputs inputs = validate::synthetic_inputs(300, 70, 53);
+    const PreparedTask task(inputs, c, make_backend("cpu"));
+    const auto trained = [&](int blocks, int groups, int rows_per_unit, bool poison) {
+        const TaskPlan plan(c, 300, 70, Path::fused, blocks);
+        Emulator emu(plan);
+        emu.set_cluster_groups(groups);
+        emu.set_launch_shape(rows_per_unit, fused::kPredictTile);
+        emu.set_poison_kept(poison);
+        emu.upload(task.prepared());
+        emu.execute(plan.reset());
+        emu.execute(plan.normalize());
+        emu.execute(plan.epoch(0));
+        return emu.f32(Buf::params);
+    };
+    cpu::Trainer<float> ref(task.prepared());
+    ref.reset();
+    ref.normalize();
+    ref.epoch(0);
+    for (int blocks : {16, 4}) {
+        CAPTURE(blocks);
+        CHECK(trained(blocks, 2, 2, false) == ref.parameters());
+        const std::vector<float> poisoned = trained(blocks, 2, 2, true);
+        CHECK(std::isnan(poisoned.front()));
+        CHECK(std::isnan(poisoned.back()));
+    }
+    CHECK(trained(16, 1, 8, true) == ref.parameters());
 }
 
 TEST_CASE("fused: the units of a set go to the cluster's groups once each") {

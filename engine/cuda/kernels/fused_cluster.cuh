@@ -54,20 +54,22 @@ struct GroupExec {
 };
 
 // Each group runs its unit_slots of a set on its own slice of shared memory, then every thread of
-// the cluster, whichever group it is in, meets at the cluster barrier.
+// the cluster, whichever group it is in, meets at the cluster barrier. What a unit leaves in the
+// slice stays there for the group's next unit (`keep` is the emulator's to honour: it poisons the
+// rest).
 struct ClusterLoop {
     int groups;
     std::size_t group_floats;
     float* smem;
     template <class F>
-    __device__ __forceinline__ void units(int count, F&& unit) const {
+    __device__ __forceinline__ void units(int count, std::size_t /*keep*/, F&& unit) const {
 #if defined(__CUDA_ARCH__) && __CUDA_ARCH__ >= 900
         const int threads = static_cast<int>(blockDim.x) / groups;
         const int group = static_cast<int>(threadIdx.x) / threads;
         const GroupExec ex{group * threads, threads, 1 + group};
         float* const mine = smem + static_cast<std::size_t>(group) * group_floats;
         const fused::UnitSlots slots = fused::unit_slots(cluster_rank(), group, cluster_size(), groups);
-        for (int u = slots.first; u < count; u += slots.stride) unit(ex, u, mine);
+        for (int u = slots.first; u < count; u += slots.stride) unit(ex, u, mine, u == slots.first);
         cluster_barrier();
 #else
         (void)count, (void)unit;
