@@ -302,10 +302,15 @@ void CudaBackend::run_group(const std::vector<Backend*>& members) {
                                   static_cast<int>(group.size()),
                                   static_cast<const fused::EpochsArgs*>(lead.group_args->get()), lead.stream.s);
     cudaCheck(cudaEventRecord(lead.group_done.e, lead.stream.s));
+    // Every member's stream waits for the launch before any member's predictions go: were a wait
+    // made beside the predictions and one of those throw, the members after it would be left
+    // unordered after a kernel still writing their parameters (a later read_state() or run() would
+    // race with it).
+    for (CudaBackend* m : group)
+        if (&m->impl() != &lead) cudaCheck(cudaStreamWaitEvent(m->impl().stream.s, lead.group_done.e));
     // Then each member's predictions on its own stream, and its stop.
     for (CudaBackend* m : group) {
         Impl& im = m->impl();
-        if (&im != &lead) cudaCheck(cudaStreamWaitEvent(im.stream.s, lead.group_done.e));
         im.graphs.predict(im.stream.s);
         cudaCheck(cudaEventRecord(im.stop.e, im.stream.s));
         im.has_run = true;
