@@ -35,14 +35,17 @@ SgdGatherArgs resolve(const SgdGatherOp& o, const Memory& m) {
     return {resolve(o.sgd, m), resolve(o.gather, m)};
 }
 
-// Element i of the launch: SGD's i, then the gather's i - sgd.count.
+// Element i of the launch: SGD's i, then the gather's i - sgd.count. kH: the half width as a
+// constant (model::kHalf, rev88), so that the gather's split of an element into row and column is a
+// division by a constant (a multiply), as gather_kernel's is; 0: a.gather.h, divided at run time.
+template <int kH = 0>
 RG_HD void sgd_gather(const SgdGatherArgs& a, std::int64_t i) {
     if (i < a.sgd.count) {
         sgd(a.sgd.params, a.sgd.velocity, a.sgd.grads, a.sgd.lr, a.sgd.momentum, a.sgd.weight_decay, i);
         return;
     }
     const GatherArgs& g = a.gather;
-    gather(g.order, g.first, g.src_rows, g.src_labels, g.state, g.act_right, g.labels, g.h,
+    gather(g.order, g.first, g.src_rows, g.src_labels, g.state, g.act_right, g.labels, kH != 0 ? kH : g.h,
            static_cast<int>(i - a.sgd.count));
 }
 
@@ -50,15 +53,24 @@ inline std::int64_t sgd_gather_elements(const SgdGatherArgs& a) {
     return a.sgd.count + static_cast<std::int64_t>(a.gather.rows) * 2 * a.gather.h;
 }
 
+// As the kernel picks its loop, so that the emulator runs the constant-width one at rev88 too.
 inline void run_host(const SgdGatherArgs& a) {
-    for (std::int64_t k = 0; k < sgd_gather_elements(a); ++k) sgd_gather(a, k);
+    const std::int64_t elems = sgd_gather_elements(a);
+    if (a.gather.h == model::kHalf)
+        for (std::int64_t k = 0; k < elems; ++k) sgd_gather<model::kHalf>(a, k);
+    else
+        for (std::int64_t k = 0; k < elems; ++k) sgd_gather(a, k);
 }
 
 void launch(const SgdGatherArgs& a, Stream stream);
 
 #if defined(REVGRAPH_DEFINE_KERNELS)
 __global__ void __launch_bounds__(kernels::kThreads) sgd_gather_kernel(SgdGatherArgs a, std::int64_t elems) {
-    for (std::int64_t i = kernels::first_index(); i < elems; i += kernels::grid_stride()) sgd_gather(a, i);
+    if (a.gather.h == model::kHalf)
+        for (std::int64_t i = kernels::first_index(); i < elems; i += kernels::grid_stride())
+            sgd_gather<model::kHalf>(a, i);
+    else
+        for (std::int64_t i = kernels::first_index(); i < elems; i += kernels::grid_stride()) sgd_gather(a, i);
 }
 
 void launch(const SgdGatherArgs& a, Stream stream) {
