@@ -74,7 +74,8 @@ public:
 
     // Poison what a cluster group keeps from its first unit of a set for its later ones (the staged
     // parameters: fused::cluster_epochs) as well: a later unit that reads its group's copy rather
-    // than copy them again then reads NaN. A check that the copies are made once a group, not a mode.
+    // than copy them again then reads NaN. A test-only check that a group copies the parameters once a
+    // step, not a launch option.
     void set_poison_kept(bool poison) { poison_kept_ = poison; }
 
     std::vector<float>& f32(Buf b) { return f32_.at(static_cast<std::size_t>(b)); }

@@ -308,8 +308,8 @@ inline int predict_blocks(const PredictArgs& a, std::int64_t rows) {
 
 // cpu::Trainer<float>::step for rows block*rows_per_block .. of the batch, up to the weight
 // gradients: 16 phases at depth 2. kStaged: the parameters are copied to s.weights (shared memory,
-// padded) first — unless `weights_staged`, where this block's shared memory already holds this
-// step's copy (a cluster group's later rows units of a step: fused_cluster.hpp) — else read where
+// padded) first — unless `weights_staged`, where this shared memory already holds this step's copy
+// (a cluster group's slice, at its later rows units of a step: fused_cluster.hpp) — else read where
 // they are (flat). Two instantiations, so each reads its weights through one kind of load (shared,
 // or global) and one layout instead of a generic one chosen at run time.
 template <bool kStaged, int L, class Exec>

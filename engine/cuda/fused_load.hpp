@@ -180,7 +180,7 @@ RG_HD void row_pair_item(float* state, int ld, const float* row_src, unsigned in
 // way, a second copy of the parameters kept padded in global memory (written by the grads kernel
 // beside the flat one) would make this one aligned block of 16-byte copies again, at the price of a
 // buffer and the grads kernel's second stores: worth it only if this phase grows by more than the
-// couples save (bench/NOTES.md, "Landed on main, unmeasured": item 3, and item 6 under it; the
+// couples save (bench/NOTES.md, "Landed on main, unmeasured": item 3, and the lost item 6 under it; the
 // kernel lab's phase table says). The bytes read are the same either way; what grows is the copy
 // instructions (4 a vector).
 struct PaddedCopy {

@@ -3,9 +3,10 @@
 // after each epoch the parameters, momentum and gradients must be cpu::Trainer<float>'s bits, at
 // cluster sizes that divide a step's units and that do not, in order and last to first, staged and
 // not, in the engine's sum order and another, at 1, 2 and 4 thread groups a block and 2 and 4 rows
-// a rows unit; the predictions after the last epoch too. What a GPU adds (the cluster barrier's
-// ordering of global memory, the named barriers) the GPU suite (test_gpu.cpp) and the kernel lab
-// (bench/labs/kernel_lab.cpp) check on a device: the same bits from the kernel.
+// a rows unit; the predictions after the last epoch too. And that a group copies a step's
+// parameters once, at its first rows unit, its later units reading that copy. What a GPU adds (the
+// cluster barrier's ordering of global memory, the named barriers) the GPU suite (test_gpu.cpp) and
+// the kernel lab (bench/labs/kernel_lab.cpp) check on a device: the same bits from the kernel.
 #include <doctest/doctest.h>
 
 #include <cmath>
@@ -132,7 +133,7 @@ TEST_CASE("fused emulator: a cluster group copies a step's parameters once, at i
     // group runs 2 rows units of the first two steps, at 4 blocks of 2 groups 8 of them, so its later
     // units read the copy its first made. Kept, that is the trainer's bits (the cases above); poisoned
     // (the emulator's check mode), a later unit reads NaN where a copy of its own would have read the
-    // parameters, and so does the task. Rows units of 8 rows at 16 blocks of 1 group (16, 16 and 3
+    // parameters, and so does the task. Rows units of 8 rows at 16 blocks of 1 group (16, 16 and 6
     // units a step) give no group a later unit, so poisoning changes nothing there.
     TaskConfig c;
     c.epochs = 1;
