@@ -39,6 +39,15 @@ def bands_file():
     return race if os.path.exists(race) else os.path.join(ROOT, "bench", "frontier", "frontier.json")
 
 
+def build_cxx():
+    """The C++ compiler command BUILD's engine library was compiled with (meson's introspection; a
+    list, as meson keeps it: ["c++"], ["clang++"], or with a wrapper first, ["ccache", "c++"])."""
+    with open(os.path.join(BUILD, "meson-info", "intro-targets.json")) as f:
+        targets = json.load(f)
+    engine = next(t for t in targets if t["name"] == "revgraph_engine")
+    return next(s["compiler"] for s in engine["target_sources"] if s["language"] == "cpp")
+
+
 def exported(tmp, *args):
     out = os.path.join(tmp, "entry.py")
     p = subprocess.run([REVGRAPH, "export", *args, "--output", out, "--quiet"], capture_output=True, text=True)
@@ -170,11 +179,12 @@ class Entries(unittest.TestCase):
         exe = os.path.join(self.tmp, f"host_check_{name}_{lanes}")
         lib = os.path.join(BUILD, "engine", "librevgraph_engine.a")
         cuda_libs = ["-L/usr/local/cuda/lib64", "-lcudart"] if os.path.exists("/usr/local/cuda/lib64/libcudart.so") else []
-        # A sanitized build's library (tools/asan-check's) links only into a program sanitized alike.
+        # A sanitized build's library (tools/asan-check's) links only into a program sanitized alike,
+        # by the compiler that built it (clang there, g++ in ./build).
         with open(os.path.join(BUILD, "meson-info", "intro-buildoptions.json")) as f:
             sanitize = next((o["value"] for o in json.load(f) if o["name"] == "b_sanitize"), "none")
         cuda_libs += [f"-fsanitize={sanitize}"] if sanitize not in ("none", "") else []
-        p = subprocess.run(["g++", "-std=c++20", "-O1", "-ffp-contract=off", "-Wno-unknown-pragmas", "-D__CUDACC_RTC__", f"-I{ROOT}",
+        p = subprocess.run([*build_cxx(), "-std=c++20", "-O1", "-ffp-contract=off", "-Wno-unknown-pragmas", "-D__CUDACC_RTC__", f"-I{ROOT}",
                             f'-DEXPORTED_TEXT="{header}"', f"-DHALF={half}", f"-DLANES={lanes}",
                             os.path.join(ROOT, "test", "export", "host_check.cpp"),
                             lib, "-lz", "-lcrypto", "-lzip", "-lpthread", "-ldl", *cuda_libs, "-o", exe],
