@@ -1,14 +1,11 @@
-// An exported entry's CUDA text, compiled as host code and run on the CPU against the float32
-// trainer: the very text NVRTC compiles in the entry (test_export.py extracts it from the .py file
-// into EXPORTED_TEXT), its phases run block after block, each phase's items as a loop, forwards and
-// backwards. Built at test time:
+// An exported entry's CUDA text, compiled as host code (exported_on_host.hpp) and run on the CPU
+// against the float32 trainer: its phases run block after block, each phase's items as a loop,
+// forwards and backwards. Built at test time:
 //   g++ -std=c++20 -ffp-contract=off -D__CUDACC_RTC__ -DEXPORTED_TEXT='"k.cuh"' -DHALF=41 host_check.cpp <engine
 //   lib...>
 // (__CUDACC_RTC__: the text's prelude is read as NVRTC reads it). -DLANES=L runs the text's step in
 // sum order L (engine/model/sum_order.hpp) against the trainer in the same order; default 1, the
-// entry's own. The text is read as device code (__CUDA_ARCH__ settled to defined), so its
-// device-only branches, the sums' 16-term blocks among them, run here as a GPU would run them.
-// and run as host_check DEPTH WIDTH BATCH EPOCHS ALPHA LR: prints "bits equal" or the first
+// entry's own. Run as host_check DEPTH WIDTH BATCH EPOCHS ALPHA LR: prints "bits equal" or the first
 // difference (exit 1). With --layout it prints the offsets of Args's fields instead, which the test
 // holds against the entry's ctypes structure.
 #include <cmath>
@@ -28,47 +25,9 @@
 #define LANES 1
 #endif
 
-// What the text needs of CUDA, on the host: qualifiers as nothing and the thread indices of a block
-// that never runs here (the text's BlockExec is compiled, not called: the phases run through
-// SequentialExec below). Its prelude's std names call the C library's functions of the same meaning.
-#define __host__
-#define __device__
-#define __global__
-#define __forceinline__ inline
-#define __shared__
-namespace exported_cuda_shim {
-struct Dim3 {
-    unsigned x = 0, y = 0, z = 0;
-};
-inline Dim3 threadIdx, blockIdx, blockDim, gridDim;
-inline void __syncthreads() {}
-}  // namespace exported_cuda_shim
-
-// The text defines these as device code sees them (the engine's headers above, as host code).
-#undef RG_HD
-#undef RG_DEVICE_UNROLL
-namespace exported {
-using namespace exported_cuda_shim;
-#include EXPORTED_TEXT
-}  // namespace exported
-
-namespace fa = exported::revgraph::cuda::fused_any;
+#include "test/export/exported_on_host.hpp"
 
 namespace {
-
-struct SequentialExec {
-    bool reverse = false;
-    template <class F>
-    void issue(int count, F&& item) const {
-        for (int i = 0; i < count; ++i) item(reverse ? count - 1 - i : i);
-    }
-    template <class F>
-    void phase(int count, F&& item) const {
-        issue(count, item);
-    }
-    void wait_for_prior_grid() const {}
-    void launch_dependents() const {}
-};
 
 bool same(const std::vector<float>& a, const std::vector<float>& b, const char* what, int e, int s) {
     if (a.size() == b.size() && std::memcmp(a.data(), b.data(), a.size() * sizeof(float)) == 0) return true;
