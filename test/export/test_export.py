@@ -3,8 +3,10 @@
 rev88 — passes the challenge's static rules (tools/race check), fits its size, compiles with nvcc
 for sm_80 and sm_90 and with NVRTC exactly as the entry compiles itself, imports with no side
 effect, refuses CPU tensors in one clear line, draws PyTorch's initial parameters and numpy's epoch
-orders (held to the engine's hashes, an independent implementation of both), and its CUDA text —
-compiled as host code and run on the CPU — gives the float32 trainer's very bits.
+orders (held to the engine's hashes, an independent implementation of both), its CUDA text —
+compiled as host code and run on the CPU — gives the float32 trainer's very bits, and the entry's
+own Python, run end to end on a GPU made of the host (host_device.py), trains to the bits of
+`revgraph run --backend cpu-reference`.
 
   /usr/bin/python3 test/export/test_export.py SOURCE_ROOT BUILD_ROOT
 
@@ -316,6 +318,71 @@ class Entries(unittest.TestCase):
             cands = [lo, np.nextafter(lo, np.float32(np.inf)), np.nextafter(lo, np.float32(-np.inf))]
             best = min(cands, key=lambda v: (abs(Fraction(float(v)) - exact), int(np.frombuffer(v.tobytes(), np.uint32)[0]) & 1))
             self.assertEqual(got[i], best, i)
+
+    def reference_run(self, config, x, y, q):
+        """`revgraph run --backend cpu-reference` on these arrays: predictions, parameters, momentum
+        (flat, in the layout's order)."""
+        import numpy as np
+        d = tempfile.mkdtemp(dir=self.tmp)
+        np.savez(os.path.join(d, "draw.npz"), train_images=x, train_labels=y, test_images=q)
+        sets = [a for k, v in config.items() for a in ("--set", f"{k}={v}")]
+        p = subprocess.run([REVGRAPH, "run", "--input", os.path.join(d, "draw.npz"), "--backend", "cpu-reference", *sets,
+                            "--output", os.path.join(d, "r.json"), "--state", os.path.join(d, "s.npz"), "--quiet"],
+                           capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        state = np.load(os.path.join(d, "s.npz"))
+        names = [f"weights.{i}" for i in range(2 * config["depth"])] + ["head.weight", "head.bias"]
+        flat = lambda prefix: np.concatenate([state[prefix + n].ravel() for n in names])
+        return np.load(os.path.join(d, "r.predictions.npy")), flat(""), flat("velocity.")
+
+    def test_the_entrys_own_driver_trains_on_a_host_device(self):
+        # The entry's Python, not only its kernels: its NVRTC options, buffers, shared-memory requests,
+        # the ctypes Args it mutates between launches, every launch's grid, the graph it captures and
+        # the replays of later calls, run on host_device.py's GPU made of the host (the kernels as host
+        # code, host_device.cpp). After a call the predictions, parameters and momentum must be
+        # `revgraph run --backend cpu-reference`'s on the same arrays; a second call on the same
+        # tensors, their contents replaced (the harness's protocol), replays the same graph on the new
+        # contents. Each entry's shape at 2 epochs, a full batch and a short one; on an A100-like device
+        # (parameters staged in shared memory where they fit), and rev88 also on one whose shared
+        # memory holds no parameters, with every grid and phase run last to first.
+        try:
+            import numpy as np
+            import torch
+        except ImportError as e:
+            self.skipTest(f"{e}")
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import host_device
+        cases = [(name, (8, 0), 163 * 1024, False) for name in self.entries] + [("rev88", (9, 0), 16 * 1024, True)]
+        for name, capability, optin, reverse in cases:
+            with self.subTest(entry=name, optin=optin, reverse=reverse):
+                entry = self.load(name, fake_cuda=True)
+                entry.CONFIG = dict(entry.CONFIG, epochs=2)
+                c = entry.CONFIG
+                folder = tempfile.mkdtemp(dir=self.tmp)
+                driver = host_device.install(entry, folder, ROOT, build_cxx(), capability, optin, reverse)
+                n, q = c["batch_size"] + 37, 45
+                rng = np.random.default_rng(len(name) + optin)
+                arrays = lambda: (rng.random((n, 1, 9, 9), dtype=np.float32), rng.integers(0, 10, n),
+                                  rng.random((q, 1, 9, 9), dtype=np.float32))
+                x, y, qx = arrays()
+                data = tuple(host_device.as_device_tensor(torch.from_numpy(a)) for a in (x, y, qx))
+                launches = c["epochs"] * -(-n // c["batch_size"]) * 2 + 1  # rows and grads a step, one predict
+                for call in range(2 if name == "rev88" else 1):
+                    if call:  # the same tensors, new contents
+                        x, y, qx = arrays()
+                        for t, a in zip(data, (x, y, qx)):
+                            t.copy_(torch.from_numpy(a))
+                        run = entry._RUN
+                    got = entry.custom_kernel(data)
+                    if call:
+                        self.assertIs(entry._RUN, run)  # replayed, not captured again
+                    self.assertEqual(driver.launches, launches * (call + 1))
+                    want, param, velocity = self.reference_run(c, x, y, qx)
+                    b = entry._RUN.keep[3]
+                    self.assertEqual(b["param"].numpy().tobytes(), param.astype(np.float32).tobytes(), "parameters")
+                    self.assertEqual(b["velocity"].numpy().tobytes(), velocity.astype(np.float32).tobytes(), "momentum")
+                    self.assertEqual(got.dtype, torch.int64)
+                    self.assertEqual(got.numpy().tolist(), want.tolist())
 
 
 class _Recorder(types.ModuleType):

@@ -1,0 +1,227 @@
+"""A GPU made of the host, for an exported entry's own Python: what the entry calls of torch.cuda and
+of cuda-python's driver and NVRTC, answered on the CPU, so that the entry's driver code — its NVRTC
+options, buffer sizes, shared-memory requests, the ctypes Args it fills and mutates between launches,
+the launch grid of every step, the graph it captures and replays — runs end to end without a device,
+and its predictions can be held against the CPU trainer's (test_export.py).
+
+- The entry's "device" tensors are host tensors: torch itself, on the CPU, but for the parts of
+  torch.cuda the entry calls (`HostCuda`), and input tensors that say they are CUDA tensors
+  (`as_device_tensor`).
+- NVRTC compiles the entry's CUDA text, with the defines it passes, as host code: host_device.cpp
+  built into a shared library (`HostNvrtc`); the options a real compile needs are checked.
+- A launch runs that library's kernel over its grid (`HostDriver.cuLaunchKernel`), with the checks a
+  device makes (dynamic shared memory over 48 KB only as far as the function's attribute allows, the
+  attribute at most the device's opt-in limit) and those of the kernel's arithmetic (host_device.cpp).
+  The Args are copied at the launch, as cuLaunchKernel copies its parameters.
+- Inside `torch.cuda.graph(g)` a launch, and the tensor copies and fills the entry makes there, are
+  recorded, not run, as a capture records them; `g.replay()` runs them in order, as often as called.
+
+Debian's python3 with numpy and torch (CPU); a C++ compiler for the library.
+"""
+import contextlib
+import ctypes
+import os
+import re
+import subprocess
+import types
+
+import torch
+
+DEFAULT_SMEM = 48 * 1024  # dynamic shared memory a launch may use without the function's attribute
+
+
+class DeviceTensor(torch.Tensor):
+    """A host tensor that says it is a CUDA tensor (the entry refuses any other input)."""
+
+    @property
+    def is_cuda(self):
+        return True
+
+
+def as_device_tensor(t):
+    return t.contiguous().as_subclass(DeviceTensor)
+
+
+class HostGraph:
+    """torch.cuda.CUDAGraph: what was captured, run in order at each replay."""
+
+    def __init__(self):
+        self.work = []
+
+    def replay(self):
+        for run in self.work:
+            run()
+
+
+class HostCuda(types.SimpleNamespace):
+    """The torch.cuda the entry sees: a device of compute capability `capability` with `optin` bytes
+    of shared memory a block may opt in to."""
+
+    def __init__(self, capability, optin):
+        super().__init__(capturing=None, capability=capability, optin=optin)
+        self.CUDAGraph = HostGraph
+
+    def get_device_capability(self, dev=None):
+        return self.capability
+
+    def get_device_properties(self, dev=None):
+        return types.SimpleNamespace(shared_memory_per_block_optin=self.optin)
+
+    def synchronize(self, dev=None):
+        pass
+
+    def current_stream(self, dev=None):
+        return types.SimpleNamespace(cuda_stream=0x5EED)
+
+    @contextlib.contextmanager
+    def graph(self, g):
+        """Capture into g: launches (HostDriver) and the entry's copy_ and zero_ are recorded, not run."""
+        if self.capturing is not None:
+            raise RuntimeError("host device: a capture inside a capture")
+        saved = {name: getattr(torch.Tensor, name) for name in ("copy_", "zero_")}
+
+        def recorded(name):
+            def method(tensor, *args, **kwargs):
+                g.work.append(lambda: saved[name](tensor, *args, **kwargs))
+                return tensor
+            return method
+
+        self.capturing = g
+        for name in saved:
+            setattr(torch.Tensor, name, recorded(name))
+        try:
+            yield g
+        finally:
+            for name, method in saved.items():
+                setattr(torch.Tensor, name, method)
+            self.capturing = None
+
+
+class TorchOnHost(types.ModuleType):
+    """The entry's `torch`: the real module but for torch.cuda."""
+
+    def __init__(self, cuda):
+        super().__init__("torch")
+        self.cuda = cuda
+
+    def __getattr__(self, name):
+        return getattr(torch, name)
+
+
+class HostNvrtc(types.SimpleNamespace):
+    """cuda.bindings.nvrtc: a program compiles host_device.cpp around its text into `folder`."""
+
+    def __init__(self, cuda, folder, root, cxx):
+        super().__init__(cuda=cuda, folder=folder, root=root, cxx=cxx, programs=[])
+
+    def nvrtcCreateProgram(self, src, name, headers, sources, names):
+        self.programs.append({"src": src.decode(), "library": None})
+        return 0, len(self.programs) - 1
+
+    def nvrtcCompileProgram(self, prog, count, options):
+        opts = [o.decode() for o in options]
+        if len(opts) != count:
+            raise AssertionError(f"nvrtcCompileProgram: {count} options said, {len(opts)} given")
+        cap = self.cuda.capability
+        for must in (f"-arch=sm_{cap[0]}{cap[1]}", "--fmad=false"):  # the device's code; no contraction
+            if must not in opts:
+                raise AssertionError(f"NVRTC options {opts} lack {must}")
+        half = [int(m.group(1)) for o in opts for m in [re.fullmatch(r"-DRG_ENTRY_HALF=(\d+)", o)] if m]
+        if len(half) != 1:
+            raise AssertionError(f"NVRTC options {opts}: one -DRG_ENTRY_HALF=N wanted")
+        text = os.path.join(self.folder, f"program{prog}.cuh")
+        with open(text, "w") as f:
+            f.write(self.programs[prog]["src"])
+        library = os.path.join(self.folder, f"program{prog}.so")
+        p = subprocess.run([*self.cxx, "-std=c++20", "-O1", "-ffp-contract=off", "-fPIC", "-shared", "-Wno-unknown-pragmas",
+                            "-D__CUDACC_RTC__", f"-I{self.root}", f'-DEXPORTED_TEXT="{text}"', f"-DHALF={half[0]}",
+                            os.path.join(self.root, "test", "export", "host_device.cpp"), "-o", library],
+                           capture_output=True, text=True)
+        if p.returncode != 0:
+            raise AssertionError(f"the entry's text as host code: {p.stderr[-3000:]}")
+        self.programs[prog]["library"] = library
+        return (0,)
+
+    def nvrtcGetCUBINSize(self, prog):
+        return 0, len(self.programs[prog]["library"])
+
+    def nvrtcGetCUBIN(self, prog, buffer):
+        # The entry hands this buffer to cuModuleLoadData; here its bytes name the library.
+        ctypes.memmove(buffer, self.programs[prog]["library"].encode(), len(buffer))
+        return (0,)
+
+    def nvrtcGetProgramLogSize(self, prog):
+        return 0, 1
+
+    def nvrtcGetProgramLog(self, prog, buffer):
+        return (0,)
+
+
+class HostFunction:
+    def __init__(self, library, name):
+        self.library, self.name, self.max_dynamic = library, name, DEFAULT_SMEM
+
+
+class HostDriver(types.SimpleNamespace):
+    """cuda.bindings.driver: modules are host_device.cpp libraries; launches run them (or are
+    captured). `reverse`: every grid's blocks last to first, each phase's items too. `launches`
+    counts the launches run."""
+
+    CUDA_ERROR_INVALID_VALUE = 1
+
+    def __init__(self, cuda, reverse=False):
+        super().__init__(cuda=cuda, reverse=reverse, launches=0,
+                         CUfunction_attribute=types.SimpleNamespace(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES=8))
+        self.CUstream = int
+
+    def cuModuleLoadData(self, image):
+        path = bytes(image).decode()
+        if not os.path.exists(path):
+            return self.CUDA_ERROR_INVALID_VALUE, None
+        library = ctypes.CDLL(path)
+        library.rg_host_launch.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
+                                           ctypes.c_longlong, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
+        library.rg_host_has_kernel.argtypes = [ctypes.c_char_p]
+        return 0, library
+
+    def cuModuleGetFunction(self, module, name):
+        if not module.rg_host_has_kernel(name):
+            return 500, None  # CUDA_ERROR_NOT_FOUND
+        return 0, HostFunction(module, name)
+
+    def cuFuncSetAttribute(self, fn, attribute, value):
+        if attribute != self.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+            return (self.CUDA_ERROR_INVALID_VALUE,)
+        if value > self.cuda.optin:
+            return (self.CUDA_ERROR_INVALID_VALUE,)
+        fn.max_dynamic = value
+        return (0,)
+
+    def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
+        if (gy, gz, by, bz) != (1, 1, 1, 1) or extra not in (0, None) or smem > max(fn.max_dynamic, DEFAULT_SMEM):
+            return (self.CUDA_ERROR_INVALID_VALUE,)
+        # kernelParams: an array of pointers, one per kernel parameter; the kernels take one, the Args.
+        args_at = ctypes.c_uint64.from_address(params).value
+        args = ctypes.string_at(args_at, fn.library.rg_host_args_size())
+
+        def run():
+            error = ctypes.create_string_buffer(400)
+            if fn.library.rg_host_launch(fn.name, args, gx, bx, smem, int(self.reverse), error, len(error)):
+                raise AssertionError(f"launch of {fn.name.decode()}: {error.value.decode()}")
+            self.launches += 1
+
+        if self.cuda.capturing is not None:
+            self.cuda.capturing.work.append(run)
+        else:
+            run()
+        return (0,)
+
+
+def install(entry, folder, root, cxx, capability=(8, 0), optin=163 * 1024, reverse=False):
+    """Points an imported entry module at a host device; returns its driver (launch counts)."""
+    cuda = HostCuda(capability, optin)
+    entry.torch = TorchOnHost(cuda)
+    entry.nvrtc = HostNvrtc(cuda, folder, root, cxx)
+    entry.driver = HostDriver(cuda, reverse)
+    entry._RUN = None
+    return entry.driver
