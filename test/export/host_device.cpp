@@ -1,14 +1,18 @@
 // The "GPU" of test_export.py's host-device test (host_device.py): an exported entry's CUDA text
 // built as host code (exported_on_host.hpp) into a shared library, which runs a launch the entry
-// makes as the device would run it — every block of the grid, each block's phases in turn — after
-// the checks the device makes or the kernel's arithmetic needs: a known kernel, a 1-D block of at
-// most 1,024 threads, and enough blocks and dynamic shared memory for what the Args ask (the
-// engine's step.hpp's blocks_for and *_scratch, which the text leaves out: not the entry's own
-// arithmetic). Built at test time as a module that the
-// fake NVRTC makes from the entry's own compile options:
-//   g++ -std=c++20 -O1 -ffp-contract=off -fPIC -shared -D__CUDACC_RTC__ -DEXPORTED_TEXT='"k.cuh"'
-//       -DHALF=<the entry's RG_ENTRY_HALF> host_device.cpp -o k.so
-// Pointers in the Args are host addresses here (the test's "device" tensors live in host memory).
+// makes as the device would run it, after the checks the device makes or the kernel's arithmetic
+// needs: a known kernel, a 1-D block of at most 1,024 threads, and enough blocks and dynamic shared
+// memory for what the Args ask (the engine's step.hpp's blocks_for and *_scratch, which the text
+// leaves out: not the entry's own arithmetic). In order, a launch calls the text's own kernels
+// (rg_rows, rg_grads, rg_predict: their shared memory, their block index) block after block, each a
+// block of one thread; reversed, it runs the step functions they call with every grid's blocks and
+// every phase's items last to first. Built at test time by the host device's NVRTC, with the
+// defines the entry passes to NVRTC (RG_ENTRY_HALF among them):
+//   <the build's C++ compiler> -std=c++20 -O1 -ffp-contract=off -fPIC -shared -Wno-unknown-pragmas
+//       -D__CUDACC_RTC__ -I<source root> -DEXPORTED_TEXT='"k.cuh"' <the entry's -D options> host_device.cpp
+// (C++20 for the engine header below; that the text compiles as the C++17 NVRTC is given is
+// test_export.py's NVRTC test). Pointers in the Args are host addresses here.
+#include <algorithm>
 #include <cstdio>
 #include <cstring>
 #include <string>
@@ -18,6 +22,16 @@
 #include "test/export/exported_on_host.hpp"
 
 namespace engine_fa = revgraph::cuda::fused_any;
+
+#ifndef RG_ENTRY_HALF
+#error "host_device.cpp: built with the entry's -DRG_ENTRY_HALF=N"
+#endif
+
+// The kernels' `extern __shared__ float smem[]`: the most shared memory a block can opt in to on
+// the GPUs the entry targets (227 KB on sm_90; 163 KB on sm_80).
+namespace exported {
+float smem[227 * 1024 / 4];
+}  // namespace exported
 
 namespace {
 
@@ -35,20 +49,33 @@ extern "C" int rg_host_has_kernel(const char* name) {
     return k == "rg_rows" || k == "rg_grads" || k == "rg_predict";
 }
 
+// The Args' device pointers, in field order, into out[0 .. count): how many.
+extern "C" int rg_host_pointers(const void* args, unsigned long long* out, int count) {
+    fa::Args a;
+    std::memcpy(&a, args, sizeof a);
+    const void* p[] = {a.order,       a.pixels,  a.labels, a.param, a.velocity, a.grads,
+                       a.final_state, a.dscores, a.act,    a.grad,  a.scores,   a.predictions};
+    const int n = static_cast<int>(sizeof p / sizeof p[0]);
+    for (int i = 0; i < n && i < count; ++i) out[i] = reinterpret_cast<unsigned long long>(p[i]);
+    return n;
+}
+
 // Runs kernel `name` on `grid` blocks of `block` threads with `smem_bytes` of dynamic shared memory
-// and the launch's Args (the bytes the launch copied), blocks first to last or, with `reverse`, last
-// to first with each phase's items last to first. 0, or 1 with a line in `error`.
+// and the launch's Args (the bytes the launch copied), in order or, with `reverse`, last to first.
+// 0, or 1 with a line in `error`.
 extern "C" int rg_host_launch(const char* name, const void* args, int grid, int block, long long smem_bytes,
                               int reverse, char* error, int error_size) {
     if (!rg_host_has_kernel(name)) return fail(error, error_size, std::string("no kernel ") + name);
     if (block < 1 || block > 1024) return fail(error, error_size, "a block of " + std::to_string(block) + " threads");
+    if (smem_bytes < 0 || smem_bytes > static_cast<long long>(sizeof exported::smem))
+        return fail(error, error_size, std::to_string(smem_bytes) + " bytes of shared memory");
     fa::Args a;
     std::memcpy(&a, args, sizeof a);
     const std::string k = name;
-    if (a.half != HALF)
+    if (a.half != RG_ENTRY_HALF)
         return fail(error, error_size,
-                    "Args.half " + std::to_string(a.half) + " for a build of " + std::to_string(HALF));
-    const int ld = 2 * HALF + 1;
+                    "Args.half " + std::to_string(a.half) + " for kernels built at " + std::to_string(RG_ENTRY_HALF));
+    const int ld = 2 * RG_ENTRY_HALF + 1;
     long long need = 0;
     int blocks = 0;
     if (k == "rg_grads") {
@@ -68,18 +95,29 @@ extern "C" int rg_host_launch(const char* name, const void* args, int grid, int 
         return fail(
             error, error_size,
             k + ": " + std::to_string(smem_bytes) + " bytes of shared memory, the block needs " + std::to_string(need));
-    const SequentialExec ex{reverse != 0};
-    std::vector<float> smem;
+    exported_cuda_shim::blockDim.x = 1;
+    exported_cuda_shim::threadIdx.x = 0;
     for (int i = 0; i < grid; ++i) {
         const int b = reverse ? grid - 1 - i : i;
         // Shared memory starts as garbage on the device: NaN here, so a read before a write shows.
-        smem.assign(static_cast<std::size_t>(smem_bytes / 4) + 1, std::nanf(""));
+        std::fill(exported::smem, exported::smem + smem_bytes / 4, std::nanf(""));
+        exported_cuda_shim::blockIdx.x = static_cast<unsigned>(b);
+        if (!reverse) {
+            if (k == "rg_rows")
+                exported::rg_rows(a);
+            else if (k == "rg_grads")
+                exported::rg_grads(a);
+            else
+                exported::rg_predict(a);
+            continue;
+        }
+        const SequentialExec ex{true};
         if (k == "rg_rows")
-            fa::step_rows<HALF>(ex, a, b, smem.data());
+            fa::step_rows<RG_ENTRY_HALF>(ex, a, b, exported::smem);
         else if (k == "rg_grads")
-            fa::step_grads<HALF>(ex, a, b);
+            fa::step_grads<RG_ENTRY_HALF>(ex, a, b);
         else
-            fa::predict<HALF>(ex, a, b, smem.data());
+            fa::predict<RG_ENTRY_HALF>(ex, a, b, exported::smem);
     }
     return 0;
 }

@@ -5,16 +5,20 @@ the launch grid of every step, the graph it captures and replays — runs end to
 and its predictions can be held against the CPU trainer's (test_export.py).
 
 - The entry's "device" tensors are host tensors: torch itself, on the CPU, but for the parts of
-  torch.cuda the entry calls (`HostCuda`), and input tensors that say they are CUDA tensors
-  (`as_device_tensor`).
+  torch.cuda the entry calls (`HostCuda`) and its allocations: `torch.empty` gives garbage (0xFF
+  bytes: NaN floats), `torch.from_numpy(a).to(dev)` a copy, and both, with the inputs
+  (`as_device_tensor`: host tensors that say they are CUDA tensors), are the device's memory.
 - NVRTC compiles the entry's CUDA text, with the defines it passes, as host code: host_device.cpp
   built into a shared library (`HostNvrtc`); the options a real compile needs are checked.
-- A launch runs that library's kernel over its grid (`HostDriver.cuLaunchKernel`), with the checks a
-  device makes (dynamic shared memory over 48 KB only as far as the function's attribute allows, the
-  attribute at most the device's opt-in limit) and those of the kernel's arithmetic (host_device.cpp).
-  The Args are copied at the launch, as cuLaunchKernel copies its parameters.
+- A launch runs that library's kernels over its grid (`HostDriver.cuLaunchKernel`), with the checks
+  a device makes: its stream the capture's while capturing, dynamic shared memory within the
+  function's attribute (48 KB unset), the attribute within the device's opt-in limit, every pointer
+  of the Args in live device memory; and those of the kernel's arithmetic (host_device.cpp). The
+  Args are copied at the launch, as cuLaunchKernel copies its parameters.
 - Inside `torch.cuda.graph(g)` a launch, and the tensor copies and fills the entry makes there, are
-  recorded, not run, as a capture records them; `g.replay()` runs them in order, as often as called.
+  recorded, not run, as a capture records them (the tensors held weakly, as a graph holds no
+  tensor: one the entry lets go of fails the replay); a synchronize or a read back to the host
+  there fails, as it does in a capture. `g.replay()` runs the work in order, as often as called.
 
 Debian's python3 with numpy and torch (CPU); a C++ compiler for the library.
 """
@@ -24,10 +28,26 @@ import os
 import re
 import subprocess
 import types
+import weakref
 
 import torch
 
 DEFAULT_SMEM = 48 * 1024  # dynamic shared memory a launch may use without the function's attribute
+CAPTURE_STREAM = 0xCA97   # the stream torch.cuda.graph captures on (current inside it)
+DEFAULT_STREAM = 0x5EED   # the current stream elsewhere
+
+_device_memory = []  # (weak reference, first address, bytes) of every live "device" tensor
+
+
+def on_device(tensor):
+    """Makes a host tensor part of the device's memory; returns it."""
+    _device_memory.append((weakref.ref(tensor), tensor.data_ptr(), tensor.numel() * tensor.element_size()))
+    return tensor
+
+
+def in_device_memory(address):
+    _device_memory[:] = [m for m in _device_memory if m[0]() is not None]
+    return any(start <= address < start + size for _, start, size in _device_memory)
 
 
 class DeviceTensor(torch.Tensor):
@@ -39,7 +59,14 @@ class DeviceTensor(torch.Tensor):
 
 
 def as_device_tensor(t):
-    return t.contiguous().as_subclass(DeviceTensor)
+    return on_device(t.contiguous().as_subclass(DeviceTensor))
+
+
+class HostArray(torch.Tensor):
+    """torch.from_numpy's tensor, in host memory; .to(a device) copies it into the device's."""
+
+    def to(self, *args, **kwargs):
+        return on_device(torch.Tensor.to(self.as_subclass(torch.Tensor), *args, copy=True, **kwargs))
 
 
 class HostGraph:
@@ -68,27 +95,44 @@ class HostCuda(types.SimpleNamespace):
         return types.SimpleNamespace(shared_memory_per_block_optin=self.optin)
 
     def synchronize(self, dev=None):
-        pass
+        if self.capturing is not None:
+            raise RuntimeError("host device: synchronize during a capture")
 
     def current_stream(self, dev=None):
-        return types.SimpleNamespace(cuda_stream=0x5EED)
+        return types.SimpleNamespace(cuda_stream=CAPTURE_STREAM if self.capturing is not None else DEFAULT_STREAM)
 
     @contextlib.contextmanager
     def graph(self, g):
         """Capture into g: launches (HostDriver) and the entry's copy_ and zero_ are recorded, not run."""
         if self.capturing is not None:
             raise RuntimeError("host device: a capture inside a capture")
-        saved = {name: getattr(torch.Tensor, name) for name in ("copy_", "zero_")}
+        saved = {name: getattr(torch.Tensor, name) for name in ("copy_", "zero_", "numpy", "item", "cpu", "tolist")}
 
         def recorded(name):
             def method(tensor, *args, **kwargs):
-                g.work.append(lambda: saved[name](tensor, *args, **kwargs))
+                tensors = [t for t in (tensor, *args) if isinstance(t, torch.Tensor)]
+                if not all(in_device_memory(t.data_ptr()) for t in tensors):  # a host copy is no kernel
+                    raise RuntimeError(f"host device: Tensor.{name} of host memory during a capture")
+                refs = [weakref.ref(t) if isinstance(t, torch.Tensor) else (lambda v=t: v) for t in (tensor, *args)]
+
+                def run():
+                    live = [r() for r in refs]
+                    if any(v is None for v in live):
+                        raise AssertionError(f"host device: the graph's {name} reads a tensor the entry let go of")
+                    saved[name](*live, **kwargs)
+
+                g.work.append(run)
                 return tensor
+            return method
+
+        def refused(name):
+            def method(tensor, *args, **kwargs):
+                raise RuntimeError(f"host device: Tensor.{name} (a read back to the host) during a capture")
             return method
 
         self.capturing = g
         for name in saved:
-            setattr(torch.Tensor, name, recorded(name))
+            setattr(torch.Tensor, name, recorded(name) if name in ("copy_", "zero_") else refused(name))
         try:
             yield g
         finally:
@@ -98,7 +142,7 @@ class HostCuda(types.SimpleNamespace):
 
 
 class TorchOnHost(types.ModuleType):
-    """The entry's `torch`: the real module but for torch.cuda."""
+    """The entry's `torch`: the real module but for torch.cuda and the device's allocations."""
 
     def __init__(self, cuda):
         super().__init__("torch")
@@ -106,6 +150,16 @@ class TorchOnHost(types.ModuleType):
 
     def __getattr__(self, name):
         return getattr(torch, name)
+
+    @staticmethod
+    def empty(*args, **kwargs):
+        t = torch.empty(*args, **kwargs)
+        t.view(torch.uint8).fill_(0xFF)  # what was there before: garbage
+        return on_device(t)
+
+    @staticmethod
+    def from_numpy(array):
+        return torch.from_numpy(array).as_subclass(HostArray)
 
 
 class HostNvrtc(types.SimpleNamespace):
@@ -126,15 +180,17 @@ class HostNvrtc(types.SimpleNamespace):
         for must in (f"-arch=sm_{cap[0]}{cap[1]}", "--fmad=false"):  # the device's code; no contraction
             if must not in opts:
                 raise AssertionError(f"NVRTC options {opts} lack {must}")
-        half = [int(m.group(1)) for o in opts for m in [re.fullmatch(r"-DRG_ENTRY_HALF=(\d+)", o)] if m]
-        if len(half) != 1:
+        defines = [o for o in opts if o.startswith("-D")]
+        if len([o for o in defines if re.fullmatch(r"-DRG_ENTRY_HALF=\d+", o)]) != 1:
             raise AssertionError(f"NVRTC options {opts}: one -DRG_ENTRY_HALF=N wanted")
         text = os.path.join(self.folder, f"program{prog}.cuh")
         with open(text, "w") as f:
             f.write(self.programs[prog]["src"])
         library = os.path.join(self.folder, f"program{prog}.so")
+        # -std=c++20, not the entry's C++17: host_device.cpp includes an engine header (the real
+        # NVRTC compile of the text is test_export.py's).
         p = subprocess.run([*self.cxx, "-std=c++20", "-O1", "-ffp-contract=off", "-fPIC", "-shared", "-Wno-unknown-pragmas",
-                            "-D__CUDACC_RTC__", f"-I{self.root}", f'-DEXPORTED_TEXT="{text}"', f"-DHALF={half[0]}",
+                            "-D__CUDACC_RTC__", f"-I{self.root}", f'-DEXPORTED_TEXT="{text}"', *defines,
                             os.path.join(self.root, "test", "export", "host_device.cpp"), "-o", library],
                            capture_output=True, text=True)
         if p.returncode != 0:
@@ -168,6 +224,8 @@ class HostDriver(types.SimpleNamespace):
     counts the launches run."""
 
     CUDA_ERROR_INVALID_VALUE = 1
+    CUDA_ERROR_INVALID_HANDLE = 400
+    CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906
 
     def __init__(self, cuda, reverse=False):
         super().__init__(cuda=cuda, reverse=reverse, launches=0,
@@ -182,6 +240,7 @@ class HostDriver(types.SimpleNamespace):
         library.rg_host_launch.argtypes = [ctypes.c_char_p, ctypes.c_void_p, ctypes.c_int, ctypes.c_int,
                                            ctypes.c_longlong, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
         library.rg_host_has_kernel.argtypes = [ctypes.c_char_p]
+        library.rg_host_pointers.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_int]
         return 0, library
 
     def cuModuleGetFunction(self, module, name):
@@ -198,23 +257,36 @@ class HostDriver(types.SimpleNamespace):
         return (0,)
 
     def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
-        if (gy, gz, by, bz) != (1, 1, 1, 1) or extra not in (0, None) or smem > max(fn.max_dynamic, DEFAULT_SMEM):
+        capturing = self.cuda.capturing is not None
+        if int(stream) != (CAPTURE_STREAM if capturing else DEFAULT_STREAM):
+            return (self.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT if capturing else self.CUDA_ERROR_INVALID_HANDLE,)
+        if (gy, gz, by, bz) != (1, 1, 1, 1) or extra not in (0, None) or smem > fn.max_dynamic:
             return (self.CUDA_ERROR_INVALID_VALUE,)
         # kernelParams: an array of pointers, one per kernel parameter; the kernels take one, the Args.
         args_at = ctypes.c_uint64.from_address(params).value
         args = ctypes.string_at(args_at, fn.library.rg_host_args_size())
+        self.check_pointers(fn, args)
 
         def run():
+            self.check_pointers(fn, args)
             error = ctypes.create_string_buffer(400)
             if fn.library.rg_host_launch(fn.name, args, gx, bx, smem, int(self.reverse), error, len(error)):
                 raise AssertionError(f"launch of {fn.name.decode()}: {error.value.decode()}")
             self.launches += 1
 
-        if self.cuda.capturing is not None:
+        if capturing:
             self.cuda.capturing.work.append(run)
         else:
             run()
         return (0,)
+
+    @staticmethod
+    def check_pointers(fn, args):
+        pointers = (ctypes.c_ulonglong * 32)()
+        count = fn.library.rg_host_pointers(args, pointers, len(pointers))
+        stray = [hex(p) for p in pointers[:count] if p and not in_device_memory(p)]
+        if stray:
+            raise AssertionError(f"launch of {fn.name.decode()}: Args pointers {stray} are not live device memory")
 
 
 def install(entry, folder, root, cxx, capability=(8, 0), optin=163 * 1024, reverse=False):
