@@ -11,9 +11,10 @@
 #include <cstdlib>
 #include <cstring>
 
-// What the text needs of CUDA, on the host: qualifiers as nothing and the thread indices of a block
-// that never runs here (the text's BlockExec is compiled, not called). Its prelude's std names call
-// the C library's functions of the same meaning.
+// What the text needs of CUDA, on the host: qualifiers as nothing and the thread indices, which
+// host_device.cpp sets where it calls the text's own kernels (a block of one thread: the text's
+// BlockExec runs its items in turn; host_check.cpp calls none). Its prelude's std names call the C
+// library's functions of the same meaning.
 #define __host__
 #define __device__
 #define __global__

@@ -15,6 +15,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstring>
+#include <iterator>
 #include <string>
 #include <vector>
 
@@ -28,7 +29,8 @@ namespace engine_fa = revgraph::cuda::fused_any;
 #endif
 
 // The kernels' `extern __shared__ float smem[]`: the most shared memory a block can opt in to on
-// the GPUs the entry targets (227 KB on sm_90; 163 KB on sm_80).
+// the GPUs the entry targets (227 KB on sm_90; 163 KB on sm_80). Declared first inside the text's
+// extern "C" kernels, it has C linkage (the symbol `smem`; host_device.py links with -Bsymbolic).
 namespace exported {
 float smem[227 * 1024 / 4];
 }  // namespace exported
@@ -49,7 +51,9 @@ extern "C" int rg_host_has_kernel(const char* name) {
     return k == "rg_rows" || k == "rg_grads" || k == "rg_predict";
 }
 
-// The Args' device pointers, in field order, into out[0 .. count): how many.
+// The Args' device pointers, in field order, into out[0 .. count): how many. The list is written
+// out; the assertion fails the build when Args gains or loses a field, so that it is kept whole.
+static_assert(sizeof(fa::Args) == 12 * sizeof(int) + 12 * sizeof(void*), "Args changed: update rg_host_pointers");
 extern "C" int rg_host_pointers(const void* args, unsigned long long* out, int count) {
     fa::Args a;
     std::memcpy(&a, args, sizeof a);
@@ -95,12 +99,14 @@ extern "C" int rg_host_launch(const char* name, const void* args, int grid, int 
         return fail(
             error, error_size,
             k + ": " + std::to_string(smem_bytes) + " bytes of shared memory, the block needs " + std::to_string(need));
+    exported_cuda_shim::gridDim.x = static_cast<unsigned>(grid);
     exported_cuda_shim::blockDim.x = 1;
     exported_cuda_shim::threadIdx.x = 0;
     for (int i = 0; i < grid; ++i) {
         const int b = reverse ? grid - 1 - i : i;
-        // Shared memory starts as garbage on the device: NaN here, so a read before a write shows.
-        std::fill(exported::smem, exported::smem + smem_bytes / 4, std::nanf(""));
+        // Shared memory starts as garbage on the device: NaN here, all of it, so a read before a
+        // write or past the request shows.
+        std::fill(std::begin(exported::smem), std::end(exported::smem), std::nanf(""));
         exported_cuda_shim::blockIdx.x = static_cast<unsigned>(b);
         if (!reverse) {
             if (k == "rg_rows")

@@ -7,18 +7,22 @@ and its predictions can be held against the CPU trainer's (test_export.py).
 - The entry's "device" tensors are host tensors: torch itself, on the CPU, but for the parts of
   torch.cuda the entry calls (`HostCuda`) and its allocations: `torch.empty` gives garbage (0xFF
   bytes: NaN floats), `torch.from_numpy(a).to(dev)` a copy, and both, with the inputs
-  (`as_device_tensor`: host tensors that say they are CUDA tensors), are the device's memory.
+  (`as_device_tensor`: host tensors that say they are CUDA tensors), are the device's memory
+  (their storages, held weakly).
 - NVRTC compiles the entry's CUDA text, with the defines it passes, as host code: host_device.cpp
   built into a shared library (`HostNvrtc`); the options a real compile needs are checked.
 - A launch runs that library's kernels over its grid (`HostDriver.cuLaunchKernel`), with the checks
   a device makes: its stream the capture's while capturing, dynamic shared memory within the
-  function's attribute (48 KB unset), the attribute within the device's opt-in limit, every pointer
-  of the Args in live device memory; and those of the kernel's arithmetic (host_device.cpp). The
-  Args are copied at the launch, as cuLaunchKernel copies its parameters.
+  function's attribute (48 KB unset), the attribute within the device's opt-in limit, every
+  non-null pointer of the Args starting in live device memory; and those of the kernel's arithmetic
+  (host_device.cpp). In order the text's own kernels run, one thread a block; reversed, the step
+  functions they call, every grid and phase last to first. The Args are copied at the launch, as
+  cuLaunchKernel copies its parameters.
 - Inside `torch.cuda.graph(g)` a launch, and the tensor copies and fills the entry makes there, are
   recorded, not run, as a capture records them (the tensors held weakly, as a graph holds no
-  tensor: one the entry lets go of fails the replay); a synchronize or a read back to the host
-  there fails, as it does in a capture. `g.replay()` runs the work in order, as often as called.
+  tensor: one the entry lets go of fails the replay; what torch.empty gives during the capture is
+  kept, as the graph's pool keeps it); a synchronize, a read of device memory back to the host or a
+  copy between host and device memory there fails, as it does in a capture; host-only work runs. `g.replay()` runs the work in order, as often as called.
 
 Debian's python3 with numpy and torch (CPU); a C++ compiler for the library.
 """
@@ -31,22 +35,25 @@ import types
 import weakref
 
 import torch
+from torch.multiprocessing.reductions import StorageWeakRef
 
 DEFAULT_SMEM = 48 * 1024  # dynamic shared memory a launch may use without the function's attribute
 CAPTURE_STREAM = 0xCA97   # the stream torch.cuda.graph captures on (current inside it)
-DEFAULT_STREAM = 0x5EED   # the current stream elsewhere
+DEFAULT_STREAM = 0        # the current stream elsewhere (torch's default stream is 0)
 
-_device_memory = []  # (weak reference, first address, bytes) of every live "device" tensor
+_device_memory = []  # (weak reference to the storage, first address, bytes) of the device's memory
 
 
 def on_device(tensor):
-    """Makes a host tensor part of the device's memory; returns it."""
-    _device_memory.append((weakref.ref(tensor), tensor.data_ptr(), tensor.numel() * tensor.element_size()))
+    """Makes a host tensor's storage part of the device's memory; returns the tensor. The storage, not
+    the tensor object: a view or a detached tensor keeps the memory alive when the first one dies."""
+    storage = tensor.storage().untyped()
+    _device_memory.append((StorageWeakRef(storage), storage.data_ptr(), storage.nbytes()))
     return tensor
 
 
 def in_device_memory(address):
-    _device_memory[:] = [m for m in _device_memory if m[0]() is not None]
+    _device_memory[:] = [m for m in _device_memory if not m[0].expired()]
     return any(start <= address < start + size for _, start, size in _device_memory)
 
 
@@ -66,7 +73,10 @@ class HostArray(torch.Tensor):
     """torch.from_numpy's tensor, in host memory; .to(a device) copies it into the device's."""
 
     def to(self, *args, **kwargs):
-        return on_device(torch.Tensor.to(self.as_subclass(torch.Tensor), *args, copy=True, **kwargs))
+        plain = self.as_subclass(torch.Tensor)
+        if kwargs.get("device") is None and not any(isinstance(a, (torch.device, str)) for a in args):
+            return plain.to(*args, **kwargs)  # a dtype only: still host memory
+        return on_device(plain.to(*args, **dict(kwargs, copy=True)))
 
 
 class HostGraph:
@@ -74,6 +84,7 @@ class HostGraph:
 
     def __init__(self):
         self.work = []
+        self.pool = []  # tensors made during the capture: the graph's private pool keeps their memory
 
     def replay(self):
         for run in self.work:
@@ -111,8 +122,11 @@ class HostCuda(types.SimpleNamespace):
         def recorded(name):
             def method(tensor, *args, **kwargs):
                 tensors = [t for t in (tensor, *args) if isinstance(t, torch.Tensor)]
-                if not all(in_device_memory(t.data_ptr()) for t in tensors):  # a host copy is no kernel
-                    raise RuntimeError(f"host device: Tensor.{name} of host memory during a capture")
+                on = [in_device_memory(t.data_ptr()) for t in tensors]
+                if not any(on):  # host work: not captured, it runs now
+                    return saved[name](tensor, *args, **kwargs)
+                if not all(on):  # a copy between host and device memory: no kernel a graph can hold
+                    raise RuntimeError(f"host device: Tensor.{name} between host and device memory during a capture")
                 refs = [weakref.ref(t) if isinstance(t, torch.Tensor) else (lambda v=t: v) for t in (tensor, *args)]
 
                 def run():
@@ -127,7 +141,9 @@ class HostCuda(types.SimpleNamespace):
 
         def refused(name):
             def method(tensor, *args, **kwargs):
-                raise RuntimeError(f"host device: Tensor.{name} (a read back to the host) during a capture")
+                if in_device_memory(tensor.data_ptr()):
+                    raise RuntimeError(f"host device: Tensor.{name} (a read back to the host) during a capture")
+                return saved[name](tensor, *args, **kwargs)
             return method
 
         self.capturing = g
@@ -151,10 +167,11 @@ class TorchOnHost(types.ModuleType):
     def __getattr__(self, name):
         return getattr(torch, name)
 
-    @staticmethod
-    def empty(*args, **kwargs):
+    def empty(self, *args, **kwargs):
         t = torch.empty(*args, **kwargs)
         t.view(torch.uint8).fill_(0xFF)  # what was there before: garbage
+        if self.cuda.capturing is not None:
+            self.cuda.capturing.pool.append(t)
         return on_device(t)
 
     @staticmethod
@@ -188,9 +205,10 @@ class HostNvrtc(types.SimpleNamespace):
             f.write(self.programs[prog]["src"])
         library = os.path.join(self.folder, f"program{prog}.so")
         # -std=c++20, not the entry's C++17: host_device.cpp includes an engine header (the real
-        # NVRTC compile of the text is test_export.py's).
+        # NVRTC compile of the text is test_export.py's). -Bsymbolic: the text's kernels and their
+        # shared memory have C linkage (rg_rows, smem); they bind to this library's own.
         p = subprocess.run([*self.cxx, "-std=c++20", "-O1", "-ffp-contract=off", "-fPIC", "-shared", "-Wno-unknown-pragmas",
-                            "-D__CUDACC_RTC__", f"-I{self.root}", f'-DEXPORTED_TEXT="{text}"', *defines,
+                            "-Wl,-Bsymbolic", "-D__CUDACC_RTC__", f"-I{self.root}", f'-DEXPORTED_TEXT="{text}"', *defines,
                             os.path.join(self.root, "test", "export", "host_device.cpp"), "-o", library],
                            capture_output=True, text=True)
         if p.returncode != 0:

@@ -50,6 +50,14 @@ def build_cxx():
     return next(s["compiler"] for s in engine["target_sources"] if s.get("language") == "cpp")
 
 
+def torch_installed():
+    """Whether torch imports: not load()'s stand-in module (find_spec refuses a module without a spec)."""
+    module = sys.modules.get("torch")
+    if module is not None:
+        return getattr(module, "__spec__", None) is not None
+    return importlib.util.find_spec("torch") is not None
+
+
 def exported(tmp, *args):
     out = os.path.join(tmp, "entry.py")
     p = subprocess.run([REVGRAPH, "export", *args, "--output", out, "--quiet"], capture_output=True, text=True)
@@ -231,7 +239,7 @@ class Entries(unittest.TestCase):
     def load(self, name, fake_cuda):
         """The entry imported as a module; `fake_cuda`: a stand-in cuda.bindings that records every call."""
         calls = []
-        if importlib.util.find_spec("torch") is None:  # the entry imports torch; these checks use none of it
+        if not torch_installed():  # the entry imports torch; these checks use none of it
             sys.modules.setdefault("torch", types.ModuleType("torch"))
         if fake_cuda:
             cuda = types.ModuleType("cuda")
@@ -246,7 +254,7 @@ class Entries(unittest.TestCase):
         return module
 
     def test_import_has_no_side_effect_and_cpu_tensors_get_one_clear_error(self):
-        if importlib.util.find_spec("torch") is None:
+        if not torch_installed():
             self.skipTest("torch is not installed")
         import torch
         before = torch.initial_seed()
@@ -345,7 +353,7 @@ class Entries(unittest.TestCase):
         # contents. Each entry's shape at 2 epochs, a full batch and a short one; on an A100-like device
         # (parameters staged in shared memory where they fit), and rev88 also on one whose shared
         # memory holds no parameters, with every grid and phase run last to first.
-        if importlib.util.find_spec("torch") is None:  # (load() may have put a stand-in module in its place)
+        if not torch_installed():
             self.skipTest("torch is not installed")
         import numpy as np
         import torch
