@@ -17,7 +17,6 @@
 #include <cstring>
 #include <iterator>
 #include <string>
-#include <vector>
 
 #include "engine/cuda/fused_any/step.hpp"
 #include "test/export/exported_on_host.hpp"

@@ -22,7 +22,8 @@ and its predictions can be held against the CPU trainer's (test_export.py).
   recorded, not run, as a capture records them (the tensors held weakly, as a graph holds no
   tensor: one the entry lets go of fails the replay; what torch.empty gives during the capture is
   kept, as the graph's pool keeps it); a synchronize, a read of device memory back to the host or a
-  copy between host and device memory there fails, as it does in a capture; host-only work runs. `g.replay()` runs the work in order, as often as called.
+  copy between host and device memory there fails, as it does in a capture; host-only work runs.
+  `g.replay()` runs the work in order, as often as called.
 
 Debian's python3 with numpy and torch (CPU); a C++ compiler for the library.
 """
@@ -243,6 +244,7 @@ class HostDriver(types.SimpleNamespace):
 
     CUDA_ERROR_INVALID_VALUE = 1
     CUDA_ERROR_INVALID_HANDLE = 400
+    CUDA_ERROR_NOT_FOUND = 500
     CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906
 
     def __init__(self, cuda, reverse=False):
@@ -263,7 +265,7 @@ class HostDriver(types.SimpleNamespace):
 
     def cuModuleGetFunction(self, module, name):
         if not module.rg_host_has_kernel(name):
-            return 500, None  # CUDA_ERROR_NOT_FOUND
+            return self.CUDA_ERROR_NOT_FOUND, None
         return 0, HostFunction(module, name)
 
     def cuFuncSetAttribute(self, fn, attribute, value):

@@ -360,13 +360,14 @@ class Entries(unittest.TestCase):
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import host_device
         cases = [(name, (8, 0), 163 * 1024, False) for name in self.entries] + [("rev88", (9, 0), 16 * 1024, True)]
+        cxx = build_cxx()
         for name, capability, optin, reverse in cases:
             with self.subTest(entry=name, optin=optin, reverse=reverse):
                 entry = self.load(name, fake_cuda=True)
                 entry.CONFIG = dict(entry.CONFIG, epochs=2)
                 c = entry.CONFIG
                 folder = tempfile.mkdtemp(dir=self.tmp)
-                driver = host_device.install(entry, folder, ROOT, build_cxx(), capability, optin, reverse)
+                driver = host_device.install(entry, folder, ROOT, cxx, capability, optin, reverse)
                 n, q = c["batch_size"] + 37, 45
                 rng = np.random.default_rng(len(name) + optin)
                 arrays = lambda: (rng.random((n, 1, 9, 9), dtype=np.float32), rng.integers(0, 10, n),
