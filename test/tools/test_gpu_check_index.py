@@ -156,6 +156,21 @@ class MadeUp(unittest.TestCase):
         with open(os.path.join(root, "bench", "results", "INDEX.md")) as f:
             self.assertIn("**Unverified.**", f.read())
 
+    def test_a_series_folder_files_each_calls_report_and_log(self):
+        root = self.tree()
+        r = {"steps": [], "git_commit": "c" * 40, "written_utc": "2027-01-02T03:04:05Z", "call": 1, "passed": True,
+             "complete": True, "device": "NVIDIA H200, 1.0, 1 MiB", "gpu_path": currency.tree_digest(root)}
+        series = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, series)
+        shutil.copytree(self.out_dir({"report.json": r}), os.path.join(series, "call1"))
+        shutil.copytree(self.out_dir({"report-call4.json": dict(r, call=4, written_utc="2027-01-02T03:06:00Z")}),
+                  os.path.join(series, "call4"))
+        rc, out = run_cli("file", series, "--root", root)
+        self.assertEqual(rc, 0, out)
+        self.assertEqual(sorted(os.listdir(os.path.join(root, "bench", "results"))),
+                         ["2027-01-02-0304-h200-ccccccc-call1.json", "2027-01-02-0304-h200-ccccccc-call1.log",
+                          "2027-01-02-0306-h200-ccccccc-call4.json", "2027-01-02-0306-h200-ccccccc-call4.log", "INDEX.md"])
+
     def test_a_folder_without_reports_is_refused_in_one_line(self):
         root = self.tree()
         rc, out = run_cli("file", tempfile.gettempdir() + "/no-such-dir-" + str(os.getpid()), "--root", root)

@@ -538,6 +538,66 @@ class Reports(unittest.TestCase):
             self.assertIn("step gpu-validation: 1", r["failures"])
 
 
+class Series(unittest.TestCase):
+    """--calls: whole calls back to back for one lending of a GPU machine, each into OUT/callN."""
+
+    def test_each_call_of_the_series_runs_whole_in_its_order_into_its_own_folder(self):
+        with FakeRun() as run:
+            run.main("--calls", "1,4,2")
+            out = os.path.join(run.tmp, "out")
+            self.assertEqual(sorted(os.listdir(out)), ["call1", "call2", "call4"])
+            self.assertEqual(sorted(os.listdir(os.path.join(out, "call4"))),
+                             ["artifacts.tar.gz", "gpu-check-call4.log", "report-call4.json"])
+            self.assertTrue(os.path.exists(os.path.join(out, "call1", "report.json")))
+            finals = [r for r in run.reports if r["complete"]]
+            self.assertEqual([r["call"] for r in finals], [1, 4, 2])
+            expected = []
+            for c in (1, 4, 2):
+                expected += ["binaries"] + names(plan(c))
+            self.assertEqual(run.ran, expected)
+
+    def test_each_call_fits_what_is_left_and_none_starts_short_of_time(self):
+        clock, budgets = [1000.0], []
+
+        def fake_check(call, previous, out, env, budget):
+            budgets.append((call, budget, os.path.basename(out)))
+            clock[0] += 200  # each call takes 200 s of the machine
+            return 0 if call == 1 else 1
+
+        saved = cli.run_check, cli.time.time
+        cli.run_check, cli.time.time = fake_check, lambda: clock[0]
+        try:
+            err = io.StringIO()
+            with contextlib.redirect_stdout(err):
+                rc = cli.main(["--calls", "1,4,2,8", "--for", "400", tempfile.mkdtemp()])
+        finally:
+            cli.run_check, cli.time.time = saved
+        # call 1: 390 s left, the whole 270 s; call 4: 190 s left, 9/10 of it; then 0 s left.
+        self.assertEqual(budgets, [(1, gc_steps.STEP_BUDGET, "call1"), (4, 171, "call4")])
+        self.assertEqual(rc, 1)
+        self.assertIn("call 1 PASSED; call 4 not passed, see call4/; call 2 not started (0 s left); "
+                      "call 8 not started (0 s left)", err.getvalue())
+
+    def test_a_series_that_passes_every_call_exits_0(self):
+        saved = cli.run_check
+        cli.run_check = lambda call, previous, out, env, budget: 0
+        try:
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(cli.main(["--calls", "2,3", tempfile.mkdtemp()]), 0)
+        finally:
+            cli.run_check = saved
+
+    def test_a_bad_series_is_one_line_and_exit_2(self):
+        for args in (["--for", "500"], ["--calls", "1,1"], ["--calls", "1,99"], ["--calls", "one"], ["--calls", ""],
+                     ["--calls", "1", "--call", "2"], ["--calls", "1", "--plan"], ["--calls", "1", "--for", "30"]):
+            err = io.StringIO()
+            with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as stop:
+                cli.main(args + [tempfile.mkdtemp()])
+            self.assertEqual(stop.exception.code, 2, args)
+            self.assertEqual(len(err.getvalue().strip().splitlines()), 1, args)
+            self.assertIn("gpu-check: error:", err.getvalue(), args)
+
+
 class Tests(unittest.TestCase):
     def test_meson_tests_become_portable_and_run_from_a_copy(self):
         with tempfile.TemporaryDirectory() as tmp:

@@ -12,6 +12,9 @@
   tools/gpu-check --call 5|6|7 [OUT_DIR]       the frontier's shapes: at each frontier.json entry, then each
                                                race.json band, both backends warm and cold and the PyTorch
                                                learner; cuda-fused's energy; compute-sanitizer at width 128
+  tools/gpu-check --calls 1,4,2 [--for S] [OUT_DIR]   whole calls back to back, each into OUT_DIR/callN, for a
+                                               machine held S seconds: each within what is left, none
+                                               started with under a minute
   tools/gpu-check --plan [--call N | --after REPORT]   print the steps, limits and groups; run nothing
   tools/gpu-check current [--results DIR]      does a passing report speak for this tree's GPU path?
   tools/gpu-check carry REPORT                 record a legacy report's digest under the gpu-path rule

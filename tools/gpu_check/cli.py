@@ -49,12 +49,30 @@ def main(argv=None):
     ap = OneLineParser(prog="gpu-check", description=sys.modules[__package__].__doc__.splitlines()[0])
     ap.add_argument("--call", type=int, choices=CALLS, help="which device call (default 1; --plan: all)")
     ap.add_argument("--after", metavar="REPORT", help="call 2 after call 1's report: rerun what did not pass first")
+    ap.add_argument("--calls", metavar="LIST", help="several calls back to back, in this order (e.g. 1,4,2), each "
+                    "into OUT/callN")
+    ap.add_argument("--for", dest="seconds", type=int, metavar="S", help="with --calls: the seconds the machine is "
+                    f"held; each call runs within what is left, none starts with under {SERIES_MIN_SECONDS} s")
     ap.add_argument("--plan", action="store_true", help="print the steps and limits, run nothing")
     ap.add_argument("out", nargs="?", help="output folder (default: $OUT, else gpu-check-out)")
     args = ap.parse_args(argv)
     env = os.environ
     budget = int(env.get("GPU_CHECK_BUDGET", STEP_BUDGET))
     previous = None
+    if args.seconds is not None and args.calls is None:
+        ap.error("--for belongs to --calls")
+    if args.calls is not None:
+        if args.call or args.after or args.plan:
+            ap.error("--calls runs whole calls: not with --call, --after or --plan")
+        try:
+            calls = [int(c) for c in args.calls.split(",")]
+        except ValueError:
+            calls = []
+        if not calls or any(c not in CALLS for c in calls) or len(set(calls)) != len(calls):
+            ap.error(f"--calls {args.calls}: a comma-separated list of distinct calls from {min(CALLS)}-{max(CALLS)}")
+        if args.seconds is not None and args.seconds < SERIES_MIN_SECONDS:
+            ap.error(f"--for {args.seconds}: under the {SERIES_MIN_SECONDS} s a call needs")
+        return run_series(calls, args.out, env, budget, args.seconds)
     if args.after:
         if args.call not in (None, 2):
             ap.error("--after belongs to call 2")
@@ -67,6 +85,38 @@ def main(argv=None):
     if args.plan:
         return print_plan(args.call, previous, budget)
     return run_check(args.call or 1, previous, args.out, env, budget)
+
+
+# A series (--calls): a call starts only with this much of --for left (the binaries' check and the
+# decisive steps of any call fit in it), and each keeps this much for its report and the next call's start.
+SERIES_MIN_SECONDS, SERIES_MARGIN_SECONDS = 60, 10
+
+
+def run_series(calls, out_arg, env, budget, seconds):
+    """Whole calls back to back, each into OUT/callN, for a GPU machine held for `seconds` (or for as
+    long as the calls take): each call's steps fit within what is left (the plan's own fit, so what
+    does not fit is named as left out), and a call with too little left is not started. The summary
+    names every call; exit 0 only where each ran and passed."""
+    out = os.path.abspath(out_arg or env.get("OUT") or os.path.join(ROOT, "gpu-check-out"))
+    start, said, passed = time.time(), [], []
+    for call in calls:
+        call_budget = budget
+        if seconds is not None:
+            left = seconds - (time.time() - start) - SERIES_MARGIN_SECONDS
+            if left < SERIES_MIN_SECONDS:
+                said.append(f"call {call} not started ({max(int(left), 0)} s left)")
+                passed.append(False)
+                continue
+            call_budget = min(budget, int(left * STEP_BUDGET / CALL_SECONDS))
+        try:
+            rc = run_check(call, None, os.path.join(out, f"call{call}"), env, call_budget)
+        except Exception as e:  # one call's breakage must not cost the calls after it their time
+            print(f"gpu-check: call {call}: {type(e).__name__}: {e}", file=sys.stderr)
+            rc = 1
+        said.append(f"call {call} {'PASSED' if rc == 0 else 'not passed, see call' + str(call) + '/'}")
+        passed.append(rc == 0)
+    print(f"gpu-check: calls {','.join(map(str, calls))} in {int(time.time() - start)} s: " + "; ".join(said))
+    return 0 if all(passed) else 1
 
 
 def planned(ctx, call, previous, budget):

@@ -347,13 +347,16 @@ def main(argv=None):
 
 def file_main(argv=None):
     ap = OneLineParser(prog="gpu-check file", description="copy a GPU machine's reports into bench/results, then index")
-    ap.add_argument("out_dirs", nargs="+", help="folders a gpu-check call left (report*.json, gpu-check*.log)")
+    ap.add_argument("out_dirs", nargs="+",
+                    help="folders a gpu-check call or series left (report*.json, gpu-check*.log; a series: callN/)")
     ap.add_argument("--root", default=ROOT, help=__import__("argparse").SUPPRESS)
     a = ap.parse_args(argv)
     results = os.path.join(a.root, "bench", "results")
     plan = []
     for d in a.out_dirs:
-        found = sorted(glob.glob(os.path.join(d, "report*.json")))
+        # A call's folder, or a series' (gpu-check --calls): its calls' folders, callN/.
+        found = (sorted(glob.glob(os.path.join(d, "report*.json")))
+                 or sorted(glob.glob(os.path.join(d, "call*", "report*.json"))))
         if not found:
             print(f"gpu-check file: error: {d} holds no report*.json", file=sys.stderr)
             return 1
@@ -363,7 +366,7 @@ def file_main(argv=None):
                 print(f"gpu-check file: error: {p} is not a gpu-check report", file=sys.stderr)
                 return 1
             name = report_file_name(r)
-            log = os.path.join(d, os.path.basename(p).replace("report", "gpu-check").replace(".json", ".log"))
+            log = os.path.join(os.path.dirname(p), os.path.basename(p).replace("report", "gpu-check").replace(".json", ".log"))
             plan.append((p, name))
             if os.path.exists(log):
                 plan.append((log, name[:-len(".json")] + ".log"))
