@@ -16,8 +16,10 @@ import shutil
 import signal
 import subprocess
 import sys
+import tarfile
 import tempfile
 import unittest
+from unittest import mock
 
 ROOT = sys.argv.pop(1) if len(sys.argv) > 1 else os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 from gpu_check import binaries, cli, machine, meson_tests, runner  # noqa: E402
@@ -339,6 +341,38 @@ class Binaries(unittest.TestCase):
         other, _ = binaries.build_steps(c, {"GPU_CHECK_BUILD": build, "GPU_CHECK_ARCH": "90"}, "def")
         self.assertEqual([s.name for s in other], ["configure", "build"])
 
+    def test_the_fallback_build_unpacks_the_build_deps_packed_beside_prebuilt_binaries(self):
+        with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as src:
+            deps = os.path.join(root, ".gpudeps")
+            self.assertIn("none packed", binaries.unpack_build_deps(root))
+            os.makedirs(deps)
+            for rel, text in (("lib/pkgconfig/libzip.pc", "Name: libzip\n"), ("lib/libzip.so.4", "elf"),
+                              ("bin/pkg-config", "#!/bin/sh\n"), ("include/zip.h", "int zip;\n")):
+                os.makedirs(os.path.dirname(os.path.join(src, rel)), exist_ok=True)
+                with open(os.path.join(src, rel), "w") as f:
+                    f.write(text)
+            os.symlink("libzip.so.4", os.path.join(src, "lib", "libzip.so"))
+            with tarfile.open(os.path.join(deps, "build-deps.tar.xz"), "w:xz") as t:
+                for top in ("include", "lib", "bin"):
+                    t.add(os.path.join(src, top), arcname=top)
+            self.assertIn("unpacked", binaries.unpack_build_deps(root))
+            self.assertEqual(os.readlink(os.path.join(deps, "lib", "libzip.so")), "libzip.so.4")
+            with open(os.path.join(deps, "include", "zip.h")) as f:
+                self.assertEqual(f.read(), "int zip;\n")
+            env = binaries.gpudeps_env(root, {"PATH": "/usr/bin"})
+            self.assertEqual(env["PKG_CONFIG_PATH"], os.path.join(deps, "lib", "pkgconfig"))
+            self.assertIn("packed in .gpudeps", binaries.unpack_build_deps(root))  # once is enough
+        if hasattr(tarfile, "data_filter"):  # a member that would land outside .gpudeps is refused
+            with tempfile.TemporaryDirectory() as root:
+                deps = os.path.join(root, ".gpudeps", "x")
+                os.makedirs(deps)
+                deps = os.path.dirname(deps)
+                with tarfile.open(os.path.join(deps, "build-deps.tar.xz"), "w:xz") as t:
+                    info = tarfile.TarInfo("../outside")
+                    t.addfile(info, io.BytesIO(b""))
+                self.assertIn("not unpacked", binaries.unpack_build_deps(root))
+                self.assertFalse(os.path.exists(os.path.join(root, "outside")))
+
     def test_the_fallback_build_makes_what_the_calls_run_and_nothing_else(self):
         c = context()
         steps, _ = binaries.build_steps(c, {"GPU_CHECK_BUILD": "BUILD", "GPU_CHECK_ARCH": "90"}, "abc")
@@ -539,7 +573,26 @@ class Reports(unittest.TestCase):
 
 
 class Series(unittest.TestCase):
-    """--calls: whole calls back to back for one lending of a GPU machine, each into OUT/callN."""
+    """--calls: whole calls back to back for one window on a GPU machine, each into OUT/callN."""
+
+    def folder(self):
+        d = tempfile.mkdtemp()
+        self.addCleanup(shutil.rmtree, d, True)
+        return d
+
+    def series(self, args, check):
+        """cli.main(args) with run_check replaced by `check` and a clock that only `check` moves:
+        (exit code, the summary line)."""
+        clock = [1000.0]
+
+        def timed(call, previous, out, env, budget):
+            return check(call, budget, out, clock)
+
+        said = io.StringIO()
+        with mock.patch.object(cli, "run_check", timed), mock.patch.object(cli.time, "time", lambda: clock[0]), \
+                contextlib.redirect_stdout(said):
+            rc = cli.main(args + [self.folder()])
+        return rc, said.getvalue()
 
     def test_each_call_of_the_series_runs_whole_in_its_order_into_its_own_folder(self):
         with FakeRun() as run:
@@ -557,42 +610,65 @@ class Series(unittest.TestCase):
             self.assertEqual(run.ran, expected)
 
     def test_each_call_fits_what_is_left_and_none_starts_short_of_time(self):
-        clock, budgets = [1000.0], []
+        budgets = []
 
-        def fake_check(call, previous, out, env, budget):
+        def check(call, budget, out, clock):
             budgets.append((call, budget, os.path.basename(out)))
-            clock[0] += 200  # each call takes 200 s of the machine
+            clock[0] += 200  # each call holds the machine 200 s
             return 0 if call == 1 else 1
 
-        saved = cli.run_check, cli.time.time
-        cli.run_check, cli.time.time = fake_check, lambda: clock[0]
-        try:
-            err = io.StringIO()
-            with contextlib.redirect_stdout(err):
-                rc = cli.main(["--calls", "1,4,2,8", "--for", "400", tempfile.mkdtemp()])
-        finally:
-            cli.run_check, cli.time.time = saved
-        # call 1: 390 s left, the whole 270 s; call 4: 190 s left, 9/10 of it; then 0 s left.
+        rc, said = self.series(["--calls", "1,4,2,8", "--for", "400"], check)
+        # call 1: 390 s left, the whole 270 s of steps; call 4: 190 s left, 9/10 of it; then none.
         self.assertEqual(budgets, [(1, gc_steps.STEP_BUDGET, "call1"), (4, 171, "call4")])
         self.assertEqual(rc, 1)
-        self.assertIn("call 1 PASSED; call 4 not passed, see call4/; call 2 not started (0 s left); "
-                      "call 8 not started (0 s left)", err.getvalue())
+        self.assertIn("call 1 PASSED; call 4 not passed, see call4/; call 2 not started (it needs 60 s of steps, "
+                      "0 s left); call 8 not started (it needs 60 s of steps, 0 s left)", said)
+
+    def test_a_call_whose_required_steps_do_not_fit_is_not_started_and_the_next_may_be(self):
+        budgets = []
+
+        def check(call, budget, out, clock):
+            budgets.append((call, budget))
+            return 0
+
+        # 140 s left: call 1's required steps need 200 s of steps, call 4's 110.
+        rc, said = self.series(["--calls", "1,4", "--for", "150"], check)
+        self.assertEqual(budgets, [(4, 126)])
+        self.assertEqual(rc, 1)
+        self.assertIn(f"call 1 not started (it needs {cli.required_seconds(1)} s of steps, 126 s left); "
+                      "call 4 PASSED", said)
+
+    def test_a_call_that_breaks_costs_the_next_nothing(self):
+        ran = []
+
+        def check(call, budget, out, clock):
+            ran.append(call)
+            if call == 1:
+                raise RuntimeError("boom")
+            return 0
+
+        rc, said = self.series(["--calls", "1,4"], check)
+        self.assertEqual((ran, rc), ([1, 4], 1))
+        self.assertIn("call 1 broke: RuntimeError: boom; call 4 PASSED", said)
 
     def test_a_series_that_passes_every_call_exits_0(self):
-        saved = cli.run_check
-        cli.run_check = lambda call, previous, out, env, budget: 0
-        try:
-            with contextlib.redirect_stdout(io.StringIO()):
-                self.assertEqual(cli.main(["--calls", "2,3", tempfile.mkdtemp()]), 0)
-        finally:
-            cli.run_check = saved
+        rc, said = self.series(["--calls", "2,3"], lambda call, budget, out, clock: 0)
+        self.assertEqual(rc, 0, said)
+
+    def test_a_required_step_left_out_by_the_budget_fails_the_report(self):
+        with FakeRun() as run, mock.patch.dict(os.environ, {"GPU_CHECK_BUDGET": "100"}):
+            run.main("--call", "4")  # export-gpu (90 s) does not fit beside the binaries' 20
+            last = run.reports[-1]
+            self.assertIn("export-gpu", last["left_out_of_this_call"])
+            self.assertIn("step export-gpu: left out, no room in this call's budget", last["failures"])
+            self.assertFalse(last["passed"])
 
     def test_a_bad_series_is_one_line_and_exit_2(self):
         for args in (["--for", "500"], ["--calls", "1,1"], ["--calls", "1,99"], ["--calls", "one"], ["--calls", ""],
-                     ["--calls", "1", "--call", "2"], ["--calls", "1", "--plan"], ["--calls", "1", "--for", "30"]):
+                     ["--calls", "1", "--call", "2"], ["--calls", "1", "--plan"], ["--calls", "1", "--for", "76"]):
             err = io.StringIO()
             with contextlib.redirect_stderr(err), self.assertRaises(SystemExit) as stop:
-                cli.main(args + [tempfile.mkdtemp()])
+                cli.main(args + [self.folder()])
             self.assertEqual(stop.exception.code, 2, args)
             self.assertEqual(len(err.getvalue().strip().splitlines()), 1, args)
             self.assertIn("gpu-check: error:", err.getvalue(), args)

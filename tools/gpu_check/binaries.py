@@ -4,6 +4,7 @@ import json
 import os
 import shutil
 import subprocess
+import tarfile
 
 from .commit import tracked_files_match
 from .machine import gpu_arch, toolkit_library_dir
@@ -83,6 +84,26 @@ def prebuilt_step(ctx):
     return Step("binaries", 20, "binaries",
                 self_command(ctx.python, "check-backends", "--revgraph", ctx.bin("tools/revgraph")), True,
                 env=self_env())
+
+
+def unpack_build_deps(root):
+    """Before a build: the build's dependencies that tools/pack-gpu-deps compressed beside prebuilt
+    binaries (.gpudeps/build-deps.tar.xz) unpacked into .gpudeps/, where gpudeps_env finds them.
+    Returns what the log says."""
+    deps = os.path.join(root, ".gpudeps")
+    archive = os.path.join(deps, "build-deps.tar.xz")
+    if os.path.isdir(os.path.join(deps, "lib", "pkgconfig")):
+        return "build dependencies: packed in .gpudeps"
+    if not os.path.exists(archive):
+        return "build dependencies: none packed (tools/pack-gpu-deps packs them): this machine's own"
+    try:
+        with tarfile.open(archive) as t:
+            # Only plain files, folders and links that stay inside .gpudeps (the archive's own are
+            # include/, lib/ and bin/); Pythons before the filter trust the archive pack-gpu-deps made.
+            t.extractall(deps, filter="data") if hasattr(tarfile, "data_filter") else t.extractall(deps)
+    except (OSError, tarfile.TarError) as e:  # the build then fails on what it misses, and says so
+        return f"build dependencies: .gpudeps/build-deps.tar.xz not unpacked: {e}"
+    return "build dependencies: unpacked from .gpudeps/build-deps.tar.xz"
 
 
 def gpudeps_env(root, env):

@@ -52,7 +52,7 @@ def main(argv=None):
     ap.add_argument("--calls", metavar="LIST", help="several calls back to back, in this order (e.g. 1,4,2), each "
                     "into OUT/callN")
     ap.add_argument("--for", dest="seconds", type=int, metavar="S", help="with --calls: the seconds the machine is "
-                    f"held; each call runs within what is left, none starts with under {SERIES_MIN_SECONDS} s")
+                    "held; each call runs within what is left, none without room for its required steps")
     ap.add_argument("--plan", action="store_true", help="print the steps and limits, run nothing")
     ap.add_argument("out", nargs="?", help="output folder (default: $OUT, else gpu-check-out)")
     args = ap.parse_args(argv)
@@ -70,8 +70,9 @@ def main(argv=None):
             calls = []
         if not calls or any(c not in CALLS for c in calls) or len(set(calls)) != len(calls):
             ap.error(f"--calls {args.calls}: a comma-separated list of distinct calls from {min(CALLS)}-{max(CALLS)}")
-        if args.seconds is not None and args.seconds < SERIES_MIN_SECONDS:
-            ap.error(f"--for {args.seconds}: under the {SERIES_MIN_SECONDS} s a call needs")
+        least = -(-SERIES_MIN_SECONDS * CALL_SECONDS // STEP_BUDGET) + SERIES_MARGIN_SECONDS
+        if args.seconds is not None and args.seconds < least:
+            ap.error(f"--for {args.seconds}: under the {least} s the least call needs")
         return run_series(calls, args.out, env, budget, args.seconds)
     if args.after:
         if args.call not in (None, 2):
@@ -87,33 +88,53 @@ def main(argv=None):
     return run_check(args.call or 1, previous, args.out, env, budget)
 
 
-# A series (--calls): a call starts only with this much of --for left (the binaries' check and the
-# decisive steps of any call fit in it), and each keeps this much for its report and the next call's start.
+# A series (--calls): each call keeps this much of --for for its report and the next call's start, and
+# none starts unless its required steps fit what is left (so never with under a minute: --for's least).
 SERIES_MIN_SECONDS, SERIES_MARGIN_SECONDS = 60, 10
+
+
+def required_seconds(call):
+    """The step budget a call's required steps need: the binaries' check and each required step's limit."""
+    ctx = Context("OUT", "SCRATCH", 100, "python3")
+    ctx.bindir, ctx.manifest = "BIN", "MANIFEST"
+    return BINARIES_SECONDS + sum(s.limit for s in call_plan(ctx, call) if s.required)
+
+
+def left_out_note(folder, call):
+    """' (N steps left out)' where the call's report names steps its budget had no room for."""
+    try:
+        with open(os.path.join(folder, "report.json" if call == 1 else f"report-call{call}.json")) as f:
+            n = len(json.load(f).get("left_out_of_this_call") or [])
+    except (OSError, ValueError):
+        return ""
+    return f" ({n} step{'s' if n != 1 else ''} left out)" if n else ""
 
 
 def run_series(calls, out_arg, env, budget, seconds):
     """Whole calls back to back, each into OUT/callN, for a GPU machine held for `seconds` (or for as
     long as the calls take): each call's steps fit within what is left (the plan's own fit, so what
-    does not fit is named as left out), and a call with too little left is not started. The summary
-    names every call; exit 0 only where each ran and passed."""
+    does not fit is named as left out), and a call whose required steps do not fit is not started.
+    Every call named runs whatever the one before gave (a failed call 1 is rerun with --after). The
+    summary names every call; exit 0 only where each ran and passed."""
     out = os.path.abspath(out_arg or env.get("OUT") or os.path.join(ROOT, "gpu-check-out"))
     start, said, passed = time.time(), [], []
     for call in calls:
         call_budget = budget
         if seconds is not None:
             left = seconds - (time.time() - start) - SERIES_MARGIN_SECONDS
-            if left < SERIES_MIN_SECONDS:
-                said.append(f"call {call} not started ({max(int(left), 0)} s left)")
-                passed.append(False)
-                continue
-            call_budget = min(budget, int(left * STEP_BUDGET / CALL_SECONDS))
+            call_budget = min(budget, max(int(left * STEP_BUDGET / CALL_SECONDS), 0))
+        need = max(required_seconds(call), SERIES_MIN_SECONDS)
+        if call_budget < need:
+            said.append(f"call {call} not started (it needs {need} s of steps, {call_budget} s left)")
+            passed.append(False)
+            continue
         try:
             rc = run_check(call, None, os.path.join(out, f"call{call}"), env, call_budget)
+            said.append(f"call {call} {'PASSED' if rc == 0 else 'not passed, see call' + str(call) + '/'}"
+                        + left_out_note(os.path.join(out, f"call{call}"), call))
         except Exception as e:  # one call's breakage must not cost the calls after it their time
-            print(f"gpu-check: call {call}: {type(e).__name__}: {e}", file=sys.stderr)
             rc = 1
-        said.append(f"call {call} {'PASSED' if rc == 0 else 'not passed, see call' + str(call) + '/'}")
+            said.append(f"call {call} broke: {type(e).__name__}: {e}")
         passed.append(rc == 0)
     print(f"gpu-check: calls {','.join(map(str, calls))} in {int(time.time() - start)} s: " + "; ".join(said))
     return 0 if all(passed) else 1
@@ -162,6 +183,7 @@ def get_binaries(runner, ctx, env, commit):
             return [check], why, binaries.packed_arch(ctx.bindir)
         why = "the prebuilt binaries do not start here"
         runner.log(why + ": building on the device")
+    runner.log(binaries.unpack_build_deps(ROOT))
     build, arch = binaries.build_steps(ctx, env, commit)
     for s in build:  # the check that failed is recorded, not required: the build replaces it
         runner.run(s)

@@ -443,4 +443,4 @@ def write_plan(ctx, steps, binaries, left=()):
             f.write(f"{s.name}\t{s.limit}\t{s.group}\t{int(s.required)}\n")
     with open(ctx.s("left-out.tsv"), "w") as f:  # in no step of this call: the budget had no room
         for s in left:
-            f.write(f"{s.name}\t{s.limit}\n")
+            f.write(f"{s.name}\t{s.limit}\t{int(s.required)}\n")

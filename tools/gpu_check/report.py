@@ -214,11 +214,13 @@ def throughput(tj):
 
 
 def read_left_out(scratch):
-    """left-out.tsv: the steps this call's budget had no room for (another call runs them)."""
+    """left-out.tsv: the steps this call's budget had no room for (another call runs them), as
+    (name, required)."""
     try:
-        return [line.split("\t")[0] for line in open(os.path.join(scratch, "left-out.tsv")) if line.strip()]
+        rows = [line.rstrip("\n").split("\t") for line in open(os.path.join(scratch, "left-out.tsv")) if line.strip()]
     except OSError:
         return []
+    return [(r[0], len(r) > 2 and r[2] == "1") for r in rows]
 
 
 def plan_rows(plan):
@@ -334,7 +336,8 @@ def build_report(scratch, out, git_commit, commit_source, gpu_arch, partial, bin
         report["shapes"] = shape_rows
     plan = read_plan(scratch)
     report["plan"] = plan_rows(plan)
-    report["left_out_of_this_call"] = read_left_out(scratch)
+    left_out = read_left_out(scratch)
+    report["left_out_of_this_call"] = [name for name, _ in left_out]
     # Steps that did not run for want of a device, a tool or time: named, never counted as passed.
     report["not_run"] = {n: st["exit"] for n, st in steps.items()
                          if st["exit"] in (77, "not-found", "skipped", 124, 137)}
@@ -342,6 +345,9 @@ def build_report(scratch, out, git_commit, commit_source, gpu_arch, partial, bin
     reasons += evidence_failures(steps, plan, partial, report, gv, gvf,
                                 (("two processes", cross, "run-cuda-2"),
                                  ("two cuda-fused processes", cross_fused, "run-fused-2")), draw)
+    # A budget too small for the call's decisive steps (GPU_CHECK_BUDGET, a series' last minutes)
+    # leaves them out of its plan: the call then speaks for nothing, however its other steps went.
+    reasons += [f"step {name}: left out, no room in this call's budget" for name, required in left_out if required]
     report["cublaslt_library"] = (gv or {}).get("cublaslt_library")
     sanitizers = sanitizer_verdicts(steps, out)
     report["compute_sanitizer"] = sanitizers or "not run"
