@@ -299,6 +299,17 @@ class Rerun(unittest.TestCase):
         self.assertTrue(left)  # call 2's own steps that lost their room to the reruns are named
         self.assertTrue(next(s for s in kept if s.name == "gpu-validation-fused").required)
 
+    def test_what_call_1s_budget_left_out_is_rerun_too(self):
+        cut = gc_plan.fit(plan(1), 150)  # a call 1 whose budget left required steps out of its plan
+        self.assertTrue([s for s in cut[1] if s.required])
+        rows = [{"name": n} for n in ["binaries"] + names(cut[0])]
+        report = {"git_commit": "abc", "plan": rows, "steps": {r["name"]: {"exit": 0} for r in rows},
+                  "left_out_of_this_call": names(cut[1])}
+        kept, _, why = gc_plan.rerun_plan(context(), report, "abc")
+        for s in cut[1]:
+            self.assertIn(s.name, names(kept), why)
+        self.assertIn("rerun of call 1's", why)
+
     def test_a_changed_tree_runs_call_1_again_and_a_passed_call_1_leads_to_call_2(self):
         kept, left, why = gc_plan.rerun_plan(context(), self.report("abc", failed=["gpu-suite"]), "def")
         self.assertEqual(names(kept), names(plan(1)))
@@ -361,7 +372,11 @@ class Binaries(unittest.TestCase):
                 self.assertEqual(f.read(), "int zip;\n")
             env = binaries.gpudeps_env(root, {"PATH": "/usr/bin"})
             self.assertEqual(env["PKG_CONFIG_PATH"], os.path.join(deps, "lib", "pkgconfig"))
-            self.assertIn("packed in .gpudeps", binaries.unpack_build_deps(root))  # once is enough
+            self.assertIn("unpacked", binaries.unpack_build_deps(root))  # once is enough: not again
+            os.remove(os.path.join(deps, ".build-deps-unpacked"))  # an unpack stopped half-way...
+            os.remove(os.path.join(deps, "bin", "pkg-config"))
+            self.assertIn("unpacked", binaries.unpack_build_deps(root))  # ...is done again, whole
+            self.assertTrue(os.path.exists(os.path.join(deps, "bin", "pkg-config")))
         if hasattr(tarfile, "data_filter"):  # a member that would land outside .gpudeps is refused
             with tempfile.TemporaryDirectory() as root:
                 deps = os.path.join(root, ".gpudeps", "x")

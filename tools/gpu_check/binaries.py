@@ -91,16 +91,21 @@ def unpack_build_deps(root):
     binaries (.gpudeps/build-deps.tar.xz) unpacked into .gpudeps/, where gpudeps_env finds them.
     Returns what the log says."""
     deps = os.path.join(root, ".gpudeps")
-    archive = os.path.join(deps, "build-deps.tar.xz")
-    if os.path.isdir(os.path.join(deps, "lib", "pkgconfig")):
-        return "build dependencies: packed in .gpudeps"
+    archive, done = os.path.join(deps, "build-deps.tar.xz"), os.path.join(deps, ".build-deps-unpacked")
     if not os.path.exists(archive):
+        if os.path.isdir(os.path.join(deps, "lib", "pkgconfig")):
+            return "build dependencies: packed in .gpudeps"  # tools/pack-gpu-deps --no-prebuilt
         return "build dependencies: none packed (tools/pack-gpu-deps packs them): this machine's own"
+    if os.path.exists(done):  # a call before this one unpacked them whole
+        return "build dependencies: unpacked from .gpudeps/build-deps.tar.xz"
+    for part in ("include", "lib", "bin"):  # what an unpack stopped half-way left
+        shutil.rmtree(os.path.join(deps, part), ignore_errors=True)
     try:
         with tarfile.open(archive) as t:
             # Only plain files, folders and links that stay inside .gpudeps (the archive's own are
             # include/, lib/ and bin/); Pythons before the filter trust the archive pack-gpu-deps made.
             t.extractall(deps, filter="data") if hasattr(tarfile, "data_filter") else t.extractall(deps)
+        open(done, "w").close()
     except (OSError, tarfile.TarError) as e:  # the build then fails on what it misses, and says so
         return f"build dependencies: .gpudeps/build-deps.tar.xz not unpacked: {e}"
     return "build dependencies: unpacked from .gpudeps/build-deps.tar.xz"

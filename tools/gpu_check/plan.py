@@ -414,6 +414,8 @@ def rerun_plan(c, previous, commit, budget=STEP_BUDGET):
     if not before or before == "unknown" or commit == "unknown" or before != commit:
         return call_plan(c, 1), [], f"the tree is {commit}, call 1 ran {before}: call 1 again"
     plan_names = [row["name"] for row in previous.get("plan") or []]
+    # Steps call 1's budget left out of its plan did not pass either (a required one failed it).
+    plan_names += [n for n in previous.get("left_out_of_this_call") or [] if n not in plan_names]
     steps_run = previous.get("steps") or {}
     failed = [n for n in plan_names if n != "binaries" and (steps_run.get(n) or {}).get("exit") != 0]
     by_name = every_step(c)
