@@ -388,6 +388,33 @@ class Binaries(unittest.TestCase):
                 self.assertIn("not unpacked", binaries.unpack_build_deps(root))
                 self.assertFalse(os.path.exists(os.path.join(root, "outside")))
 
+    def test_prebuilt_binaries_packed_compressed_are_unpacked_on_first_use_for_their_own_tree(self):
+        with tempfile.TemporaryDirectory() as root, tempfile.TemporaryDirectory() as src:
+            ctx = context()
+            same = [True]
+            with mock.patch.object(binaries, "ROOT", root), \
+                    mock.patch.object(binaries, "tracked_files_match", lambda r: (same[0], "" if same[0] else "3 differ")):
+                self.assertEqual(binaries.use_prebuilt(ctx, {}), (False, "no prebuilt binaries (tools/pack-gpu-deps makes them)"))
+                os.makedirs(os.path.join(src, "prebuilt", "tools"))
+                with open(os.path.join(src, "prebuilt", "tools", "revgraph"), "w") as f:
+                    f.write("#!/bin/sh\n")
+                os.chmod(os.path.join(src, "prebuilt", "tools", "revgraph"), 0o755)
+                os.makedirs(os.path.join(root, ".gpudeps"))
+                with tarfile.open(os.path.join(root, ".gpudeps", "prebuilt.tar.xz"), "w:xz") as t:
+                    t.add(os.path.join(src, "prebuilt"), arcname="prebuilt")
+                same[0] = False  # a tree changed since the pack: not unpacked, not used
+                self.assertEqual(binaries.use_prebuilt(ctx, {}), (False, "prebuilt binaries are of another tree: 3 differ"))
+                self.assertFalse(os.path.exists(os.path.join(root, ".gpudeps", "prebuilt")))
+                same[0] = True
+                self.assertEqual(binaries.use_prebuilt(ctx, {"GPU_CHECK_PREBUILT": "0"}), (False, "GPU_CHECK_PREBUILT=0"))
+                for _ in range(2):  # unpacked once; the next call finds it so
+                    ok, why = binaries.use_prebuilt(ctx, {})
+                    pre = os.path.join(root, ".gpudeps", "prebuilt")
+                    self.assertEqual((ok, ctx.bindir), (True, pre), why)
+                    self.assertIn("unpacked from .gpudeps/prebuilt.tar.xz", why)
+                    self.assertTrue(os.access(os.path.join(pre, "tools", "revgraph"), os.X_OK))
+                    self.assertEqual(ctx.manifest, os.path.join(pre, "tests.json"))
+
     def test_the_fallback_build_makes_what_the_calls_run_and_nothing_else(self):
         c = context()
         steps, _ = binaries.build_steps(c, {"GPU_CHECK_BUILD": "BUILD", "GPU_CHECK_ARCH": "90"}, "abc")

@@ -19,16 +19,20 @@ def prebuilt_dir(root):
 
 def use_prebuilt(ctx, env):
     """Prebuilt binaries where they exist, their sources are this tree's and they are wanted: (yes, why)."""
-    pre = prebuilt_dir(ROOT)
-    same, why = tracked_files_match(ROOT)
     if env.get("GPU_CHECK_PREBUILT", "1") == "0":
         return False, "GPU_CHECK_PREBUILT=0"
-    if not pre:
+    # tools/pack-gpu-deps packs them compressed (35 MB of programs, 8 MB so): unpacked on first use.
+    if not prebuilt_dir(ROOT) and not os.path.exists(os.path.join(ROOT, ".gpudeps", "prebuilt.tar.xz")):
         return False, "no prebuilt binaries (tools/pack-gpu-deps makes them)"
+    same, why = tracked_files_match(ROOT)
     if not same:
         return False, f"prebuilt binaries are of another tree: {why}"
+    unpacked = unpack_packed(ROOT, "prebuilt", ("prebuilt",))
+    pre = prebuilt_dir(ROOT)
+    if not pre:
+        return False, f"no prebuilt binaries: {unpacked or 'no tools/revgraph in .gpudeps/prebuilt'}"
     ctx.bindir, ctx.manifest, ctx.ld_path = pre, os.path.join(pre, "tests.json"), os.path.join(pre, "lib")
-    return True, f"prebuilt binaries in {pre}"
+    return True, f"prebuilt binaries in {pre}" + (f" ({unpacked})" if unpacked else "")
 
 
 def packed_arch(pre):
@@ -86,29 +90,40 @@ def prebuilt_step(ctx):
                 env=self_env())
 
 
-def unpack_build_deps(root):
-    """Before a build: the build's dependencies that tools/pack-gpu-deps compressed beside prebuilt
-    binaries (.gpudeps/build-deps.tar.xz) unpacked into .gpudeps/, where gpudeps_env finds them.
-    Returns what the log says."""
+def unpack_packed(root, name, parts):
+    """.gpudeps/<name>.tar.xz (tools/pack-gpu-deps compresses what only some calls need, or what is
+    large) unpacked into .gpudeps/ once and whole, the folders `parts` it holds: None where there is
+    no such archive, else what the log says."""
     deps = os.path.join(root, ".gpudeps")
-    archive, done = os.path.join(deps, "build-deps.tar.xz"), os.path.join(deps, ".build-deps-unpacked")
+    archive, done = os.path.join(deps, name + ".tar.xz"), os.path.join(deps, "." + name + "-unpacked")
     if not os.path.exists(archive):
-        if os.path.isdir(os.path.join(deps, "lib", "pkgconfig")):
-            return "build dependencies: packed in .gpudeps"  # tools/pack-gpu-deps --no-prebuilt
-        return "build dependencies: none packed (tools/pack-gpu-deps packs them): this machine's own"
-    if os.path.exists(done):  # a call before this one unpacked them whole
-        return "build dependencies: unpacked from .gpudeps/build-deps.tar.xz"
-    for part in ("include", "lib", "bin"):  # what an unpack stopped half-way left
+        return None
+    said = f"unpacked from .gpudeps/{name}.tar.xz"
+    if os.path.exists(done):  # a call before this one unpacked it whole
+        return said
+    for part in parts:  # what an unpack stopped half-way left
         shutil.rmtree(os.path.join(deps, part), ignore_errors=True)
     try:
         with tarfile.open(archive) as t:
-            # Only plain files, folders and links that stay inside .gpudeps (the archive's own are
-            # include/, lib/ and bin/); Pythons before the filter trust the archive pack-gpu-deps made.
+            # Only plain files, folders and links that stay inside .gpudeps; Pythons before the
+            # filter (3.11.4) trust the archive pack-gpu-deps made.
             t.extractall(deps, filter="data") if hasattr(tarfile, "data_filter") else t.extractall(deps)
         open(done, "w").close()
-    except (OSError, tarfile.TarError) as e:  # the build then fails on what it misses, and says so
-        return f"build dependencies: .gpudeps/build-deps.tar.xz not unpacked: {e}"
-    return "build dependencies: unpacked from .gpudeps/build-deps.tar.xz"
+    except (OSError, tarfile.TarError) as e:  # what needed it then fails on what it misses, and says so
+        return f".gpudeps/{name}.tar.xz not unpacked: {e}"
+    return said
+
+
+def unpack_build_deps(root):
+    """Before a build: the build's dependencies that tools/pack-gpu-deps compressed beside prebuilt
+    binaries (build-deps.tar.xz) unpacked into .gpudeps/, where gpudeps_env finds them. Returns what
+    the log says."""
+    said = unpack_packed(root, "build-deps", ("include", "lib", "bin"))
+    if said is not None:
+        return "build dependencies: " + said
+    if os.path.isdir(os.path.join(root, ".gpudeps", "lib", "pkgconfig")):
+        return "build dependencies: packed in .gpudeps"  # tools/pack-gpu-deps --no-prebuilt
+    return "build dependencies: none packed (tools/pack-gpu-deps packs them): this machine's own"
 
 
 def gpudeps_env(root, env):
