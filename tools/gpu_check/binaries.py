@@ -22,7 +22,7 @@ def use_prebuilt(ctx, env):
     if env.get("GPU_CHECK_PREBUILT", "1") == "0":
         return False, "GPU_CHECK_PREBUILT=0"
     # tools/pack-gpu-deps packs them compressed (35 MB of programs, 8 MB so): unpacked on first use.
-    if not prebuilt_dir(ROOT) and not os.path.exists(os.path.join(ROOT, ".gpudeps", "prebuilt.tar.xz")):
+    if not prebuilt_dir(ROOT) and not os.path.exists(packed_archive(ROOT, "prebuilt")):
         return False, "no prebuilt binaries (tools/pack-gpu-deps makes them)"
     same, why = tracked_files_match(ROOT)
     if not same:
@@ -90,12 +90,16 @@ def prebuilt_step(ctx):
                 env=self_env())
 
 
+def packed_archive(root, name):
+    return os.path.join(root, ".gpudeps", name + ".tar.xz")
+
+
 def unpack_packed(root, name, parts):
     """.gpudeps/<name>.tar.xz (tools/pack-gpu-deps compresses what only some calls need, or what is
     large) unpacked into .gpudeps/ once and whole, the folders `parts` it holds: None where there is
     no such archive, else what the log says."""
     deps = os.path.join(root, ".gpudeps")
-    archive, done = os.path.join(deps, name + ".tar.xz"), os.path.join(deps, "." + name + "-unpacked")
+    archive, done = packed_archive(root, name), os.path.join(deps, "." + name + "-unpacked")
     if not os.path.exists(archive):
         return None
     said = f"unpacked from .gpudeps/{name}.tar.xz"

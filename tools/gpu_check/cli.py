@@ -93,17 +93,27 @@ def main(argv=None):
 SERIES_MIN_SECONDS, SERIES_MARGIN_SECONDS = 60, 10
 
 
-def required_seconds(call):
-    """The step budget a call's required steps need: the binaries' check and each required step's limit."""
+def plan_context():
+    """A context for reading plans, not running them: placeholder folders and binaries."""
     ctx = Context("OUT", "SCRATCH", 100, "python3")
     ctx.bindir, ctx.manifest = "BIN", "MANIFEST"
-    return BINARIES_SECONDS + sum(s.limit for s in call_plan(ctx, call) if s.required)
+    return ctx
+
+
+def report_suffix(call):
+    """What a call's report and log carry in their names: report.json for call 1, report-callN.json else."""
+    return "" if call == 1 else f"-call{call}"
+
+
+def required_seconds(call):
+    """The step budget a call's required steps need: the binaries' check and each required step's limit."""
+    return BINARIES_SECONDS + sum(s.limit for s in call_plan(plan_context(), call) if s.required)
 
 
 def left_out_note(folder, call):
     """' (N steps left out)' where the call's report names steps its budget had no room for."""
     try:
-        with open(os.path.join(folder, "report.json" if call == 1 else f"report-call{call}.json")) as f:
+        with open(os.path.join(folder, f"report{report_suffix(call)}.json")) as f:
             n = len(json.load(f).get("left_out_of_this_call") or [])
     except (OSError, ValueError):
         return ""
@@ -150,8 +160,7 @@ def planned(ctx, call, previous, budget):
 
 
 def print_plan(call, previous, budget):
-    ctx = Context("OUT", "SCRATCH", 100, "python3")
-    ctx.bindir, ctx.manifest = "BIN", "MANIFEST"
+    ctx = plan_context()
     print(f"each call: {CALL_SECONDS} s at most, steps within {budget}s (10% kept for start-up and reports)")
     for c in ([call] if call else list(CALLS)):
         steps, left, why = planned(ctx, c, previous, budget)
@@ -198,7 +207,7 @@ def run_check(call, previous, out_arg, env, budget):
     scratch = tempfile.mkdtemp(prefix="gpu-check.")
     ctx = Context(out, scratch, int(env.get("GPU_CHECK_REPLAYS", "100")), sys.executable)
     os.makedirs(ctx.art)
-    suffix = "" if call == 1 else f"-call{call}"
+    suffix = report_suffix(call)
     runner = Runner(ctx, budget, os.path.join(out, f"gpu-check{suffix}.log"))
     commit, how = detect_commit(ROOT, env)
     try:
