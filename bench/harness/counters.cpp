@@ -7,7 +7,7 @@ namespace revgraph::bench {
 
 void report_times(benchmark::State& state, const std::vector<double>& seconds, const std::vector<double>& cpu_seconds) {
     if (seconds.empty()) return;
-    const Summary s = summarize(seconds);
+    const Summary s = revgraph::summarize(seconds);  // the times' summary, not bench::summarize of energy
     state.counters["median_ms"] = s.median * 1e3;
     state.counters["min_ms"] = s.min * 1e3;
     state.counters["max_ms"] = s.max * 1e3;

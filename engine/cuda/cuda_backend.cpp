@@ -13,6 +13,7 @@
 #include "engine/cuda/device.hpp"
 #include "engine/cuda/executor.hpp"
 #include "engine/cuda/kernels.hpp"
+#include "engine/cuda_util/handles.hpp"
 #include "engine/cuda_util/nvtx.hpp"
 #include "engine/error.hpp"
 #include "engine/runtime_options.hpp"
@@ -26,29 +27,6 @@ namespace {
 int initialise_device() {
     return Runtime::initialize([](const RuntimeOptions& o) { cudaCheck(cudaSetDevice(o.device)); }).device;
 }
-
-struct Stream {
-    cudaStream_t s = nullptr;
-    Stream() { cudaCheck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-    ~Stream() {
-        if (s != nullptr) {
-            (void)cudaStreamSynchronize(s);
-            (void)cudaStreamDestroy(s);
-        }
-    }
-    Stream(const Stream&) = delete;
-    Stream& operator=(const Stream&) = delete;
-};
-
-struct Event {
-    cudaEvent_t e = nullptr;
-    explicit Event(unsigned int flags = cudaEventDefault) { cudaCheck(cudaEventCreateWithFlags(&e, flags)); }
-    ~Event() {
-        if (e != nullptr) (void)cudaEventDestroy(e);
-    }
-    Event(const Event&) = delete;
-    Event& operator=(const Event&) = delete;
-};
 
 }  // namespace
 

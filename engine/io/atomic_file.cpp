@@ -19,8 +19,6 @@ namespace fs = std::filesystem;
 
 namespace {
 
-std::string errno_text() { return std::strerror(errno); }
-
 // Directory a relative bare file name lives in ("out.npz" → ".").
 fs::path parent_dir(const fs::path& target) {
     fs::path parent = target.parent_path();
@@ -33,7 +31,7 @@ void fsync_directory(const fs::path& dir) {
     const int fd = ::open(dir.c_str(), O_RDONLY | O_DIRECTORY | O_CLOEXEC);
     if (fd < 0) return;
     if (::fsync(fd) != 0 && errno != EINVAL && errno != EROFS) {
-        const std::string why = errno_text();
+        const std::string why = std::strerror(errno);
         ::close(fd);
         throw Error("cannot sync directory " + dir.string() + ": " + why);
     }
@@ -87,7 +85,7 @@ void set_commit_step_hook(void (*hook)(int)) { commit_step_hook = hook; }
 
 std::vector<std::uint8_t> read_file(const fs::path& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-    if (fd < 0) throw Error("cannot open " + path.string() + ": " + errno_text());
+    if (fd < 0) throw Error("cannot open " + path.string() + ": " + std::strerror(errno));
     // Files and pipes only: a directory or a device (/dev/zero, a terminal) would fail late or
     // never end.
     struct stat st {};
@@ -102,7 +100,7 @@ std::vector<std::uint8_t> read_file(const fs::path& path) {
         const ssize_t n = ::read(fd, chunk, sizeof chunk);
         if (n < 0) {
             if (errno == EINTR) continue;
-            const std::string why = errno_text();
+            const std::string why = std::strerror(errno);
             ::close(fd);
             throw Error("cannot read " + path.string() + ": " + why);
         }
@@ -125,7 +123,7 @@ AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)) {
         const std::string suffix = std::to_string(::getpid()) + "-" + std::to_string(rd());
         temp_ = parent_dir(resolved_) / (temp_prefix(resolved_) + suffix);
         fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
-        if (fd_ < 0 && errno != EEXIST) throw Error("cannot write " + target_.string() + ": " + errno_text());
+        if (fd_ < 0 && errno != EEXIST) throw Error("cannot write " + target_.string() + ": " + std::strerror(errno));
     }
     if (fd_ < 0) throw Error("cannot write " + target_.string() + ": no free temporary name");
 }
@@ -159,7 +157,7 @@ void AtomicFile::write(std::span<const std::uint8_t> bytes) {
         const ssize_t n = ::write(fd_, p, left);
         if (n < 0) {
             if (errno == EINTR) continue;
-            throw Error("cannot write " + target_.string() + ": " + errno_text());
+            throw Error("cannot write " + target_.string() + ": " + std::strerror(errno));
         }
         p += n;
         left -= static_cast<std::size_t>(n);
@@ -175,16 +173,16 @@ void AtomicFile::finish() {
     if (fd_ < 0) return;
     // Data must be on disk before the rename publishes it, or a crash could expose an
     // empty or partial file under the target name.
-    if (::fsync(fd_) != 0) throw Error("cannot write " + target_.string() + ": " + errno_text());
+    if (::fsync(fd_) != 0) throw Error("cannot write " + target_.string() + ": " + std::strerror(errno));
     const int fd = fd_;
     fd_ = -1;
-    if (::close(fd) != 0) throw Error("cannot write " + target_.string() + ": " + errno_text());
+    if (::close(fd) != 0) throw Error("cannot write " + target_.string() + ": " + std::strerror(errno));
 }
 
 void AtomicFile::commit() {
     finish();
     if (::rename(temp_.c_str(), resolved_.c_str()) != 0)
-        throw Error("cannot write " + target_.string() + ": " + errno_text());
+        throw Error("cannot write " + target_.string() + ": " + std::strerror(errno));
     committed_ = true;
     fsync_directory(parent_dir(resolved_));
 }
@@ -249,7 +247,7 @@ void write_result_set(const fs::path& result, const std::vector<std::uint8_t>& r
     struct stat st {};
     if (::lstat(result_file.resolved().c_str(), &st) == 0) {
         if (::unlink(result_file.resolved().c_str()) != 0)
-            throw Error("cannot write " + result.string() + ": cannot remove the earlier one: " + errno_text());
+            throw Error("cannot write " + result.string() + ": cannot remove the earlier one: " + std::strerror(errno));
         fsync_directory(parent_dir(result_file.resolved()));
         step_done(step);
     }

@@ -51,8 +51,6 @@ std::string magic_name(std::uint32_t magic) {
                                    : "magic " + std::to_string(magic);
 }
 
-std::string errno_text() { return std::strerror(errno); }
-
 enum class Kind { images, labels };
 
 // Sizes `v` to n bytes for overwriting. A large buffer asks for transparent huge pages first, so that
@@ -302,7 +300,7 @@ class InputFile {
 public:
     explicit InputFile(const std::filesystem::path& path) : path_(path.string()) {
         fd_ = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
-        if (fd_ < 0) throw Error("cannot open " + path_ + ": " + errno_text());
+        if (fd_ < 0) throw Error("cannot open " + path_ + ": " + std::strerror(errno));
         // Files and pipes only: a directory or a device (/dev/zero, a terminal) would fail late or
         // never end.
         struct stat st {};
@@ -324,7 +322,7 @@ public:
         for (;;) {
             const ssize_t got = ::read(fd_, p, n);
             if (got >= 0) return static_cast<std::size_t>(got);
-            if (errno != EINTR) throw Error("cannot read " + path_ + ": " + errno_text());
+            if (errno != EINTR) throw Error("cannot read " + path_ + ": " + std::strerror(errno));
         }
     }
     // The size of a regular file (a hint: the file may change while it is read).

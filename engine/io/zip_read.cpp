@@ -34,7 +34,7 @@ struct Close {
 using Archive = std::unique_ptr<zip_t, Discard>;
 using Member = std::unique_ptr<zip_file_t, Close>;
 
-std::string quoted(std::string_view name) { return "member '" + std::string(name) + "'"; }
+std::string member_label(std::string_view name) { return "member '" + std::string(name) + "'"; }
 
 // What an error libzip reports while opening means for an archive held in memory.
 std::string open_problem(int code, zip_error_t* error) {
@@ -140,7 +140,7 @@ std::vector<ZipMember> parse_zip(std::span<const std::uint8_t> bytes, std::strin
     if (bytes.size() < kEndSize) throw Error(source + ": not a zip archive (too short; truncated?)");
     int code = 0;
     const Archive za = open_archive(bytes, true, source, &code);
-    if (!za) throw Error(source + ": duplicate " + quoted(duplicate_name(bytes, source)));
+    if (!za) throw Error(source + ": duplicate " + member_label(duplicate_name(bytes, source)));
 
     const zip_int64_t count = zip_get_num_entries(za.get(), 0);
     std::vector<ZipMember> members;
@@ -159,7 +159,7 @@ std::vector<ZipMember> parse_zip(std::span<const std::uint8_t> bytes, std::strin
             ZIP_STAT_SIZE | ZIP_STAT_COMP_SIZE | ZIP_STAT_COMP_METHOD | ZIP_STAT_ENCRYPTION_METHOD;
         if ((st.valid & need) != need) throw Error(source + ": corrupt central directory entry " + std::to_string(i));
         const std::string name(raw_name);
-        const std::string who = source + ": " + quoted(name);
+        const std::string who = source + ": " + member_label(name);
         if (name.empty()) throw Error(source + ": member with an empty or invalid name");
         if (st.encryption_method != ZIP_EM_NONE) throw Error(who + " is encrypted");
         if (st.comp_method != ZIP_CM_STORE && st.comp_method != ZIP_CM_DEFLATE)

@@ -11,11 +11,6 @@
 #include "engine/error.hpp"
 
 namespace revgraph::sweep {
-namespace {
-
-std::string errno_text() { return std::strerror(errno); }
-
-}  // namespace
 
 LineFile::LineFile(std::filesystem::path path) : path_(std::move(path)) {
     const std::string name = path_.string();
@@ -24,7 +19,7 @@ LineFile::LineFile(std::filesystem::path path) : path_(std::move(path)) {
         fd_ = ::open(path_.c_str(), O_RDWR | O_APPEND | O_CREAT | O_EXCL | O_CLOEXEC, 0644);
         created_ = fd_ >= 0;
     }
-    if (fd_ < 0) throw Error("cannot open " + name + ": " + errno_text());
+    if (fd_ < 0) throw Error("cannot open " + name + ": " + std::strerror(errno));
     struct stat st {};
     if (::fstat(fd_, &st) != 0 || !S_ISREG(st.st_mode)) {
         ::close(fd_);
@@ -33,7 +28,7 @@ LineFile::LineFile(std::filesystem::path path) : path_(std::move(path)) {
     }
     if (::flock(fd_, LOCK_EX | LOCK_NB) != 0) {
         const bool busy = errno == EWOULDBLOCK;
-        const std::string why = errno_text();
+        const std::string why = std::strerror(errno);
         ::close(fd_);
         fd_ = -1;
         throw Error(busy ? name + " is being written by another sweep" : "cannot lock " + name + ": " + why);
@@ -43,7 +38,7 @@ LineFile::LineFile(std::filesystem::path path) : path_(std::move(path)) {
         const ssize_t n = ::pread(fd_, chunk, sizeof chunk, at);
         if (n < 0 && errno == EINTR) continue;
         if (n < 0) {
-            const std::string why = errno_text();
+            const std::string why = std::strerror(errno);
             ::close(fd_);
             fd_ = -1;
             throw Error("cannot read " + name + ": " + why);
@@ -61,7 +56,7 @@ LineFile::~LineFile() {
 
 void LineFile::truncate(std::uint64_t size) {
     if (::ftruncate(fd_, static_cast<off_t>(size)) != 0)
-        throw Error("cannot truncate " + path_.string() + ": " + errno_text());
+        throw Error("cannot truncate " + path_.string() + ": " + std::strerror(errno));
     size_ = size;
 }
 
@@ -73,13 +68,13 @@ void LineFile::append(const std::string& line) {
     }
     // Nothing or part of it went out (a full disk): take a part back, so the file never keeps
     // half a line.
-    const std::string why = n < 0 ? errno_text() : "short write";
+    const std::string why = n < 0 ? std::strerror(errno) : "short write";
     if (n > 0) (void)::ftruncate(fd_, static_cast<off_t>(size_));
     throw Error("cannot write " + path_.string() + ": " + why);
 }
 
 void LineFile::sync() {
-    if (::fdatasync(fd_) != 0) throw Error("cannot sync " + path_.string() + ": " + errno_text());
+    if (::fdatasync(fd_) != 0) throw Error("cannot sync " + path_.string() + ": " + std::strerror(errno));
     if (created_) {
         // The new file's name must survive a crash too, not only its bytes.
         auto dir = path_.parent_path();

@@ -23,21 +23,11 @@
 #include "test/cpu/alloc_counter.hpp"
 
 using namespace revgraph;
+using revgraph::test::max_excess;
 using revgraph::test::synthetic_inputs;
 namespace fast = revgraph::cpu::fast;
 
 namespace {
-
-// Largest |got - want| - (atol + rtol |want|): <= 0 when every value is within tolerance.
-template <typename T>
-double max_excess(const std::vector<float>& got, const std::vector<T>& want, double atol, double rtol) {
-    REQUIRE(got.size() == want.size());
-    double worst = -INFINITY;
-    for (std::size_t i = 0; i < got.size(); ++i)
-        worst =
-            std::max(worst, std::fabs(double(got[i]) - double(want[i])) - (atol + rtol * std::fabs(double(want[i]))));
-    return worst;
-}
 
 struct Case {
     int n, q, batch, depth;

@@ -19,23 +19,16 @@
 #include "engine/rng/pcg64.hpp"
 #include "engine/rng/torch_init.hpp"
 #include "engine/task.hpp"
+#include "test/cpu/support.hpp"
 
 using namespace revgraph;
+using revgraph::test::max_excess;
 
 namespace {
 
 std::string vector_path(const std::string& name) {
     const char* root = std::getenv("REVGRAPH_SOURCE_ROOT");
     return std::string(root ? root : ".") + "/test/vectors/" + name;
-}
-
-template <typename T>
-double max_excess(const std::vector<T>& got, const std::vector<double>& want, double atol, double rtol) {
-    REQUIRE(got.size() == want.size());
-    double worst = -INFINITY;
-    for (std::size_t i = 0; i < got.size(); ++i)
-        worst = std::max(worst, std::fabs(double(got[i]) - want[i]) - (atol + rtol * std::fabs(want[i])));
-    return worst;
 }
 
 std::vector<double> as_double(const io::Array& a) {

@@ -16,6 +16,7 @@
 #include "test/cpu/support.hpp"
 
 using namespace revgraph;
+using revgraph::test::max_excess;
 using revgraph::test::synthetic_inputs;
 
 namespace {
@@ -55,14 +56,6 @@ struct DoubleLoop {
         }
     }
 };
-
-template <typename T>
-double max_excess(const std::vector<T>& got, const std::vector<double>& want, double atol, double rtol) {
-    double worst = -INFINITY;
-    for (std::size_t i = 0; i < got.size(); ++i)
-        worst = std::max(worst, std::fabs(double(got[i]) - want[i]) - (atol + rtol * std::fabs(want[i])));
-    return worst;
-}
 
 }  // namespace
 

@@ -10,23 +10,16 @@
 #include <vector>
 
 #include "engine/cuda_util/check.hpp"
+#include "engine/cuda_util/handles.hpp"
 #include "engine/error.hpp"
 #include "graphs/capture.hpp"
 #include "graphs/task_graphs.hpp"
 
 using namespace revgraph;
 using Strings = std::vector<std::string>;
+using revgraph::cuda::Stream;
 
 namespace {
-
-struct Stream {
-    cudaStream_t s = nullptr;
-    Stream() { cudaCheck(cudaStreamCreateWithFlags(&s, cudaStreamNonBlocking)); }
-    ~Stream() {
-        (void)cudaStreamSynchronize(s);
-        (void)cudaStreamDestroy(s);
-    }
-};
 
 struct Entry {
     Strings* log;

@@ -9,6 +9,7 @@
 #include "test/io/util.hpp"
 
 using iotest::Bytes;
+using iotest::error_of;
 using revgraph::Error;
 using revgraph::io::parse_idx_images;
 using revgraph::io::parse_idx_labels;
@@ -50,14 +51,6 @@ Bytes gzip(const Bytes& in) {
     out.resize(z.total_out);
     deflateEnd(&z);
     return out;
-}
-
-template <typename F>
-std::string error_of(F&& f) {
-    try {
-        f();
-    } catch (const Error& e) { return e.what(); }
-    return "(no error)";
 }
 
 }  // namespace

@@ -34,11 +34,8 @@ Bytes make_npy(const std::string& header, const Bytes& payload, int major = 1) {
 
 Array parse(const Bytes& b) { return parse_npy(b, "test.npy"); }
 
-std::string error_of(const Bytes& b) {
-    try {
-        parse(b);
-    } catch (const Error& e) { return e.what(); }
-    return "(no error)";
+std::string npy_error(const Bytes& b) {
+    return iotest::error_of([&] { parse(b); });
 }
 
 template <typename T>
@@ -170,13 +167,13 @@ TEST_CASE("npy: typed helpers check dtype and sizes") {
 
 TEST_CASE("npy: unsupported layouts and dtypes are refused with a clear message") {
     using iotest::fixture_bytes;
-    CHECK(error_of(fixture_bytes("fortran_2x3.npy")).find("Fortran") != std::string::npos);
-    CHECK(error_of(fixture_bytes("bigendian_f4.npy")).find("big-endian") != std::string::npos);
-    CHECK(error_of(fixture_bytes("object.npy")).find("object") != std::string::npos);
-    CHECK(error_of(fixture_bytes("structured.npy")).find("structured") != std::string::npos);
-    CHECK(error_of(fixture_bytes("unicode.npy")).find("unsupported dtype '<U2'") != std::string::npos);
+    CHECK(npy_error(fixture_bytes("fortran_2x3.npy")).find("Fortran") != std::string::npos);
+    CHECK(npy_error(fixture_bytes("bigendian_f4.npy")).find("big-endian") != std::string::npos);
+    CHECK(npy_error(fixture_bytes("object.npy")).find("object") != std::string::npos);
+    CHECK(npy_error(fixture_bytes("structured.npy")).find("structured") != std::string::npos);
+    CHECK(npy_error(fixture_bytes("unicode.npy")).find("unsupported dtype '<U2'") != std::string::npos);
     // Every message is one line and names the source.
-    const std::string msg = error_of(fixture_bytes("fortran_2x3.npy"));
+    const std::string msg = npy_error(fixture_bytes("fortran_2x3.npy"));
     CHECK(msg.rfind("test.npy: ", 0) == 0);
     CHECK(msg.find('\n') == std::string::npos);
     // Single-byte types have no byte order, so '>' and '<' are both the canonical '|'.
@@ -184,7 +181,7 @@ TEST_CASE("npy: unsupported layouts and dtypes are refused with a clear message"
     CHECK(parse(make_npy("{'descr': '<i1', 'fortran_order': False, 'shape': (1,), }\n", Bytes{1})).dtype == "|i1");
     for (const char* d : {"<f16", "<f3", "<i3", "=f4", "|f4", "f4", "<", "", "<M8", "<m8", "|V4", "|S3"})
         CHECK_MESSAGE(
-            error_of(
+            npy_error(
                 make_npy(std::string("{'descr': '") + d + "', 'fortran_order': False, 'shape': (1,), }\n", Bytes(16)))
                     .find("dtype") != std::string::npos,
             d);
@@ -244,15 +241,15 @@ TEST_CASE("npy: magic, version and payload length are checked") {
 
     Bytes b = good;
     b[0] = 0x92;
-    CHECK(error_of(b).find("bad magic") != std::string::npos);
+    CHECK(npy_error(b).find("bad magic") != std::string::npos);
     b = good;
     b[3] = 'm';
-    CHECK(error_of(b).find("bad magic") != std::string::npos);
+    CHECK(npy_error(b).find("bad magic") != std::string::npos);
     for (const auto& [major, minor] : std::vector<std::pair<int, int>>{{0, 0}, {1, 1}, {4, 0}, {2, 1}}) {
         b = good;
         b[6] = static_cast<std::uint8_t>(major);
         b[7] = static_cast<std::uint8_t>(minor);
-        CHECK(error_of(b).find("version") != std::string::npos);
+        CHECK(npy_error(b).find("version") != std::string::npos);
     }
     // The header length must land exactly where the payload starts.
     b = good;
@@ -269,7 +266,7 @@ TEST_CASE("npy: magic, version and payload length are checked") {
     }
     b = good;
     b.push_back(0);
-    CHECK(error_of(b).find("payload is 25 bytes but <f4 (2, 3) needs 24") != std::string::npos);
+    CHECK(npy_error(b).find("payload is 25 bytes but <f4 (2, 3) needs 24") != std::string::npos);
 
     // A shape that disagrees with the payload.
     CHECK_THROWS_AS(parse(make_npy("{'descr': '<f4', 'fortran_order': False, 'shape': (2, 2), }\n", kSixFloats)),

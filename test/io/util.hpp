@@ -52,4 +52,13 @@ private:
 
 inline Bytes to_bytes(const std::string& s) { return Bytes(s.begin(), s.end()); }
 
+// The one-line message of the revgraph::Error that f() throws, or "(no error)".
+template <typename F>
+std::string error_of(F&& f) {
+    try {
+        f();
+    } catch (const revgraph::Error& e) { return e.what(); }
+    return "(no error)";
+}
+
 }  // namespace iotest

@@ -12,17 +12,18 @@ using revgraph::io::Md5;
 using revgraph::io::md5_hex;
 
 namespace {
-std::string hex(const std::string& s) { return md5_hex(s.data(), s.size()); }
+std::string md5_of(const std::string& s) { return md5_hex(s.data(), s.size()); }
 }  // namespace
 
 TEST_CASE("md5: RFC 1321 test suite") {
-    CHECK(hex("") == "d41d8cd98f00b204e9800998ecf8427e");
-    CHECK(hex("a") == "0cc175b9c0f1b6a831c399e269772661");
-    CHECK(hex("abc") == "900150983cd24fb0d6963f7d28e17f72");
-    CHECK(hex("message digest") == "f96b697d7cb7938d525a2f31aaf161d0");
-    CHECK(hex("abcdefghijklmnopqrstuvwxyz") == "c3fcd3d76192e4007dfb496cca67e13b");
-    CHECK(hex("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") == "d174ab98d277d9f5a5611c2c9f419d9f");
-    CHECK(hex("12345678901234567890123456789012345678901234567890123456789012345678901234567890") ==
+    CHECK(md5_of("") == "d41d8cd98f00b204e9800998ecf8427e");
+    CHECK(md5_of("a") == "0cc175b9c0f1b6a831c399e269772661");
+    CHECK(md5_of("abc") == "900150983cd24fb0d6963f7d28e17f72");
+    CHECK(md5_of("message digest") == "f96b697d7cb7938d525a2f31aaf161d0");
+    CHECK(md5_of("abcdefghijklmnopqrstuvwxyz") == "c3fcd3d76192e4007dfb496cca67e13b");
+    CHECK(md5_of("ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz0123456789") ==
+          "d174ab98d277d9f5a5611c2c9f419d9f");
+    CHECK(md5_of("12345678901234567890123456789012345678901234567890123456789012345678901234567890") ==
           "57edf4a22be3c955ac49da2e2107b67a");
 }
 

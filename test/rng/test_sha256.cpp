@@ -13,7 +13,7 @@ using revgraph::io::Sha256;
 using revgraph::io::sha256_hex;
 
 namespace {
-std::string hex(const std::string& s) { return sha256_hex(s.data(), s.size()); }
+std::string sha256_of(const std::string& s) { return sha256_hex(s.data(), s.size()); }
 
 std::vector<std::uint8_t> pattern(std::size_t n) {
     std::vector<std::uint8_t> v(n);
@@ -23,13 +23,13 @@ std::vector<std::uint8_t> pattern(std::size_t n) {
 }  // namespace
 
 TEST_CASE("sha256: FIPS 180-4 example messages") {
-    CHECK(hex("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
-    CHECK(hex("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
-    CHECK(hex("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
+    CHECK(sha256_of("") == "e3b0c44298fc1c149afbf4c8996fb92427ae41e4649b934ca495991b7852b855");
+    CHECK(sha256_of("abc") == "ba7816bf8f01cfea414140de5dae2223b00361a396177a9cb410ff61f20015ad");
+    CHECK(sha256_of("abcdbcdecdefdefgefghfghighijhijkijkljklmklmnlmnomnopnopq") ==
           "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-    CHECK(hex("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmno"
-              "pqrsmnopqrstnopqrstu") == "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
-    CHECK(hex(std::string(1000000, 'a')) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
+    CHECK(sha256_of("abcdefghbcdefghicdefghijdefghijkefghijklfghijklmghijklmnhijklmnoijklmnopjklmnopqklmnopqrlmno"
+                    "pqrsmnopqrstnopqrstu") == "cf5b16a778af8380036ce59e7b0492370b249b11e8f07a51afac45037afee9d1");
+    CHECK(sha256_of(std::string(1000000, 'a')) == "cdc76e5c9914fb9281a1c7e284d73e67f1809a48a497200e046d39ccc7112cd0");
 }
 
 TEST_CASE("sha256: lengths around the padding boundary (values from Python's hashlib)") {
@@ -78,7 +78,7 @@ TEST_CASE("sha256: streaming in uneven pieces equals one call") {
     copy.update("ijkljklmklmnlmnomnopnopq", 24);
     prefix.update("x", 1);
     CHECK(copy.hex_digest() == "248d6a61d20638b8e5c026930c3e6039a33ce45964ff2167f6ecedd419db06c1");
-    CHECK(prefix.hex_digest() == hex("abcdbcdecdefdefgefghfghighijhijkx"));
+    CHECK(prefix.hex_digest() == sha256_of("abcdbcdecdefdefgefghfghighijhijkx"));
 }
 
 TEST_CASE("sha256: hashes typed arrays as their raw little-endian bytes") {
