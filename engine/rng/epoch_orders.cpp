@@ -6,8 +6,7 @@
 
 namespace revgraph::rng {
 
-EpochOrders::EpochOrders(std::uint64_t seed, std::int64_t n, int count)
-    : seed_(seed), n_(n), count_(count), generator_(seed) {
+EpochOrders::EpochOrders(std::uint64_t seed, std::int64_t n, int count) : seed_(seed), count_(count), generator_(seed) {
     if (count < 0) throw Error("epoch_permutations: negative count " + std::to_string(count));
     if (n < 0) throw Error("permutation: negative size " + std::to_string(n));
     order_.resize(static_cast<std::size_t>(n));  // sized once: drawing an epoch allocates nothing

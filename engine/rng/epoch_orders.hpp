@@ -29,7 +29,6 @@ public:
 
 private:
     std::uint64_t seed_ = 0;
-    std::int64_t n_ = 0;
     int count_ = 0;
     std::vector<std::vector<std::int64_t>> explicit_;
     // The drawing state: the generator after epoch `current_`, whose order is `order_`.
