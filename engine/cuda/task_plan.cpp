@@ -10,7 +10,9 @@
 
 // Operations are written with designated initializers naming the fields that matter; the others
 // keep their declared defaults, which is what GCC's -Wmissing-field-initializers complains about.
+// Pushed and popped: in a unity build the files after this one share its unit.
 #if defined(__GNUC__)
+#pragma GCC diagnostic push
 #pragma GCC diagnostic ignored "-Wmissing-field-initializers"
 #endif
 
@@ -486,3 +488,7 @@ Program TaskPlan::predict() const {
 }
 
 }  // namespace revgraph::cuda
+
+#if defined(__GNUC__)
+#pragma GCC diagnostic pop
+#endif
