@@ -3,16 +3,15 @@
 #include "engine/error.hpp"
 
 namespace revgraph {
-using namespace io;
 namespace {
 
 const char* const kInputNames[] = {"train_images", "train_labels", "test_images"};
 
-InputArray described(const Array& a) { return InputArray{a.dtype, a.shape}; }  // C order, aligned: ours
+InputArray described(const io::Array& a) { return InputArray{a.dtype, a.shape}; }  // C order, aligned: ours
 
 }  // namespace
 
-TaskInputs task_inputs_from_archive(const NpzArchive& archive, const std::string& source) {
+TaskInputs task_inputs_from_archive(const io::NpzArchive& archive, const std::string& source) {
     for (const auto& name : archive.names()) {
         bool known = false;
         for (const char* k : kInputNames) known = known || name == k;
@@ -23,9 +22,9 @@ TaskInputs task_inputs_from_archive(const NpzArchive& archive, const std::string
     }
     for (const char* k : kInputNames)
         if (!archive.contains(k)) throw Error(source + ": missing array '" + std::string(k) + "'");
-    const Array& train = archive.at("train_images");
-    const Array& labels = archive.at("train_labels");
-    const Array& test = archive.at("test_images");
+    const io::Array& train = archive.at("train_images");
+    const io::Array& labels = archive.at("train_labels");
+    const io::Array& test = archive.at("test_images");
     TaskInputs in;
     try {
         check_input_arrays(described(train), described(labels), described(test));
@@ -36,54 +35,54 @@ TaskInputs task_inputs_from_archive(const NpzArchive& archive, const std::string
 }
 
 TaskInputs read_task_inputs(const std::filesystem::path& path) {
-    return task_inputs_from_archive(read_npz(path), path.string());
+    return task_inputs_from_archive(io::read_npz(path), path.string());
 }
 
-NpzArchive task_inputs_archive(const TaskInputs& in) {
-    NpzArchive a;
-    a.add("train_images", Array::from<float>({in.train_count(), 1, 9, 9}, in.train_images));
-    a.add("train_labels", Array::from<std::int64_t>({in.train_count()}, in.train_labels));
-    a.add("test_images", Array::from<float>({in.test_count(), 1, 9, 9}, in.test_images));
+io::NpzArchive task_inputs_archive(const TaskInputs& in) {
+    io::NpzArchive a;
+    a.add("train_images", io::Array::from<float>({in.train_count(), 1, 9, 9}, in.train_images));
+    a.add("train_labels", io::Array::from<std::int64_t>({in.train_count()}, in.train_labels));
+    a.add("test_images", io::Array::from<float>({in.test_count(), 1, 9, 9}, in.test_images));
     return a;
 }
 
 std::vector<std::int64_t> read_labels(const std::filesystem::path& path, std::int64_t expected_count) {
-    const Array a = read_npy(path);
+    const io::Array a = io::read_npy(path);
     const std::string source = path.string();
     if (a.dtype != "<i8") throw Error(source + ": labels must be int64 (<i8), got " + a.dtype);
     if (a.shape.size() != 1 || a.shape[0] != expected_count)
         throw Error(source + ": expected " + std::to_string(expected_count) + " labels, got shape " +
-                    Array::shape_string(a.shape));
+                    io::Array::shape_string(a.shape));
     auto labels = a.as<std::int64_t>();
     for (auto v : labels)
         if (v < 0 || v > 9) throw Error(source + ": label " + std::to_string(v) + " is outside 0..9");
     return labels;
 }
 
-NpzArchive state_archive(const model::Layout& layout, const TaskState& state) {
+io::NpzArchive state_archive(const model::Layout& layout, const TaskState& state) {
     if (state.parameters.size() != layout.total() || state.velocity.size() != layout.total())
         throw Error("state: parameter or velocity buffer has the wrong size");
-    NpzArchive a;
+    io::NpzArchive a;
     auto shape_of = [](const model::ParameterView& v) {
         return v.cols == 1 ? std::vector<std::int64_t>{std::int64_t(v.rows)}
                            : std::vector<std::int64_t>{std::int64_t(v.rows), std::int64_t(v.cols)};
     };
     for (const auto& v : layout.views())
-        a.add(v.name,
-              Array::from<float>(shape_of(v), std::span<const float>(state.parameters.data() + v.offset, v.size())));
+        a.add(v.name, io::Array::from<float>(shape_of(v),
+                                             std::span<const float>(state.parameters.data() + v.offset, v.size())));
     for (const auto& v : layout.views())
         a.add("velocity." + v.name,
-              Array::from<float>(shape_of(v), std::span<const float>(state.velocity.data() + v.offset, v.size())));
+              io::Array::from<float>(shape_of(v), std::span<const float>(state.velocity.data() + v.offset, v.size())));
     return a;
 }
 
-Array predictions_array(const std::vector<std::int64_t>& predictions) {
-    return Array::from<std::int64_t>({static_cast<std::int64_t>(predictions.size())}, predictions);
+io::Array predictions_array(const std::vector<std::int64_t>& predictions) {
+    return io::Array::from<std::int64_t>({static_cast<std::int64_t>(predictions.size())}, predictions);
 }
 
-Array scores_array(const std::vector<float>& scores) {
+io::Array scores_array(const std::vector<float>& scores) {
     if (scores.size() % 10 != 0) throw Error("scores: " + std::to_string(scores.size()) + " values are not (Q, 10)");
-    return Array::from<float>({static_cast<std::int64_t>(scores.size() / 10), 10}, scores);
+    return io::Array::from<float>({static_cast<std::int64_t>(scores.size() / 10), 10}, scores);
 }
 
 std::filesystem::path predictions_path_for(const std::filesystem::path& result_json) {
