@@ -40,6 +40,7 @@
 #include <cuda_runtime.h>
 
 #include "engine/cuda_util/check.hpp"
+#include "engine/cuda_util/handles.hpp"
 #include "engine/cuda/device_buffer.hpp"
 #include "engine/cuda/executor.hpp"
 #include "engine/cuda/cluster_tasks.hpp"
@@ -213,16 +214,7 @@ public:
     static constexpr float kWarmMs = 50.0f;
     static constexpr int kTimedReplays = 7;
 
-    Timer(cudaStream_t stream, int repeats) : stream_(stream), repeats_(repeats) {
-        cudaCheck(cudaEventCreate(&t0_));
-        cudaCheck(cudaEventCreate(&t1_));
-    }
-    ~Timer() {
-        (void)cudaEventDestroy(t0_);
-        (void)cudaEventDestroy(t1_);
-    }
-    Timer(const Timer&) = delete;
-    Timer& operator=(const Timer&) = delete;
+    Timer(cudaStream_t stream, int repeats) : stream_(stream), repeats_(repeats) {}
     template <class F>
     Micros us(F&& launch) {
         const graphs::GraphExec graph = graphs::capture(stream_, "kernel_lab", [&](cudaStream_t) {
@@ -230,21 +222,21 @@ public:
         });
         graph.upload(stream_);
         // Warm: replays until kWarmMs of them have run back to back (at least one).
-        cudaCheck(cudaEventRecord(t0_, stream_));
+        cudaCheck(cudaEventRecord(t0_.e, stream_));
         for (float warm = 0; warm < kWarmMs;) {
             graph.launch(stream_);
-            cudaCheck(cudaEventRecord(t1_, stream_));
-            cudaCheck(cudaEventSynchronize(t1_));
-            cudaCheck(cudaEventElapsedTime(&warm, t0_, t1_));
+            cudaCheck(cudaEventRecord(t1_.e, stream_));
+            cudaCheck(cudaEventSynchronize(t1_.e));
+            cudaCheck(cudaEventElapsedTime(&warm, t0_.e, t1_.e));
         }
         std::vector<double> per_sequence;
         for (int k = 0; k < kTimedReplays; ++k) {
-            cudaCheck(cudaEventRecord(t0_, stream_));
+            cudaCheck(cudaEventRecord(t0_.e, stream_));
             graph.launch(stream_);
-            cudaCheck(cudaEventRecord(t1_, stream_));
-            cudaCheck(cudaEventSynchronize(t1_));
+            cudaCheck(cudaEventRecord(t1_.e, stream_));
+            cudaCheck(cudaEventSynchronize(t1_.e));
             float ms = 0;
-            cudaCheck(cudaEventElapsedTime(&ms, t0_, t1_));
+            cudaCheck(cudaEventElapsedTime(&ms, t0_.e, t1_.e));
             per_sequence.push_back(1e3 * static_cast<double>(ms) / repeats_);
         }
         std::sort(per_sequence.begin(), per_sequence.end());
@@ -254,7 +246,7 @@ public:
 private:
     cudaStream_t stream_;
     int repeats_;
-    cudaEvent_t t0_ = nullptr, t1_ = nullptr;
+    cuda::Event t0_, t1_;
 };
 
 // "yes", "no", or "no-fit" where staging was asked for but the parameters do not fit.
@@ -547,8 +539,8 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
     const fused::StepArgs rows_default = cuda::ops::resolve(rows_op, mem);
     const fused::StepArgs grads_args = cuda::ops::resolve(std::get<cuda::FusedStepOp>(step.at(1)), mem);
     const fused::PredictArgs predict_default = cuda::ops::resolve(predict_op, mem);
-    cudaStream_t stream = nullptr;
-    cudaCheck(cudaStreamCreateWithFlags(&stream, cudaStreamNonBlocking));
+    const cuda::Stream stream_owner;
+    const cudaStream_t stream = stream_owner.s;
     bool all_equal = true;
     {
         Timer timer(stream, repeats);
@@ -718,7 +710,6 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
     all_equal = gpu_clusters(plan, prepared, shared_limit, stream) && all_equal;
     if (energy_seconds > 0)
         print_step_energy(plan, mem, start, rows_default, grads_args, shared_limit, repeats, energy_seconds, stream);
-    (void)cudaStreamDestroy(stream);
     return all_equal;
 }
 #endif

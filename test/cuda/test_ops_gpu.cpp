@@ -19,6 +19,7 @@
 #include "engine/cuda/lt_matmul.hpp"
 #include "engine/cuda/ops/gemm.hpp"
 #include "engine/cuda_util/check.hpp"
+#include "engine/cuda_util/handles.hpp"
 #include "engine/runtime_options.hpp"
 #include "test/cuda/op_cases.hpp"
 
@@ -30,15 +31,10 @@ namespace {
 class GpuRunner final : public op_cases::Runner {
 public:
     GpuRunner(const TaskPlan& plan, bool hand_kernel) : plan_(plan), memory_(plan) {
-        cudaCheck(cudaStreamCreateWithFlags(&stream_, cudaStreamNonBlocking));
         if (path_uses_cublaslt(plan.path())) {
             workspace_ = std::make_unique<DeviceBuffer>(RuntimeOptions{}.cublaslt_workspace_bytes);
             matmuls_ = std::make_unique<LtMatmuls>(workspace_->get(), workspace_->bytes(), hand_kernel);
         }
-    }
-    ~GpuRunner() override {
-        (void)cudaStreamSynchronize(stream_);
-        (void)cudaStreamDestroy(stream_);
     }
     const char* name() const override { return "gpu"; }
     void load(const op_cases::Buffers& b) override {
@@ -50,8 +46,8 @@ public:
     }
     void run(const Program& ops) override {
         const CompiledProgram compiled = compile(plan_, ops, memory_, matmuls_.get());
-        compiled.launch(stream_);
-        cudaCheck(cudaStreamSynchronize(stream_));
+        compiled.launch(stream_.s);
+        cudaCheck(cudaStreamSynchronize(stream_.s));
     }
     op_cases::Buffers read() override {
         op_cases::Buffers b;
@@ -71,9 +67,9 @@ public:
 private:
     const TaskPlan& plan_;
     DeviceMemory memory_;
-    cudaStream_t stream_ = nullptr;
     std::unique_ptr<DeviceBuffer> workspace_;
     std::unique_ptr<LtMatmuls> matmuls_;
+    Stream stream_;  // declared last: synchronised and destroyed first
 
     static const void* data(const op_cases::Buffers& b, int k) {
         switch (buf_elem(static_cast<Buf>(k))) {
