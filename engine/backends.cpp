@@ -139,9 +139,10 @@ std::unique_ptr<Backend> make_emulated_backend(const std::string& name) {
     const BackendRow* row = find_backend(name);
     if (!row) throw Error("backend: unknown backend '" + name + "' (expected " + backend_name_list() + ")");
     if (!row->emulate)
+        // Worded for both callers: the command's --emulate and the Python API's emulate=True.
         throw Error(
-            "backend: --emulate runs a GPU backend's launch plan on the CPU: name one with --backend (cuda, "
-            "cuda-fused), not " +
+            "backend: emulation runs a GPU backend's launch plan on the CPU: the backend must be cuda or "
+            "cuda-fused, not " +
             name);
     return row->emulate();
 }

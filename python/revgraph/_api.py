@@ -14,6 +14,48 @@ import numpy.typing as npt
 from . import _core
 
 
+# The argument checks, written once: a value of the wrong type is one TypeError line naming the
+# argument, before pybind11 would answer with its multi-line signature list (and the arrays' repr).
+def _int(name: str, value: Any, lo: Optional[int] = None, hi: Optional[int] = None) -> int:
+    """value as an int; with a range, ValueError outside lo..hi (the engine's C++ integer types)."""
+    if isinstance(value, bool) or not isinstance(value, numbers.Integral):
+        raise TypeError(f"{name} must be an integer, got {value!r}")
+    value = int(value)
+    if lo is not None and hi is not None and not lo <= value <= hi:
+        raise ValueError(f"{name} must be in {lo}..{hi}, got {value}")
+    return value
+
+
+_INT64_MAX, _UINT64_MAX = 2**63 - 1, 2**64 - 1
+
+
+def _bool(name: str, value: Any) -> bool:
+    if not isinstance(value, (bool, np.bool_)):
+        raise TypeError(f"{name} must be True or False, got {value!r}")
+    return bool(value)
+
+
+def _str(name: str, value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"{name} must be a string, got {value!r}")
+    return value
+
+
+def _path(name: str, value: Any) -> str:
+    if not isinstance(value, (str, os.PathLike)):
+        raise TypeError(f"{name} must be a path (str or os.PathLike), got {value!r}")
+    path = os.fspath(value)
+    if not isinstance(path, str):
+        raise TypeError(f"{name} must be a text path, got {value!r}")
+    return path
+
+
+def _band(value: Any) -> str:
+    if not isinstance(value, str):
+        raise TypeError(f"band must be a decimal string such as \"12\" or \"7.5\", got {value!r}")
+    return value
+
+
 def _config_kwargs(config: dict[str, Any]) -> dict[str, Any]:
     # numpy scalars (np.int64(3), np.float32(0.5)) mean their value; Python ints and floats and
     # anything else go to the engine's config reader as they are, which refuses what is wrong.
@@ -103,7 +145,8 @@ class Task:
     def __init__(self, train_images: npt.NDArray[np.float32], train_labels: npt.NDArray[np.int64],
                  test_images: npt.NDArray[np.float32], *, backend: str = "auto", emulate: bool = False,
                  **config: Any) -> None:
-        self._task = _core.Task(train_images, train_labels, test_images, backend, _config_kwargs(config), emulate)
+        self._task = _core.Task(train_images, train_labels, test_images, _str("backend", backend),
+                                _config_kwargs(config), _bool("emulate", emulate))
 
     def run(self, *, metadata: bool = True) -> Result:
         """Reset from the seed, train every epoch, predict: a Result. The GIL is released meanwhile.
@@ -111,7 +154,7 @@ class Task:
         metadata=False skips docs/spec.md §7's hashes (Result.metadata is then None): for callers that
         run a task many times and only want the predictions, scores or state.
         """
-        return Result(self._task.run(metadata))
+        return Result(self._task.run(_bool("metadata", metadata)))
 
     @property
     def preparation_seconds(self) -> float:
@@ -152,7 +195,13 @@ def run_together(tasks: Iterable[Task], *, threads: int = 0, metadata: bool = Tr
     for t in tasks:
         if not isinstance(t, Task):
             raise TypeError(f"run_together: expected revgraph.Task items, got {type(t).__name__}")
-    return [Result(out) for out in _core.run_together([t._task for t in tasks], threads, metadata)]
+    threads = _int("threads", threads)
+    if threads < 0:
+        raise ValueError(f"threads must be 0 (one per hardware thread) or more, got {threads}")
+    # The engine starts at most one worker a task, so a larger count means as many as there are
+    # tasks (and then fits the engine's unsigned).
+    threads = min(threads, max(1, len(tasks)))
+    return [Result(out) for out in _core.run_together([t._task for t in tasks], threads, _bool("metadata", metadata))]
 
 
 def configure_gpu(*, device: Optional[int] = None, workspace_bytes: Optional[int] = None,
@@ -166,15 +215,12 @@ def configure_gpu(*, device: Optional[int] = None, workspace_bytes: Optional[int
     started). Set them before the first GPU task: afterwards only the options already
     in force are accepted (RuntimeError). A value of the wrong type raises TypeError, an
     out-of-range one ValueError (the engine's ranges, those of the command)."""
-    for name, value in (("device", device), ("workspace_bytes", workspace_bytes), ("cluster_blocks", cluster_blocks)):
-        if value is not None and (isinstance(value, bool) or not isinstance(value, numbers.Integral)):
-            raise TypeError(f"{name} must be an integer, got {value!r}")
-    if pdl is not None and not isinstance(pdl, bool):
-        raise TypeError(f"pdl must be True or False, got {pdl!r}")
     # As decimal text: the engine checks the range of an int of any size.
-    return _core.configure_gpu(None if device is None else str(int(device)),
-                               None if workspace_bytes is None else str(int(workspace_bytes)), pdl,
-                               None if cluster_blocks is None else str(int(cluster_blocks)))
+    def text(name: str, value: Any) -> Optional[str]:
+        return None if value is None else str(_int(name, value))
+
+    return _core.configure_gpu(text("device", device), text("workspace_bytes", workspace_bytes),
+                               None if pdl is None else _bool("pdl", pdl), text("cluster_blocks", cluster_blocks))
 
 
 def backends() -> dict[str, Any]:
@@ -194,15 +240,13 @@ def qualify(idx_dir: str | os.PathLike[str], *, submission: Optional[str | os.Pa
     wrong type (band not a str, draws or first_seed not an int); ValueError for a bad value (the
     band or draws outside the engine's ranges, a bad config or backend name); RuntimeError for what
     the run meets (missing IDX files, an existing folder)."""
-    if not isinstance(band, str):
-        raise TypeError(f"band must be a decimal string such as \"12\" or \"7.5\", got {band!r}")
-    for name, value in (("draws", draws), ("first_seed", first_seed)):
-        if isinstance(value, bool) or not isinstance(value, numbers.Integral):
-            raise TypeError(f"{name} must be an integer, got {value!r}")
-    if first_seed < 0:
-        raise ValueError(f"first_seed must be a non-negative integer, got {first_seed!r}")
-    return _core.qualify(str(idx_dir), None if submission is None else str(submission), band, int(first_seed),
-                         int(draws), bool(together), backend, _config_kwargs(config))
+    band = _band(band)
+    # The number of draws is ranged by the engine (ValueError); an int64 carries it there.
+    draws = _int("draws", draws, -_INT64_MAX - 1, _INT64_MAX)
+    first_seed = _int("first_seed", first_seed, 0, _UINT64_MAX)
+    return _core.qualify(_path("idx_dir", idx_dir), None if submission is None else _path("submission", submission),
+                         band, first_seed, draws, _bool("together", together), _str("backend", backend),
+                         _config_kwargs(config))
 
 
 def export(band: str, *, from_file: Optional[str | os.PathLike[str]] = None, **config: Any) -> str:
@@ -210,17 +254,17 @@ def export(band: str, *, from_file: Optional[str | os.PathLike[str]] = None, **c
     as `revgraph export` writes it: from_file's band (bench/race.json, bench/frontier/frontier.json),
     or the config keys given (rev88's defaults for the rest). ValueError, one line, where the band,
     the config or the file is not right (docs/race.md)."""
-    return _core.export_entry(str(band), None if from_file is None else os.fspath(from_file), _config_kwargs(config))
+    return _core.export_entry(_band(band), None if from_file is None else _path("from_file", from_file),
+                              _config_kwargs(config))
 
 
 def band_rule(band: str, total: int, per_draw: int) -> dict[str, int]:
     """The engine's exact band rule (docs/spec.md §9) for `total` query images over draws of
     `per_draw`: {"required_correct": ceil(total × (100 − band) / 100), "per_draw_floor": the same
     1.5 points below the band}. band is a decimal string ("12", "7.5"); ValueError otherwise."""
-    if not isinstance(band, str):
-        raise TypeError(f"band must be a decimal string such as \"12\" or \"7.5\", got {band!r}")
-    return {"required_correct": _core.required_correct(int(total), band),
-            "per_draw_floor": _core.per_draw_floor(int(per_draw), band)}
+    band = _band(band)
+    return {"required_correct": _core.required_correct(_int("total", total, 0, _INT64_MAX), band),
+            "per_draw_floor": _core.per_draw_floor(_int("per_draw", per_draw, 0, _INT64_MAX), band)}
 
 
 def verify(submission: str | os.PathLike[str], idx_dir: str | os.PathLike[str], *, retrain: bool = False,
@@ -229,4 +273,5 @@ def verify(submission: str | os.PathLike[str], idx_dir: str | os.PathLike[str], 
     idx_dir. Returns {"holds": bool, "failures": ["FILE: KEY: ...", ...], "claims": n}; with
     retrain=True every draw is trained again (on `backend`, default the protocol's) and its
     predictions must be byte-equal. A backend without retrain is ValueError (it steers nothing)."""
-    return _core.verify(str(submission), str(idx_dir), bool(retrain), backend)
+    return _core.verify(_path("submission", submission), _path("idx_dir", idx_dir), _bool("retrain", retrain),
+                        None if backend is None else _str("backend", backend))

@@ -142,6 +142,44 @@ def test_run_together_refuses_a_task_twice_and_non_tasks(task_arrays):
     with pytest.raises(TypeError):
         revgraph.run_together([task, "not a task"])
     assert revgraph.run_together([]) == []
+    # More threads than tasks is as many as tasks: the same bytes as one thread.
+    one, many = (revgraph.run_together([task], threads=t)[0] for t in (1, 2**70))
+    assert one.predictions.tobytes() == many.predictions.tobytes()
+
+
+def test_every_argument_of_the_wrong_type_is_one_line_naming_it(task_arrays, tmp_path):
+    """Each argument the API passes on to the engine is checked first: a wrong type is TypeError, an
+    integer out of the engine's range ValueError, one line naming the argument — never pybind11's
+    multi-line list of signatures (with the arrays' repr in it) and never a quiet conversion."""
+    train, labels, test, _ = task_arrays
+    task = revgraph.Task(train, labels, test, backend="cpu", epochs=1)
+    cases = [
+        (lambda: revgraph.fit_predict(train, labels, test, backend=None), TypeError, "backend must be a string, got None"),
+        (lambda: revgraph.Task(train, labels, test, backend="cuda-fused", emulate="yes"), TypeError,
+         "emulate must be True or False, got 'yes'"),
+        (lambda: task.run(metadata=1), TypeError, "metadata must be True or False, got 1"),
+        (lambda: revgraph.run_together([task], threads=-1), ValueError, "threads must be 0 (one per hardware thread) or more, got -1"),
+        (lambda: revgraph.run_together([task], threads=1.0), TypeError, "threads must be an integer, got 1.0"),
+        (lambda: revgraph.run_together([task], metadata=None), TypeError, "metadata must be True or False, got None"),
+        (lambda: revgraph.band_rule("12", 100.7, 10), TypeError, "total must be an integer, got 100.7"),
+        (lambda: revgraph.band_rule("12", "abc", 10), TypeError, "total must be an integer, got 'abc'"),
+        (lambda: revgraph.band_rule("12", 2**70, 10), ValueError, f"total must be in 0..{2**63 - 1}, got {2**70}"),
+        (lambda: revgraph.band_rule("12", 100, None), TypeError, "per_draw must be an integer, got None"),
+        (lambda: revgraph.qualify(None), TypeError, "idx_dir must be a path (str or os.PathLike), got None"),
+        (lambda: revgraph.qualify(tmp_path, submission=3), TypeError, "submission must be a path (str or os.PathLike), got 3"),
+        (lambda: revgraph.qualify(tmp_path, together="no"), TypeError, "together must be True or False, got 'no'"),
+        (lambda: revgraph.qualify(tmp_path, backend=5), TypeError, "backend must be a string, got 5"),
+        (lambda: revgraph.qualify(tmp_path, first_seed=2**64), ValueError, f"first_seed must be in 0..{2**64 - 1}, got {2**64}"),
+        (lambda: revgraph.verify("s", "i", backend=5), TypeError, "backend must be a string, got 5"),
+        (lambda: revgraph.verify(b"s", "i"), TypeError, "submission must be a path (str or os.PathLike), got b's'"),
+        (lambda: revgraph.verify("s", "i", retrain="yes"), TypeError, "retrain must be True or False, got 'yes'"),
+        (lambda: revgraph.export(12), TypeError, 'band must be a decimal string such as "12" or "7.5", got 12'),
+        (lambda: revgraph.export("12", from_file=1), TypeError, "from_file must be a path (str or os.PathLike), got 1"),
+    ]
+    for call, kind, message in cases:
+        with pytest.raises(kind) as raised:
+            call()
+        assert str(raised.value) == message
 
 
 def test_two_threads_run_tasks_at_once():
@@ -358,7 +396,7 @@ def test_emulate_runs_a_gpu_backends_plan_on_the_cpu(tmp_path, task_arrays):
             "batch_size=64", "--quiet", "--output", str(out))
     with open(out) as f:
         assert json.load(f)["predictions_sha256"] == emulated.metadata["predictions_sha256"]
-    with pytest.raises(ValueError, match="--emulate runs a GPU backend"):
+    with pytest.raises(ValueError, match="emulation runs a GPU backend's launch plan on the CPU: the backend must be cuda or cuda-fused, not cpu$"):
         revgraph.Task(tr, tl, te, backend="cpu", emulate=True)
 
 
