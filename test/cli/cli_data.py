@@ -294,6 +294,19 @@ class DataMnist(CliTestCase):
                 self.assertEqual(os.listdir(out), [])
         p = rg("qualify", "--idx-dir", self.raw, "--output", os.path.join(self.tmp, "nowhere", "Q.json"), "--quiet")
         self.assert_clean_error(p, 1, ["nowhere"])
+        # The report never replaces what qualify reads: an IDX file of --idx-dir (raw or gzip, however
+        # spelled) or the --config file; refused before any draw, every file as it was.
+        config = os.path.join(out, "c.json")
+        write_bytes(config, b'{"epochs": 1}')
+        for idx_dir, target, which in ((self.raw, os.path.join(self.raw, ".", "train-images-idx3-ubyte"), "--idx-dir"),
+                                       (self.gz, os.path.join(self.gz, "train-labels-idx1-ubyte.gz"), "--idx-dir"),
+                                       (self.raw, config, "--config")):
+            with self.subTest(output=target):
+                before = read_bytes(target)
+                p = rg("qualify", "--idx-dir", idx_dir, "--config", config, "--output", target, "--quiet")
+                self.assert_clean_error(p, 2, ["same file", which])
+                self.assertEqual(read_bytes(target), before)
+        self.assertEqual(os.listdir(out), ["c.json"])
 
 
 class Validate(CliTestCase):
@@ -359,3 +372,8 @@ class Validate(CliTestCase):
         self.assert_clean_error(p, 2, ["replays"])
         p = rg("validate", "--quiet", "--backend", "bogus")
         self.assert_clean_error(p, 1, ["bogus"])
+        config = os.path.join(self.fresh_dir("validate-config"), "c.json")
+        write_bytes(config, b'{"epochs": 1}')
+        p = rg("validate", "--quiet", "--config", config, "--output", config)
+        self.assert_clean_error(p, 2, ["same file", "--config"])
+        self.assertEqual(read_bytes(config), b'{"epochs": 1}')

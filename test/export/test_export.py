@@ -141,6 +141,25 @@ class Entries(unittest.TestCase):
             self.assertIn(words, p.stderr, args)
             self.assertEqual(p.stdout, "")
 
+    def test_output_never_replaces_what_it_reads(self):
+        """--output on the --config or --from file it reads: exit 2, one line, the file unchanged."""
+        with tempfile.TemporaryDirectory() as d:
+            config = os.path.join(d, "c.json")
+            with open(config, "w") as f:
+                f.write('{"epochs": 1}\n')
+            bands = os.path.join(d, "bands.json")
+            shutil.copyfile(bands_file(), bands)
+            before = {path: open(path, "rb").read() for path in (config, bands)}
+            for args, which in ((["--band", "12", "--config", config, "--output", config], "--config"),
+                                (["--band", "12", "--from", bands, "--output", os.path.join(d, ".", "bands.json")], "--from")):
+                p = subprocess.run([REVGRAPH, "export", *args], capture_output=True, text=True)
+                self.assertEqual(p.returncode, 2, p.stderr)
+                self.assertEqual(len(p.stderr.strip().splitlines()), 1, p.stderr)
+                self.assertIn(f"is the same file as the input {which}", p.stderr)
+            for path, content in before.items():
+                self.assertEqual(open(path, "rb").read(), content, path)
+            self.assertEqual(sorted(os.listdir(d)), ["bands.json", "c.json"])
+
     def cuda_text(self, name):
         return "".join(module_constant(self.entries[name][1], "CUDA"))
 

@@ -137,8 +137,20 @@ void require_writable_directory(const std::string& output_path) {
         throw Error("cannot write " + output_path + ": it is a directory");
 }
 
-void require_distinct_writable_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
-                                       const std::vector<std::pair<std::string, std::string>>& inputs) {
+NamedPaths config_inputs(const TaskOptions& o) {
+    if (o.config) return {{"--config", *o.config}};
+    return {};
+}
+
+NamedPaths idx_inputs(const std::string& idx_dir) {
+    NamedPaths inputs;
+    for (const std::string stem : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte"})
+        for (const auto& name : {stem, stem + ".gz"})
+            inputs.push_back({"--idx-dir", (std::filesystem::path(idx_dir) / name).string()});
+    return inputs;
+}
+
+void require_distinct_writable_outputs(const NamedPaths& outputs, const NamedPaths& inputs) {
     std::vector<io::NamedPath> in, out;
     for (const auto& [what, path] : inputs) in.push_back({what, path});
     for (const auto& [what, path] : outputs) out.push_back({what, path});

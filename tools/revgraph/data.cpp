@@ -28,14 +28,9 @@ struct DataOptions {
 // Before any work: the outputs are distinct files in writable directories, and none is one of the
 // IDX files `data mnist` reads.
 void check_outputs(const DataOptions& o) {
-    std::vector<std::pair<std::string, std::string>> targets{{"--output", *o.output}};
+    NamedPaths targets{{"--output", *o.output}};
     if (o.test_labels_output) targets.push_back({"--test-labels-output", *o.test_labels_output});
-    std::vector<std::pair<std::string, std::string>> inputs;
-    if (o.idx_dir)
-        for (const std::string stem : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte"})
-            for (const auto& name : {stem, stem + ".gz"})
-                inputs.push_back({"--idx-dir", (std::filesystem::path(*o.idx_dir) / name).string()});
-    require_distinct_writable_outputs(targets, inputs);
+    require_distinct_writable_outputs(targets, o.idx_dir ? idx_inputs(*o.idx_dir) : NamedPaths{});
 }
 
 void write_draw(const data::TaskData& d, const DataOptions& o) {

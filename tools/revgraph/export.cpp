@@ -36,8 +36,7 @@ int export_command(const ExportOptions& o) {
     const std::string text = exporter::entry_file(source);
     if (o.output) {
         require_distinct_writable_outputs({{"--output", *o.output}},
-                                          o.from ? std::vector<std::pair<std::string, std::string>>{{"--from", *o.from}}
-                                                 : std::vector<std::pair<std::string, std::string>>{});
+                                          o.from ? NamedPaths{{"--from", *o.from}} : config_inputs(o.task));
         io::write_file_atomic(*o.output, std::string_view(text));
         if (!o.quiet)
             std::cerr << "revgraph: wrote " << *o.output << " (" << text.size() << " bytes, leaderboard mnist-medium-"

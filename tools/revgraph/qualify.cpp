@@ -37,7 +37,11 @@ int qualify_command(const QualifyOptions& o) {
         }
     } catch (const Error& e) { throw UsageError{e.what()}; }
     if (o.first_seed) p.first_seed = static_cast<std::uint64_t>(parse_int("first-seed", *o.first_seed, 0, INT64_MAX));
-    if (const auto& out = o.output) require_distinct_writable_outputs({{"--output", *out}});
+    if (const auto& out = o.output) {
+        NamedPaths inputs = idx_inputs(*o.idx_dir);
+        for (auto& config : config_inputs(o.task)) inputs.push_back(std::move(config));
+        require_distinct_writable_outputs({{"--output", *out}}, inputs);
+    }
     p.config = config_from(o.task);
     refuse_gpu_options_on_cpu(o.task);
     configure_runtime(o.task);

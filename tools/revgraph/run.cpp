@@ -31,17 +31,16 @@ struct RunOptions {
 
 // Refuse to start a long run whose outputs could not be written anyway.
 void require_writable_outputs(const RunOptions& o) {
-    std::vector<std::pair<std::string, std::string>> targets;
+    NamedPaths targets;
     if (o.output) {
         targets.push_back({"--output", *o.output});
         targets.push_back({"the predictions file of --output", predictions_path_for(*o.output).string()});
     }
     if (o.state) targets.push_back({"--state", *o.state});
     if (o.scores) targets.push_back({"--scores", *o.scores});
-    std::vector<std::pair<std::string, std::string>> inputs;  // none of which an output may replace
+    NamedPaths inputs = config_inputs(o.task);  // none of which an output may replace
     if (o.input) inputs.push_back({"--input", *o.input});
     if (o.test_labels) inputs.push_back({"--test-labels", *o.test_labels});
-    if (o.task.config) inputs.push_back({"--config", *o.task.config});
     require_distinct_writable_outputs(targets, inputs);
 }
 

@@ -5,7 +5,6 @@
 #include <unistd.h>
 
 #include <chrono>
-#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -21,17 +20,6 @@
 
 namespace revgraph::cli {
 namespace {
-
-namespace fs = std::filesystem;
-
-// An output that is one of the inputs however spelled (a symlink, a hard link) is refused
-// before anything is read or written.
-void refuse_output_over_input(const std::string& output, const std::string& what, const std::string& input) {
-    std::error_code ec;
-    if (fs::equivalent(output, input, ec) ||
-        fs::weakly_canonical(fs::absolute(output), ec) == fs::weakly_canonical(fs::absolute(input), ec))
-        throw UsageError{"--output " + output + " is " + what + " " + input + "; an output never replaces an input"};
-}
 
 // Grid and shard mistakes are usage errors (exit 2).
 template <typename Fn>
@@ -70,10 +58,11 @@ private:
 int sweep(const SweepOptions& o) {
     if (o.output.empty()) throw UsageError{"sweep: --output SWEEP.jsonl is required"};
     if (o.test_labels && !o.input) throw UsageError{"sweep: --test-labels needs --input"};
-    if (o.input) refuse_output_over_input(o.output, "the --input", *o.input);
-    if (o.test_labels) refuse_output_over_input(o.output, "the --test-labels", *o.test_labels);
-    if (o.config_file) refuse_output_over_input(o.output, "the --config", *o.config_file);
-    require_distinct_writable_outputs({{"--output", o.output}});
+    NamedPaths inputs;
+    if (o.input) inputs.push_back({"--input", *o.input});
+    if (o.test_labels) inputs.push_back({"--test-labels", *o.test_labels});
+    if (o.config_file) inputs.push_back({"--config", *o.config_file});
+    require_distinct_writable_outputs({{"--output", o.output}}, inputs);
     const sweep::Grid grid = usage_checked([&] { return sweep::Grid::parse(o.base, o.grid); });
     const sweep::Shard shard = o.shard ? usage_checked([&] { return sweep::parse_shard(*o.shard); }) : sweep::Shard{};
 
@@ -116,8 +105,9 @@ int sweep(const SweepOptions& o) {
 int sweep_merge(const MergeOptions& o) {
     if (o.output.empty()) throw UsageError{"sweep merge: --output ALL.jsonl is required"};
     if (o.shards.empty()) throw UsageError{"sweep merge: name the shard files to merge"};
-    for (const auto& shard : o.shards) refuse_output_over_input(o.output, "the shard", shard);
-    require_distinct_writable_outputs({{"--output", o.output}});
+    NamedPaths inputs;
+    for (const auto& shard : o.shards) inputs.push_back({"the shard", shard});
+    require_distinct_writable_outputs({{"--output", o.output}}, inputs);
     std::vector<std::pair<std::string, std::string>> files;
     for (const auto& shard : o.shards) {
         const auto bytes = io::read_file(shard);
@@ -173,7 +163,7 @@ std::vector<Command> add_sweep_commands(CLI::App& app) {
             {sub, [o] {
                  SweepOptions s = o->sweep;
                  if (s.output.empty()) throw UsageError{"sweep: --output SWEEP.jsonl is required"};
-                 if (o->jobs) s.jobs = static_cast<unsigned>(parse_int("--jobs", *o->jobs, 1, 4096));
+                 if (o->jobs) s.jobs = static_cast<unsigned>(parse_int("jobs", *o->jobs, 1, 4096));
                  s.backend = o->task.backend;
                  s.config_file = o->task.config;
                  s.base = config_from(o->task);

@@ -44,7 +44,7 @@ std::vector<std::string> smoke_run_arguments(const validate::SmokeRun& r) {
 }
 
 int validate_command(const ValidateOptions& o, const std::string& self_path) {
-    if (const auto& out = o.output) require_distinct_writable_outputs({{"--output", *out}});
+    if (const auto& out = o.output) require_distinct_writable_outputs({{"--output", *out}}, config_inputs(o.task));
     const int replays = o.replays ? static_cast<int>(parse_int("replays", *o.replays, 1, 1000)) : 100;
     configure_runtime(o.task);
     const std::string backend = o.task.backend;
