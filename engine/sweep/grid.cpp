@@ -5,6 +5,9 @@
 #include <limits>
 #include <nlohmann/json.hpp>
 #include <set>
+#include <utility>
+
+#include "engine/io/sha256.hpp"
 
 namespace revgraph::sweep {
 namespace {
@@ -98,6 +101,22 @@ Grid Grid::parse(const TaskConfig& base, const std::vector<std::string>& specs) 
     std::vector<Axis> axes;
     for (const auto& spec : specs) axes.push_back(parse_axis(spec));
     return Grid(base, std::move(axes));
+}
+
+std::string Grid::digest() const {
+    nlohmann::ordered_json base = base_.to_json(), axes = nlohmann::ordered_json::array();
+    for (const Axis& axis : axes_) {
+        base.erase(axis.key);
+        nlohmann::ordered_json values = nlohmann::ordered_json::array();
+        TaskConfig c = base_;
+        for (const std::string& value : axis.values) {
+            c.set(axis.key, value);
+            values.push_back(c.to_json()[axis.key]);
+        }
+        axes.push_back(nlohmann::ordered_json::array({axis.key, std::move(values)}));
+    }
+    const std::string text = nlohmann::ordered_json{{"base", base}, {"axes", axes}}.dump();
+    return io::sha256_hex(text.data(), text.size());
 }
 
 TaskConfig Grid::point(std::size_t index) const {

@@ -50,6 +50,11 @@ public:
     // The config of point `index` (< size()): the base with each swept key set to its value.
     TaskConfig point(std::size_t index) const;
     const std::vector<Axis>& axes() const { return axes_; }
+    // sha256 of what the grid is: the base config less the swept keys, then each axis's key and
+    // values as the config reads them (seed=1..3 and seed=1,2,3, alpha=0.1 and alpha=0.10 are one
+    // grid). Every line of a sweep carries it, so that a merge can tell shards of one grid from
+    // another's, even where their point counts, backend and inputs agree.
+    std::string digest() const;
     const TaskConfig& base() const { return base_; }
 
 private:

@@ -10,14 +10,14 @@
 namespace revgraph::sweep {
 namespace {
 
-nlohmann::ordered_json head_object(std::size_t index, std::size_t points, const TaskConfig& config,
-                                   const std::string& backend, const std::string& inputs_sha256) {
+nlohmann::ordered_json head_object(const PointHead& h) {
     nlohmann::ordered_json j;
-    j["index"] = index;
-    j["points"] = points;
-    j["config"] = config.to_json();
-    j["backend"] = backend;
-    j["inputs_sha256"] = inputs_sha256;
+    j["index"] = h.index;
+    j["points"] = h.points;
+    j["grid_sha256"] = h.grid_sha256;
+    j["config"] = h.config.to_json();
+    j["backend"] = h.backend;
+    j["inputs_sha256"] = h.inputs_sha256;
     return j;
 }
 
@@ -34,17 +34,15 @@ std::string inputs_digest(const HashedInputs& inputs, const std::vector<std::int
     return io::sha256_hex(text.data(), text.size());
 }
 
-std::string line_head(std::size_t index, std::size_t points, const TaskConfig& config, const std::string& backend,
-                      const std::string& inputs_sha256) {
-    std::string text = head_object(index, points, config, backend, inputs_sha256).dump();
+std::string line_head(const PointHead& head) {
+    std::string text = head_object(head).dump();
     text.pop_back();  // the closing brace: the results follow
     return text;
 }
 
-std::string format_line(std::size_t index, std::size_t points, const TaskConfig& config, const std::string& backend,
-                        const std::string& inputs_sha256, const TaskOutputs& out,
-                        const std::vector<std::int64_t>& test_labels, double run_seconds) {
-    auto j = head_object(index, points, config, backend, inputs_sha256);
+std::string format_line(const PointHead& head, const TaskOutputs& out, const std::vector<std::int64_t>& test_labels,
+                        double run_seconds) {
+    auto j = head_object(head);
     const auto& predictions = out.state.predictions;
     if (!test_labels.empty()) {
         if (predictions.size() != test_labels.size()) throw Error("sweep: predictions and labels differ in count");
@@ -81,7 +79,7 @@ Lines split_lines(const std::string& text) {
 std::string merge_shards(const std::vector<std::pair<std::string, std::string>>& files) {
     std::map<std::size_t, std::string> by_index;
     std::size_t points = 0;
-    std::string backend, inputs, first_file;
+    std::string grid, backend, inputs, first_file;
     for (const auto& [name, content] : files) {
         const Lines lines = split_lines(content);
         if (!lines.partial.empty())
@@ -94,21 +92,24 @@ std::string merge_shards(const std::vector<std::pair<std::string, std::string>>&
                 j = nlohmann::json::parse(line);
             } catch (const nlohmann::json::exception&) { throw Error(where + " is not JSON (not a sweep file?)"); }
             if (!j.is_object() || !j.contains("index") || !j["index"].is_number_unsigned() || !j.contains("points") ||
-                !j["points"].is_number_unsigned() || !j.contains("backend") || !j["backend"].is_string() ||
-                !j.contains("inputs_sha256") || !j["inputs_sha256"].is_string())
-                throw Error(where + " is not a sweep line (no index, points, backend or inputs_sha256)");
+                !j["points"].is_number_unsigned() || !j.contains("grid_sha256") || !j["grid_sha256"].is_string() ||
+                !j.contains("backend") || !j["backend"].is_string() || !j.contains("inputs_sha256") ||
+                !j["inputs_sha256"].is_string())
+                throw Error(where + " is not a sweep line (no index, points, grid_sha256, backend or inputs_sha256)");
             const auto index = j["index"].get<std::size_t>();
             const auto n = j["points"].get<std::size_t>();
             if (by_index.empty()) {
                 points = n;
+                grid = j["grid_sha256"].get<std::string>();
                 backend = j["backend"].get<std::string>();
                 inputs = j["inputs_sha256"].get<std::string>();
                 first_file = name;
                 if (points == 0 || points > kMaxPoints)
                     throw Error(where + ": a grid of " + std::to_string(n) + " points");
-            } else if (n != points || j["backend"] != backend || j["inputs_sha256"] != inputs) {
+            } else if (n != points || j["grid_sha256"] != grid || j["backend"] != backend ||
+                       j["inputs_sha256"] != inputs) {
                 throw Error(where + " is from another sweep than " + first_file +
-                            " (its grid size, backend or inputs differ)");
+                            " (its grid, backend or inputs differ)");
             }
             if (index >= points) throw Error(where + ": point " + std::to_string(index) + " is outside the grid");
             const auto [it, inserted] = by_index.emplace(index, line);

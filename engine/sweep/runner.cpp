@@ -44,11 +44,13 @@ SweepSummary run_sweep(const SweepJob& job) {
         s.backend = probe->name();
         asynchronous = probe->asynchronous();
     }
-    const std::string digest = inputs_digest(inputs, job.test_labels);
-    const auto head = [&](std::size_t k) {
-        const TaskConfig config = job.grid.point(points[k]);
-        return line_head(points[k], job.grid.size(), config, backend_of_width.at(config.width), digest);
+    const std::string grid_digest = job.grid.digest(), inputs_sha256 = inputs_digest(inputs, job.test_labels);
+    const auto point_head = [&](std::size_t k) {
+        PointHead h{points[k], job.grid.size(), grid_digest, job.grid.point(points[k]), "", inputs_sha256};
+        h.backend = backend_of_width.at(h.config.width);
+        return h;
     };
+    const auto head = [&](std::size_t k) { return line_head(point_head(k)); };
 
     // Resume: the lines already there must be this shard's first points, byte for byte up to
     // their results; a partial last line (the sweep was stopped while writing) must be the start
@@ -108,8 +110,11 @@ SweepSummary run_sweep(const SweepJob& job) {
         PreparedTask::run_together(batch, s.jobs);
         for (std::size_t k = 0; k < count; ++k) {
             const TaskOutputs out = tasks[k]->outputs();
-            file.append(format_line(points[first + k], job.grid.size(), tasks[k]->config(), tasks[k]->backend().name(),
-                                    digest, out, job.test_labels, tasks[k]->last_run_seconds()));
+            PointHead h = point_head(first + k);
+            // What ran, as the task says: the config and backend it was prepared with.
+            h.config = tasks[k]->config();
+            h.backend = tasks[k]->backend().name();
+            file.append(format_line(h, out, job.test_labels, tasks[k]->last_run_seconds()));
             tasks[k].reset();  // its buffers, host and device, go now
             ++s.ran;
         }

@@ -101,7 +101,7 @@ class SweepTest(unittest.TestCase):
         self.assertEqual(len(lines), len(self.configs))
         for i, (line, solo, (s, d, lr)) in enumerate(zip(lines, self.solo, self.configs)):
             p = json.loads(line)
-            self.assertEqual(list(p)[:5], ["index", "points", "config", "backend", "inputs_sha256"])
+            self.assertEqual(list(p)[:6], ["index", "points", "grid_sha256", "config", "backend", "inputs_sha256"])
             self.assertEqual(list(p)[-1], "run_seconds")
             self.assertEqual(p["index"], i)
             self.assertEqual(p["points"], 12)
@@ -221,6 +221,16 @@ class SweepTest(unittest.TestCase):
         p = rg("sweep", "merge", *names, "--output", names[0])
         self.assert_error(p, 2, "shard")
         self.assertEqual(read(names[0]), before)
+        # Shard 1 of another grid of as many points (other seeds), or of this grid with another --set:
+        # its points fill the gap as far as counts go; the grid's digest refuses them.
+        for label, args in (("seeds", ["--grid", "seed=11..13", *self.grid[2:]]), ("set", [*self.grid, "--set", "epochs=1"])):
+            with self.subTest(other=label):
+                other = self.path(f"other-{label}.jsonl")
+                p = rg("sweep", *self.data, *args, "--shard", "1/5", "--output", other)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                p = rg("sweep", "merge", names[0], other, *names[2:], "--output", bad)
+                self.assert_error(p, 1, "another sweep")
+                self.assertFalse(os.path.exists(bad))
 
     def assert_error(self, proc, rc, mention):
         ctx = f"exit {proc.returncode}\nstdout: {proc.stdout[-300:]!r}\nstderr: {proc.stderr[-1000:]!r}"

@@ -72,3 +72,29 @@ TEST_CASE("shards: I/N, round robin, every point in exactly one shard") {
         CHECK(std::set<std::size_t>(all.begin(), all.end()).size() == 20);
     }
 }
+
+TEST_CASE("grid digest: one for every spelling of one grid, another for any other grid") {
+    TaskConfig base;
+    base.epochs = 1;
+    const auto digest = [&](const TaskConfig& b, const std::vector<std::string>& specs) {
+        return Grid::parse(b, specs).digest();
+    };
+    const std::string d = digest(base, {"seed=1..3", "learning_rate=0.1,0.2"});
+    CHECK(d.size() == 64);
+    // The same points, spelled otherwise: a range listed, a value with a trailing zero, and a base
+    // whose value of a swept key the grid replaces anyway.
+    CHECK(digest(base, {"seed=1,2,3", "learning_rate=0.10,0.2"}) == d);
+    TaskConfig other_seed = base;
+    other_seed.seed = 77;
+    CHECK(digest(other_seed, {"seed=1..3", "learning_rate=0.1,0.2"}) == d);
+    // Other points: other values, as many of them (what a merge could not tell by the count), another
+    // order of values or of axes, or another value of an unswept key.
+    CHECK(digest(base, {"seed=11..13", "learning_rate=0.1,0.2"}) != d);
+    CHECK(digest(base, {"seed=3,2,1", "learning_rate=0.1,0.2"}) != d);
+    CHECK(digest(base, {"learning_rate=0.1,0.2", "seed=1..3"}) != d);
+    TaskConfig two_epochs = base;
+    two_epochs.epochs = 2;
+    CHECK(digest(two_epochs, {"seed=1..3", "learning_rate=0.1,0.2"}) != d);
+    CHECK(Grid(base).digest() == digest(base, {}));
+    CHECK(Grid(base).digest() != Grid(two_epochs).digest());
+}

@@ -183,6 +183,15 @@ TEST_CASE("sweep merge: shards in any order give the unsharded file, times aside
     CHECK_THROWS_AS(merge_shards(forged), Error);
     CHECK_THROWS_AS(merge_shards({{"x", "not json\n"}}), Error);
     CHECK_THROWS_AS(merge_shards({{"x", ""}}), Error);
+    // A shard of another grid of as many points, on the same backend and inputs: its lines would
+    // fill the missing points, and only the grid's digest tells them apart.
+    auto other = job_for(s, dir / "other1", 2, Shard{1, 4});
+    other.grid = Grid::parse(other.grid.base(), {"seed=11..13", "depth=1,2"});
+    run_sweep(other);
+    auto mixed = shards;
+    for (auto& [name, text] : mixed)
+        if (name == (dir / "s1").string()) text = slurp(dir / "other1");
+    CHECK_THROWS_WITH_AS(merge_shards(mixed), doctest::Contains("is from another sweep than"), Error);
 }
 
 TEST_CASE("line file: whole lines, one writer at a time") {
