@@ -48,10 +48,18 @@ std::string temp_prefix(const fs::path& resolved) {
     return prefix;
 }
 
-// Temporaries ".NAME.tmp-PID-RANDOM" whose writer is gone: a kill between staging and rename
-// leaves one behind. Only regular files of processes that no longer exist are removed, so a
-// concurrent writer's temporary (a live PID) is never touched.
-void remove_stale_temporaries(const fs::path& resolved) noexcept {
+void step_done(int& step) {
+    ++step;
+    if (commit_step_hook != nullptr) commit_step_hook(step);
+}
+
+}  // namespace
+
+void set_commit_step_hook(void (*hook)(int)) { commit_step_hook = hook; }
+
+// Only entries of processes that no longer exist are removed, so a concurrent writer's temporary (a
+// live PID) is never touched; and only regular files or, where asked, directories (never a link).
+void remove_stale_temporaries(const fs::path& resolved, bool folders) noexcept {
     const std::string prefix = temp_prefix(resolved);
     std::error_code ec;
     for (fs::directory_iterator it(parent_dir(resolved), ec), end; !ec && it != end; it.increment(ec)) {
@@ -69,19 +77,18 @@ void remove_stale_temporaries(const fs::path& resolved) noexcept {
         }
         if (!digits || pid <= 0 || pid == ::getpid()) continue;
         struct stat st {};
-        if (::lstat(it->path().c_str(), &st) != 0 || !S_ISREG(st.st_mode)) continue;
-        if (::kill(pid, 0) != 0 && errno == ESRCH) ::unlink(it->path().c_str());
+        if (::lstat(it->path().c_str(), &st) != 0) continue;
+        const bool file = S_ISREG(st.st_mode), folder = folders && S_ISDIR(st.st_mode);
+        if (!file && !folder) continue;
+        if (::kill(pid, 0) == 0 || errno != ESRCH) continue;
+        std::error_code gone;
+        fs::remove_all(it->path(), gone);
     }
 }
 
-void step_done(int& step) {
-    ++step;
-    if (commit_step_hook != nullptr) commit_step_hook(step);
+std::string temporary_prefix(const fs::path& resolved) {
+    return temp_prefix(resolved) + std::to_string(::getpid()) + "-";
 }
-
-}  // namespace
-
-void set_commit_step_hook(void (*hook)(int)) { commit_step_hook = hook; }
 
 std::vector<std::uint8_t> read_file(const fs::path& path) {
     const int fd = ::open(path.c_str(), O_RDONLY | O_CLOEXEC);
@@ -115,13 +122,12 @@ AtomicFile::AtomicFile(fs::path target) : target_(std::move(target)) {
     if (target_.filename().empty()) throw Error("cannot write " + target_.string() + ": not a file name");
     resolved_ = resolve_output(target_);
     require_regular_or_new(target_);
-    remove_stale_temporaries(resolved_);
+    remove_stale_temporaries(resolved_, false);
     // A random suffix keeps concurrent writers of the same target apart; O_EXCL makes sure
     // we never write into someone else's file. The PID lets the next writer tell ours is stale.
     std::random_device rd;
     for (int attempt = 0; attempt < 16 && fd_ < 0; ++attempt) {
-        const std::string suffix = std::to_string(::getpid()) + "-" + std::to_string(rd());
-        temp_ = parent_dir(resolved_) / (temp_prefix(resolved_) + suffix);
+        temp_ = parent_dir(resolved_) / (temporary_prefix(resolved_) + std::to_string(rd()));
         fd_ = ::open(temp_.c_str(), O_WRONLY | O_CREAT | O_EXCL | O_CLOEXEC, 0666);
         if (fd_ < 0 && errno != EEXIST) throw Error("cannot write " + target_.string() + ": " + std::strerror(errno));
     }

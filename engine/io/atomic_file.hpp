@@ -54,6 +54,15 @@ private:
     void discard() noexcept;
 };
 
+// What a writer stages beside its target `resolved` (a path as resolve_output gives it) is named
+// ".NAME.tmp-PID-SUFFIX", NAME the target's file name and PID the writer's process: AtomicFile's
+// files and the submission folder of engine/qualify alike. temporary_prefix is ".NAME.tmp-PID-"
+// for this process; remove_stale_temporaries removes such entries of processes that no longer
+// run (regular files; with `folders`, directories too, with what they hold), which a kill between
+// staging and rename leaves behind.
+std::string temporary_prefix(const std::filesystem::path& resolved);
+void remove_stale_temporaries(const std::filesystem::path& resolved, bool folders) noexcept;
+
 void write_file_atomic(const std::filesystem::path& path, std::span<const std::uint8_t> bytes);
 void write_file_atomic(const std::filesystem::path& path, std::string_view text);
 

@@ -10,6 +10,7 @@
 #include <random>
 
 #include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
 
 namespace revgraph::qualify {
 
@@ -58,11 +59,13 @@ void check_submission_target(const fs::path& out) {
 SubmissionWriter::SubmissionWriter(fs::path out) : out_(std::move(out)) {
     check_submission_target(out_);
     // A fresh name of its own (as mkdtemp, but with the usual mode): two writers, even of one target
-    // in one process, never share a folder, and a folder someone else made is never touched.
+    // in one process, never share a folder, and a folder someone else made is never touched. The
+    // name carries the PID, as AtomicFile's temporaries do, so that the folder a killed run left
+    // is removed by the next run beside it.
+    const fs::path target = parent_of(out_) / name_of(out_);
+    io::remove_stale_temporaries(target, true);
     std::random_device entropy;
-    std::string base = ".";  // appended, not "." + name + ...: gcc 12 warns (-Wrestrict) on that form
-    base += name_of(out_).string();
-    base += ".tmp-";
+    const std::string base = io::temporary_prefix(target);
     for (int attempt = 0;; ++attempt) {
         char suffix[17];
         std::snprintf(suffix, sizeof suffix, "%08x%08x", entropy(), entropy());

@@ -3,6 +3,7 @@
 // folder, and two writers of one target never share a temporary folder.
 #include <doctest/doctest.h>
 
+#include <sys/wait.h>
 #include <unistd.h>
 
 #include <cstdlib>
@@ -88,4 +89,32 @@ TEST_CASE("a folder left beside the target by someone else is not touched") {
     }
     CHECK(text_of(stray / "keep") == "k");
     CHECK_FALSE(fs::exists(out));
+}
+
+TEST_CASE("the folder of a writer that no longer runs is removed by the next; a live one's is not") {
+    TempDir dir;
+    const fs::path out = dir.path / "sub";
+    const pid_t gone = ::fork();  // a process that has exited: its PID no longer runs
+    REQUIRE(gone >= 0);
+    if (gone == 0) ::_exit(0);
+    REQUIRE(::waitpid(gone, nullptr, 0) == gone);
+    const fs::path stale = dir.path / (".sub.tmp-" + std::to_string(gone) + "-00c0ffee00c0ffee");
+    const fs::path live = dir.path / (".sub.tmp-" + std::to_string(::getppid()) + "-00c0ffee00c0ffee");
+    for (const fs::path& p : {stale, live}) {
+        fs::create_directories(p / "predictions");
+        std::ofstream(p / "predictions" / "draw-01.npy") << "half";
+    }
+    {
+        SubmissionWriter w(out);
+        // Its own folder carries its PID, so that a later writer can tell when it is gone.
+        std::vector<std::string> own;
+        for (const auto& name : dir.names())
+            if (name.rfind(".sub.tmp-" + std::to_string(::getpid()) + "-", 0) == 0) own.push_back(name);
+        CHECK(own.size() == 1);
+        w.write("a.txt", std::string_view("a"));
+        w.commit();
+    }
+    CHECK_FALSE(fs::exists(stale));
+    CHECK(text_of(live / "predictions" / "draw-01.npy") == "half");
+    CHECK(text_of(out / "a.txt") == "a");
 }
