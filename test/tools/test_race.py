@@ -26,6 +26,7 @@ import importlib.util
 import json
 import os
 import shutil
+import signal
 import subprocess
 import sys
 import tempfile
@@ -261,6 +262,42 @@ class Rules(unittest.TestCase):
         self.assertEqual(len(problems), 1)
         self.assertTrue(problems[0].startswith("source: does not parse"), problems)
 
+    def test_what_def_and_class_run_at_import(self):
+        """A decorator is a call at import, and a def evaluates its annotations and defaults, a class
+        statement its bases, keywords and a base's __init_subclass__: each of these runs code when the
+        module is imported (shown here by running it), so each breaks `inert`."""
+        runs = ("@print\ndef f():\n    pass", "@print\nclass D:\n    pass", "def r() -> print('x'):\n    pass",
+                "def r(a: print('x')):\n    pass", "def r(*, k: print('x') = 1):\n    pass",
+                "def r(**k: print('x')):\n    pass", "class D:\n    @print\n    def f(self):\n        pass",
+                "class D(metaclass=print):\n    pass",
+                "class B:\n    def __init_subclass__(cls):\n        print('x')\n\n\nclass D(B):\n    pass",
+                "class B:\n    __class_getitem__ = print\n\n\nX = B[1]")
+        for body in runs:
+            calls = []
+            try:
+                exec(compile(body, "entry", "exec"), {"print": lambda *a, **k: calls.append(a) or type})
+            except TypeError:
+                pass  # print as a metaclass returns nothing usable: it ran all the same
+            self.assertTrue(calls, body)
+            self.assertOneBroken(HEADER + GOOD_BODY + body + "\n", "inert")
+        for body in ("@functools.lru_cache\ndef f():\n    pass", "@torch.jit.script\ndef f(x):\n    return x",
+                     "@torch.no_grad(True)\ndef f():\n    pass"):
+            self.assertOneBroken(HEADER + GOOD_BODY + body + "\n", "inert", "decorator")
+        # The wrappers, constant annotations and library bases stay allowed.
+        fine = ("class M(torch.nn.Module):\n    @staticmethod\n    def s(x: torch.Tensor) -> int:\n        return 1\n\n"
+                "    @classmethod\n    def c(cls, *a: int, **k: float):\n        return 2\n\n    @property\n"
+                "    def p(self) -> 'M':\n        return self\n\n\n@torch.inference_mode()\ndef g(x: SIZE = 3) -> None:\n"
+                "    pass\n")
+        self.assertEqual(self.check(HEADER + GOOD_BODY + fine)[0], [])
+        # The command: one line naming the rule, exit 1 (the reviewer's entry: @print above custom_kernel).
+        with tempfile.TemporaryDirectory() as tmp:
+            loud = os.path.join(tmp, "loud.py")
+            with open(loud, "w") as f:
+                f.write(HEADER + "import torch\n\n\n@print\ndef custom_kernel(data):\n    return data[1]\n")
+            p = race("check", loud)
+            self.assertEqual(p.returncode, 1, p.stdout)
+            self.assertEqual([line.split(": ")[1] for line in p.stdout.splitlines()[:-1]], ["inert"], p.stdout)
+
     def test_several_broken_rules_are_one_line_each(self):
         text = "# no header\n" + GOOD_BODY.replace("def custom_kernel", "def other") + "print(1)\n"
         problems, _ = self.check(text)
@@ -282,6 +319,30 @@ class Rules(unittest.TestCase):
             self.assertTrue(out[2].startswith("race: FAIL"), out)
             p = race("check", os.path.join(tmp, "missing.py"))
             self.assertEqual((p.returncode, last_line(p)[:12]), (1, "race: error:"))
+
+
+class Usage(unittest.TestCase):
+    def test_bands_and_backends_are_usage_mistakes(self):
+        """engine takes the leaderboards only, as check and revgraph export do (rules.LEADERBOARDS),
+        and its two backends; every usage mistake exits 2 with one line, before any work."""
+        self.assertEqual(rules.LEADERBOARDS, (12, 8, 5, 3, 2))
+        self.assertEqual([rules.leaderboard(b) for b in ("12", "8", "5.0", " 3", "2")], ["12", "8", "5", "3", "2"])
+        for band in ("12.5", "7", "foo", "0", "100", "nan"):
+            with self.assertRaises(ValueError):
+                rules.leaderboard(band)
+            p = race("engine", "--band", band, "--idx-dir", "/nonexistent")
+            self.assertEqual(p.returncode, 2, (band, p.stderr))
+            self.assertEqual(p.stderr.splitlines(), [f"race: error: argument --band: band {band!r} is not a "
+                                                     f"leaderboard of the race (12, 8, 5, 3 or 2)"])
+        for args in (("--backend", "cuda"), ("--from", "bench/race.json", "--set", "depth=1"),
+                     ("--from", "bench/race.json", "--config", "c.json")):
+            p = race("engine", "--band", 12, "--seed", 1, "--idx-dir", "/nonexistent", *args)
+            self.assertEqual((p.returncode, len(p.stderr.splitlines())), (2, 1), (args, p.stderr))
+            self.assertTrue(last_line(p).startswith("race: error:"), p.stderr)
+        p = race("choose", "shortlist", "--work", "/nonexistent", "--results", "x", "--seeds", 1, "--bands", "7",
+                 "--output", "/nonexistent/s.json")
+        self.assertEqual(p.returncode, 2, p.stderr)
+        self.assertIn("(12, 8, 5, 3 or 2)", last_line(p))
 
 
 # ------------------------------------------------------------------------------------------ verdict
@@ -437,6 +498,36 @@ class Draws(unittest.TestCase):
                 self.assertTrue(last_line(p).startswith("race: error:"), p.stderr)
 
 
+    def test_draws_outputs_never_replace_each_other(self):
+        """DRAWS.npz named as one of --task-dir's files: refused in one line before anything is written
+        (it was written, then replaced by a 3-array task archive)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            col = os.path.join(tmp, "col")
+            for name in ("draw-01.npz", "draw-02-labels.npy", os.path.join("..", "col", "draw-11.npz")):
+                p = race("draws", "--idx-dir", IDX, "--seed", 3, "--output", os.path.join(col, name), "--task-dir", col)
+                self.assertEqual(p.returncode, 1, (name, p.stderr))
+                self.assertIn("would write it twice", last_line(p))
+                self.assertEqual([line for line in p.stderr.splitlines() if "error" in line], [last_line(p)])
+                self.assertFalse(os.path.exists(col), name)
+
+    def test_sigterm_leaves_no_temporary(self):
+        """SIGTERM while an output is being written: the temporary beside it is removed (as on Ctrl-C),
+        and the process dies of the signal."""
+        with tempfile.TemporaryDirectory() as tmp:
+            p = subprocess.Popen([sys.executable, RACE, "draws", "--idx-dir", IDX, "--seed", "3", "--output",
+                                  os.path.join(tmp, "k.npz"), "--task-dir", tmp], stdout=subprocess.PIPE,
+                                 stderr=subprocess.PIPE, text=True, env=dict(os.environ, REVGRAPH_BUILD=BUILD))
+            seen = []
+            while p.poll() is None and not seen:
+                seen = [n for n in os.listdir(tmp) if n.endswith(".tmp")]
+            p.send_signal(signal.SIGTERM)
+            _, err = p.communicate(timeout=120)
+            self.assertTrue(seen, "the command ended before a temporary was seen")
+            self.assertEqual(p.returncode, -signal.SIGTERM, err)
+            self.assertEqual([n for n in os.listdir(tmp) if n.startswith(".")], [])
+            self.assertTrue(err.splitlines()[-1].startswith("race: error: terminated (SIGTERM)"), err)
+
+
 # ---------------------------------------------------------------------------------------- end to end
 class Run(unittest.TestCase):
     def setUp(self):
@@ -516,13 +607,18 @@ class Run(unittest.TestCase):
         self.assertIsNone(rep["band"]["passed"])
 
     def test_holdout_calls(self):
-        # A stand-in for Fashion-MNIST's training files: MNIST's t10k images (the centroid entry
-        # learns them: hold-out passes), then noise with random labels (it cannot: hold-out fails).
+        # A stand-in for Fashion-MNIST's training files: MNIST's t10k images inverted, labels
+        # shifted (not MNIST's bytes, which --fashion-dir refuses; the centroid entry learns them:
+        # hold-out passes), then noise with random labels (it cannot: hold-out fails).
         fake = os.path.join(self.tmp, "foreign")
         os.mkdir(fake)
-        for src, dst in (("t10k-images-idx3-ubyte", "train-images-idx3-ubyte"),
-                         ("t10k-labels-idx1-ubyte", "train-labels-idx1-ubyte")):
-            shutil.copyfile(os.path.join(IDX, src), os.path.join(fake, dst))
+        for src, dst, change in (("t10k-images-idx3-ubyte", "train-images-idx3-ubyte", lambda x: 255 - x),
+                                 ("t10k-labels-idx1-ubyte", "train-labels-idx1-ubyte", lambda y: (y + 1) % 10)):
+            with open(os.path.join(IDX, src), "rb") as f:
+                raw = f.read()
+            head = 16 if "images" in src else 8
+            with open(os.path.join(fake, dst), "wb") as f:
+                f.write(raw[:head] + change(np.frombuffer(raw, np.uint8, offset=head)).astype(np.uint8).tobytes())
         p, rep = self.run_race(CENTROID, "--fashion-dir", fake, "--seed", 5)
         self.assertIn(p.returncode, (1, 3), p.stderr)
         kinds = [c["kind"] for c in rep["calls"]]
@@ -548,6 +644,41 @@ class Run(unittest.TestCase):
         self.assertLess(rep["holdout"]["mean_percent"], 15)
         self.assertIn("hold-out failed", last_line(p))
         self.assertEqual(rep["verdict"]["result"], "FAIL")
+
+    def test_fashion_dir_that_is_mnist_is_refused(self):
+        """--fashion-dir holding MNIST (the --idx-dir itself, or a copy of the official training
+        files): one line, exit 1, no call made and no report, never "hold-out passed"."""
+        copy = os.path.join(self.tmp, "mnist-copy")
+        os.mkdir(copy)
+        for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"):
+            shutil.copyfile(os.path.join(IDX, name), os.path.join(copy, name))
+        for folder in (IDX, copy):
+            p, rep = self.run_race(CENTROID, "--fashion-dir", folder, "--seed", 5)
+            self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+            self.assertIsNone(rep)
+            self.assertTrue(last_line(p).startswith("race: error: --fashion-dir: "), last_line(p))
+            self.assertIn("is MNIST's official train-images-idx3-ubyte, not Fashion-MNIST", last_line(p))
+            self.assertNotIn("hold-out", p.stdout)
+        # The rule itself, on a pool that is not the official one: a file of the ranked pool is refused too.
+        pool = draws.Pool(None, None, [{"path": "/a/train-images-idx3-ubyte", "sha256": "ab" * 32}])
+        foreign = draws.Pool(None, None, [{"path": "/b/train-images-idx3-ubyte", "sha256": "ab" * 32}])
+        with self.assertRaises(draws.RaceError) as e:
+            draws.check_foreign(foreign, pool, "--fashion-dir", "--idx-dir")
+        self.assertIn("holds the bytes of --idx-dir's /a/train-images-idx3-ubyte", str(e.exception))
+
+    def test_the_docs_example_error_is_what_a_run_prints(self):
+        """docs/race.md's example of a failed call, made: the second ranked call returns float32."""
+        with open(os.path.join(ROOT, "docs", "race.md")) as f:
+            doc = " ".join(f.read().split())
+        example = doc[doc.index("`race: error: call ") + 1:]
+        example = example[:example.index("`")]
+        entry = self.entry("third.py", "import torch\n\nCALLS = [0]\n\n\ndef custom_kernel(data):\n"
+                                       "    CALLS[0] += 1\n    out = torch.zeros(10000)\n"
+                                       "    return out if CALLS[0] == 3 else out.to(torch.int64)\n")
+        p, rep = self.run_race(entry)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(last_line(p), example)
+        self.assertEqual([(c["kind"], c["draw"]) for c in rep["calls"]], [("warmup", 0), ("ranked", 1), ("ranked", 2)])
 
     def test_sandbox_refuses_a_forbidden_open(self):
         secret = os.path.join(self.tmp, "mnist-labels.bin")
@@ -694,6 +825,42 @@ class Engine(unittest.TestCase):
         p = race("engine", "--band", 12, "--idx-dir", IDX, "--set", "nope=1")
         self.assertEqual(p.returncode, 1)
         self.assertIn("unknown key 'nope'", last_line(p))
+
+
+class Choose(unittest.TestCase):
+    def setUp(self):
+        need("package")
+        self.tmp = tempfile.mkdtemp(prefix="race-choose-")
+        self.out = os.path.join(self.tmp, "x.jsonl")
+
+    def tearDown(self):
+        shutil.rmtree(self.tmp)
+
+    def evaluate(self, configs_text, *extra):
+        path = os.path.join(self.tmp, "configs.json")
+        if configs_text is not None:
+            with open(path, "w") as f:
+                f.write(configs_text)
+        return race("choose", "evaluate", "--work", self.tmp, "--configs", path, "--seeds", 910001,
+                    "--output", self.out, *extra)
+
+    def test_evaluate_refuses_in_one_line_and_writes_nothing(self):
+        config = {"depth": 1, "width": 96, "alpha": 0.5, "seed": 11, "epochs": 1, "learning_rate": 0.4,
+                  "batch_size": 1024, "momentum": 0.9, "weight_decay": 0}
+        no_depth = {k: v for k, v in config.items() if k != "depth"}
+        cases = ((None, "No such file"), ("{bad", "not JSON"), ('{"configs": {}}', "no 'configs' list"),
+                 (json.dumps({"configs": [no_depth]}), "config 1 has no depth"),
+                 (json.dumps({"configs": [dict(config, depth=0)]}), "depth must be in"),
+                 (json.dumps({"configs": [config]}), "draw-01.npz: not there"))  # the draws are not made
+        for text, fragment in cases:
+            p = self.evaluate(text)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertEqual(p.stderr.splitlines(), [last_line(p)], p.stderr)  # one line, no traceback
+            self.assertTrue(last_line(p).startswith("race: error:"), p.stderr)
+            self.assertIn(fragment, last_line(p))
+            self.assertFalse(os.path.exists(self.out), text)
+        p = self.evaluate(json.dumps({"configs": [config]}), "--jobs", -1)
+        self.assertEqual(p.returncode, 2, p.stderr)
 
 
 if __name__ == "__main__":

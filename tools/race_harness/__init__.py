@@ -13,7 +13,7 @@ on the very draws on a machine without a GPU.
   tools/race check ENTRY.py                     the entry file's static rules only
 
 Modules, each saying why it exists:
-  errors    the two failures a command reports (bad input: exit 1; usage: exit 2)
+  errors    the two failures a command reports (bad input: exit 1; usage: exit 2), and SIGTERM
   draws     IDX files -> the 9x9 pool -> the halves, the 11 ranked draws, foreign draws; seeds
   rules     an entry file's static rules, read with ast, before anything of it runs
   sandbox   the audit hook that refuses the protocol's forbidden paths while the entry runs

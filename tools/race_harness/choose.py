@@ -23,11 +23,11 @@ import re
 
 import numpy as np
 
-from . import timemodel
-from .errors import RaceError
+from . import rules, timemodel
+from .errors import RaceError, UsageError
 
 KEYS = ("depth", "width", "alpha", "seed", "epochs", "learning_rate", "batch_size", "momentum", "weight_decay")
-BANDS = ("12", "8", "5", "3", "2")
+BANDS = tuple(str(b) for b in rules.LEADERBOARDS)
 DRAWS = 11
 PER_DRAW = 10000
 # The margin, in basis points of the draw (0.5 points = 50 of 10,000 a draw, 550 of 110,000 a total).
@@ -77,6 +77,26 @@ def band_numbers(revgraph, band):
 
 
 # ----------------------------------------------------------------------------------------- results
+def _result_lines(path, keys):
+    """The result records of a JSON-lines file, each with `keys`; RaceError naming the line where one
+    is not (a hand-edited or truncated file: one line, not a traceback)."""
+    try:
+        with open(path) as f:
+            lines = f.read().splitlines()
+    except (OSError, UnicodeDecodeError) as e:
+        raise RaceError(f"{path}: {getattr(e, 'strerror', None) or e}") from None
+    for n, line in enumerate(lines, 1):
+        if not line.strip():
+            continue
+        try:
+            r = json.loads(line)
+        except json.JSONDecodeError as e:
+            raise RaceError(f"{path}: line {n}: not a JSON result line ({e.msg})") from None
+        if not isinstance(r, dict) or any(k not in r for k in keys):
+            raise RaceError(f"{path}: line {n}: a result line names {', '.join(keys)}")
+        yield r
+
+
 def read_results(work, names):
     """{backend: {config key: {seed: {draw: correct}}}} from WORK/NAME/SEED-NN.jsonl (sweep lines) and
     WORK/NAME.jsonl (evaluate lines), for each NAME."""
@@ -94,17 +114,11 @@ def read_results(work, names):
             m = re.match(r"(\d+)-(\d+)\.jsonl$", os.path.basename(path))
             if not m:
                 continue
-            with open(path) as f:
-                for line in f:
-                    if line.strip():
-                        r = json.loads(line)
-                        add(r["backend"], r["config"], m.group(1), m.group(2), r["correct"])
+            for r in _result_lines(path, ("backend", "config", "correct")):
+                add(r["backend"], r["config"], m.group(1), m.group(2), r["correct"])
         if os.path.exists(single):
-            with open(single) as f:
-                for line in f:
-                    if line.strip():
-                        r = json.loads(line)
-                        add(r["backend"], r["config"], r["selection_seed"], r["draw"], r["correct"])
+            for r in _result_lines(single, EVALUATE_KEYS):
+                add(r["backend"], r["config"], r["selection_seed"], r["draw"], r["correct"])
     return out
 
 
@@ -138,53 +152,115 @@ def ranked(results, seeds, numbers):
 
 
 # ---------------------------------------------------------------------------------------- commands
-def _load_draw(work, seed, n):
+def _draw_files(work, seed, n):
     base = os.path.join(work, f"sel-{seed}", f"draw-{n:02d}")
+    return base + ".npz", base + "-labels.npy"
+
+
+def _load_draw(work, seed, n):
+    archive, labels_file = _draw_files(work, seed, n)
     try:
-        with np.load(base + ".npz") as z:
+        with np.load(archive) as z:
             arrays = (np.ascontiguousarray(z["train_images"]), np.ascontiguousarray(z["train_labels"]),
                       np.ascontiguousarray(z["test_images"]))
-        labels = np.load(base + "-labels.npy")
-    except OSError as e:
-        raise RaceError(f"{base}.npz: {e} (make the draws first: tools/race draws --seed {seed} --task-dir ...)") from None
+        labels = np.load(labels_file)
+    except (OSError, KeyError, ValueError) as e:
+        raise RaceError(f"{archive}: {e} (make the draws: tools/race draws --seed {seed} --task-dir ...)") from None
     return arrays, labels
+
+
+EVALUATE_KEYS = ("config", "backend", "selection_seed", "draw", "correct")
+
+
+def read_configs(path):
+    """The 'configs' list of a JSON file (shortlist writes one), each config the nine KEYS exactly (a
+    result line is keyed by all nine); RaceError, one line, where the file is not that."""
+    try:
+        with open(path) as f:
+            doc = json.load(f)
+    except OSError as e:
+        raise RaceError(f"--configs {path}: {e.strerror or e}") from None
+    except (json.JSONDecodeError, UnicodeDecodeError) as e:
+        raise RaceError(f"--configs {path}: not JSON ({e})") from None
+    configs = doc.get("configs") if isinstance(doc, dict) else None
+    if not isinstance(configs, list) or not configs:
+        raise RaceError(f"--configs {path}: no 'configs' list of configs (tools/race choose shortlist writes one)")
+    for n, c in enumerate(configs, 1):
+        if not isinstance(c, dict):
+            raise RaceError(f"--configs {path}: config {n} is not an object of the keys {', '.join(KEYS)}")
+        missing, unknown = [k for k in KEYS if k not in c], [k for k in c if k not in KEYS]
+        if missing or unknown:
+            raise RaceError(f"--configs {path}: config {n} " + "; ".join(
+                ([f"has no {', '.join(missing)}"] if missing else []) + ([f"has unknown {', '.join(unknown)}"] if unknown else []))
+                + f" (a config is the nine keys {', '.join(KEYS)})")
+    return [{k: c[k] for k in KEYS} for c in configs]
+
+
+def check_evaluation(revgraph, work, configs, seeds, backend):
+    """Before a run starts: every config and the backend as the engine reads them (a Task on one image
+    each: milliseconds), and every selection draw there. RaceError, one line, naming what is wrong."""
+    one = np.zeros((1, 1, 9, 9), np.float32)
+    for n, c in enumerate(configs, 1):
+        try:
+            revgraph.Task(one, np.zeros(1, np.int64), one, backend=backend, **c)
+        except (ValueError, TypeError, RuntimeError) as e:
+            raise RaceError(f"config {n} ({label(c)}), backend {backend}: {e}") from None
+    for seed in seeds:
+        for n in range(1, DRAWS + 1):
+            for path in _draw_files(work, seed, n):
+                if not os.path.isfile(path):
+                    raise RaceError(f"{path}: not there (make the draws: tools/race draws --seed {seed} "
+                                    f"--task-dir {os.path.join(work, f'sel-{seed}')} ...)")
 
 
 def evaluate(revgraph, work, configs, seeds, backend, jobs, output):
     """Run every config on every selection draw not yet in `output` (appended, one line a run)."""
     done = set()
     if os.path.exists(output):
-        with open(output) as f:
-            for line in f:
-                if line.strip():
-                    r = json.loads(line)
-                    done.add((key(r["config"]), r["selection_seed"], r["draw"], r["backend"]))
+        for r in _result_lines(output, EVALUATE_KEYS):
+            done.add((key(r["config"]), r["selection_seed"], r["draw"], r["backend"]))
     todo = [(seed, n, c) for seed in seeds for n in range(1, DRAWS + 1) for c in configs
             if (key(c), seed, n, backend) not in done]
     # Tasks run `jobs` at a time across configs and draws alike (one config on 55 draws keeps every
-    # worker busy too); a chunk's lines are written when it ends, so an interrupted run resumes.
+    # worker busy too); a chunk's lines are written when it ends, so an interrupted run resumes. The
+    # file is opened at the first chunk's end: a run that fails before has written nothing.
     chunk = max(1, jobs) * 4
-    with open(output, "a") as out:
+    out = None
+    try:
         for i in range(0, len(todo), chunk):
             part, cache, tasks = todo[i:i + chunk], {}, []
-            for seed, n, c in part:
-                if (seed, n) not in cache:
-                    cache[(seed, n)] = _load_draw(work, seed, n)
-                (tx, ty, qx), _ = cache[(seed, n)]
-                tasks.append(revgraph.Task(tx, ty, qx, backend=backend, **c))
-            results = revgraph.run_together(tasks, threads=jobs, metadata=False)
-            for (seed, n, c), r in zip(part, results):
-                labels = cache[(seed, n)][1]
-                out.write(json.dumps({"config": c, "backend": backend, "selection_seed": seed, "draw": n,
-                                      "correct": int((r.predictions == labels).sum()),
-                                      "run_seconds": r.run_seconds}) + "\n")
+            try:
+                for seed, n, c in part:
+                    if (seed, n) not in cache:
+                        cache[(seed, n)] = _load_draw(work, seed, n)
+                    (tx, ty, qx), _ = cache[(seed, n)]
+                    tasks.append(revgraph.Task(tx, ty, qx, backend=backend, **c))
+                results = revgraph.run_together(tasks, threads=jobs, metadata=False)
+            except (ValueError, TypeError, RuntimeError) as e:
+                raise RaceError(f"evaluate: {e}") from None
+            lines = "".join(json.dumps({"config": c, "backend": backend, "selection_seed": seed, "draw": n,
+                                        "correct": int((r.predictions == cache[(seed, n)][1]).sum()),
+                                        "run_seconds": r.run_seconds}) + "\n"
+                            for (seed, n, c), r in zip(part, results))
+            if out is None:
+                out = open(output, "a")
+            out.write(lines)  # one write a chunk: whole lines
             out.flush()
+    finally:
+        if out is not None:
+            out.close()
     return len(todo)
 
 
 def cmd_evaluate(a, revgraph):
-    with open(a.configs) as f:
-        configs = [dict(zip(KEYS, (c[k] for k in KEYS))) for c in json.load(f)["configs"]]
+    from . import report
+    configs = read_configs(a.configs)
+    if a.jobs < 0:
+        raise UsageError(f"--jobs {a.jobs}: 0 (one a hardware thread) or more")
+    check_evaluation(revgraph, a.work, configs, a.seeds, a.backend)
+    # Appended to, never over an input: not the configs file, nor a draw.
+    report.check_output(a.output, [a.configs] + [p for s in a.seeds for n in range(1, DRAWS + 1)
+                                                 for p in _draw_files(a.work, s, n)])
     runs = evaluate(revgraph, a.work, configs, a.seeds, a.backend, a.jobs, a.output)
     print(f"race: choose evaluate: {runs} runs ({a.backend}) added to {a.output}")
     return 0

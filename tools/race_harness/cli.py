@@ -9,20 +9,32 @@ import argparse
 import ast
 import hashlib
 import os
+import signal
 import sys
 
 from . import DEFAULT_SEED, draws, package, report, rules, verdict
-from .errors import RaceError, UsageError
+from .errors import RaceError, Terminated, UsageError
 
 PER_DRAW = draws.PER_DRAW
 # The backend whose predictions are the exported GPU entry's, bit for bit (engine/cuda/fused_any gives
 # cpu::Trainer<float>'s very bits; docs/race.md, "engine"). Any other backend is a look, not the entry.
 ENTRY_BACKEND = "cpu-reference"
+# The backends `engine` runs (docs/race.md): the entry's, and the fast CPU look. A GPU backend would
+# judge other bits than the entry's, on a machine whose place is `tools/race run`.
+ENGINE_BACKENDS = (ENTRY_BACKEND, "cpu")
 
 
 class Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse's own mistakes, in the one-line form, exit 2
         raise UsageError(message)
+
+
+def _band(text):
+    """An option's band: a leaderboard (rules.leaderboard, the one list), else a usage mistake."""
+    try:
+        return rules.leaderboard(text)
+    except ValueError as e:
+        raise argparse.ArgumentTypeError(str(e)) from None
 
 
 def _seed_options(p):
@@ -47,7 +59,7 @@ def _parser():
     r.add_argument("--build", help="the Meson build folder whose python/ holds revgraph (default build)")
 
     e = sub.add_parser("engine", help="the revgraph engine's predictions on the same 11 draws")
-    e.add_argument("--band", required=True, help="the band in percent (12, 8, 5, 3, 2; a decimal)")
+    e.add_argument("--band", required=True, type=_band, help=f"the band in percent: a leaderboard, {rules.LEADERBOARD_WORDS}")
     e.add_argument("--from", dest="from_file", metavar="BANDS.json",
                    help="the band's config from this file of bands (bench/race.json, bench/frontier/frontier.json), "
                         "as `revgraph export --from` reads it; not with --config or --set")
@@ -55,7 +67,7 @@ def _parser():
     e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a config key, after --config")
     e.add_argument("--idx-dir", required=True)
     _seed_options(e)
-    e.add_argument("--backend", default=ENTRY_BACKEND,
+    e.add_argument("--backend", default=ENTRY_BACKEND, choices=ENGINE_BACKENDS,
                    help=f"the engine's backend (default {ENTRY_BACKEND}: the float32 reference trainer, whose predictions "
                         f"are exactly the GPU entry's of `revgraph export`; cpu, the fast backend, sums in another "
                         f"order: a quick look whose report says its predictions are not the entry's)")
@@ -91,7 +103,8 @@ def _parser():
     sl.add_argument("--results", nargs="+", required=True, help="result names under WORK (sweep folders, evaluate files)")
     sl.add_argument("--seeds", type=int, nargs="+", required=True, help=seeds_help)
     sl.add_argument("--backend", default="cpu", help="whose results to rank (default cpu)")
-    sl.add_argument("--bands", nargs="+", default=["12", "8", "5", "3", "2"], help="the bands, in percent (default all: 12 8 5 3 2)")
+    sl.add_argument("--bands", nargs="+", type=_band, default=[str(b) for b in rules.LEADERBOARDS],
+                    help=f"the bands, in percent (default all: {rules.LEADERBOARD_WORDS})")
     sl.add_argument("--top", type=int, default=20, help="configs a band kept, fastest first (default 20)")
     sl.add_argument("--output", required=True, help="the shortlist, JSON (evaluate --configs reads it)")
     sl.add_argument("--build")
@@ -100,7 +113,8 @@ def _parser():
     cf.add_argument("--work", required=True, help="the work folder: the selection draws (sel-SEED/) and every result line")
     cf.add_argument("--results", nargs="+", required=True, help="cpu result names under WORK")
     cf.add_argument("--seeds", type=int, nargs="+", required=True, help=seeds_help)
-    cf.add_argument("--bands", nargs="+", default=["12", "8", "5", "3", "2"], help="the bands, in percent (default all: 12 8 5 3 2)")
+    cf.add_argument("--bands", nargs="+", type=_band, default=[str(b) for b in rules.LEADERBOARDS],
+                    help=f"the bands, in percent (default all: {rules.LEADERBOARD_WORDS})")
     cf.add_argument("--need", type=int, default=2, help="configs a band that must meet the rule (default 2: the "
                                                          "choice and its runner-up)")
     cf.add_argument("--most", type=int, default=6, help="configs a band tried at most (default 6)")
@@ -216,6 +230,7 @@ def cmd_run(a):
     ranked = draws.ranked_draws(pool, seed)
     if a.fashion_dir:
         foreign = draws.load_pool(a.fashion_dir)
+        draws.check_foreign(foreign, pool, "--fashion-dir", "--idx-dir")
         warmup = draws.warmup_draw(foreign, seed, "fashion-train")
         holdouts = [draws.holdout_draw(foreign, seed, k) for k in range(1, draws.HOLDOUT_CALLS + 1)]
         positions = draws.holdout_positions(seed)
@@ -289,9 +304,8 @@ def entry_config(text):
 
 def cmd_engine(a):
     seed, seed_record = _seed(a)
-    verdict.band_basis_points(a.band)
     if a.from_file and (a.config or a.set):
-        raise RaceError("engine: --from takes the band's config from the file; give no --config or --set")
+        raise UsageError("engine: --from takes the band's config from the file; give no --config or --set")
     given = a.from_file or a.config
     inputs = _idx_inputs(a.idx_dir, [draws.TRAIN_IMAGES, draws.TRAIN_LABELS]) + ([given] if given else [])
     report.check_output(a.report, inputs)
@@ -358,7 +372,10 @@ def cmd_draws(a):
     import numpy as np
     seed, _ = _seed(a)
     inputs = _idx_inputs(a.idx_dir, [draws.TRAIN_IMAGES, draws.TRAIN_LABELS])
-    report.check_output(a.output, inputs)
+    task_files = [os.path.join(a.task_dir, f"draw-{i:02d}{tail}") for i in range(1, draws.RANKED_DRAWS + 1)
+                  for tail in (".npz", "-labels.npy")] if a.task_dir else []
+    # All of them before anything is written: DRAWS.npz named as a task archive would be replaced by it.
+    report.check_outputs([a.output] + task_files, inputs, new_folder=a.task_dir)
     if a.task_dir:
         parent = os.path.dirname(os.path.abspath(a.task_dir))
         if not os.path.isdir(parent):
@@ -379,11 +396,10 @@ def cmd_draws(a):
     report.write_with(a.output, lambda f: np.savez(f, **arrays))
     if a.task_dir:
         os.makedirs(a.task_dir, exist_ok=True)
-        for d in ranked:
-            base = os.path.join(a.task_dir, f"draw-{d.index:02d}")
-            report.write_with(base + ".npz", lambda f, d=d: np.savez(f, train_images=d.train_x, train_labels=d.train_y,
-                                                                      test_images=d.test_x))
-            report.write_with(base + "-labels.npy", lambda f, d=d: np.save(f, d.test_y))
+        for d, archive, labels in zip(ranked, task_files[0::2], task_files[1::2]):
+            report.write_with(archive, lambda f, d=d: np.savez(f, train_images=d.train_x, train_labels=d.train_y,
+                                                                test_images=d.test_x))
+            report.write_with(labels, lambda f, d=d: np.save(f, d.test_y))
     where = f" and {len(ranked)} task archives in {a.task_dir}" if a.task_dir else ""
     print(f"race: wrote {a.output} ({len(ranked)} draws of seed {seed}){where}")
     return 0
@@ -400,6 +416,10 @@ def cmd_choose(a):
             "verified": choose.cmd_verified}[a.step](a, revgraph)
 
 
+def _terminate(signum, frame):
+    raise Terminated()
+
+
 COMMANDS = {"run": cmd_run, "engine": cmd_engine, "draws": cmd_draws, "check": cmd_check, "choose": cmd_choose}
 
 
@@ -409,6 +429,7 @@ def main(argv=None):
         sys.stderr.reconfigure(errors="backslashreplace")
     except AttributeError:
         pass
+    signal.signal(signal.SIGTERM, _terminate)
     try:
         a = _parser().parse_args(argv)
         return COMMANDS[a.command](a)
@@ -416,3 +437,11 @@ def main(argv=None):
         sys.stdout.flush()
         print(f"race: error: {e}", file=sys.stderr)
         return e.status
+    except Terminated:
+        # The temporaries are gone (report.write_with removes its own on the way out); end as
+        # SIGTERM ends a process, so that the caller sees the signal, not an exit code.
+        sys.stdout.flush()
+        print("race: error: terminated (SIGTERM); no output was left half written", file=sys.stderr)
+        signal.signal(signal.SIGTERM, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGTERM)
+        return 128 + signal.SIGTERM

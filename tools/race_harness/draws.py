@@ -140,6 +140,21 @@ def load_pool(folder, images_name=TRAIN_IMAGES, labels_name=TRAIN_LABELS, count=
     return Pool(resize(images), labels.astype(np.int64), sources)
 
 
+def check_foreign(foreign, pool, foreign_option, pool_option):
+    """RaceError where a foreign pool (the warm-up's and hold-outs' Fashion-MNIST) is MNIST: any of
+    the official MNIST files, or a file of the ranked pool itself. On MNIST, an entry that memorised
+    the digits passes the hold-out calls, and the report would call them Fashion-MNIST draws."""
+    official = {digest: name for name, digest in OFFICIAL_SHA256.items()}
+    mine = {s["sha256"]: s["path"] for s in pool.sources}
+    for s in foreign.sources:
+        if s["sha256"] in official:
+            raise RaceError(f"{foreign_option}: {s['path']} is MNIST's official {official[s['sha256']]}, not "
+                            f"Fashion-MNIST: the warm-up and hold-out calls need foreign data")
+        if s["sha256"] in mine:
+            raise RaceError(f"{foreign_option}: {s['path']} holds the bytes of {pool_option}'s {mine[s['sha256']]}: "
+                            f"the warm-up and hold-out calls need foreign data (Fashion-MNIST), not the ranked pool")
+
+
 # ----------------------------------------------------------------------------------------- seeds
 def cantor(a, b):
     """The judge's seed from a public case seed a and a secret b: a + (a+b)(a+b+1)/2."""

@@ -10,3 +10,9 @@ class RaceError(Exception):
 class UsageError(RaceError):
     """A mistake in the command line: one line, exit 2."""
     status = 2
+
+
+class Terminated(BaseException):
+    """SIGTERM, raised where the process is, as SIGINT raises KeyboardInterrupt: so that what is half
+    written (a temporary beside an output) is removed on the way out. A BaseException, so that the
+    `except Exception` around an entry's code does not take it for the entry's failure."""

@@ -43,24 +43,34 @@ def environment(torch=None):
 
 
 def _same(a, b):
+    """The same file: one inode where both exist, else the same path once links are resolved."""
     try:
         return os.path.samefile(a, b)
     except OSError:
-        return os.path.abspath(a) == os.path.abspath(b)
+        return os.path.realpath(a) == os.path.realpath(b)
 
 
 def check_output(path, inputs):
     """Before any work: the output is not one of the inputs, and its folder exists."""
-    if path is None:
-        return
-    for p in inputs:
-        if p and _same(path, p):
-            raise RaceError(f"{path}: is an input of this run; the race never writes over an input")
-    folder = os.path.dirname(os.path.abspath(path))
-    if not os.path.isdir(folder):
-        raise RaceError(f"{path}: the folder {folder} does not exist")
-    if os.path.isdir(path):
-        raise RaceError(f"{path}: is a folder")
+    check_outputs([path] if path is not None else [], inputs)
+
+
+def check_outputs(paths, inputs, new_folder=None):
+    """Before any work: no output is an input or another output of the run (the later one would
+    replace it), and each one's folder exists, or is new_folder, which the command makes itself."""
+    for k, path in enumerate(paths):
+        for p in inputs:
+            if p and _same(path, p):
+                raise RaceError(f"{path}: is an input of this run; the race never writes over an input")
+        for other in paths[:k]:
+            if _same(path, other):
+                raise RaceError(f"{other}: this run would write it twice" + (f" (also as {path})" if path != other else "")
+                                + "; the second would replace the first")
+        folder = os.path.dirname(os.path.abspath(path))
+        if not os.path.isdir(folder) and not (new_folder and os.path.abspath(new_folder) == folder):
+            raise RaceError(f"{path}: the folder {folder} does not exist")
+        if os.path.isdir(path):
+            raise RaceError(f"{path}: is a folder")
 
 
 def write_with(path, writer):

@@ -13,27 +13,51 @@ The rules (docs/race.md, "The entry"):
              torch; nothing else runs at import (no other call, no if/for/while/try/with block)
   kernel     a module-level `def custom_kernel(data)` that takes one positional argument
 
-What "inert" allows, exactly: imports; `def`/`class` (a decorator a dotted name, or a call of a
-`torch.` dotted name with constant arguments such as `@torch.no_grad()`; defaults constant; class
-bodies held to the same rules); a docstring; `pass`; `NAME = <constant expression>` (literals,
+What "inert" allows, exactly: imports; `def`/`class` whose every part evaluated at definition is
+inert: default values and annotations (argument and return) constant expressions; a class's bases
+constant expressions and no keywords (`metaclass=` and the keywords given to `__init_subclass__` run
+code when the class is made); no `__init_subclass__` or `__class_getitem__` of the entry's own (the
+first runs when a subclass is made, the second when the class is subscripted, both at import); no
+decorator but the wrappers in INERT_DECORATORS (a decorator is a call at import: `@functools.
+lru_cache` or `@print` runs code; `@torch.no_grad()`, `@staticmethod` and their like only wrap);
+class bodies held to the same rules; a docstring; `pass`; `NAME = <constant expression>` (literals,
 names, attributes, subscripts, operators, tuples/lists/dicts/sets of these, lambdas; no call, no
 comprehension); an assignment to a `torch.` attribute (`torch.backends.cuda.matmul.allow_tf32 =
 False`); and a torch configuration call, `torch.set_*(...)`, `torch.use_deterministic_algorithms(...)`
-or `torch.backends.*(...)`, with constant arguments.
+or `torch.backends.*(...)`, with constant arguments. Annotations are held to this even under `from
+__future__ import annotations` (which leaves them unevaluated): one rule, whatever the file imports.
 """
 import ast
+import decimal
 import os
 import re
 
 MAX_BYTES = 20480
 MAX_LITERAL = 4096
+# The race's leaderboards, in percent: the one list the harness holds (a header's band, `engine
+# --band`, `choose --bands`); `revgraph export` refuses any other band the same way.
 LEADERBOARDS = (12, 8, 5, 3, 2)
+LEADERBOARD_WORDS = ", ".join(map(str, LEADERBOARDS[:-1])) + f" or {LEADERBOARDS[-1]}"
 HEADER_RE = re.compile(r"#!POPCORN leaderboard mnist-medium-(\d+)pct")
 GPU_LINE = "#!POPCORN gpu A100"
 
 _CONSTANT_NODES = (ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.Set,
                    ast.Dict, ast.UnaryOp, ast.BinOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Starred, ast.Load,
                    ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.expr_context)
+
+
+def leaderboard(band):
+    """The canonical band ('12') of a leaderboard given as text ('12', '12.0'); ValueError, one
+    line naming the leaderboards, for anything else (7, 12.5, foo): a band that no leaderboard has
+    would be judged by the engine's rule all the same and pass for nothing."""
+    try:
+        value = decimal.Decimal(str(band).strip())
+    except decimal.InvalidOperation:
+        value = None
+    for b in LEADERBOARDS:
+        if value is not None and value.is_finite() and value == b:
+            return str(b)
+    raise ValueError(f"band {band!r} is not a leaderboard of the race ({LEADERBOARD_WORDS})")
 
 
 def _dotted(node):
@@ -70,15 +94,45 @@ def _torch_config_call(node):
     return all(_constant(a) for a in node.args) and all(_constant(k.value) for k in node.keywords)
 
 
+# The decorators that only wrap the function (no call of the entry's code, no compilation, no
+# I/O); any other decorator is a call at import, refused. Bare names or calls without arguments.
+INERT_DECORATORS = ("staticmethod", "classmethod", "property", "torch.no_grad", "torch.inference_mode")
+# Hooks of a class that Python calls at import without a call in the file: a subclass's `class`
+# statement runs its base's __init_subclass__; `C[...]` in a constant expression runs __class_getitem__.
+CLASS_HOOKS = ("__init_subclass__", "__class_getitem__")
+
+
 def _decorator_ok(node):
-    if _dotted(node) is not None:
-        return True
-    return isinstance(node, ast.Call) and (_dotted(node.func) or "").startswith("torch.") and \
-        all(_constant(a) for a in node.args) and all(_constant(k.value) for k in node.keywords)
+    if isinstance(node, ast.Call) and not node.args and not node.keywords:
+        node = node.func
+    return _dotted(node) in INERT_DECORATORS
 
 
-def _defaults_ok(args):
-    return all(_constant(d) for d in args.defaults + [d for d in args.kw_defaults if d is not None])
+def _signature_problems(fn):
+    """What a def evaluates when it runs (at import, for a module- or class-level def): its defaults
+    and its annotations, each held to the constant expressions."""
+    a = fn.args
+    every = a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x is not None]
+    out = []
+    if not all(_constant(d) for d in a.defaults + [d for d in a.kw_defaults if d is not None]):
+        out.append(f"a default argument of {fn.name} calls code at import")
+    if not all(_constant(x.annotation) for x in every if x.annotation is not None) or \
+            (fn.returns is not None and not _constant(fn.returns)):
+        out.append(f"an annotation of {fn.name} is computed at import (annotations are evaluated when the def "
+                   f"runs): only constant expressions")
+    return out
+
+
+def _hooks(stmt):
+    """The names of CLASS_HOOKS that a class body statement defines (def or assignment)."""
+    if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)):
+        names = [stmt.name]
+    elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
+        targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
+        names = [n.id for t in targets for n in ast.walk(t) if isinstance(n, ast.Name)]
+    else:
+        names = []
+    return [n for n in names if n in CLASS_HOOKS]
 
 
 def _inert(body, where, problems):
@@ -92,14 +146,21 @@ def _inert(body, where, problems):
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for d in stmt.decorator_list:
                 if not _decorator_ok(d):
-                    problems.append(f"inert: {line}: the decorator of {stmt.name} runs code at import "
-                                    f"(a dotted name, or a call of a torch. name with constant arguments)")
+                    problems.append(f"inert: line {d.lineno}: the decorator of {stmt.name} is a call at import "
+                                    f"(only {', '.join(INERT_DECORATORS)} may decorate)")
             if isinstance(stmt, ast.ClassDef):
-                if not all(_constant(b) for b in stmt.bases) or not all(_constant(kw.value) for kw in stmt.keywords):
+                if not all(_constant(b) for b in stmt.bases):
                     problems.append(f"inert: {line}: the bases of class {stmt.name} call code at import")
+                if stmt.keywords:
+                    problems.append(f"inert: {line}: class {stmt.name} has keywords "
+                                    f"({', '.join(k.arg or '**' for k in stmt.keywords)}): a metaclass or "
+                                    f"__init_subclass__ runs them at import")
+                for hook in (h for s in stmt.body for h in _hooks(s)):
+                    problems.append(f"inert: {line}: class {stmt.name} defines {hook}, which Python calls at import "
+                                    f"(on a subclass's class statement, or on C[...])")
                 _inert(stmt.body, f"class {stmt.name}", problems)
-            elif not _defaults_ok(stmt.args):
-                problems.append(f"inert: {line}: a default argument of {stmt.name} calls code at import")
+            else:
+                problems += [f"inert: {line}: {p}" for p in _signature_problems(stmt)]
             continue
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
