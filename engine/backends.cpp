@@ -127,24 +127,27 @@ std::string backend_name_list() {
     return text;
 }
 
-std::unique_ptr<Backend> make_backend(const std::string& name) {
+const BackendRow& backend_row(const std::string& name) {
     const BackendRow* row = find_backend(name);
     if (!row) throw Error("backend: unknown backend '" + name + "' (expected " + backend_name_list() + ")");
-    if (const std::string why = row->unbuildable(); !why.empty())
-        throw Error("backend: " + name + " requested but " + why);
-    return row->make();
+    return *row;
 }
 
-std::unique_ptr<Backend> make_emulated_backend(const std::string& name) {
-    const BackendRow* row = find_backend(name);
-    if (!row) throw Error("backend: unknown backend '" + name + "' (expected " + backend_name_list() + ")");
-    if (!row->emulate)
-        // Worded for both callers: the command's --emulate and the Python API's emulate=True.
-        throw Error(
-            "backend: emulation runs a GPU backend's launch plan on the CPU: the backend must be cuda or "
-            "cuda-fused, not " +
-            name);
-    return row->emulate();
+std::unique_ptr<Backend> make_backend(const std::string& name) {
+    const BackendRow& row = backend_row(name);
+    if (const std::string why = row.unbuildable(); !why.empty())
+        throw Error("backend: " + name + " requested but " + why);
+    return row.make();
+}
+
+std::unique_ptr<Backend> make_emulated_backend(const std::string& name, const std::string& what) {
+    const BackendRow& row = backend_row(name);
+    if (!row.emulate)
+        throw Error("backend: " + what +
+                    " runs a GPU backend's launch plan on the CPU: the backend must be cuda or "
+                    "cuda-fused, not " +
+                    name);
+    return row.emulate();
 }
 
 std::unique_ptr<Backend> make_backend(const std::string& name, const TaskConfig& config) {
@@ -158,11 +161,7 @@ void require_runs_width(const std::string& name, const TaskConfig& config) {
         throw Error(why);
 }
 
-std::string backend_needs(const std::string& name) {
-    const BackendRow* row = find_backend(name);
-    if (!row) throw Error("backend: unknown backend '" + name + "'");
-    return row->needs;
-}
+std::string backend_needs(const std::string& name) { return backend_row(name).needs; }
 
 std::vector<BackendAvailability> backend_availability() {
     std::vector<BackendAvailability> out;

@@ -31,7 +31,9 @@ struct BackendRow {
 
 const std::vector<BackendRow>& backend_table();                // in the order `revgraph backends` lists them
 const BackendRow* find_backend(const std::string& requested);  // nullptr for an unknown name
-std::vector<std::string> backend_names();                      // every row's requested name
+// The row of a name; Error "backend: unknown backend 'X' (expected ...)" for an unknown one.
+const BackendRow& backend_row(const std::string& requested);
+std::vector<std::string> backend_names();  // every row's requested name
 // The names for help texts and errors: "auto, cpu, cpu-reference, cuda or cuda-fused".
 std::string backend_name_list();
 
@@ -42,8 +44,9 @@ std::unique_ptr<Backend> make_backend(const std::string& name);
 // asked for, and PreparedTask refuses a width it does not run.
 std::unique_ptr<Backend> make_backend(const std::string& name, const TaskConfig& config);
 // The GPU backend `name`'s launch plan on the CPU (`--emulate`), in any build and on any machine;
-// unknown names, `auto` and the CPU backends throw Error in one line.
-std::unique_ptr<Backend> make_emulated_backend(const std::string& name);
+// unknown names, `auto` and the CPU backends throw Error in one line, which names the request as
+// `what` says it ("--emulate" on the command line, "emulate=True" in Python).
+std::unique_ptr<Backend> make_emulated_backend(const std::string& name, const std::string& what = "emulation");
 // Throws the one-line refusal PreparedTask would throw where the backend `name` builds for this
 // config does not run its width: sweep and qualify call it before they read data or write output.
 void require_runs_width(const std::string& name, const TaskConfig& config);

@@ -161,6 +161,7 @@ std::optional<Protocol> protocol_from(Checker& c, const Json& j) {
 
 void VerifyRequest::check() const {
     if (backend && !retrain) throw Error("a backend only steers the retraining (retrain)");
+    if (backend) backend_row(*backend);  // an unknown name, before any file is read
 }
 
 VerifyOutcome verify_submission(const VerifyRequest& request) {

@@ -18,7 +18,8 @@ struct VerifyRequest {
     bool retrain = false;
     std::optional<std::string> backend;  // for retrain; default: the protocol's requested backend
     Progress progress;
-    // Throws Error where the request itself is wrong (a backend without retrain steers nothing);
+    // Throws Error where the request itself is wrong (a backend without retrain steers nothing, a
+    // backend name that none is);
     // verify_submission calls it first, front ends call it to tell a usage error.
     void check() const;
 };

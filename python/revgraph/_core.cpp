@@ -209,7 +209,7 @@ public:
         std::unique_ptr<Backend> b;
         if (emulate) {  // the GPU backend's launch plan on the CPU: naming a CPU backend is a bad value
             try {
-                b = make_emulated_backend(backend);
+                b = make_emulated_backend(backend, "emulate=True");
             } catch (const Error& e) { bad(e.what()); }
         } else {
             b = backend_named(backend, c);

@@ -396,7 +396,7 @@ def test_emulate_runs_a_gpu_backends_plan_on_the_cpu(tmp_path, task_arrays):
             "batch_size=64", "--quiet", "--output", str(out))
     with open(out) as f:
         assert json.load(f)["predictions_sha256"] == emulated.metadata["predictions_sha256"]
-    with pytest.raises(ValueError, match="emulation runs a GPU backend's launch plan on the CPU: the backend must be cuda or cuda-fused, not cpu$"):
+    with pytest.raises(ValueError, match="emulate=True runs a GPU backend's launch plan on the CPU: the backend must be cuda or cuda-fused, not cpu$"):
         revgraph.Task(tr, tl, te, backend="cpu", emulate=True)
 
 

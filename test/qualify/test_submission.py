@@ -338,6 +338,13 @@ class Submission(unittest.TestCase):
         self.assertEqual(p.returncode, 2)
         self.assertIn("--backend only steers --retrain", p.stderr)
 
+    def test_unknown_backend_before_any_file_is_read(self):
+        # An IDX folder that does not exist: the name is refused first, so the error is the backend's.
+        p = rg("verify", self.sub, "--idx-dir", os.path.join(self.tmp, "nowhere"), "--retrain", "--backend", "bogus")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
+        self.assertIn("unknown backend 'bogus'", p.stderr)
+
     def test_all_or_nothing(self):
         # An existing non-empty folder is refused before any work, and left as it was.
         taken = os.path.join(self.tmp, "taken")

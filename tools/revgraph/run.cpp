@@ -34,7 +34,8 @@ void require_writable_outputs(const RunOptions& o) {
     NamedPaths targets;
     if (o.output) {
         targets.push_back({"--output", *o.output});
-        targets.push_back({"the predictions file of --output", predictions_path_for(*o.output).string()});
+        // "--output r.json's predictions file r.predictions.npy ...": the path is that file's, not --output's.
+        targets.push_back({"--output " + *o.output + "'s predictions file", predictions_path_for(*o.output).string()});
     }
     if (o.state) targets.push_back({"--state", *o.state});
     if (o.scores) targets.push_back({"--scores", *o.scores});
@@ -124,7 +125,7 @@ int run_command(const RunOptions& o) {
     if (o.emulate) {  // before any work: --emulate names a GPU backend, and nothing runs on a GPU
         if (o.task.device || o.task.pdl || o.task.no_pdl)
             throw UsageError{"run: --emulate runs on the CPU: drop --device, --pdl and --no-pdl"};
-        make_emulated_backend(o.task.backend);
+        make_emulated_backend(o.task.backend, "--emulate");
         configure_runtime(o.task);  // --cluster-blocks: the emulated plan runs the cluster launch too
     } else {
         refuse_gpu_options_on_cpu(o.task);
@@ -132,8 +133,9 @@ int run_command(const RunOptions& o) {
     }
 
     LabelledTask task = load_task(o);
-    PreparedTask prepared(std::move(task.inputs), config,
-                          o.emulate ? make_emulated_backend(o.task.backend) : make_backend(o.task.backend, config));
+    PreparedTask prepared(
+        std::move(task.inputs), config,
+        o.emulate ? make_emulated_backend(o.task.backend, "--emulate") : make_backend(o.task.backend, config));
     if (!o.quiet)
         std::cerr << "revgraph: " << prepared.inputs().train_count() << " train / " << prepared.inputs().test_count()
                   << " query, depth " << config.depth << ", width " << config.width << ", " << config.epochs

@@ -24,9 +24,8 @@ int verify_command(const VerifyOptions& o) {
     r.idx_dir = *o.idx_dir;
     r.retrain = o.retrain;
     r.backend = o.backend;
-    try {
-        r.check();  // the engine's rule; broken here it is a usage error
-    } catch (const Error&) { throw UsageError{"verify: --backend only steers --retrain"}; }
+    if (o.backend && !o.retrain) throw UsageError{"verify: --backend only steers --retrain"};
+    r.check();  // the engine's rules: an unknown backend fails here, before any file is read (exit 1, as run's)
     if (!o.quiet) r.progress = [](const std::string& line) { std::cerr << "revgraph: verify: " << line << "\n"; };
     const qualify::VerifyOutcome v = qualify::verify_submission(r);
     std::string text;
