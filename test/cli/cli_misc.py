@@ -48,6 +48,14 @@ class CommandLine(CliTestCase):
         self.assertEqual((p.returncode, p.stderr), (0, ""))
         self.assertIn("--repeat", p.stdout)
 
+    def test_help_lists_config_keys_only_where_they_are_taken(self):
+        # The config keys' footer is for commands that take --set: a subcommand inherits its parent's
+        # footer in CLI11 unless it sets its own (`sweep merge` showed sweep's).
+        for command in self.all_commands():
+            with self.subTest(command=command):
+                text = rg(*command, "--help").stdout
+                self.assertEqual("config keys (defaults are rev88)" in text, "--set" in text, text[-400:])
+
     def all_commands(self, command=()):
         """Every command and kind, from the help's own "Subcommands:" lists."""
         found = [command]

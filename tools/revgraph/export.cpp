@@ -66,6 +66,7 @@ Command add_export_command(CLI::App& app) {
         ->type_name("ENTRY.py")
         ->check(kNonEmpty);
     sub->add_flag("--quiet", o->quiet, "no message on standard error");
+    sub->footer(config_keys_help());
     return {sub, [o] { return export_command(*o); }};
 }
 

@@ -157,6 +157,8 @@ std::vector<Command> add_sweep_commands(CLI::App& app) {
         ->type_name("SHARD.jsonl")
         ->check(kNonEmpty);
     merge->add_option("--output", m->output, "the merged sweep")->type_name("ALL.jsonl")->check(kNonEmpty);
+    // Its own footer: CLI11 gives a subcommand its parent's, whose config keys merge does not take.
+    merge->footer("Exit status 1: a shard missing, unfinished or of another sweep (grid, backend or inputs).");
 
     // merge first: `sweep merge` parses both, and the deeper one is meant.
     return {{merge, [m] { return sweep_merge(*m); }},
