@@ -65,11 +65,15 @@ const std::vector<std::string>& race_bands() {
     return bands;
 }
 
-std::string entry_file(const EntrySource& s) {
+void require_race_band(const std::string& band) {
     const auto& bands = race_bands();
-    if (std::find(bands.begin(), bands.end(), s.band) == bands.end())
-        throw Error("export: the band must be one of the challenge's leaderboards 12, 8, 5, 3 or 2, got '" + s.band +
+    if (std::find(bands.begin(), bands.end(), band) == bands.end())
+        throw Error("export: the band must be one of the challenge's leaderboards 12, 8, 5, 3 or 2, got '" + band +
                     "'");
+}
+
+std::string entry_file(const EntrySource& s) {
+    require_race_band(s.band);
     s.config.validate();
     std::string text = entry_template();
     replace_once(text, "@BAND@", s.band);

@@ -16,6 +16,8 @@ inline constexpr std::size_t kMaxEntryBytes = 20480;
 inline constexpr std::size_t kMaxLiteralChars = 4096;
 // The leaderboards of the challenge: error bands in percent.
 const std::vector<std::string>& race_bands();
+// Throws revgraph::Error in one line naming the leaderboards unless `band` is one of them.
+void require_race_band(const std::string& band);
 
 struct EntrySource {
     std::string band;  // "12": the leaderboard mnist-medium-12pct

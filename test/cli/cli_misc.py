@@ -56,6 +56,13 @@ class CommandLine(CliTestCase):
                 text = rg(*command, "--help").stdout
                 self.assertEqual("config keys (defaults are rev88)" in text, "--set" in text, text[-400:])
 
+    def test_a_band_that_is_no_band_is_a_usage_error_everywhere(self):
+        # The same mistake, the same exit: 2, as qualify's --band has always been.
+        for args in (("band", "--band", "abc", "--total", "10", "--per-draw", "5"), ("qualify", "--idx-dir", self.tmp, "--band", "abc"),
+                     ("export", "--band", "7"), ("export", "--band", "12.5")):
+            with self.subTest(args=args):
+                self.assert_clean_error(rg(*args), 2, ["band"])
+
     def all_commands(self, command=()):
         """Every command and kind, from the help's own "Subcommands:" lists."""
         found = [command]

@@ -131,7 +131,7 @@ class Entries(unittest.TestCase):
                 self.assertEqual(module_constant(text, "CONFIG"), want, name)
 
     def test_bad_requests_get_one_line(self):
-        for args, words in ((["--band", "7"], "leaderboards"), (["--from", bands_file(), "--band", "7"], "has no band 7"),
+        for args, words in ((["--band", "7"], "leaderboards"), (["--from", bands_file(), "--band", "7"], "leaderboards"), (["--from", bands_file(), "--band", "2"], "has no band 2"),
                             (["--band", "12", "--set", "width=81"], "width"),
                             (["--from", bands_file(), "--band", "12", "--set", "depth=3"], "not with --config or --set"),
                             (["--from", os.path.join(ROOT, "README.md"), "--band", "12"], "is not JSON")):

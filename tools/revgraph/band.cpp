@@ -25,7 +25,10 @@ struct BandOptions {
 };
 
 int band_command(const BandOptions& o) {
-    const qualify::Band band = qualify::Band::parse(o.band);
+    qualify::Band band;
+    try {  // a band that is no decimal percentage is a usage error (exit 2), as qualify's is
+        band = qualify::Band::parse(o.band, "band: --band");
+    } catch (const Error& e) { throw UsageError{e.what()}; }
     if (o.total < 0 || o.per_draw < 0) throw Error("band: --total and --per-draw must be at least 0");
     nlohmann::ordered_json j;
     j["band"] = band.text();

@@ -22,6 +22,10 @@ struct ExportOptions {
 };
 
 int export_command(const ExportOptions& o) {
+    // A band that is no leaderboard is a mistake on the command line (exit 2), as qualify's is.
+    try {
+        exporter::require_race_band(*o.band);
+    } catch (const Error& e) { throw UsageError{e.what()}; }
     exporter::EntrySource source;
     if (o.from) {
         if (o.task.config || !o.task.set.empty())
