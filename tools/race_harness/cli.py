@@ -393,9 +393,10 @@ def cmd_draws(a):
         arrays.update({f"train_x_{n}": d.train_x, f"train_y_{n}": d.train_y, f"test_x_{n}": d.test_x,
                        f"test_y_{n}": d.test_y, f"train_rows_{n}": d.train_rows, f"test_rows_{n}": d.test_rows,
                        f"label_perm_{n}": d.perm})
+    if a.task_dir:  # made first: --output may lie in it (check_outputs allowed that folder to be new)
+        os.makedirs(a.task_dir, exist_ok=True)
     report.write_with(a.output, lambda f: np.savez(f, **arrays))
     if a.task_dir:
-        os.makedirs(a.task_dir, exist_ok=True)
         for d, archive, labels in zip(ranked, task_files[0::2], task_files[1::2]):
             report.write_with(archive, lambda f, d=d: np.savez(f, train_images=d.train_x, train_labels=d.train_y,
                                                                 test_images=d.test_x))

@@ -77,8 +77,9 @@ def write_with(path, writer):
     """writer(file object) into a temporary beside path (mode 0666 less the umask, as open() would
     make it), fsync, rename; the temporary is removed where anything fails."""
     folder = os.path.dirname(os.path.abspath(path))
-    fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
-    try:
+    tmp = None
+    try:  # mkstemp inside: a SIGTERM (raised as Terminated) just after it still removes the temporary
+        fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
         umask = os.umask(0)
         os.umask(umask)
         os.fchmod(fd, 0o666 & ~umask)
@@ -88,10 +89,11 @@ def write_with(path, writer):
             os.fsync(f.fileno())
         os.replace(tmp, path)
     except BaseException:
-        try:
-            os.unlink(tmp)
-        except OSError:
-            pass
+        if tmp is not None:
+            try:
+                os.unlink(tmp)
+            except OSError:
+                pass
         raise
 
 

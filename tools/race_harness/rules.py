@@ -18,8 +18,9 @@ inert: default values and annotations (argument and return) constant expressions
 constant expressions and no keywords (`metaclass=` and the keywords given to `__init_subclass__` run
 code when the class is made); no `__init_subclass__` or `__class_getitem__` of the entry's own (the
 first runs when a subclass is made, the second when the class is subscripted, both at import); no
-decorator but the wrappers in INERT_DECORATORS (a decorator is a call at import: `@functools.
-lru_cache` or `@print` runs code; `@torch.no_grad()`, `@staticmethod` and their like only wrap);
+decorator but the wrappers in INERT_DECORATORS, a property's companions and the lazy compilers
+in LAZY_COMPILERS (a decorator is a call at import: `@functools.lru_cache` or `@print` runs code;
+`@torch.no_grad()`, `@staticmethod`, `@torch.compile` and their like only wrap);
 class bodies held to the same rules; a docstring; `pass`; `NAME = <constant expression>` (literals,
 names, attributes, subscripts, operators, tuples/lists/dicts/sets of these, lambdas; no call, no
 comprehension); an assignment to a `torch.` attribute (`torch.backends.cuda.matmul.allow_tf32 =
@@ -95,17 +96,29 @@ def _torch_config_call(node):
 
 
 # The decorators that only wrap the function (no call of the entry's code, no compilation, no
-# I/O); any other decorator is a call at import, refused. Bare names or calls without arguments.
-INERT_DECORATORS = ("staticmethod", "classmethod", "property", "torch.no_grad", "torch.inference_mode")
+# I/O); any other decorator is a call at import, refused. Bare names or calls without arguments;
+# also a property's own companions (`@p.setter`, `.getter`, `.deleter` of a property p defined
+# before them in the same class).
+INERT_DECORATORS = ("staticmethod", "classmethod", "property", "abc.abstractmethod", "typing.overload",
+                    "torch.no_grad", "torch.inference_mode")
+# The decorators that wrap a function to be compiled at its first call, not at import: bare, or
+# called with constant options (`@torch.compile(mode="max-autotune")`, `@triton.jit`).
+LAZY_COMPILERS = ("torch.compile", "triton.jit")
+PROPERTY_COMPANIONS = ("setter", "getter", "deleter")
 # Hooks of a class that Python calls at import without a call in the file: a subclass's `class`
 # statement runs its base's __init_subclass__; `C[...]` in a constant expression runs __class_getitem__.
 CLASS_HOOKS = ("__init_subclass__", "__class_getitem__")
 
 
-def _decorator_ok(node):
+def _decorator_ok(node, properties):
+    """Whether a decorator only wraps; `properties`: the names the enclosing class made properties."""
+    if isinstance(node, ast.Call) and _dotted(node.func) in LAZY_COMPILERS:
+        return all(_constant(a) for a in node.args) and all(_constant(k.value) for k in node.keywords)
     if isinstance(node, ast.Call) and not node.args and not node.keywords:
         node = node.func
-    return _dotted(node) in INERT_DECORATORS
+    name = _dotted(node) or ""
+    head, _, tail = name.rpartition(".")
+    return name in INERT_DECORATORS or name in LAZY_COMPILERS or (head in properties and tail in PROPERTY_COMPANIONS)
 
 
 def _signature_problems(fn):
@@ -137,6 +150,7 @@ def _hooks(stmt):
 
 def _inert(body, where, problems):
     """Problems with the statements that run when this body (the module's, a class's) runs."""
+    properties = set()  # names this body has made properties, whose companions may decorate
     for stmt in body:
         line = f"line {stmt.lineno}"
         if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass)):
@@ -145,9 +159,13 @@ def _inert(body, where, problems):
             continue  # a docstring, or any other bare literal: nothing runs
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for d in stmt.decorator_list:
-                if not _decorator_ok(d):
+                if not _decorator_ok(d, properties):
                     problems.append(f"inert: line {d.lineno}: the decorator of {stmt.name} is a call at import "
-                                    f"(only {', '.join(INERT_DECORATORS)} may decorate)")
+                                    f"(only wrappers may decorate: {', '.join(INERT_DECORATORS + LAZY_COMPILERS)}, "
+                                    f"a property's setter)")
+            if any(_dotted(d) == "property" or (_dotted(d) or "").rpartition(".")[2] in PROPERTY_COMPANIONS
+                   for d in stmt.decorator_list):
+                properties.add(stmt.name)
             if isinstance(stmt, ast.ClassDef):
                 if not all(_constant(b) for b in stmt.bases):
                     problems.append(f"inert: {line}: the bases of class {stmt.name} call code at import")
