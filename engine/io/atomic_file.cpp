@@ -6,6 +6,8 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <random>
 #include <set>
@@ -57,8 +59,29 @@ void step_done(int& step) {
 
 void set_commit_step_hook(void (*hook)(int)) { commit_step_hook = hook; }
 
-// Only entries of processes that no longer exist are removed, so a concurrent writer's temporary (a
-// live PID) is never touched; and only regular files or, where asked, directories (never a link).
+namespace {
+
+// This machine, in a temporary's name: a PID says whether its writer runs only on the machine that
+// wrote it, and a folder on a shared file system (a cluster's nodes) also holds other machines'
+// temporaries, whose writers may well be running. 8 hex digits of FNV-1a over the host name.
+const std::string& host_tag() {
+    static const std::string tag = [] {
+        char name[256] = {};
+        if (::gethostname(name, sizeof name - 1) != 0) name[0] = '\0';
+        std::uint32_t h = 2166136261u;
+        for (const char* c = name; *c != '\0'; ++c) h = (h ^ static_cast<unsigned char>(*c)) * 16777619u;
+        char hex[9];
+        std::snprintf(hex, sizeof hex, "%08x", h);
+        return std::string(hex);
+    }();
+    return tag;
+}
+
+}  // namespace
+
+// Only this machine's entries of processes that no longer exist are removed, so a concurrent
+// writer's temporary (a live PID, or another machine's) is never touched; and only regular files
+// or, where asked, directories (never a link).
 void remove_stale_temporaries(const fs::path& resolved, bool folders) noexcept {
     const std::string prefix = temp_prefix(resolved);
     std::error_code ec;
@@ -76,6 +99,7 @@ void remove_stale_temporaries(const fs::path& resolved, bool folders) noexcept {
                 pid = pid * 10 + (name[i] - '0');
         }
         if (!digits || pid <= 0 || pid == ::getpid()) continue;
+        if (name.compare(dash + 1, host_tag().size() + 1, host_tag() + "-") != 0) continue;  // not this machine's
         struct stat st {};
         if (::lstat(it->path().c_str(), &st) != 0) continue;
         const bool file = S_ISREG(st.st_mode), folder = folders && S_ISDIR(st.st_mode);
@@ -87,7 +111,7 @@ void remove_stale_temporaries(const fs::path& resolved, bool folders) noexcept {
 }
 
 std::string temporary_prefix(const fs::path& resolved) {
-    return temp_prefix(resolved) + std::to_string(::getpid()) + "-";
+    return temp_prefix(resolved) + std::to_string(::getpid()) + "-" + host_tag() + "-";
 }
 
 std::vector<std::uint8_t> read_file(const fs::path& path) {

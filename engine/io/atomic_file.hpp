@@ -23,7 +23,7 @@ std::vector<std::uint8_t> read_file(const std::filesystem::path& path);
 // file". A symlink is written through (resolve_output in file_identity.hpp, the same rule the
 // duplicate-output check uses): the file it points to is replaced and the link stays; a link
 // to something other than a regular file is refused like that thing. Temporaries that a killed
-// writer left beside the target (".NAME.tmp-PID-*" of a process that no longer runs) are
+// writer left beside the target (".NAME.tmp-PID-HOST-*" of a process of this machine that no longer runs) are
 // removed when the next writer of that target starts.
 class AtomicFile {
 public:
@@ -55,11 +55,11 @@ private:
 };
 
 // What a writer stages beside its target `resolved` (a path as resolve_output gives it) is named
-// ".NAME.tmp-PID-SUFFIX", NAME the target's file name and PID the writer's process: AtomicFile's
-// files and the submission folder of engine/qualify alike. temporary_prefix is ".NAME.tmp-PID-"
-// for this process; remove_stale_temporaries removes such entries of processes that no longer
-// run (regular files; with `folders`, directories too, with what they hold), which a kill between
-// staging and rename leaves behind.
+// ".NAME.tmp-PID-HOST-SUFFIX", NAME the target's file name, PID the writer's process and HOST a tag
+// of its machine: AtomicFile's files and the submission folder of engine/qualify alike.
+// temporary_prefix is ".NAME.tmp-PID-HOST-" for this process; remove_stale_temporaries removes
+// such entries of this machine's processes that no longer run (regular files; with `folders`,
+// directories too, with what they hold), which a kill between staging and rename leaves behind.
 std::string temporary_prefix(const std::filesystem::path& resolved);
 void remove_stale_temporaries(const std::filesystem::path& resolved, bool folders) noexcept;
 

@@ -59,9 +59,9 @@ void check_submission_target(const fs::path& out) {
 SubmissionWriter::SubmissionWriter(fs::path out) : out_(std::move(out)) {
     check_submission_target(out_);
     // A fresh name of its own (as mkdtemp, but with the usual mode): two writers, even of one target
-    // in one process, never share a folder, and a folder someone else made is never touched. The
-    // name carries the PID, as AtomicFile's temporaries do, so that the folder a killed run left
-    // is removed by the next run beside it.
+    // in one process, never share a folder, and no folder a live writer made is touched. The name
+    // carries the PID and the machine, as AtomicFile's temporaries do, so that the folder a killed
+    // run left is removed by the next run beside it on that machine.
     const fs::path target = parent_of(out_) / name_of(out_);
     io::remove_stale_temporaries(target, true);
     std::random_device entropy;

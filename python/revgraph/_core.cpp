@@ -385,8 +385,7 @@ py::dict verify_run(const std::string& submission, const std::string& idx_dir, b
     r.backend = backend;
     try {
         r.check();
-    } catch (const Error& e) { bad(e.what()); }
-    if (backend) backend_named(*backend);
+    } catch (const Error& e) { bad(e.what()); }  // an unknown backend too: ValueError
     qualify::VerifyOutcome o;
     {
         py::gil_scoped_release nogil;

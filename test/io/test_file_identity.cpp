@@ -98,13 +98,24 @@ TEST_CASE("atomic file: temporaries of a writer that no longer runs are removed 
     REQUIRE(gone >= 0);
     if (gone == 0) ::_exit(0);
     REQUIRE(::waitpid(gone, nullptr, 0) == gone);
-    const std::string stale = ".r.json.tmp-" + std::to_string(gone) + "-12345";
-    const std::string live = ".r.json.tmp-" + std::to_string(::getppid()) + "-6789";  // a live process's
-    write_file_atomic(dir / stale, std::string("half"));
-    write_file_atomic(dir / live, std::string("busy"));
+    // This machine's tag, as this process names its own temporaries: ".r.json.tmp-PID-TAG-".
+    const std::string own = revgraph::io::temporary_prefix(dir / "r.json"),
+                      mine = ".r.json.tmp-" + std::to_string(::getpid()) + "-";
+    REQUIRE(own.rfind(mine, 0) == 0);
+    const std::string tag = own.substr(mine.size());  // "TAG-"
+    REQUIRE(tag.size() == 9);
+    const std::string stale = ".r.json.tmp-" + std::to_string(gone) + "-" + tag + "12345";
+    const std::string live = ".r.json.tmp-" + std::to_string(::getppid()) + "-" + tag + "6789";  // a live process's
+    // A process of that PID that has exited here may run on another machine sharing the folder.
+    const std::string elsewhere =
+        ".r.json.tmp-" + std::to_string(gone) + "-" + (tag[0] == '0' ? "1" : "0") + tag.substr(1) + "12345";
+    const std::string untagged = ".r.json.tmp-" + std::to_string(gone) + "-12345";  // whose machine is unknown
+    for (const std::string& name : {stale, live, elsewhere, untagged}) write_file_atomic(dir / name, std::string("x"));
     write_file_atomic(dir / "r.json", std::string("new"));
     CHECK_FALSE(fs::exists(dir / stale));
     CHECK(fs::exists(dir / live));
+    CHECK(fs::exists(dir / elsewhere));
+    CHECK(fs::exists(dir / untagged));
     CHECK(read_file(dir / "r.json") == to_bytes("new"));
 }
 

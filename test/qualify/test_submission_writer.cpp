@@ -14,6 +14,7 @@
 #include <vector>
 
 #include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "engine/qualify/submission.hpp"
 
 namespace fs = std::filesystem;
@@ -98,8 +99,12 @@ TEST_CASE("the folder of a writer that no longer runs is removed by the next; a 
     REQUIRE(gone >= 0);
     if (gone == 0) ::_exit(0);
     REQUIRE(::waitpid(gone, nullptr, 0) == gone);
-    const fs::path stale = dir.path / (".sub.tmp-" + std::to_string(gone) + "-00c0ffee00c0ffee");
-    const fs::path live = dir.path / (".sub.tmp-" + std::to_string(::getppid()) + "-00c0ffee00c0ffee");
+    // This machine's tag, as the writer names its own folder: ".sub.tmp-PID-TAG-".
+    const std::string own = revgraph::io::temporary_prefix(out), mine = ".sub.tmp-" + std::to_string(::getpid()) + "-";
+    REQUIRE(own.rfind(mine, 0) == 0);
+    const std::string tag = own.substr(mine.size());
+    const fs::path stale = dir.path / (".sub.tmp-" + std::to_string(gone) + "-" + tag + "00c0ffee00c0ffee");
+    const fs::path live = dir.path / (".sub.tmp-" + std::to_string(::getppid()) + "-" + tag + "00c0ffee00c0ffee");
     for (const fs::path& p : {stale, live}) {
         fs::create_directories(p / "predictions");
         std::ofstream(p / "predictions" / "draw-01.npy") << "half";

@@ -106,7 +106,7 @@ int sweep_merge(const MergeOptions& o) {
     if (o.output.empty()) throw UsageError{"sweep merge: --output ALL.jsonl is required"};
     if (o.shards.empty()) throw UsageError{"sweep merge: name the shard files to merge"};
     NamedPaths inputs;
-    for (const auto& shard : o.shards) inputs.push_back({"the shard", shard});
+    for (const auto& shard : o.shards) inputs.push_back({"shard", shard});
     require_distinct_writable_outputs({{"--output", o.output}}, inputs);
     std::vector<std::pair<std::string, std::string>> files;
     for (const auto& shard : o.shards) {
