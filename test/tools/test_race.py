@@ -331,6 +331,11 @@ class Usage(unittest.TestCase):
         """engine takes the leaderboards only, as check and revgraph export do (rules.LEADERBOARDS),
         and its two backends; every usage mistake exits 2 with one line, before any work."""
         self.assertEqual(rules.LEADERBOARDS, (12, 8, 5, 3, 2))
+        # The engine's own list (`revgraph export`, engine/export race_bands()) is the same: each of
+        # these is taken, and bands beside them are not.
+        for band in [*rules.LEADERBOARDS, 7, 4, 10]:
+            p = subprocess.run([REVGRAPH, "export", "--band", str(band), "--quiet"], capture_output=True, text=True)
+            self.assertEqual(p.returncode, 0 if band in rules.LEADERBOARDS else 2, (band, p.stderr))
         self.assertEqual([rules.leaderboard(b) for b in ("12", "8", "5.0", " 3", "2")], ["12", "8", "5", "3", "2"])
         for band in ("12.5", "7", "foo", "0", "100", "nan"):
             with self.assertRaises(ValueError):
