@@ -55,12 +55,6 @@ void step_done(int& step) {
     if (commit_step_hook != nullptr) commit_step_hook(step);
 }
 
-}  // namespace
-
-void set_commit_step_hook(void (*hook)(int)) { commit_step_hook = hook; }
-
-namespace {
-
 // This machine, in a temporary's name: a PID says whether its writer runs only on the machine that
 // wrote it, and a folder on a shared file system (a cluster's nodes) also holds other machines'
 // temporaries, whose writers may well be running. 8 hex digits of FNV-1a over the host name.
@@ -78,6 +72,8 @@ const std::string& host_tag() {
 }
 
 }  // namespace
+
+void set_commit_step_hook(void (*hook)(int)) { commit_step_hook = hook; }
 
 // Only this machine's entries of processes that no longer exist are removed, so a concurrent
 // writer's temporary (a live PID, or another machine's) is never touched; and only regular files

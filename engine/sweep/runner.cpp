@@ -110,10 +110,9 @@ SweepSummary run_sweep(const SweepJob& job) {
         PreparedTask::run_together(batch, s.jobs);
         for (std::size_t k = 0; k < count; ++k) {
             const TaskOutputs out = tasks[k]->outputs();
-            PointHead h = point_head(first + k);
             // What ran, as the task says: the config and backend it was prepared with.
-            h.config = tasks[k]->config();
-            h.backend = tasks[k]->backend().name();
+            const PointHead h{points[first + k],          job.grid.size(), grid_digest, tasks[k]->config(),
+                              tasks[k]->backend().name(), inputs_sha256};
             file.append(format_line(h, out, job.test_labels, tasks[k]->last_run_seconds()));
             tasks[k].reset();  // its buffers, host and device, go now
             ++s.ran;
