@@ -29,6 +29,7 @@ Debian's python3 with numpy and torch (CPU); a C++ compiler for the library.
 """
 import contextlib
 import ctypes
+import enum
 import os
 import re
 import subprocess
@@ -183,12 +184,19 @@ class TorchOnHost(types.ModuleType):
 class HostNvrtc(types.SimpleNamespace):
     """cuda.bindings.nvrtc: a program compiles host_device.cpp around its text into `folder`."""
 
+    NVRTC_ERROR_COMPILATION = 6
+
     def __init__(self, cuda, folder, root, cxx):
-        super().__init__(cuda=cuda, folder=folder, root=root, cxx=cxx, programs=[])
+        # fail_with: a compile log; the next compile fails with it, as NVRTC fails on an error
+        super().__init__(cuda=cuda, folder=folder, root=root, cxx=cxx, programs=[], fail_with=None)
 
     def nvrtcCreateProgram(self, src, name, headers, sources, names):
-        self.programs.append({"src": src.decode(), "library": None})
+        self.programs.append({"src": src.decode(), "library": None, "log": "", "destroyed": False})
         return 0, len(self.programs) - 1
+
+    def nvrtcDestroyProgram(self, prog):
+        self.programs[prog]["destroyed"] = True
+        return (0,)
 
     def nvrtcCompileProgram(self, prog, count, options):
         opts = [o.decode() for o in options]
@@ -201,6 +209,9 @@ class HostNvrtc(types.SimpleNamespace):
         defines = [o for o in opts if o.startswith("-D")]
         if len([o for o in defines if re.fullmatch(r"-DRG_ENTRY_HALF=\d+", o)]) != 1:
             raise AssertionError(f"NVRTC options {opts}: one -DRG_ENTRY_HALF=N wanted")
+        if self.fail_with is not None:
+            self.programs[prog]["log"], self.fail_with = self.fail_with, None
+            return (self.NVRTC_ERROR_COMPILATION,)
         text = os.path.join(self.folder, f"program{prog}.cuh")
         with open(text, "w") as f:
             f.write(self.programs[prog]["src"])
@@ -225,11 +236,21 @@ class HostNvrtc(types.SimpleNamespace):
         ctypes.memmove(buffer, self.programs[prog]["library"].encode(), len(buffer))
         return (0,)
 
+    # As NVRTC's: the size counts the log's closing NUL, and the log is written into the buffer given
+    # (cuda-python passes a bytes object's own memory).
     def nvrtcGetProgramLogSize(self, prog):
-        return 0, 1
+        return 0, len(self.programs[prog]["log"].encode()) + 1
 
     def nvrtcGetProgramLog(self, prog, buffer):
+        log = self.programs[prog]["log"].encode() + b"\0"
+        if len(buffer) < len(log):
+            raise AssertionError(f"nvrtcGetProgramLog: a buffer of {len(buffer)} bytes for {len(log)}")
+        ctypes.memmove(buffer, log, len(log))
         return (0,)
+
+
+class CUfunction_attribute(enum.IntEnum):
+    CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES = 8
 
 
 class HostFunction:
@@ -248,8 +269,7 @@ class HostDriver(types.SimpleNamespace):
     CUDA_ERROR_STREAM_CAPTURE_IMPLICIT = 906
 
     def __init__(self, cuda, reverse=False):
-        super().__init__(cuda=cuda, reverse=reverse, launches=0,
-                         CUfunction_attribute=types.SimpleNamespace(CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES=8))
+        super().__init__(cuda=cuda, reverse=reverse, launches=0, CUfunction_attribute=CUfunction_attribute)
         self.CUstream = int
 
     def cuModuleLoadData(self, image):
@@ -269,7 +289,8 @@ class HostDriver(types.SimpleNamespace):
         return 0, HostFunction(module, name)
 
     def cuFuncSetAttribute(self, fn, attribute, value):
-        if attribute != self.CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
+        # cuda-python reads the attribute's .value: a plain int is refused there
+        if attribute is not CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
             return (self.CUDA_ERROR_INVALID_VALUE,)
         if value > self.cuda.optin:
             return (self.CUDA_ERROR_INVALID_VALUE,)
@@ -280,7 +301,8 @@ class HostDriver(types.SimpleNamespace):
         capturing = self.cuda.capturing is not None
         if int(stream) != (CAPTURE_STREAM if capturing else DEFAULT_STREAM):
             return (self.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT if capturing else self.CUDA_ERROR_INVALID_HANDLE,)
-        if (gy, gz, by, bz) != (1, 1, 1, 1) or extra not in (0, None) or smem > fn.max_dynamic:
+        # extra: cuda-python takes an address there, 0 for none (None is a TypeError)
+        if (gy, gz, by, bz) != (1, 1, 1, 1) or type(extra) is not int or extra != 0 or smem > fn.max_dynamic:
             return (self.CUDA_ERROR_INVALID_VALUE,)
         # kernelParams: an array of pointers, one per kernel parameter; the kernels take one, the Args.
         args_at = ctypes.c_uint64.from_address(params).value

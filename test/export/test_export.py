@@ -410,6 +410,27 @@ class Entries(unittest.TestCase):
                     self.assertEqual(b["velocity"].numpy().tobytes(), velocity.astype(np.float32).tobytes(), "momentum")
                     self.assertEqual(got.dtype, torch.int64)
                     self.assertEqual(got.numpy().tolist(), want.tolist())
+                    self.assertTrue(all(p["destroyed"] for p in entry.nvrtc.programs), "an NVRTC program left")
+
+    def test_a_compile_nvrtc_refuses_is_one_error_with_its_log(self):
+        # A text NVRTC refuses (a toolkit or device it does not suit) fails the first call with NVRTC's
+        # log in the error, less the log's closing NUL, and nothing launched or kept.
+        if not torch_installed():
+            self.skipTest("torch is not installed")
+        import torch
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import host_device
+        entry = self.load("rev88", fake_cuda=True)
+        driver = host_device.install(entry, tempfile.mkdtemp(dir=self.tmp), ROOT, build_cxx())
+        log = 'revgraph.cu(7): error: identifier "rg_x" is undefined\n1 error detected in the compilation.'
+        entry.nvrtc.fail_with = log
+        data = tuple(host_device.as_device_tensor(t) for t in (
+            torch.zeros(3, 1, 9, 9), torch.zeros(3, dtype=torch.int64), torch.zeros(2, 1, 9, 9)))
+        with self.assertRaises(RuntimeError) as caught:
+            entry.custom_kernel(data)
+        self.assertEqual(str(caught.exception), "revgraph entry: NVRTC: " + log)
+        self.assertIsNone(entry._RUN)
+        self.assertEqual(driver.launches, 0)
 
 
 class _Recorder(types.ModuleType):
