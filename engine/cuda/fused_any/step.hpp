@@ -213,6 +213,9 @@ RG_HD void step_grads(const Exec& ex, const Args& a, int block) {
     const int h = kH > 0 ? kH : a.half, p0 = block * kGradsItems;
     const Args g = a;
     ex.wait_for_prior_grid();
+    // The next rows kernel may be scheduled now: it gathers its rows, which no kernel writes, while
+    // this one sums, and waits for this whole grid before it reads a parameter (as fused::step_grads).
+    ex.launch_dependents();
     ex.phase(a.params - p0 < kGradsItems ? a.params - p0 : kGradsItems, [=](int t) {
         const int p = p0 + t, width = 2 * h, branches = 2 * g.depth * h * h;
         float sum;
