@@ -14,6 +14,7 @@
 // allocation, upload, graph capture) and warm-up runs happen before the timed loop. See
 // bench/NOTES.md for what each number means and how to run it. This file: the command line, the
 // context every report carries, and the run; the families are in families.hpp.
+#include <cstddef>
 #include <iostream>
 #include <string>
 #include <vector>
@@ -73,8 +74,15 @@ int benchmarks(int* argc, char** argv) {
         register_throughput_benchmarks(b);
     }
     add_context(backends);
-    benchmark::RunSpecifiedBenchmarks();
+    // A filter that matches nothing (a typo, an invalid regex, a GPU benchmark where there is no
+    // GPU) measured nothing: an error, not a run that passed.
+    const std::size_t ran = benchmark::RunSpecifiedBenchmarks();
     benchmark::Shutdown();
+    if (ran == 0) {
+        std::cerr << "revgraph_bench: error: no benchmark matched --benchmark_filter (the names: "
+                     "--benchmark_list_tests=true; GPU benchmarks exist only where a GPU is)\n";
+        return 2;
+    }
     return 0;
 }
 

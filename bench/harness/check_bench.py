@@ -125,7 +125,9 @@ def check_bad_options(binary):
     """revgraph_bench's own options: an unknown or malformed one is one clear error line and exit 2,
     before any benchmark runs; Google Benchmark's own flags still pass through."""
     for args, word in ((["--bogus-option"], "--bogus-option"), (["--train=0"], "--train"),
-                       (["--warmup=x"], "--warmup"), (["--benchmark_list_tests=true", "--query=-1"], "--query")):
+                       (["--warmup=x"], "--warmup"), (["--benchmark_list_tests=true", "--query=-1"], "--query"),
+                       (["--backends=cpu,cpu-refrence"], "cpu-refrence"), (["--energy-backend=cdua"], "cdua"),
+                       (["--gpu-min-time=0"], "--gpu-min-time")):
         p = subprocess.run([binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
         lines = p.stderr.strip().splitlines()
         if p.returncode != 2 or len(lines) != 1 or not lines[0].startswith("revgraph_bench: error: ") \
@@ -139,6 +141,15 @@ def check_bad_options(binary):
                        stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
     if p.returncode != 0 or "task/cpu-reference" not in p.stdout:
         fail(f"--benchmark_list_tests with our options: {p.returncode} {p.stderr[-500:]!r}")
+    # A filter that matches nothing measured nothing: exit 2, our error line last (Google Benchmark's
+    # own line before it).
+    for pattern in ("^nosuch/", "["):
+        p = subprocess.run([binary] + TINY + ["--backends=cpu-reference", f"--benchmark_filter={pattern}"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 2 or not lines or "no benchmark matched" not in lines[-1]:
+            fail(f"--benchmark_filter={pattern}: expected exit 2 and 'no benchmark matched', got "
+                 f"{p.returncode}: {p.stderr[-500:]!r}")
 
 
 def check_energy(binary):

@@ -6,6 +6,7 @@
 
 #include <CLI/CLI.hpp>
 
+#include "engine/backends.hpp"
 #include "engine/config_from.hpp"
 #include "engine/runtime_options.hpp"
 
@@ -57,16 +58,17 @@ Google Benchmark options as usual, e.g. --benchmark_filter=task/ --benchmark_for
     std::exit(2);
 }
 
-// A number (integer: a whole one) >= min, said plainly when it is not.
-CLI::Validator at_least(double min, bool integer) {
-    const std::string what =
-        std::string(integer ? "an integer" : "a number") + " >= " + std::to_string(static_cast<long long>(min));
+// A number (integer: a whole one) >= min (strict: > min), said plainly when it is not.
+CLI::Validator at_least(double min, bool integer, bool strict = false) {
+    const std::string what = std::string(integer ? "an integer" : "a number") + (strict ? " > " : " >= ") +
+                             std::to_string(static_cast<long long>(min));
     return CLI::Validator(
         [=](std::string& text) -> std::string {
             char* end = nullptr;
             const double v =
                 integer ? static_cast<double>(std::strtoll(text.c_str(), &end, 10)) : std::strtod(text.c_str(), &end);
-            if (text.empty() || *end != '\0' || !(v >= min)) return "expected " + what + ", got '" + text + "'";
+            if (text.empty() || *end != '\0' || !(strict ? v > min : v >= min))
+                return "expected " + what + ", got '" + text + "'";
             return {};
         },
         what);
@@ -110,7 +112,8 @@ void parse_options(int* argc, char** argv) {
     app.add_option("--input", o.input);
     app.add_option("--backends", o.backends)->delimiter(',');
     app.add_option("--warmup", o.warmup)->check(at_least(0, true));
-    app.add_option("--gpu-min-time", o.gpu_min_time)->check(at_least(0, false));
+    // Google Benchmark's MinTime wants a time above 0
+    app.add_option("--gpu-min-time", o.gpu_min_time)->check(at_least(0, false, true));
     app.add_flag("--flush-l2", o.flush_l2);
     app.add_flag("--pdl", pdl);
     app.add_flag("--no-pdl", no_pdl)->excludes("--pdl");
@@ -138,6 +141,16 @@ void parse_options(int* argc, char** argv) {
         std::cout << kUsage;
         std::exit(0);
     }
+    // A backend the table does not know is a typo, not a backend this machine cannot run: refused
+    // here (the engine's one message, with the nearest name), where a known one that cannot run
+    // is only noted when the benchmarks are made.
+    const auto known = [](const char* option, const std::string& name) {
+        try {
+            backend_row(name);
+        } catch (const std::exception& e) { usage_error(std::string(option) + ": " + e.what()); }
+    };
+    for (const std::string& name : o.backends) known("--backends", name);
+    known("--energy-backend", o.energy_backend);
     if (energy_config_file || !energy_sets.empty()) {  // the engine's one config reader, checked at once
         try {
             o.energy_config = config_from(energy_config_file, energy_sets);
