@@ -165,15 +165,4 @@ void write_stdout(const std::string& text) {
     if (!std::cout) throw Error("cannot write the result to standard output");
 }
 
-std::int64_t correct_count(const std::vector<std::int64_t>& predictions, const std::vector<std::int64_t>& labels) {
-    if (predictions.size() != labels.size()) throw Error("accuracy: predictions and labels differ in count");
-    std::int64_t correct = 0;
-    for (std::size_t i = 0; i < labels.size(); ++i) correct += predictions[i] == labels[i];
-    return correct;
-}
-
-double accuracy(const std::vector<std::int64_t>& predictions, const std::vector<std::int64_t>& labels) {
-    return labels.empty() ? 0.0 : double(correct_count(predictions, labels)) / double(labels.size());
-}
-
 }  // namespace revgraph::cli

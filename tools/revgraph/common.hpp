@@ -80,7 +80,4 @@ void require_distinct_writable_outputs(const NamedPaths& outputs, const NamedPat
 // disk, a closed pipe), so that a lost result is never an exit 0.
 void write_stdout(const std::string& text);
 
-double accuracy(const std::vector<std::int64_t>& predictions, const std::vector<std::int64_t>& labels);
-std::int64_t correct_count(const std::vector<std::int64_t>& predictions, const std::vector<std::int64_t>& labels);
-
 }  // namespace revgraph::cli

@@ -1,6 +1,7 @@
 // revgraph run: one task, start to finish, on a chosen backend; results written all-or-none.
 #include <algorithm>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <iomanip>
 #include <iostream>
@@ -11,6 +12,7 @@
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/npz.hpp"
+#include "engine/qualify/protocol.hpp"
 #include "engine/task_files.hpp"
 #include "engine/stats.hpp"
 #include "engine/task.hpp"
@@ -148,8 +150,9 @@ int run_command(const RunOptions& o) {
     auto& m = out.metadata;
     m["input"] = task.source;
     if (!task.test_labels.empty()) {
-        m["correct"] = correct_count(out.state.predictions, task.test_labels);
-        m["accuracy"] = accuracy(out.state.predictions, task.test_labels);
+        const std::int64_t correct = qualify::correct_count(out.state.predictions, task.test_labels);
+        m["correct"] = correct;
+        m["accuracy"] = double(correct) / double(task.test_labels.size());
     }
     if (!o.quiet) print_summary(run_seconds, m);
     write_outputs(o, prepared, out);
