@@ -214,6 +214,12 @@ def check_compare(script, build_dir):
             fail("compare report has no git commit")
         if not doc["timing"]:
             fail("compare measured nothing")
+        # Each revgraph contender names the commit of the binary measured: the build's, whatever the tree.
+        built = subprocess.run([os.path.join(build_dir, "tools", "revgraph"), "version"], stdout=subprocess.PIPE,
+                               text=True, timeout=60).stdout
+        for name, t in doc["timing"].items():
+            if not name.startswith("torch") and (not t.get("revgraph_commit") or t["revgraph_commit"] not in built):
+                fail(f"{name}: revgraph_commit {t.get('revgraph_commit')!r}, the binary says {built.strip()!r}")
         for name, t in doc["timing"].items():
             ms = t["task_ms"]
             if len(ms["runs"]) != 2 or not ms["min"] <= ms["median"] <= ms["max"]:
