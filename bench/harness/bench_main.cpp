@@ -16,6 +16,7 @@
 // context every report carries, and the run; the families are in families.hpp.
 #include <cstddef>
 #include <iostream>
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -28,6 +29,7 @@
 #include "engine/cpu/cpu_name.hpp"
 #include "engine/cuda/device.hpp"
 #include "engine/cuda_util/nvtx.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "engine/io/sha256.hpp"
 #include "engine/runtime_options.hpp"
 #include "engine/version.hpp"
@@ -58,7 +60,27 @@ void add_context(const std::vector<BackendInfo>& backends) {
     benchmark::AddCustomContext("cluster_blocks", std::to_string(Runtime::options().fused_cluster_blocks));
 }
 
+// Google Benchmark writes --benchmark_out=FILE itself, as it goes: a run stopped part way (a
+// signal, an error) would leave FILE truncated where a whole report was. So it writes a temporary
+// beside FILE (the engine's AtomicFile: ".FILE.tmp-PID-HOST-*", a killed run's removed by the
+// next), and only a run that measured something renames it over FILE.
+std::optional<io::AtomicFile> stage_benchmark_out(int argc, char** argv, std::string* staged_arg) {
+    static const std::string flag = "--benchmark_out=";
+    for (int i = 1; i < argc; ++i) {
+        const std::string arg = argv[i];
+        if (arg.rfind(flag, 0) != 0 || arg.size() == flag.size()) continue;
+        std::optional<io::AtomicFile> staged;
+        staged.emplace(arg.substr(flag.size()));
+        *staged_arg = flag + staged->temp_path().string();
+        argv[i] = staged_arg->data();
+        return staged;
+    }
+    return std::nullopt;
+}
+
 int benchmarks(int* argc, char** argv) {
+    std::string staged_arg;
+    std::optional<io::AtomicFile> out = stage_benchmark_out(*argc, argv, &staged_arg);
     benchmark::Initialize(argc, argv);
     if (benchmark::ReportUnrecognizedArguments(*argc, argv)) return 2;
     std::vector<std::string> notes;
@@ -83,6 +105,7 @@ int benchmarks(int* argc, char** argv) {
                      "--benchmark_list_tests=true; GPU benchmarks exist only where a GPU is)\n";
         return 2;
     }
+    if (out) out->commit();
     return 0;
 }
 

@@ -7,9 +7,11 @@
 """
 import json
 import os
+import signal
 import subprocess
 import sys
 import tempfile
+import time
 
 # A tiny task: more train rows than the largest swept batch, so every batch is a real one.
 TINY = ["--train=1100", "--query=100", "--warmup=0", "--gpu-min-time=0.02"]
@@ -118,7 +120,44 @@ def check_benchmarks(binary):
         if not doc2["benchmarks"]:
             fail("--benchmark_filter=^task/ ran nothing")
     check_bad_options(binary)
+    check_out_is_whole_or_untouched(binary)
     print(f"check_bench: ok: {len(by_name)} benchmarks for {', '.join(backends)}")
+
+
+def check_out_is_whole_or_untouched(binary):
+    """--benchmark_out=FILE: a run interrupted part way leaves FILE as it was (the report goes to a
+    temporary beside it, renamed only at the end); the next run removes the interrupted one's
+    temporary and replaces FILE whole."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "bench.json")
+        with open(out, "w") as f:
+            f.write("the earlier report\n")
+        p = subprocess.Popen([binary] + TINY + ["--backends=cpu-reference", "--benchmark_filter=^sweep_batch/",
+                                                "--benchmark_min_time=30", f"--benchmark_out={out}"],
+                             stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        try:
+            for _ in range(600):  # the temporary exists once the run has started
+                if any(n.startswith(".bench.json.tmp-") for n in os.listdir(tmp)):
+                    break
+                time.sleep(0.1)
+            else:
+                fail("--benchmark_out: no temporary beside the target while the run went on")
+            time.sleep(0.5)
+            p.send_signal(signal.SIGINT)
+            p.wait(timeout=60)
+        finally:
+            if p.poll() is None:
+                p.kill()
+        with open(out) as f:
+            if f.read() != "the earlier report\n":
+                fail("--benchmark_out: an interrupted run changed the earlier report")
+        run([binary] + TINY + ["--backends=cpu-reference", "--benchmark_filter=^task/", f"--benchmark_out={out}"])
+        with open(out) as f:
+            if not json.load(f).get("benchmarks"):
+                fail("--benchmark_out: the finished run's report has no benchmarks")
+        left = [n for n in os.listdir(tmp) if n != "bench.json"]
+        if left:
+            fail(f"--benchmark_out: left beside the report: {left}")
 
 
 def check_bad_options(binary):
