@@ -372,6 +372,8 @@ class Validate(CliTestCase):
         self.assert_clean_error(p, 2, ["replays"])
         p = rg("validate", "--quiet", "--backend", "bogus")
         self.assert_clean_error(p, 1, ["bogus"])
+        p = rg("validate", "--backend", "bogus")  # refused before any check runs (and says it ran)
+        self.assert_clean_error(p, 1, ["bogus"])
         config = os.path.join(self.fresh_dir("validate-config"), "c.json")
         write_bytes(config, b'{"epochs": 1}')
         p = rg("validate", "--quiet", "--config", config, "--output", config)

@@ -263,6 +263,7 @@ class Misc(CliTestCase):
         self.assertIn("every GPU run: bench/results/INDEX.md", text)
         # Plainly verified or unverified, as the verdict written into the build says.
         self.assertIn("the GPU path of this build is " + ("verified by " if built["backends"] else "unverified ("), text)
+        self.assertNotIn("unverified (unverified", text)  # the verdict's own first word not said twice
         picks = next(line for line in rg("backends").stdout.splitlines() if line.startswith("auto picks "))
         self.assertTrue(picks.startswith(f"auto picks {rows['auto']['backend']} here; its rule: "), picks)
         if report["gpu_verified"]["backends"]:

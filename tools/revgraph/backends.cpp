@@ -2,6 +2,7 @@
 #include <iomanip>
 #include <memory>
 #include <sstream>
+#include <string>
 
 #include <nlohmann/json.hpp>
 
@@ -43,10 +44,13 @@ int backends_command(const BackendsOptions& o) {
                     << " here; its rule: " << find_backend("auto")->reported << "\n";
         // Whether this build's GPU path is the one a passing report measured, said plainly.
         const GpuVerification& v = gpu_verification();
-        if (v.backends.empty())
-            out << "the GPU path of this build is unverified (" << v.why << ")\n";
-        else
+        if (v.backends.empty()) {
+            std::string why = v.why;  // the verdict, which may itself begin with the word
+            if (why.rfind("unverified: ", 0) == 0) why.erase(0, std::string("unverified: ").size());
+            out << "the GPU path of this build is unverified (" << why << ")\n";
+        } else {
             out << "the GPU path of this build is verified by " << v.report << " on a " << v.device << "\n";
+        }
         out << "every GPU run: " << kGpuResultsIndex << "; how to make one on a GPU machine: " << kGpuCheckGuide
             << "\n";
     }

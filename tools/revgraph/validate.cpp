@@ -48,6 +48,7 @@ int validate_command(const ValidateOptions& o, const std::string& self_path) {
     const int replays = o.replays ? static_cast<int>(parse_int("replays", *o.replays, 1, 1000)) : 100;
     configure_runtime(o.task);
     const std::string backend = o.task.backend;
+    if (!backend.empty()) backend_row(backend);  // an unknown name is refused before any check runs
     const bool quiet = o.quiet;
     const auto say = [&](const std::string& s) {
         if (!quiet) std::cerr << "revgraph: validate: " << s << "\n";
