@@ -101,6 +101,21 @@ void parse_options(int* argc, char** argv) {
     }
     *argc = kept;
     argv[kept] = nullptr;
+    // Google Benchmark's numbers, checked here so that a bad one is one line like ours (its own
+    // parser says two: the value, then "unrecognized command-line flag"), and a count of 0 is not
+    // a run that measures nothing and exits 0.
+    for (int i = 1; i < kept; ++i) {
+        const std::string arg = argv[i];
+        for (const auto& [flag, check] : {std::pair{"--benchmark_min_time=", at_least(0, false, true)},
+                                          std::pair{"--benchmark_min_warmup_time=", at_least(0, false)},
+                                          std::pair{"--benchmark_repetitions=", at_least(1, true)}}) {
+            const std::string name = flag;
+            if (arg.rfind(name, 0) != 0) continue;
+            std::string value = arg.substr(name.size());
+            if (const std::string problem = check(value); !problem.empty())
+                usage_error(name.substr(0, name.size() - 1) + ": " + problem);
+        }
+    }
 
     CLI::App app("revgraph_bench", "revgraph_bench");
     app.set_help_flag();  // our own --help below prints kUsage, which also covers Google Benchmark's
