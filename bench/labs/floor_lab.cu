@@ -26,7 +26,7 @@ namespace {
 
 void check(cudaError_t e, const char* what, int line) {
     if (e != cudaSuccess) {
-        std::fprintf(stderr, "floor_lab: %s failed (line %d): %s\n", what, line, cudaGetErrorString(e));
+        std::fprintf(stderr, "revgraph_floor_lab: error: %s failed (line %d): %s\n", what, line, cudaGetErrorString(e));
         std::exit(1);
     }
 }
@@ -194,7 +194,19 @@ __global__ void dsmem_read_kernel(int reps, long long* out, float* sink) {
 
 }  // namespace
 
-int main() {
+int main(int argc, char** argv) {
+    if (argc > 1) {
+        std::fprintf(stderr, "revgraph_floor_lab: error: no options are taken (got '%s'); it needs an sm_90 GPU\n",
+                     argv[1]);
+        return 2;
+    }
+    // Without a driver the runtime's own word is "CUDA driver version is insufficient": said plainly.
+    int count = 0;
+    if (const cudaError_t e = cudaGetDeviceCount(&count); e != cudaSuccess || count == 0) {
+        std::fprintf(stderr, "revgraph_floor_lab: error: no usable CUDA device here (the CUDA runtime says: %s)\n",
+                     e != cudaSuccess ? cudaGetErrorString(e) : "0 devices");
+        return 1;
+    }
     int device = 0;
     CK(cudaGetDevice(&device));
     cudaDeviceProp p{};

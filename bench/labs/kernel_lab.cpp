@@ -724,17 +724,28 @@ int main(int argc, char** argv) {
     // --energy-seconds=S: also NVML energy by rows per block, S seconds of steps a shape (GPU only).
     int repeats = 50;
     double energy_seconds = 0;
+    constexpr const char* kUsage = "usage: revgraph_kernel_lab [--repeats=N] [--energy-seconds=S]";
+    const auto bad = [&](const char* what, const char* value) {
+        std::fprintf(stderr, "revgraph_kernel_lab: error: %s, got '%s' (%s)\n", what, value, kUsage);
+        return 2;
+    };
     for (int i = 1; i < argc; ++i) {
-        if (std::strncmp(argv[i], "--repeats=", 10) == 0 && std::atoi(argv[i] + 10) > 0) {
-            repeats = std::atoi(argv[i] + 10);
-        } else if (std::strncmp(argv[i], "--energy-seconds=", 17) == 0 && std::atof(argv[i] + 17) > 0) {
-            energy_seconds = std::atof(argv[i] + 17);
+        char* end = nullptr;
+        if (std::strcmp(argv[i], "--help") == 0 || std::strcmp(argv[i], "-h") == 0) {
+            std::printf("%s\n", kUsage);
+            return 0;
+        } else if (std::strncmp(argv[i], "--repeats=", 10) == 0) {
+            const long v = std::strtol(argv[i] + 10, &end, 10);
+            if (argv[i][10] == '\0' || *end != '\0' || v < 1 || v > 1000000)
+                return bad("--repeats: expected an integer in 1..1000000", argv[i] + 10);
+            repeats = static_cast<int>(v);
+        } else if (std::strncmp(argv[i], "--energy-seconds=", 17) == 0) {
+            const double v = std::strtod(argv[i] + 17, &end);
+            if (argv[i][17] == '\0' || *end != '\0' || !(v > 0) || v > 3600)
+                return bad("--energy-seconds: expected seconds above 0, at most 3600", argv[i] + 17);
+            energy_seconds = v;
         } else {
-            std::fprintf(stderr,
-                         "revgraph_kernel_lab: error: unknown option '%s' (usage: [--repeats=N] "
-                         "[--energy-seconds=S])\n",
-                         argv[i]);
-            return 2;
+            return bad("unknown option", argv[i]);
         }
     }
     try {

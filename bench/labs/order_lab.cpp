@@ -86,15 +86,15 @@ struct OrderTotals {
 // The predictions_sha256 of each draw of a `revgraph qualify` report, in draw order.
 std::vector<std::string> published_hashes(const std::string& path, std::size_t draws) {
     std::ifstream in(path);
-    if (!in) throw Error("order lab: cannot read " + path);
+    if (!in) throw Error("cannot read " + path);
     const auto report = nlohmann::json::parse(in, nullptr, false);
     if (report.is_discarded() || !report.contains("draws") || !report["draws"].is_array() ||
         report["draws"].size() != draws)
-        throw Error("order lab: " + path + " is not a qualify report of " + std::to_string(draws) + " draws");
+        throw Error("" + path + " is not a qualify report of " + std::to_string(draws) + " draws");
     std::vector<std::string> hashes;
     for (const auto& d : report["draws"]) {
         if (!d.contains("predictions_sha256") || !d["predictions_sha256"].is_string())
-            throw Error("order lab: " + path + ": a draw without predictions_sha256");
+            throw Error("" + path + ": a draw without predictions_sha256");
         hashes.push_back(d["predictions_sha256"].get<std::string>());
     }
     return hashes;
@@ -113,7 +113,7 @@ int run(const std::string& idx_dir, const std::string& published_path) {
         names.push_back("embedded");
     } else {
         const auto set = qualify::load_training_set(idx_dir);
-        if (!set.official()) throw Error("order lab: " + idx_dir + " does not hold the official MNIST training files");
+        if (!set.official()) throw Error("" + idx_dir + " does not hold the official MNIST training files");
         const data::DrawSource source(set.set.images.pixels, set.set.labels);
         for (int i = 0; i < qualify::kPublishedDraws; ++i) {
             draws.push_back(source.mnist_medium_draw(qualify::kPublishedFirstSeed + static_cast<std::uint64_t>(i)));
@@ -142,7 +142,7 @@ int run(const std::string& idx_dir, const std::string& published_path) {
             const auto got = train<float>(task.prepared(), lanes);
             if (lanes == 1) {
                 if (got.params != engine.parameters || got.predictions != engine.predictions)
-                    throw Error("order lab: 1 lane does not give cpu-reference's bytes on " + names[d]);
+                    throw Error("1 lane does not give cpu-reference's bytes on " + names[d]);
                 index_predictions = got.predictions;
             }
             std::int64_t correct = 0, moved = 0;
@@ -202,24 +202,26 @@ int main(int argc, char** argv) {
         const std::string arg = argv[i];
         if (arg == "--idx-dir" || arg == "--published") {
             if (i + 1 >= argc || argv[i + 1][0] == '\0') {
-                std::fprintf(stderr, "order lab: %s needs a %s (%s)\n", arg.c_str(),
+                std::fprintf(stderr, "revgraph_order_lab: error: %s needs a %s (%s)\n", arg.c_str(),
                              arg == "--idx-dir" ? "directory" : "file", kUsage);
                 return 2;
             }
             (arg == "--idx-dir" ? idx_dir : published) = argv[++i];
         } else {
-            std::fprintf(stderr, "order lab: unknown argument '%s' (%s)\n", arg.c_str(), kUsage);
+            std::fprintf(stderr, "revgraph_order_lab: error: unknown argument '%s' (%s)\n", arg.c_str(), kUsage);
             return 2;
         }
     }
     if (!published.empty() && idx_dir.empty()) {
-        std::fprintf(stderr, "order lab: --published compares the published draws: give --idx-dir too (%s)\n", kUsage);
+        std::fprintf(stderr,
+                     "revgraph_order_lab: error: --published compares the published draws: give --idx-dir too (%s)\n",
+                     kUsage);
         return 2;
     }
     try {
         return run(idx_dir, published);
     } catch (const std::exception& e) {
-        std::fprintf(stderr, "%s\n", e.what());
+        std::fprintf(stderr, "revgraph_order_lab: error: %s\n", e.what());
         return 1;
     }
 }
