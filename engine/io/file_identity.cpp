@@ -1,6 +1,7 @@
 #include "engine/io/file_identity.hpp"
 
 #include <sys/stat.h>
+#include <unistd.h>
 
 #include <optional>
 #include <system_error>
@@ -100,6 +101,21 @@ void require_distinct_files(const std::vector<NamedPath>& inputs, const std::vec
                                     " " + out.path.string() + " are the same file");
         outputs_seen.push_back(s);
     }
+}
+
+void require_writable_directory(const fs::path& output) {
+    const fs::path parent = fs::absolute(output).parent_path();
+    std::error_code ec;
+    if (!fs::is_directory(parent, ec))
+        throw Error("cannot write " + output.string() + ": directory " + parent.string() + " does not exist");
+    if (::access(parent.c_str(), W_OK) != 0)
+        throw Error("cannot write " + output.string() + ": directory " + parent.string() + " is not writable");
+    if (fs::is_directory(output, ec)) throw Error("cannot write " + output.string() + ": it is a directory");
+}
+
+void require_outputs(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs) {
+    require_distinct_files(inputs, outputs);
+    for (const NamedPath& out : outputs) require_writable_directory(out.path);
 }
 
 }  // namespace revgraph::io

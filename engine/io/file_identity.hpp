@@ -43,4 +43,14 @@ public:
 // Each output must also pass require_regular_or_new (an Error, not a SameFileError).
 void require_distinct_files(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs);
 
+// Throws Error "cannot write PATH: directory DIR does not exist" (or "... is not writable", or
+// "cannot write PATH: it is a directory") where an output could not be written, so that a long
+// run fails before its work rather than after it.
+void require_writable_directory(const std::filesystem::path& output);
+
+// Every front end's check of its outputs before any work (the command's, the Python harness's):
+// require_distinct_files, then require_writable_directory for each output. `inputs` are every file
+// the work reads.
+void require_outputs(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs);
+
 }  // namespace revgraph::io

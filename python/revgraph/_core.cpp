@@ -27,6 +27,7 @@
 #include "engine/export/entry.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/file_identity.hpp"
 #include "engine/io/npy.hpp"
 #include "engine/task_files.hpp"
 #include "engine/qualify/band.hpp"
@@ -46,6 +47,8 @@ using Clock = std::chrono::steady_clock;
 // _core.SetSyntaxError, a ValueError subclass, created with the module (whose attribute keeps it
 // alive: a raw pointer here, so nothing is released after the interpreter is gone).
 PyObject* set_syntax_error = nullptr;
+// _core.SameFileError, a ValueError subclass likewise: an output that is an input or another output.
+PyObject* same_file_error = nullptr;
 
 // The caller's mistake: Python's ValueError, message as the CLI prints it after "revgraph: error: ".
 [[noreturn]] void bad(const std::string& message) { throw py::value_error(message); }
@@ -320,6 +323,18 @@ py::dict configure_gpu(std::optional<std::string> device, std::optional<std::str
     return d;
 }
 
+// The command's check of its outputs, before any work (io::require_outputs): an output that is one
+// of the inputs or another output, however spelled, raises SameFileError (a usage mistake: the
+// harness exits 2 on it, as the command does); one that cannot be written (its directory missing or
+// not writable, a directory itself) RuntimeError. Each file is (what, path): ("--predictions", "p.npy").
+void require_outputs(const std::vector<std::pair<std::string, std::string>>& outputs,
+                     const std::vector<std::pair<std::string, std::string>>& inputs) {
+    std::vector<io::NamedPath> in, out;
+    for (const auto& [what, path] : inputs) in.push_back({what, path});
+    for (const auto& [what, path] : outputs) out.push_back({what, path});
+    io::require_outputs(in, out);
+}
+
 // All files or none (io::write_files_atomic): the harness never sees half a result.
 void write_files_atomic(const std::vector<std::pair<std::string, py::bytes>>& files) {
     std::vector<std::pair<std::filesystem::path, std::vector<std::uint8_t>>> staged;
@@ -408,8 +423,10 @@ PYBIND11_MODULE(_core, m) {
     using namespace revgraph::python;
     m.doc() = "revgraph's engine: prepared tasks, runs and their results (use the revgraph package).";
     set_syntax_error = py::exception<revgraph::SetSyntaxError>(m, "SetSyntaxError", PyExc_ValueError).ptr();
+    same_file_error = py::exception<revgraph::io::SameFileError>(m, "SameFileError", PyExc_ValueError).ptr();
     // The one translation of the engine's errors that reach Python: a --set syntax error is
-    // _core.SetSyntaxError (a ValueError); any other revgraph::Error is RuntimeError. What the
+    // _core.SetSyntaxError and an output that is an input or another output _core.SameFileError
+    // (both ValueErrors: usage mistakes); any other revgraph::Error is RuntimeError. What the
     // caller got wrong (inputs, config, a value out of range) is raised as ValueError where it is
     // checked (bad()), and a wrong type as TypeError.
     py::register_exception_translator([](std::exception_ptr p) {
@@ -417,6 +434,8 @@ PYBIND11_MODULE(_core, m) {
             if (p) std::rethrow_exception(p);
         } catch (const revgraph::SetSyntaxError& e) {
             PyErr_SetString(set_syntax_error, e.what());
+        } catch (const revgraph::io::SameFileError& e) {
+            PyErr_SetString(same_file_error, e.what());
         } catch (const revgraph::Error& e) { PyErr_SetString(PyExc_RuntimeError, e.what()); }
     });
 
@@ -452,6 +471,7 @@ PYBIND11_MODULE(_core, m) {
     m.def("configure_gpu", &configure_gpu, py::arg("device") = py::none(), py::arg("workspace_bytes") = py::none(),
           py::arg("pdl") = py::none(), py::arg("cluster_blocks") = py::none());
     m.def("write_files_atomic", &write_files_atomic, py::arg("files"));
+    m.def("require_outputs", &require_outputs, py::arg("outputs"), py::arg("inputs"));
     // qualify block (issue 24)
     m.def("required_correct", &band_required_correct, py::arg("total"), py::arg("band"), py::arg("what") = "band");
     m.def("per_draw_floor", &band_per_draw_floor, py::arg("per_draw"), py::arg("band"), py::arg("what") = "band");

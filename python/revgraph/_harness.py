@@ -96,40 +96,21 @@ def _member(archive, path, name):
         raise Failure(f"{path}: cannot read array '{name}': {e}")
 
 
-def _same_file(a, b):
-    if os.path.realpath(a) == os.path.realpath(b):
-        return True
-    try:
-        return os.path.samefile(a, b)
-    except OSError:
-        return False
-
-
-def _check_outputs(outputs, inputs):
-    """Before any work: outputs distinct from each other and from every input, and writable."""
-    for i, (what, path) in enumerate(outputs):
-        for other_what, other in outputs[:i]:
-            if _same_file(path, other):
-                raise Failure(f"{other_what} {other} and {what} {path} are the same file", 2)
-        for in_what, in_path in inputs:
-            if in_path is not None and _same_file(path, in_path):
-                raise Failure(f"{what} {path} is the input {in_what} {in_path}: an output never replaces an input", 2)
-        parent = os.path.dirname(os.path.abspath(path))
-        if not os.path.isdir(parent):
-            raise Failure(f"cannot write {path}: directory {parent} does not exist")
-        if not os.access(parent, os.W_OK):
-            raise Failure(f"cannot write {path}: directory {parent} is not writable")
-        if os.path.isdir(path):
-            raise Failure(f"cannot write {path}: it is a directory")
-
-
 def learn(args):
     if not args.predictions.endswith(".npy"):
         raise Failure(f"--predictions {args.predictions}: the predictions file's name must end in .npy", 2)
     outputs = [("--predictions", args.predictions)]
     if args.metadata:
         outputs.append(("--metadata", args.metadata))
-    _check_outputs(outputs, [("--data", args.data), ("--config", args.config)])
+    # The command's check (engine/io/file_identity.hpp), before any work: no output is an input or
+    # another output, and each can be written.
+    try:
+        _core.require_outputs(outputs, [(what, path) for what, path in (("--data", args.data), ("--config", args.config))
+                                        if path is not None])
+    except _core.SameFileError as e:
+        raise Failure(str(e), 2)
+    except RuntimeError as e:
+        raise Failure(str(e))
     try:
         config = _core.config_from(args.config, args.set)
     except _core.SetSyntaxError as e:  # a usage mistake, exit 2 as the command's

@@ -1,7 +1,5 @@
 #include "tools/revgraph/common.hpp"
 
-#include <unistd.h>
-
 #include <charconv>
 #include <cmath>
 #include <cstdlib>
@@ -126,17 +124,6 @@ LabelledTask embedded_task() {
     return t;
 }
 
-void require_writable_directory(const std::string& output_path) {
-    const auto parent = std::filesystem::absolute(output_path).parent_path();
-    std::error_code ec;
-    if (!std::filesystem::is_directory(parent, ec))
-        throw Error("cannot write " + output_path + ": directory " + parent.string() + " does not exist");
-    if (::access(parent.c_str(), W_OK) != 0)
-        throw Error("cannot write " + output_path + ": directory " + parent.string() + " is not writable");
-    if (std::filesystem::is_directory(output_path, ec))
-        throw Error("cannot write " + output_path + ": it is a directory");
-}
-
 NamedPaths config_inputs(const TaskOptions& o) {
     if (o.config) return {{"--config", *o.config}};
     return {};
@@ -155,9 +142,8 @@ void require_distinct_writable_outputs(const NamedPaths& outputs, const NamedPat
     for (const auto& [what, path] : inputs) in.push_back({what, path});
     for (const auto& [what, path] : outputs) out.push_back({what, path});
     try {
-        io::require_distinct_files(in, out);
+        io::require_outputs(in, out);
     } catch (const io::SameFileError& e) { throw UsageError{e.what()}; }
-    for (const auto& output : outputs) require_writable_directory(output.second);
 }
 
 void write_stdout(const std::string& text) {

@@ -59,9 +59,6 @@ struct LabelledTask {
 };
 LabelledTask embedded_task();
 
-// Fails early, before any work, when the directory an output will go to is missing or not writable.
-void require_writable_directory(const std::string& output_path);
-
 // Files named by the option that named them: (what, path), `what` as the message says it ("--state").
 using NamedPaths = std::vector<std::pair<std::string, std::string>>;
 
@@ -71,9 +68,9 @@ NamedPaths config_inputs(const TaskOptions& o);
 NamedPaths idx_inputs(const std::string& idx_dir);
 
 // Before any work: a usage error when two outputs, or an output and an input, are one file
-// however spelled ("r.json", "./r.json", a symlinked directory, a link; io::require_distinct_files),
-// then require_writable_directory for each. Every command that writes a file names here every
-// file it reads.
+// however spelled ("r.json", "./r.json", a symlinked directory, a link), then an Error where an
+// output's directory is missing or not writable (io::require_outputs). Every command that writes a file names here
+// every file it reads.
 void require_distinct_writable_outputs(const NamedPaths& outputs, const NamedPaths& inputs = {});
 
 // The whole text to standard output, flushed; throws Error when it cannot be written (a full
