@@ -851,6 +851,26 @@ class Engine(unittest.TestCase):
         self.assertIn("unknown key 'nope'", last_line(p))
 
 
+class TimeModel(unittest.TestCase):
+    def test_its_parameter_count_is_the_engines(self):
+        # The model's count of parameters (what the grads kernel sums and a block stages) against the
+        # engine's RESULT.json, at shapes of every band's entries and beyond.
+        from race_harness import timemodel
+        tmp = tempfile.mkdtemp(prefix="race-timemodel-")
+        try:
+            for depth, width in ((1, 82), (2, 96), (3, 256), (4, 128), (1, 1024)):
+                out = os.path.join(tmp, f"{depth}-{width}.json")
+                p = subprocess.run([REVGRAPH, "run", "--set", f"depth={depth}", "--set", f"width={width}", "--set",
+                                    "epochs=1", "--backend", "cpu", "--quiet", "--output", out],
+                                   capture_output=True, text=True, timeout=300)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                with open(out) as f:
+                    self.assertEqual(timemodel.param_count(depth, width), json.load(f)["parameter_count"],
+                                     (depth, width))
+        finally:
+            shutil.rmtree(tmp)
+
+
 class Choose(unittest.TestCase):
     def setUp(self):
         need("package")
