@@ -4,6 +4,7 @@
 #include <cmath>
 #include <cstdio>
 #include <exception>
+#include <limits>
 #include <memory>
 
 #include "engine/backends.hpp"
@@ -269,6 +270,13 @@ void check_band_range(const Band& band, const std::string& what) {
 
 void check_draw_count(std::int64_t draws, const std::string& what) {
     if (draws < 1 || draws > 1000) throw Error(what + " must be in 1..1000, got " + std::to_string(draws));
+}
+
+void check_seed_range(std::uint64_t first_seed, int draws, const std::string& what) {
+    const std::uint64_t room = std::numeric_limits<std::uint64_t>::max() - first_seed;
+    if (draws > 0 && room < static_cast<std::uint64_t>(draws - 1))
+        throw Error(what + " " + std::to_string(first_seed) + " leaves no room for " + std::to_string(draws) +
+                    " draws: their seeds follow one another up to 2^64 - 1");
 }
 
 }  // namespace revgraph::qualify

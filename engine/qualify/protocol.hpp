@@ -31,6 +31,8 @@ inline constexpr int kPublishedDraws = 11;
 // (and its front ends, to tell a usage error) and verify (on protocol.json) call these.
 void check_band_range(const Band& band, const std::string& what = "band");
 void check_draw_count(std::int64_t draws, const std::string& what = "draws");
+// The draws' seeds follow one another from first_seed; the last must not wrap past 2^64 - 1.
+void check_seed_range(std::uint64_t first_seed, int draws, const std::string& what = "first_seed");
 
 struct Protocol {
     TaskConfig config;
@@ -44,6 +46,7 @@ struct Protocol {
     void check() const {  // the ranges above
         check_band_range(band);
         check_draw_count(draws);
+        check_seed_range(first_seed, draws);
     }
 };
 

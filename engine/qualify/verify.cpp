@@ -132,6 +132,9 @@ std::optional<Protocol> protocol_from(Checker& c, const Json& j) {
         check_draw_count(static_cast<std::int64_t>(seeds.size()), "the number of dataset_seeds");
         p.first_seed = seeds[0].get<std::uint64_t>();
         p.draws = static_cast<int>(seeds.size());
+        for (const Json& seed : seeds)
+            if (!seed.is_number_unsigned()) throw Error("a seed is not a non-negative integer: " + seed.dump());
+        check_seed_range(p.first_seed, p.draws, "dataset_seeds[0]");
         for (int i = 0; i < p.draws; ++i)
             if (seeds[i].get<std::uint64_t>() != p.seed(i)) {
                 c.fail(f, "dataset_seeds[" + std::to_string(i) + "]",

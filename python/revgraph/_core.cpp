@@ -374,6 +374,7 @@ py::object qualify_run(const std::string& idx_dir, const std::optional<std::stri
         r.protocol.band = qualify::Band::parse(band, "band");
         qualify::check_band_range(r.protocol.band, "band");
         qualify::check_draw_count(draws, "draws");
+        qualify::check_seed_range(first_seed, static_cast<int>(draws));
     } catch (const Error& e) { bad(e.what()); }
     r.protocol.first_seed = first_seed;
     r.protocol.draws = static_cast<int>(draws);

@@ -110,6 +110,10 @@ def test_qualify_refusals(tmp_path, idx):
         revgraph.qualify(d, draws=1, band="100")
     with pytest.raises(ValueError, match="draws must be in 1..1000, got 1001"):
         revgraph.qualify(d, draws=1001)
+    # The draws' seeds follow one another: none may wrap past 2^64 - 1 (to seed 0).
+    with pytest.raises(ValueError, match="leaves no room for 2 draws"):
+        revgraph.qualify(d, first_seed=2**64 - 1, draws=2)
+    revgraph.qualify(d, first_seed=2**64 - 1, draws=1)  # the last seed there is
     # A backend without retrain steers nothing: refused as the command refuses --backend without --retrain.
     with pytest.raises(ValueError, match="retrain"):
         revgraph.verify(tmp_path, d, backend="cpu")

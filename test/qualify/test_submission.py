@@ -299,6 +299,18 @@ class Submission(unittest.TestCase):
         self.assertIn("(10 of 11 hold)", self.verify(d).stderr)
         self.assertEqual(rg("qualify", "--idx-dir", self.idx, "--band", "100", "--draws", 1).returncode, 2)
 
+    def test_seeds_that_are_no_integers(self):
+        # A seed written as a float (or negative) would read as a truncated integer: refused as such.
+        for value in (2026091400.5, -1):
+            with self.subTest(value=value):
+                d = self.copy(f"t-seed-{value}")
+                protocol = load(os.path.join(d, "protocol.json"))
+                protocol["dataset_seeds"][0] = value
+                save(os.path.join(d, "protocol.json"), protocol)
+                self.rechain(d)
+                self.assertEqual(self.assert_caught(d, ["protocol.json: dataset_seeds: a seed is not"]),
+                                 [f"FAILED protocol.json: dataset_seeds: a seed is not a non-negative integer: {value}"])
+
     def test_protocol_config_invalid(self):
         d = self.copy("t-config")
         protocol = load(os.path.join(d, "protocol.json"))
