@@ -55,6 +55,7 @@ SweepSummary run_sweep(const SweepJob& job) {
     // Resume: the lines already there must be this shard's first points, byte for byte up to
     // their results; a partial last line (the sweep was stopped while writing) must be the start
     // of the next one, and is dropped. Anything else is another file, left as it is.
+    if (job.check_only) return s;
     LineFile file(job.output);
     const std::string name = job.output.string();
     const Lines existing = split_lines(file.initial_content());

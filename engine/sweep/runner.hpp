@@ -31,6 +31,9 @@ struct SweepJob {
     std::string backend = "auto";
     std::filesystem::path output;
     std::function<void(const Progress&)> on_progress;  // after the skip check, and after every batch
+    // Check only: everything that is checked before the first point (the grid, the shard, each
+    // width on the backend) and return the shard's point count, reading and writing no output.
+    bool check_only = false;
 };
 
 struct SweepSummary {

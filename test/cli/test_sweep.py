@@ -282,6 +282,27 @@ class SweepTest(unittest.TestCase):
         self.assert_error(p, 1, "another grid")
         self.assertEqual(read(self.full), before)
 
+    def test_check_runs_and_writes_nothing(self):
+        # --check: the points counted (the grid's 12, a shard's share), stdout one line, nothing written;
+        # its refusals are the sweep's own.
+        out = self.path("checked.jsonl")
+        p = rg("sweep", *self.data, *self.grid, "--shard", "1/5", "--output", out, "--check")
+        self.assertEqual((p.returncode, p.stderr), (0, ""))
+        self.assertEqual(p.stdout, f"revgraph: sweep check: 12 points, shard 1/5: 3 points on cpu; nothing run, "
+                                   f"{out} not touched\n")
+        self.assertFalse(os.path.exists(out))
+        before = read(self.full)
+        p = rg("sweep", *self.data, *self.grid, "--output", self.full, "--check")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual(read(self.full), before)
+        for extra, status, mention in ((["--grid", "bogus=1"], 2, "bogus"), (["--grid", "width=82,1026"], 2, "width"),
+                                       (["--grid", "seed=1", "--backend", "gpu"], 1, "gpu")):
+            p = rg("sweep", *self.data, *extra, "--output", out, "--check")
+            self.assert_error(p, status, mention)
+            self.assertFalse(os.path.exists(out))
+        p = rg("sweep", *self.data, "--grid", "seed=1", "--output", self.path("nowhere/x.jsonl"), "--check")
+        self.assert_error(p, 1, "nowhere")
+
     def test_progress_plain_and_on_a_terminal(self):
         self.assertRegex(self.full_stderr, r"revgraph: sweep: 12/12 points, [0-9.]+ points/s, ETA 0s\n")
         self.assertNotIn("\r", self.full_stderr)

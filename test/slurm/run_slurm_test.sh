@@ -143,6 +143,14 @@ say "node $host is idle"
 sweep_opts=(--grid seed=1..4 --grid depth=1,2 --set epochs=1 --backend cpu --quiet)
 "$REVGRAPH" sweep "${sweep_opts[@]}" --jobs 2 --output "$work/local.jsonl" || fail "the local sweep failed"
 say "local unsharded sweep done"
+# A mistake is refused before anything is queued: revgraph's one line, exit 2, no job.
+if bad=$(cd "$work/out" && REVGRAPH=$REVGRAPH "$ROOT/tools/slurm/submit-sweep" 4 "$work/out/bad" "$work/bad.jsonl" \
+  --time=5 -- --grid sed=1..4 --set epochs=1 2>&1); then
+  fail "submit-sweep queued a sweep with an unknown key: $bad"
+fi
+[[ $bad == "revgraph: error: --grid sed=1..4: unknown key 'sed'" ]] || fail "submit-sweep's refusal: $bad"
+[[ -z $(timeout 5 squeue -h -o %i 2>/dev/null) ]] || fail "a refused submission queued jobs: $(squeue -h 2>&1)"
+say "a bad grid refused before any job"
 submitted=$(cd "$work/out" && REVGRAPH=$REVGRAPH "$ROOT/tools/slurm/submit-sweep" 4 "$work/out/part" \
   "$work/merged.jsonl" --time=5 -- "${sweep_opts[@]}" 2>&1) || fail "submit-sweep failed: $submitted"
 say "$submitted"

@@ -81,6 +81,16 @@ int sweep(const SweepOptions& o) {
     job.jobs = o.jobs;
     job.backend = o.backend;
     job.output = o.output;
+    if (o.check) {  // what a cluster submission checks before it queues anything (tools/slurm/submit-sweep)
+        job.check_only = true;
+        const auto s = sweep::run_sweep(job);
+        write_stdout("revgraph: sweep check: " + std::to_string(grid.size()) + " points" +
+                     (o.shard ? ", shard " + std::to_string(shard.index) + "/" + std::to_string(shard.count) + ": " +
+                                    std::to_string(s.points) + " points"
+                              : std::string()) +
+                     " on " + s.backend + "; nothing run, " + o.output + " not touched\n");
+        return 0;
+    }
     ProgressPrinter printer(o.quiet);
     bool announced = false;
     job.on_progress = [&](const sweep::Progress& p) {
@@ -149,6 +159,8 @@ std::vector<Command> add_sweep_commands(CLI::App& app) {
         ->check(kNonEmpty);
     add_task_options(*sub, o->task);
     sub->add_flag("--quiet", o->sweep.quiet, "no progress on stderr");
+    sub->add_flag("--check", o->sweep.check,
+                  "check the options, inputs, grid, shard and output, say how many points, run and write nothing");
     sub->footer(config_keys_help());
 
     auto m = std::make_shared<MergeOptions>();

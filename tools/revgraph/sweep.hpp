@@ -20,6 +20,7 @@ struct SweepOptions {
     std::optional<std::string> shard;  // "I/N"
     std::string output;                // SWEEP.jsonl (required)
     bool quiet = false;                // no progress on stderr
+    bool check = false;                // check everything, count the points, run and write nothing
 };
 int sweep(const SweepOptions& options);
 
