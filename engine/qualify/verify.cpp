@@ -331,7 +331,9 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
                     for (auto v : *predictions)
                         if (v < 0 || v > 9) throw Error("a prediction " + std::to_string(v) + " outside 0..9");
                 } catch (const Error& e) {
-                    c.fail(pf, "", e.what());
+                    std::string what = e.what();  // the reader names the file too: said once
+                    if (what.rfind(pf + ": ", 0) == 0) what.erase(0, pf.size() + 2);
+                    c.fail(pf, "", what);
                     predictions.reset();
                 }
             }

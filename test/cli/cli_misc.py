@@ -63,6 +63,14 @@ class CommandLine(CliTestCase):
             with self.subTest(args=args):
                 self.assert_clean_error(rg(*args), 2, ["band"])
 
+    def test_band_counts_are_usage_errors_in_one_line(self):
+        # A count that is no non-negative integer: exit 2, the option named (not CLI11's "Could not convert").
+        for total in ("-1", "1.5", "x"):
+            with self.subTest(total=total):
+                self.assert_clean_error(rg("band", "--band", "12", "--total", total, "--per-draw", "5"), 2,
+                                        ["--total", total])
+        self.assert_clean_error(rg("qualify", "--idx-dir", self.tmp, "--draws", "2.5"), 2, ["--draws needs an integer"])
+
     def all_commands(self, command=()):
         """Every command and kind, from the help's own "Subcommands:" lists."""
         found = [command]

@@ -299,6 +299,14 @@ class Submission(unittest.TestCase):
         self.assertIn("(10 of 11 hold)", self.verify(d).stderr)
         self.assertEqual(rg("qualify", "--idx-dir", self.idx, "--band", "100", "--draws", 1).returncode, 2)
 
+    def test_a_prediction_file_of_another_dtype(self):
+        # Big-endian int64: the same values, other bytes; the file named once in its line.
+        d = self.copy("t-dtype")
+        path = os.path.join(d, "predictions/draw-00.npy")
+        np.save(path, np.load(path).astype(">i8"))
+        lines = self.assert_caught(d, ["predictions/draw-00.npy: big-endian"])
+        self.assertIn("FAILED predictions/draw-00.npy: big-endian dtype '>i8' is not supported", lines)
+
     def test_seeds_that_are_no_integers(self):
         # A seed written as a float (or negative) would read as a truncated integer: refused as such.
         for value in (2026091400.5, -1):

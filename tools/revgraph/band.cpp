@@ -20,8 +20,7 @@ namespace revgraph::cli {
 namespace {
 
 struct BandOptions {
-    std::string band;
-    std::int64_t total = 0, per_draw = 0;
+    std::string band, total, per_draw;  // the counts as given, read by parse_int (one message for any)
 };
 
 int band_command(const BandOptions& o) {
@@ -29,13 +28,14 @@ int band_command(const BandOptions& o) {
     try {  // a band that is no decimal percentage is a usage error (exit 2), as qualify's is
         band = qualify::Band::parse(o.band, "band: --band");
     } catch (const Error& e) { throw UsageError{e.what()}; }
-    if (o.total < 0 || o.per_draw < 0) throw Error("band: --total and --per-draw must be at least 0");
+    const std::int64_t total = parse_int("total", o.total, 0, INT64_MAX);
+    const std::int64_t per_draw = parse_int("per-draw", o.per_draw, 0, INT64_MAX);
     nlohmann::ordered_json j;
     j["band"] = band.text();
-    j["total"] = o.total;
-    j["per_draw"] = o.per_draw;
-    j["required_correct"] = band.required_correct(o.total);
-    j["per_draw_floor"] = band.per_draw_floor(o.per_draw);
+    j["total"] = total;
+    j["per_draw"] = per_draw;
+    j["required_correct"] = band.required_correct(total);
+    j["per_draw_floor"] = band.per_draw_floor(per_draw);
     write_stdout(j.dump() + "\n");
     return 0;
 }

@@ -64,8 +64,11 @@ std::int64_t parse_int(const std::string& option, const std::string& text, std::
     std::int64_t v = 0;
     auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
     if (ec != std::errc() || ptr != text.data() + text.size() || text.empty() || v < min || v > max)
-        throw UsageError{"option --" + option + " needs an integer in " + std::to_string(min) + ".." +
-                         std::to_string(max) + ", got '" + text + "'"};
+        throw UsageError{"option --" + option + " needs an integer" +
+                         (min == INT64_MIN && max == INT64_MAX  // no range of its own: the caller checks one
+                              ? std::string()
+                              : " in " + std::to_string(min) + ".." + std::to_string(max)) +
+                         ", got '" + text + "'"};
     return v;
 }
 
