@@ -170,6 +170,11 @@ void VerifyRequest::check() const {
 
 VerifyOutcome verify_submission(const VerifyRequest& request) {
     request.check();
+    // What can fail before any file is read or drawn: the IDX files there, the backend that is to
+    // retrain usable on this machine.
+    find_idx(request.idx_dir, "train-images-idx3-ubyte");
+    find_idx(request.idx_dir, "train-labels-idx1-ubyte");
+    if (request.retrain && request.backend) make_backend(*request.backend);
     Checker c(request.submission);
     std::error_code ec;
     if (!fs::is_directory(request.submission, ec))

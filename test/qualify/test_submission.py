@@ -432,6 +432,14 @@ class Submission(unittest.TestCase):
         self.assertEqual(p.stderr.count("\n"), 1, p.stderr)
         self.assertIn("unknown backend 'bogus'", p.stderr)
 
+    def test_idx_files_missing_before_anything_is_read(self):
+        # Not even the progress line: the IDX folder is checked before the submission is read.
+        for idx in (os.path.join(self.tmp, "nowhere"), self.tmp):
+            with self.subTest(idx=idx):
+                p = rg("verify", self.sub, "--idx-dir", idx)
+                self.assertEqual((p.returncode, p.stdout, p.stderr.count("\n")), (1, "", 1), p.stderr)
+                self.assertIn("not a directory" if idx != self.tmp else "no train-images-idx3-ubyte", p.stderr)
+
     def test_all_or_nothing(self):
         # An existing non-empty folder is refused before any work, and left as it was.
         taken = os.path.join(self.tmp, "taken")
