@@ -32,6 +32,23 @@ SweepSummary run_sweep(const SweepJob& job) {
     std::vector<std::string> widths = {std::to_string(job.grid.base().width)};
     for (const Axis& axis : job.grid.axes())
         if (axis.key == "width") widths = axis.values;
+    if (job.check_only) {
+        // A check may run where the sweep will not (a cluster's login node for its GPU nodes): a GPU
+        // backend is checked by its name and its width rule as its emulation applies it, not by
+        // whether this machine has a device.
+        const BackendRow& row = backend_row(job.backend);
+        for (const std::string& value : widths) {
+            TaskConfig c = job.grid.base();
+            c.set("width", value);
+            if (!row.gpu)
+                require_runs_width(job.backend, c);
+            else if (const std::string why = width_refusal(*make_emulated_backend(job.backend, "--check"), c.width);
+                     !why.empty())
+                throw Error(why);
+        }
+        s.backend = row.gpu ? job.backend : make_backend(job.backend)->name();
+        return s;
+    }
     for (const std::string& value : widths) {
         TaskConfig c = job.grid.base();
         c.set("width", value);
@@ -55,7 +72,6 @@ SweepSummary run_sweep(const SweepJob& job) {
     // Resume: the lines already there must be this shard's first points, byte for byte up to
     // their results; a partial last line (the sweep was stopped while writing) must be the start
     // of the next one, and is dropped. Anything else is another file, left as it is.
-    if (job.check_only) return s;
     LineFile file(job.output);
     const std::string name = job.output.string();
     const Lines existing = split_lines(file.initial_content());

@@ -302,6 +302,11 @@ class SweepTest(unittest.TestCase):
             self.assertFalse(os.path.exists(out))
         p = rg("sweep", *self.data, "--grid", "seed=1", "--output", self.path("nowhere/x.jsonl"), "--check")
         self.assert_error(p, 1, "nowhere")
+        # A GPU backend is checked by name and width rule, with or without a GPU here (a login node's check).
+        data = [a for a in self.data if a not in ("--backend", "cpu")]
+        p = rg("sweep", *data, "--grid", "width=82,96", "--backend", "cuda-fused", "--output", out, "--check")
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertIn(" on cuda-fused; nothing run", p.stdout)
 
     def test_progress_plain_and_on_a_terminal(self):
         self.assertRegex(self.full_stderr, r"revgraph: sweep: 12/12 points, [0-9.]+ points/s, ETA 0s\n")
