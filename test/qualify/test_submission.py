@@ -309,7 +309,7 @@ class Submission(unittest.TestCase):
 
     def test_seeds_that_are_no_integers(self):
         # A seed written as a float (or negative) would read as a truncated integer: refused as such.
-        for value in (2026091400.5, -1):
+        for value in (2026091400.5, -1, "2026091400", None):
             with self.subTest(value=value):
                 d = self.copy(f"t-seed-{value}")
                 protocol = load(os.path.join(d, "protocol.json"))
@@ -317,7 +317,8 @@ class Submission(unittest.TestCase):
                 save(os.path.join(d, "protocol.json"), protocol)
                 self.rechain(d)
                 self.assertEqual(self.assert_caught(d, ["protocol.json: dataset_seeds: a seed is not"]),
-                                 [f"FAILED protocol.json: dataset_seeds: a seed is not a non-negative integer: {value}"])
+                                 [f"FAILED protocol.json: dataset_seeds: a seed is not a non-negative integer: "
+                                  f"{json.dumps(value)}"])
 
     def test_protocol_config_invalid(self):
         d = self.copy("t-config")
@@ -361,8 +362,21 @@ class Submission(unittest.TestCase):
         with open(path, "w") as f:
             f.write(text.replace("Passed: no", "Passed: yes") if "Passed: no" in text
                     else text.replace("Passed: yes", "Passed: no"))
-        self.assertEqual(self.assert_caught(d, ["README.md: is not the rendering"]),
-                         ["FAILED README.md: is not the rendering of the re-derived scores and the files' claims"])
+        self.assertEqual(self.assert_caught(d, ["README.md: its score table or verdict"]),
+                         ["FAILED README.md: its score table or verdict is not what the re-derived scores give"])
+        # A row of the table edited, likewise; a sentence that states no score (the times) is not compared.
+        d = self.copy("t-readme-row")
+        lines = text.splitlines(keepends=True)
+        row = next(i for i, line in enumerate(lines) if line.startswith("| 0 |"))
+        lines[row] = lines[row].replace(" | 10000 | ", " | 9999 | ")
+        with open(os.path.join(d, "README.md"), "w") as f:
+            f.write("".join(lines))
+        self.assert_caught(d, ["README.md: its score table or verdict"])
+        d = self.copy("t-readme-times")
+        with open(os.path.join(d, "README.md"), "w") as f:
+            f.write(text.replace("**Time per task.** Mean", "**Time per task.** Average"))
+        p = self.verify(d)
+        self.assertEqual((p.returncode, p.stdout), (0, ""), p.stderr)
 
     def test_a_renamed_folder_still_holds(self):
         d = os.path.join(self.tmp, "renamed-elsewhere")
