@@ -30,6 +30,7 @@
 #include "engine/cuda/device.hpp"
 #include "engine/cuda_util/nvtx.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/file_identity.hpp"
 #include "engine/io/sha256.hpp"
 #include "engine/runtime_options.hpp"
 #include "engine/version.hpp"
@@ -64,18 +65,20 @@ void add_context(const std::vector<BackendInfo>& backends) {
 // signal, an error) would leave FILE truncated where a whole report was. So it writes a temporary
 // beside FILE (the engine's AtomicFile: ".FILE.tmp-PID-HOST-*", a killed run's removed by the
 // next), and only a run that measured something renames it over FILE.
+// A target that is no regular file (/dev/stdout) is written as Google Benchmark writes it.
 std::optional<io::AtomicFile> stage_benchmark_out(int argc, char** argv, std::string* staged_arg) {
     static const std::string flag = "--benchmark_out=";
-    for (int i = 1; i < argc; ++i) {
-        const std::string arg = argv[i];
-        if (arg.rfind(flag, 0) != 0 || arg.size() == flag.size()) continue;
-        std::optional<io::AtomicFile> staged;
-        staged.emplace(arg.substr(flag.size()));
-        *staged_arg = flag + staged->temp_path().string();
-        argv[i] = staged_arg->data();
-        return staged;
-    }
-    return std::nullopt;
+    int at = -1;  // one at most (parse_options refuses a second)
+    for (int i = 1; i < argc; ++i)
+        if (std::string(argv[i]).rfind(flag, 0) == 0) at = i;
+    if (at < 0 || std::string(argv[at]).size() == flag.size()) return std::nullopt;
+    const std::string target = std::string(argv[at]).substr(flag.size());
+    if (!io::non_regular_kind(target).empty()) return std::nullopt;
+    std::optional<io::AtomicFile> staged;
+    staged.emplace(target);
+    *staged_arg = flag + staged->temp_path().string();
+    argv[at] = staged_arg->data();
+    return staged;
 }
 
 int benchmarks(int* argc, char** argv) {
@@ -119,7 +122,7 @@ int main(int argc, char** argv) {
     try {
         status = options().energy ? energy_mode() : benchmarks(&argc, argv);
     } catch (const std::exception& e) {
-        std::cerr << "revgraph_bench: " << e.what() << "\n";
+        std::cerr << "revgraph_bench: error: " << e.what() << "\n";
         status = 1;
     }
     release_tasks();  // GPU buffers go before the CUDA context does

@@ -167,7 +167,8 @@ def check_bad_options(binary):
                        (["--warmup=x"], "--warmup"), (["--benchmark_list_tests=true", "--query=-1"], "--query"),
                        (["--backends=cpu,cpu-refrence"], "cpu-refrence"), (["--energy-backend=cdua"], "cdua"),
                        (["--gpu-min-time=0"], "--gpu-min-time"), (["--benchmark_min_time=abc"], "--benchmark_min_time"),
-                       (["--benchmark_repetitions=0"], "--benchmark_repetitions")):
+                       (["--benchmark_repetitions=0"], "--benchmark_repetitions"),
+                       (["--benchmark_out=a.json", "--benchmark_out=b.json"], "--benchmark_out")):
         p = subprocess.run([binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
         lines = p.stderr.strip().splitlines()
         if p.returncode != 2 or len(lines) != 1 or not lines[0].startswith("revgraph_bench: error: ") \

@@ -104,6 +104,10 @@ void parse_options(int* argc, char** argv) {
     // Google Benchmark's numbers, checked here so that a bad one is one line like ours (its own
     // parser says two: the value, then "unrecognized command-line flag"), and a count of 0 is not
     // a run that measures nothing and exits 0.
+    int outs = 0;  // Google Benchmark takes the last; the harness stages its report through one
+    for (int i = 1; i < kept; ++i)
+        if (std::string(argv[i]).rfind("--benchmark_out=", 0) == 0 && ++outs > 1)
+            usage_error("--benchmark_out given twice");
     for (int i = 1; i < kept; ++i) {
         const std::string arg = argv[i];
         for (const auto& [flag, check] : {std::pair{"--benchmark_min_time=", at_least(0, false, true)},

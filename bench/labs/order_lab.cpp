@@ -90,11 +90,11 @@ std::vector<std::string> published_hashes(const std::string& path, std::size_t d
     const auto report = nlohmann::json::parse(in, nullptr, false);
     if (report.is_discarded() || !report.contains("draws") || !report["draws"].is_array() ||
         report["draws"].size() != draws)
-        throw Error("" + path + " is not a qualify report of " + std::to_string(draws) + " draws");
+        throw Error(path + " is not a qualify report of " + std::to_string(draws) + " draws");
     std::vector<std::string> hashes;
     for (const auto& d : report["draws"]) {
         if (!d.contains("predictions_sha256") || !d["predictions_sha256"].is_string())
-            throw Error("" + path + ": a draw without predictions_sha256");
+            throw Error(path + ": a draw without predictions_sha256");
         hashes.push_back(d["predictions_sha256"].get<std::string>());
     }
     return hashes;
@@ -113,7 +113,7 @@ int run(const std::string& idx_dir, const std::string& published_path) {
         names.push_back("embedded");
     } else {
         const auto set = qualify::load_training_set(idx_dir);
-        if (!set.official()) throw Error("" + idx_dir + " does not hold the official MNIST training files");
+        if (!set.official()) throw Error(idx_dir + " does not hold the official MNIST training files");
         const data::DrawSource source(set.set.images.pixels, set.set.labels);
         for (int i = 0; i < qualify::kPublishedDraws; ++i) {
             draws.push_back(source.mnist_medium_draw(qualify::kPublishedFirstSeed + static_cast<std::uint64_t>(i)));
