@@ -15,6 +15,7 @@
 // bench/NOTES.md for what each number means and how to run it. This file: the command line, the
 // context every report carries, and the run; the families are in families.hpp.
 #include <cstddef>
+#include <filesystem>
 #include <iostream>
 #include <optional>
 #include <string>
@@ -108,7 +109,9 @@ int benchmarks(int* argc, char** argv) {
                      "--benchmark_list_tests=true; GPU benchmarks exist only where a GPU is)\n";
         return 2;
     }
-    if (out) out->commit();
+    // Only a report replaces FILE: --benchmark_list_tests, say, writes none.
+    std::error_code ec;
+    if (out && std::filesystem::file_size(out->temp_path(), ec) > 0 && !ec) out->commit();
     return 0;
 }
 

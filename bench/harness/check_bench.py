@@ -151,6 +151,11 @@ def check_out_is_whole_or_untouched(binary):
         with open(out) as f:
             if f.read() != "the earlier report\n":
                 fail("--benchmark_out: an interrupted run changed the earlier report")
+        # A listing writes no report: the earlier one stays.
+        run([binary] + TINY + ["--backends=cpu-reference", "--benchmark_list_tests=true", f"--benchmark_out={out}"])
+        with open(out) as f:
+            if f.read() != "the earlier report\n":
+                fail("--benchmark_out: --benchmark_list_tests replaced the earlier report")
         run([binary] + TINY + ["--backends=cpu-reference", "--benchmark_filter=^task/", f"--benchmark_out={out}"])
         with open(out) as f:
             if not json.load(f).get("benchmarks"):
