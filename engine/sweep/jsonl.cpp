@@ -5,6 +5,7 @@
 
 #include "engine/error.hpp"
 #include "engine/io/sha256.hpp"
+#include "engine/qualify/protocol.hpp"
 #include "engine/sweep/grid.hpp"
 
 namespace revgraph::sweep {
@@ -45,9 +46,7 @@ std::string format_line(const PointHead& head, const TaskOutputs& out, const std
     auto j = head_object(head);
     const auto& predictions = out.state.predictions;
     if (!test_labels.empty()) {
-        if (predictions.size() != test_labels.size()) throw Error("sweep: predictions and labels differ in count");
-        std::int64_t correct = 0;
-        for (std::size_t i = 0; i < predictions.size(); ++i) correct += predictions[i] == test_labels[i];
+        const std::int64_t correct = qualify::correct_count(predictions, test_labels);  // the one scoring rule
         j["correct"] = correct;
         j["total"] = static_cast<std::int64_t>(test_labels.size());
         j["accuracy"] = double(correct) / double(test_labels.size());
