@@ -303,6 +303,35 @@ class Rules(unittest.TestCase):
             self.assertEqual(p.returncode, 1, p.stdout)
             self.assertEqual([line.split(": ")[1] for line in p.stdout.splitlines()[:-1]], ["inert"], p.stdout)
 
+    def test_torch_settings_targets_and_written_literals(self):
+        """What a reviewer slipped past the rules: calls through a module torch imports, a name torch
+        that is not torch, a subscript hidden in a tuple target, literals whose value is short but
+        whose written text is long, and a band in digits no leaderboard is named with."""
+        for body in ("torch.backends.cudnn.os.system('true')", "torch.backends.cudnn.os.environ = {}",
+                     "torch.manual_seed = None", "torch._C._set_x(1)", "torch.backends._private.f(1)",
+                     "(os.environ['A'],) = ('1',)", "[sys.x] = [1]", "A, (B, os.x) = 1, (2, 3)",
+                     "A, *os.environ['x'] = 1, 2"):
+            self.assertOneBroken(HEADER + "import os\nimport sys\n" + GOOD_BODY + body + "\n", "inert")
+        for rebind in ("import os as torch", "from os import path as torch", "torch = 3", "def torch():\n    pass"):
+            problems, _ = self.check(HEADER + GOOD_BODY + rebind + "\ntorch.set_num_threads(1)\n")
+            self.assertTrue(problems and all(p.startswith("inert:") for p in problems), (rebind, problems))
+            self.assertIn("the name torch is bound to something other than the torch module", problems[0])
+        # The settings users write stay allowed, as do plain tuple and starred targets.
+        fine = ("torch.backends.cuda.enable_flash_sdp(False)\ntorch.use_deterministic_algorithms(True)\n"
+                "torch.backends.cudnn.allow_tf32 = False\ntorch.backends.cudnn.conv.fp32_precision = 'ieee'\n"
+                "torch._dynamo.config.cache_size_limit = 8\nimport torch as torch\nA, *B = 1, 2, 3\n[C, D] = 4, 5\n")
+        self.assertEqual(self.check(HEADER + GOOD_BODY + fine)[0], [])
+        # Written length: escapes and an f-string's parts count as typed.
+        self.assertOneBroken(HEADER + GOOD_BODY + "B = b'" + "\\x00" * 1100 + "'\n", "literals", "written in 4,400")
+        self.assertOneBroken(HEADER + GOOD_BODY + "S = '" + "\\n" * 2049 + "'\n", "literals", "written in 4,098")
+        self.assertOneBroken(HEADER + GOOD_BODY + "def f(x):\n    return f'" + "a" * 3000 + "{x}" + "b" * 3000 + "'\n",
+                             "literals", "an f-string literal written in 6,003")
+        self.assertEqual(self.check(HEADER + GOOD_BODY + 'R = r"""' + "y" * 4096 + '"""\n')[0], [])
+        for digits in ("012", "\u0661\u0662", "12 "):
+            problems, info = self.check(HEADER.replace("12pct", digits + "pct") + GOOD_BODY)
+            self.assertEqual([p[:7] for p in problems], ["header:"], (digits, problems))
+            self.assertIsNone(info["band"])
+
     def test_several_broken_rules_are_one_line_each(self):
         text = "# no header\n" + GOOD_BODY.replace("def custom_kernel", "def other") + "print(1)\n"
         problems, _ = self.check(text)
@@ -742,6 +771,37 @@ def custom_kernel(data):
         self.assertEqual(p.returncode, 1)
         self.assertIn("os.listdir of", last_line(p))
 
+    def test_an_entry_in_a_folder_named_so_is_not_refused_its_own_file(self):
+        """A traceback (and a warning) reads the entry's lines back: from the rules' bytes, so an
+        entry kept under ~/mnist-race/ is judged on what it does, as on the judge's paths."""
+        folder = os.path.join(self.tmp, "mnist-race")
+        os.mkdir(folder)
+        entry = os.path.join(folder, "loud.py")
+        with open(entry, "w") as f:
+            f.write(HEADER + "import warnings\n\nimport torch\n\n\ndef custom_kernel(data):\n"
+                             "    warnings.warn('look')\n    raise ValueError('no model')\n")
+        p, rep = self.run_race(entry)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual(last_line(p), "race: error: the warm-up call: custom_kernel raised ValueError: no model "
+                                       "(loud.py line 10)")
+        self.assertEqual(rep["sandbox"]["refused"], [])
+
+    def test_a_pool_that_is_not_the_official_files_is_said_in_the_verdict(self):
+        changed = os.path.join(self.tmp, "digits")
+        os.mkdir(changed)
+        for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte", "t10k-images-idx3-ubyte",
+                     "t10k-labels-idx1-ubyte"):
+            shutil.copyfile(os.path.join(IDX, name), os.path.join(changed, name))
+        with open(os.path.join(changed, "train-images-idx3-ubyte"), "r+b") as f:
+            f.seek(16 + 28 * 14 + 14)  # a pixel of the first image's middle
+            f.write(bytes([255 - f.read(1)[0]]))
+        p = race("run", CENTROID, "--idx-dir", changed, "--device", "cpu")
+        self.assertIn(p.returncode, (0, 3), p.stderr)
+        self.assertTrue(last_line(p).endswith("; the pool is NOT the official MNIST files (the report's sources)"),
+                        last_line(p))
+        p = race("run", CENTROID, "--idx-dir", IDX, "--device", "cpu")
+        self.assertNotIn("NOT the official", last_line(p))
+
     def test_invalid_outputs_fail_with_one_line(self):
         for name, ret, why in (("f32.py", "torch.zeros(10000)", "returned dtype float32, not one of int64"),
                                ("short.py", "torch.zeros(9999, dtype=torch.int64)", "returned shape (9999,), not (10000,)")):
@@ -771,12 +831,13 @@ def custom_kernel(data):
         entry = self.entry("loud.py", f"import torch\nopen({marker!r}, 'w')\n\n\ndef custom_kernel(data):\n"
                                       f"    return torch.zeros(10000, dtype=torch.int64)\n")
         p, rep = self.run_race(entry)
-        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.returncode, 3)  # FAIL, as the judge would have it
         self.assertFalse(os.path.exists(marker))
-        self.assertTrue(last_line(p).startswith(f"race: error: {entry} breaks 1 static rule; it was not imported"),
+        self.assertTrue(last_line(p).startswith(f"race: FAIL {entry} breaks 1 static rule; it was not imported"),
                         last_line(p))
         self.assertIn(f"{entry}: inert: line 4", p.stdout)
         self.assertNotIn("calls", rep)
+        self.assertEqual(rep["verdict"]["result"], "FAIL")
         # The report never goes over an input.
         with open(CENTROID, "rb") as f:
             before = f.read()

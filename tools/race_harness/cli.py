@@ -206,12 +206,15 @@ def cmd_run(a):
     if problems:
         for p in problems:
             print(f"{a.entry}: {p}")
-        line = (f"race: error: {a.entry} breaks {len(problems)} static rule{'s' if len(problems) > 1 else ''}; "
+        # The judge refuses such a file before running it: the run's verdict is FAIL (exit 3), as
+        # for a band missed, not an error of the harness's.
+        line = (f"race: FAIL {a.entry} breaks {len(problems)} static rule{'s' if len(problems) > 1 else ''}; "
                 f"it was not imported")
-        out.update(error=line, verdict={"result": "FAIL", "line": line})
+        out.update(verdict={"result": "FAIL", "line": line})
         if a.report:
             report.write_json(a.report, out)
-        raise RaceError(line[len("race: error: "):])
+        print(line)
+        return report.EXIT["FAIL"]
     band = str(info["band"])
     out["entry"]["band"] = info["band"]
 
@@ -280,6 +283,8 @@ def cmd_run(a):
     time_v["timer"] = dev.timer
     word = report.overall([band_v["passed"], time_v["passed"], hold_v["passed"] if holdouts else True])
     line = report.run_verdict_line(word, band_v, time_v, hold_v, a.device, dev.name, dev.timer)
+    if not pool.official:  # the judge draws from the official files: a verdict on others says so
+        line += "; the pool is NOT the official MNIST files (the report's sources)"
     out["totals"] = {"ranked_correct": sum(ranked_counts), "ranked_total": PER_DRAW * len(ranked_counts),
                      "per_draw": ranked_counts, "worst_draw": min(ranked_counts), "holdout_correct": holdout_counts}
     out.update(band=band_v, holdout=hold_v, timing=time_v,

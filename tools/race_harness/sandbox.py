@@ -11,6 +11,9 @@ mistakes, not a security boundary. The words are matched case-insensitively (str
 
 The hook is installed once (a process cannot remove one) before the entry is read into a module,
 and armed only while the entry runs: the harness loads its draws before, and writes its report after.
+The entry's own file is exempt (`exempt`): on the judge it lies at a path of the judge's, so a
+traceback, a warning or `@triton.jit` reading it back there touches no forbidden word, and a copy
+kept here under `~/mnist-race/` must not fail for its folder's name.
 """
 import os
 import sys
@@ -34,6 +37,7 @@ class Sandbox:
         self.armed = False
         self.refused = []
         self.installed = False
+        self.exempt = set()  # absolute paths that may be opened whatever their words (the entry)
 
     def install(self):
         if not self.installed:
@@ -54,6 +58,8 @@ class Sandbox:
         if not self.armed or event not in EVENTS:
             return
         for text in self._strings(args):
+            if event == "open" and os.path.abspath(text) in self.exempt:
+                continue
             lower = text.lower()
             for word in WORDS:
                 if word in lower:
