@@ -89,6 +89,7 @@ std::string entry_file(const EntrySource& s) {
 }
 
 EntrySource entry_from_bands_file(const std::string& path, const std::string& band) {
+    require_race_band(band);  // a band no leaderboard has is that, whatever the file holds
     std::ifstream in(path, std::ios::binary);
     if (!in) throw Error("export: cannot read " + path);
     nlohmann::json doc;

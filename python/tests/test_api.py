@@ -373,7 +373,8 @@ def test_export_is_the_commands_entry():
         "(--set)", "(Python)")
     for kwargs, words in (({"band": "7"}, "leaderboards"), ({"band": "12", "width": 81}, "width"),
                           ({"band": "12", "from_file": frontier, "depth": 3}, "give no config keys"),
-                          ({"band": "2", "from_file": frontier}, "has no band 2")):
+                          ({"band": "2", "from_file": frontier}, "has no band 2"),
+                          ({"band": "7", "from_file": frontier}, "leaderboards")):
         with pytest.raises(ValueError) as raised:
             revgraph.export(**kwargs)
         assert words in str(raised.value) and "\n" not in str(raised.value)
