@@ -153,6 +153,11 @@ py::object json_to_python(const nlohmann::ordered_json& j) {
     return py::module_::import("json").attr("loads")(j.dump());
 }
 
+py::array read_only(py::array a) {
+    a.attr("setflags")(py::arg("write") = false);
+    return a;
+}
+
 // One run's results, owned here so that numpy arrays view them without a copy.
 class RunOutput {
 public:
@@ -162,13 +167,16 @@ public:
           run_seconds_(run_seconds),
           outputs_seconds_(outputs_seconds) {}
 
+    // Read-only views: the run's own bytes, which its metadata hashes and predictions_npy() writes;
+    // a caller who wants to change them takes a copy.
     py::array predictions(py::object self) const {
         const auto& p = out_.state.predictions;
-        return py::array_t<std::int64_t>({static_cast<py::ssize_t>(p.size())}, p.data(), self);
+        return read_only(py::array_t<std::int64_t>({static_cast<py::ssize_t>(p.size())}, p.data(), self));
     }
     py::array scores(py::object self) const {
         const auto& s = out_.state.scores;
-        return py::array_t<float>({static_cast<py::ssize_t>(s.size() / 10), py::ssize_t(10)}, s.data(), self);
+        return read_only(
+            py::array_t<float>({static_cast<py::ssize_t>(s.size() / 10), py::ssize_t(10)}, s.data(), self));
     }
     // Every parameter by name, then velocity.<name>, as `--state` writes them.
     py::dict state() const {

@@ -2,6 +2,7 @@
 the same inputs and config, byte-identical repeats, run_together equal to solo runs, and two
 Python threads running tasks at once."""
 import hashlib
+import io
 import json
 import os
 import shlex
@@ -230,6 +231,12 @@ def test_result_arrays_outlive_the_task(task_arrays):
     result = task.run()
     predictions, scores = result.predictions, result.scores
     expected = predictions.copy(), scores.copy()
+    # Views of the run's own bytes, which its hashes and predictions_npy() speak for: read-only.
+    for view in (predictions, scores):
+        assert not view.flags.writeable
+        with pytest.raises(ValueError):
+            view[0] = 7
+    assert np.array_equal(np.load(io.BytesIO(result.predictions_npy())), expected[0])
     del task, result
     assert np.array_equal(predictions, expected[0]) and np.array_equal(scores, expected[1])
 
