@@ -269,7 +269,8 @@ void check_band_range(const Band& band, const std::string& what) {
 }
 
 void check_draw_count(std::int64_t draws, const std::string& what) {
-    if (draws < 1 || draws > 1000) throw Error(what + " must be in 1..1000, got " + std::to_string(draws));
+    if (draws < 1 || draws > kMaxDraws)
+        throw Error(what + " must be in 1.." + std::to_string(kMaxDraws) + ", got " + std::to_string(draws));
 }
 
 void check_seed_range(std::uint64_t first_seed, int draws, const std::string& what) {

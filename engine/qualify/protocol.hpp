@@ -30,6 +30,7 @@ inline constexpr int kPublishedDraws = 11;
 // admits no error, one of 100 any) and 1..1000 draws. Throw Error "<what> must be ...". qualify
 // (and its front ends, to tell a usage error) and verify (on protocol.json) call these.
 void check_band_range(const Band& band, const std::string& what = "band");
+inline constexpr std::int64_t kMaxDraws = 1000;
 void check_draw_count(std::int64_t draws, const std::string& what = "draws");
 // The draws' seeds follow one another from first_seed; the last must not wrap past 2^64 - 1.
 void check_seed_range(std::uint64_t first_seed, int draws, const std::string& what = "first_seed");

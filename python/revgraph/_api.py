@@ -241,8 +241,7 @@ def qualify(idx_dir: str | os.PathLike[str], *, submission: Optional[str | os.Pa
     band or draws outside the engine's ranges, a bad config or backend name); RuntimeError for what
     the run meets (missing IDX files, an existing folder)."""
     band = _band(band)
-    # The number of draws is ranged by the engine (ValueError); an int64 carries it there.
-    draws = _int("draws", draws, -_INT64_MAX - 1, _INT64_MAX)
+    draws = _int("draws", draws, 1, _core.MAX_DRAWS)  # the engine's range, said as the engine says it
     first_seed = _int("first_seed", first_seed, 0, _UINT64_MAX)
     return _core.qualify(_path("idx_dir", idx_dir), None if submission is None else _path("submission", submission),
                          band, first_seed, draws, _bool("together", together), _str("backend", backend),

@@ -504,6 +504,7 @@ PYBIND11_MODULE(_core, m) {
             } catch (const revgraph::Error& e) { bad(e.what()); }
         },
         py::arg("band"), py::arg("from_file"), py::arg("config"));
+    m.attr("MAX_DRAWS") = revgraph::qualify::kMaxDraws;  // the protocol's range of draws, 1..MAX_DRAWS
     m.def("version", [] { return std::string(revgraph::version()); });
     m.def("git_commit", [] { return std::string(revgraph::git_commit()); });
 }

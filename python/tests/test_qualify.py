@@ -108,8 +108,9 @@ def test_qualify_refusals(tmp_path, idx):
             revgraph.qualify(d, **{"draws": 1, "band": "12", **kwargs})
     with pytest.raises(ValueError, match="band must be a percentage in \\(0, 100\\), got '100'"):
         revgraph.qualify(d, draws=1, band="100")
-    with pytest.raises(ValueError, match="draws must be in 1..1000, got 1001"):
-        revgraph.qualify(d, draws=1001)
+    for draws in (1001, 2**70, -2**70):  # beyond int64 too: the engine's range, not C++'s
+        with pytest.raises(ValueError, match=f"^draws must be in 1..1000, got {draws}$"):
+            revgraph.qualify(d, draws=draws)
     # The draws' seeds follow one another: none may wrap past 2^64 - 1 (to seed 0).
     with pytest.raises(ValueError, match="leaves no room for 2 draws"):
         revgraph.qualify(d, first_seed=2**64 - 1, draws=2)

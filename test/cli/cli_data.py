@@ -213,6 +213,13 @@ class DataMnist(CliTestCase):
         self.assertEqual(report["draws"][0]["seed"], 7)
         self.assertEqual(p.returncode, 0 if report["total_correct"] >= 500 else 3, p.stderr)
         self.assertIs(report["passed"], report["total_correct"] >= 500)
+        # The last seed there is: the engine's range, as Python's qualify(first_seed=2**64 - 1) takes it.
+        q3 = os.path.join(self.fresh_dir("qualify3"), "Q.json")
+        p = rg("qualify", "--idx-dir", self.raw, "--draws", "1", "--first-seed", str(2**64 - 1), "--band", "95",
+               "--set", "epochs=0", "--output", q3, "--quiet")
+        self.assertIn(p.returncode, (0, 3), p.stderr)
+        with open(q3) as f:
+            self.assertEqual(json.load(f)["draws"][0]["seed"], 2**64 - 1)
 
     def test_not_the_official_mnist(self):
         """Made-up IDX files never read as the official ones: qualify's report says official_mnist
@@ -282,6 +289,9 @@ class DataMnist(CliTestCase):
             (["--idx-dir", self.raw, "--band", "nan"], 2, ["band"]),
             (["--idx-dir", self.raw, "--band", "100"], 2, ["band"]),
             (["--idx-dir", self.raw, "--first-seed", "-3"], 2, ["first-seed"]),
+            (["--idx-dir", self.raw, "--first-seed", str(2**64)], 2, ["first-seed", str(2**64 - 1)]),
+            (["--idx-dir", self.raw, "--first-seed", str(2**64 - 1), "--draws", "2"], 2,
+             ["--first-seed", "leaves no room for 2 draws"]),
             (["--idx-dir", self.raw, "--set", "depth=0"], 1, ["depth"]),
             (["--idx-dir", self.raw, "extra"], 2, ["extra"]),
             (["--idx-dir", os.path.join(self.tmp, "nowhere")], 1, ["nowhere"]),

@@ -72,6 +72,15 @@ std::int64_t parse_int(const std::string& option, const std::string& text, std::
     return v;
 }
 
+std::uint64_t parse_uint64(const std::string& option, const std::string& text) {
+    std::uint64_t v = 0;
+    auto [ptr, ec] = std::from_chars(text.data(), text.data() + text.size(), v);
+    if (ec != std::errc() || ptr != text.data() + text.size() || text.empty())
+        throw UsageError{"option --" + option + " needs an integer in 0.." + std::to_string(UINT64_MAX) + ", got '" +
+                         text + "'"};
+    return v;
+}
+
 double parse_double(const std::string& option, const std::string& text) {
     char* end = nullptr;
     const double v = std::strtod(text.c_str(), &end);

@@ -40,6 +40,8 @@ std::string config_keys_help();
 extern const CLI::Validator kNonEmpty;
 
 std::int64_t parse_int(const std::string& option, const std::string& text, std::int64_t min, std::int64_t max);
+// 0..2^64-1, the engine's seeds (a sign, even "+", is refused).
+std::uint64_t parse_uint64(const std::string& option, const std::string& text);
 double parse_double(const std::string& option, const std::string& text);
 
 // Defaults (rev88), then --config FILE.json, then each --set key=value in order; validated.

@@ -35,8 +35,11 @@ int qualify_command(const QualifyOptions& o) {
             qualify::check_draw_count(n, "qualify: --draws");
             p.draws = static_cast<int>(n);
         }
+        // The seeds' range is the engine's (Python's qualify takes the same): all of uint64, the last
+        // draw's seed not past 2^64 - 1.
+        if (o.first_seed) p.first_seed = parse_uint64("first-seed", *o.first_seed);
+        qualify::check_seed_range(p.first_seed, p.draws, "qualify: --first-seed");
     } catch (const Error& e) { throw UsageError{e.what()}; }
-    if (o.first_seed) p.first_seed = static_cast<std::uint64_t>(parse_int("first-seed", *o.first_seed, 0, INT64_MAX));
     if (const auto& out = o.output) {
         NamedPaths inputs = idx_inputs(*o.idx_dir);
         for (auto& config : config_inputs(o.task)) inputs.push_back(std::move(config));
