@@ -163,9 +163,12 @@ def _required_correct(total, target):
         raise Failure(str(e), 2)
 
 
-def _load_predictions(path):
+def _check_predictions_name(path):
     if not path.endswith((".npy", ".npz")):
         raise Failure(f"{path}: predictions must be a .npy or .npz file", 2)
+
+
+def _load_predictions(path):
     loaded = _np_load(path, ".npy/.npz file")
     if isinstance(loaded, np.lib.npyio.NpzFile):
         with loaded:
@@ -177,6 +180,9 @@ def _load_predictions(path):
 
 
 def score(args):
+    # The command line's mistakes (exit 2) before any file is read, as the command's.
+    _check_predictions_name(args.predictions)
+    _required_correct(1, args.error_target.strip())
     with _open_archive(args.data) as archive:
         labels = _member(archive, args.data, "test_labels")
     if labels.ndim != 1 or labels.dtype.kind not in "iu":
@@ -236,6 +242,9 @@ def main(argv):
 def _main(argv):
     try:
         args = _parser().parse_args(argv)
+        for option in ("data", "predictions", "config", "backend", "metadata", "error_target"):
+            if getattr(args, option, None) == "":  # an unset variable's "--backend $B": a mistake, as the command's
+                raise Failure(f"option --{option.replace('_', '-')}: an empty value", 2)
         return learn(args) if args.command == "learn" else score(args)
     except Failure as e:
         print("revgraph: error: " + " ".join(str(e).splitlines()), file=sys.stderr)

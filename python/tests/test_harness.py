@@ -285,6 +285,24 @@ def test_score_refuses_bad_predictions(tmp_path):
         assert p.returncode == 2 and "--error-target" in p.stderr, (target, p.stderr)
 
 
+def test_usage_mistakes_come_before_any_file_is_read(tmp_path, medium):
+    """A command line's mistake is exit 2 whatever the files: a bad --error-target or predictions
+    name with a --data that does not exist, and an empty value (an unset shell variable), as the
+    `revgraph` command refuses them."""
+    missing = str(tmp_path / "missing.npz")
+    for extra in (["--predictions", "p.txt"], ["--predictions", "p.npy", "--error-target", "abc"]):
+        p = harness("score", "--data", missing, *extra)
+        assert p.returncode == 2 and p.stderr.count("\n") == 1, (extra, p.stderr)
+        assert "missing.npz" not in p.stderr, p.stderr
+    path, _ = medium
+    for extra in (["--backend", ""], ["--config", ""], ["--metadata", ""]):
+        p = harness("learn", "--data", str(path), "--predictions", str(tmp_path / "p.npy"), "--quiet", *extra)
+        assert p.returncode == 2 and "an empty value" in p.stderr and extra[0] in p.stderr, (extra, p.stderr)
+        assert not (tmp_path / "p.npy").exists()
+    p = harness("score", "--data", "", "--predictions", "p.npy")
+    assert p.returncode == 2 and "--data: an empty value" in p.stderr, p.stderr
+
+
 def test_learn_refuses_a_predictions_name_not_npy(tmp_path, medium):
     path, _ = medium
     for name in ("p.npz", "p", "p.npy.txt"):
