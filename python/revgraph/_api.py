@@ -6,7 +6,7 @@ from __future__ import annotations
 import json
 import numbers
 import os
-from typing import Any, Iterable, Optional
+from typing import Any, Callable, Iterable, Optional
 
 import numpy as np
 import numpy.typing as npt
@@ -53,6 +53,12 @@ def _path(name: str, value: Any) -> str:
 def _band(value: Any) -> str:
     if not isinstance(value, str):
         raise TypeError(f"band must be a decimal string such as \"12\" or \"7.5\", got {value!r}")
+    return value
+
+
+def _progress(value: Any) -> Any:
+    if value is not None and not callable(value):
+        raise TypeError(f"progress must be a callable taking one str, or None, got {value!r}")
     return value
 
 
@@ -232,20 +238,22 @@ def backends() -> dict[str, Any]:
 # ----- qualify / verify (issue 24): engine/qualify over Python -----
 def qualify(idx_dir: str | os.PathLike[str], *, submission: Optional[str | os.PathLike[str]] = None, draws: int = 11,
             first_seed: int = 2026091400, band: str = "12", backend: str = "auto", together: bool = False,
-            **config: Any) -> dict[str, Any]:
+            progress: Optional[Callable[[str], Any]] = None, **config: Any) -> dict[str, Any]:
     """The qualification protocol of docs/spec.md §9 on the MNIST training IDX files in idx_dir, as
     `revgraph qualify`: returns its JSON report as a dict (passed, qualified, total_correct, ...).
     With submission="OUT/", also writes the verifiable submission folder (all or nothing, never into
     a non-empty folder). band is a decimal string ("12", "7.5"). TypeError for an argument of the
     wrong type (band not a str, draws or first_seed not an int); ValueError for a bad value (the
     band or draws outside the engine's ranges, a bad config or backend name); RuntimeError for what
-    the run meets (missing IDX files, an existing folder)."""
+    the run meets (missing IDX files, an existing folder). progress(line) is called with each of the
+    command's progress lines (a draw trained, a draw scored); Ctrl-C is heard between draws, and
+    stops the run before its submission folder is written, as an exception from progress does."""
     band = _band(band)
     draws = _int("draws", draws, 1, _core.MAX_DRAWS)  # the engine's range, said as the engine says it
     first_seed = _int("first_seed", first_seed, 0, _UINT64_MAX)
     return _core.qualify(_path("idx_dir", idx_dir), None if submission is None else _path("submission", submission),
                          band, first_seed, draws, _bool("together", together), _str("backend", backend),
-                         _config_kwargs(config))
+                         _config_kwargs(config), _progress(progress))
 
 
 def export(band: str, *, from_file: Optional[str | os.PathLike[str]] = None, **config: Any) -> str:
@@ -267,10 +275,11 @@ def band_rule(band: str, total: int, per_draw: int) -> dict[str, int]:
 
 
 def verify(submission: str | os.PathLike[str], idx_dir: str | os.PathLike[str], *, retrain: bool = False,
-           backend: Optional[str] = None) -> dict[str, Any]:
+           backend: Optional[str] = None, progress: Optional[Callable[[str], Any]] = None) -> dict[str, Any]:
     """`revgraph verify`: every claim of a submission folder re-derived from the IDX files in
     idx_dir. Returns {"holds": bool, "failures": ["FILE: KEY: ...", ...], "claims": n}; with
     retrain=True every draw is trained again (on `backend`, default the protocol's) and its
-    predictions must be byte-equal. A backend without retrain is ValueError (it steers nothing)."""
+    predictions must be byte-equal. A backend without retrain is ValueError (it steers nothing).
+    progress(line): as qualify's (the command's `revgraph: verify:` lines)."""
     return _core.verify(_path("submission", submission), _path("idx_dir", idx_dir), _bool("retrain", retrain),
-                        None if backend is None else _str("backend", backend))
+                        None if backend is None else _str("backend", backend), _progress(progress))

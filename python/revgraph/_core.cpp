@@ -372,9 +372,22 @@ std::int64_t band_per_draw_floor(std::int64_t per_draw, const std::string& band,
     } catch (const Error& e) { bad(e.what()); }
 }
 
+// The engine's progress lines to a Python callable (None: none), and the place a long qualify or
+// verify hears Ctrl-C: the engine calls it between draws without the GIL; here the GIL is taken,
+// a pending signal (KeyboardInterrupt) or the callable's own exception is thrown through the
+// engine, which stops before its submission folder is committed (SubmissionWriter: all or nothing).
+qualify::Progress python_progress(const py::object& callable) {
+    auto held = std::make_shared<py::object>(callable);
+    return [held](const std::string& line) {
+        py::gil_scoped_acquire gil;
+        if (PyErr_CheckSignals() != 0) throw py::error_already_set();
+        if (!held->is_none()) (*held)(line);
+    };
+}
+
 py::object qualify_run(const std::string& idx_dir, const std::optional<std::string>& submission,
                        const std::string& band, std::uint64_t first_seed, std::int64_t draws, bool together,
-                       const std::string& backend, const py::dict& config) {
+                       const std::string& backend, const py::dict& config, const py::object& progress) {
     qualify::QualifyRequest r;
     r.idx_dir = idx_dir;
     if (submission) r.submission = *submission;
@@ -390,6 +403,7 @@ py::object qualify_run(const std::string& idx_dir, const std::optional<std::stri
     r.protocol.backend = backend;
     r.protocol.config = task_config(config);
     backend_named(backend);  // an unknown name is ValueError before any work
+    r.progress = python_progress(progress);
     qualify::QualifyOutcome o;
     {
         py::gil_scoped_release nogil;
@@ -401,8 +415,9 @@ py::object qualify_run(const std::string& idx_dir, const std::optional<std::stri
 }
 
 py::dict verify_run(const std::string& submission, const std::string& idx_dir, bool retrain,
-                    const std::optional<std::string>& backend) {
+                    const std::optional<std::string>& backend, const py::object& progress) {
     qualify::VerifyRequest r;
+    r.progress = python_progress(progress);
     r.submission = submission;
     r.idx_dir = idx_dir;
     r.retrain = retrain;
@@ -485,8 +500,9 @@ PYBIND11_MODULE(_core, m) {
     m.def("required_correct", &band_required_correct, py::arg("total"), py::arg("band"), py::arg("what") = "band");
     m.def("per_draw_floor", &band_per_draw_floor, py::arg("per_draw"), py::arg("band"), py::arg("what") = "band");
     m.def("qualify", &qualify_run, py::arg("idx_dir"), py::arg("submission"), py::arg("band"), py::arg("first_seed"),
-          py::arg("draws"), py::arg("together"), py::arg("backend"), py::arg("config"));
-    m.def("verify", &verify_run, py::arg("submission"), py::arg("idx_dir"), py::arg("retrain"), py::arg("backend"));
+          py::arg("draws"), py::arg("together"), py::arg("backend"), py::arg("config"), py::arg("progress"));
+    m.def("verify", &verify_run, py::arg("submission"), py::arg("idx_dir"), py::arg("retrain"), py::arg("backend"),
+          py::arg("progress"));
     // end of the qualify block
     // `revgraph export`: the entry's text, from a file of bands or from a config (engine/export/entry.hpp).
     m.def(

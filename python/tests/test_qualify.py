@@ -4,8 +4,11 @@ IDX set of 20,011 images; the same report and folder as `revgraph qualify`, chec
 import hashlib
 import json
 import os
+import signal
 import struct
 import subprocess
+import threading
+import time
 
 import numpy as np
 import pytest
@@ -140,3 +143,40 @@ def test_band_rule_is_the_engines_exact_integers():
         revgraph.band_rule("12%", 100, 10)
     with pytest.raises(TypeError):
         revgraph.band_rule(12, 100, 10)
+
+
+def test_progress_lines_and_a_stop_between_draws(tmp_path, idx):
+    """progress= gets the command's lines; an exception from it, or Ctrl-C (heard between draws),
+    stops the run before anything of its submission folder is written."""
+    d, _ = idx
+    lines = []
+    revgraph.qualify(d, draws=2, band="60", backend="cpu", epochs=1, progress=lines.append)
+    if CLI:
+        p = subprocess.run([CLI, "qualify", "--idx-dir", str(d), "--draws", "2", "--band", "60", "--backend", "cpu",
+                            "--set", "epochs=1"], capture_output=True, text=True)
+        said = [line[len("revgraph: "):] for line in p.stderr.splitlines() if line.startswith("revgraph: draw")]
+        untimed = [line.split(": trained")[0] for line in lines]
+        assert untimed == [line.split(": trained")[0] for line in said], (lines, said)
+    assert len(lines) == 4 and lines[0].startswith("draw 0 (seed 2026091400)") and lines[3].endswith("correct")
+
+    class Stop(Exception):
+        pass
+
+    def stop(line):
+        raise Stop(line)
+
+    with pytest.raises(Stop):
+        revgraph.qualify(d, submission=tmp_path / "stopped", draws=2, band="60", backend="cpu", epochs=1, progress=stop)
+    assert not (tmp_path / "stopped").exists()
+    with pytest.raises(TypeError, match="progress must be a callable"):
+        revgraph.qualify(d, draws=1, progress="yes")
+    # SIGINT while the engine trains (the GIL released): KeyboardInterrupt at the next draw, no folder.
+    timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
+    start = time.monotonic()
+    timer.start()
+    try:
+        with pytest.raises(KeyboardInterrupt):
+            revgraph.qualify(d, submission=tmp_path / "interrupted", draws=4, band="60", backend="cpu", epochs=40)
+    finally:
+        timer.cancel()
+    assert not (tmp_path / "interrupted").exists(), f"the run ended after {time.monotonic() - start:.2f} s"
