@@ -350,12 +350,13 @@ class Misc(CliTestCase):
                 self.assertEqual(b["backend"], b["requested"], b)
 
     def test_gpu_options_refused_on_cpu_backends(self):
-        # --device, --pdl and --no-pdl steer the CUDA backends only: on a CPU one they are a usage error,
-        # before any work and before any output, not silently ignored.
+        # --device, --workspace-bytes, --pdl, --no-pdl and --cluster-blocks steer the CUDA backends
+        # only: on a CPU one they are a usage error, before any work and output, not silently ignored.
         out = self.fresh_dir("pdl")
         r = os.path.join(out, "r.json")
         for backend in ("cpu", "cpu-reference"):
-            for extra in (["--pdl"], ["--no-pdl"], ["--device", "0"], ["--cluster-blocks", "8"]):
+            for extra in (["--pdl"], ["--no-pdl"], ["--device", "0"], ["--cluster-blocks", "8"],
+                          ["--workspace-bytes", "1048576"]):
                 with self.subTest(backend=backend, option=extra[0]):
                     p = rg("run", "--backend", backend, "--set", "epochs=1", "--quiet", "--output", r, *extra)
                     self.assert_clean_error(p, 2, [extra[0], "cuda", backend])

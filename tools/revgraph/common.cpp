@@ -111,11 +111,12 @@ void configure_runtime(const TaskOptions& o) {
 }
 
 void refuse_gpu_options_on_cpu(const TaskOptions& o) {
-    const char* option = o.device           ? "--device"
-                         : o.pdl            ? "--pdl"
-                         : o.no_pdl         ? "--no-pdl"
-                         : o.cluster_blocks ? "--cluster-blocks"
-                                            : nullptr;
+    const char* option = o.device            ? "--device"
+                         : o.workspace_bytes ? "--workspace-bytes"
+                         : o.pdl             ? "--pdl"
+                         : o.no_pdl          ? "--no-pdl"
+                         : o.cluster_blocks  ? "--cluster-blocks"
+                                             : nullptr;
     if (!option) return;
     // What the name builds, without building it (no GPU state is touched).
     for (const auto& a : backend_availability()) {
