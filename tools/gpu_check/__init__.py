@@ -1,4 +1,4 @@
-"""gpu-check: the GPU evidence of this tree in two short calls on a GPU machine (docs/gpu.md).
+"""gpu-check: the GPU evidence of this tree in short calls (1-8, each <= 300 s) on a GPU machine (docs/gpu.md).
 
   tools/gpu-check [OUT_DIR]                    call 1: the decisive evidence (<= 300 s)
   tools/gpu-check --call 2 [OUT_DIR]           call 2: the rest (kernel lab, compute-sanitizer,

@@ -1,4 +1,4 @@
-"""gpu-check's command line (tools/gpu-check): a device call (--call 1, 2 or 3; --after a previous
+"""gpu-check's command line (tools/gpu-check): a device call (--call 1..8, or --calls for several; --after a previous
 report), --plan, and the subcommands its own steps call (run-tests, check-backends) or a person runs
 (report, current)."""
 import argparse
