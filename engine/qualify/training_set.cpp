@@ -8,7 +8,8 @@ namespace revgraph::qualify {
 
 std::filesystem::path find_idx(const std::filesystem::path& dir, const std::string& stem) {
     std::error_code ec;
-    if (!std::filesystem::is_directory(dir, ec)) throw Error(dir.string() + ": not a directory (--idx-dir)");
+    if (!std::filesystem::is_directory(dir, ec))
+        throw Error(dir.string() + ": not a directory (the folder of the MNIST IDX files)");
     for (const auto& name : {stem, stem + ".gz"}) {
         const auto p = dir / name;
         if (std::filesystem::exists(p, ec)) return p;

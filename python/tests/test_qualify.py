@@ -127,6 +127,9 @@ def test_qualify_refusals(tmp_path, idx):
         revgraph.qualify(d, submission=tmp_path / "taken", draws=1)
     with pytest.raises(RuntimeError, match="no train-images-idx3-ubyte"):
         revgraph.qualify(tmp_path, draws=1)
+    # Said for Python too: no command-line option is named.
+    with pytest.raises(RuntimeError, match=r"nowhere: not a directory \(the folder of the MNIST IDX files\)$"):
+        revgraph.qualify(tmp_path / "nowhere", draws=1)
     assert os.listdir(tmp_path / "taken") == ["x"]
 
 
