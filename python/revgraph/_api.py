@@ -235,6 +235,24 @@ def backends() -> dict[str, Any]:
     return _core.backends()
 
 
+# ----- the data: `revgraph data embedded|mnist` as arrays -----
+def data_embedded(*, split_seed: int = 11) -> dict[str, npt.NDArray[Any]]:
+    """`revgraph data embedded`: the embedded default task (10,000 real MNIST digits, 9x9, split by
+    split_seed into 5,000 train and 5,000 held-out query images) as a dict of train_images float32
+    (N,1,9,9), train_labels int64 (N,), test_images float32 (Q,1,9,9), test_labels int64 (Q,): the
+    very arrays the command writes, ready for Task(...) or fit_predict(...)."""
+    return _core.data_embedded(_int("split_seed", split_seed, 0, _UINT64_MAX))
+
+
+def data_mnist(idx_dir: str | os.PathLike[str], *, seed: int) -> dict[str, Any]:
+    """`revgraph data mnist`: the MNIST-medium draw for `seed` from the training IDX files in idx_dir
+    (raw or .gz): 10,000 train / 10,000 query images resized to 9x9, the four arrays of
+    data_embedded, plus official_mnist (whether the files are the official ones, by content; a
+    draw of others is made all the same and must not be reported as MNIST's). RuntimeError where
+    the files are missing or malformed."""
+    return _core.data_mnist(_path("idx_dir", idx_dir), _int("seed", seed, 0, _UINT64_MAX))
+
+
 # ----- qualify / verify (issue 24): engine/qualify over Python -----
 def qualify(idx_dir: str | os.PathLike[str], *, submission: Optional[str | os.PathLike[str]] = None, draws: int = 11,
             first_seed: int = 2026091400, band: str = "12", backend: str = "auto", together: bool = False,

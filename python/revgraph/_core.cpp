@@ -24,6 +24,7 @@
 
 #include "engine/backends.hpp"
 #include "engine/config_from.hpp"
+#include "engine/data/draws.hpp"
 #include "engine/export/entry.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
@@ -32,6 +33,7 @@
 #include "engine/task_files.hpp"
 #include "engine/qualify/band.hpp"
 #include "engine/qualify/qualification.hpp"
+#include "engine/qualify/training_set.hpp"
 #include "engine/qualify/verify.hpp"
 #include "engine/runtime_options.hpp"
 #include "engine/task.hpp"
@@ -440,6 +442,51 @@ py::dict verify_run(const std::string& submission, const std::string& idx_dir, b
 }
 // ===== end of the qualify block =====
 
+// `revgraph data embedded|mnist` as arrays: a task's four arrays, each owning its engine vector
+// (no copy); mnist adds whether the IDX files were the official ones.
+template <class T>
+py::array_t<T> owning_array(std::vector<T> values, std::vector<py::ssize_t> shape) {
+    auto* held = new std::vector<T>(std::move(values));
+    py::capsule owner(held, [](void* p) { delete static_cast<std::vector<T>*>(p); });
+    return py::array_t<T>(std::move(shape), held->data(), owner);
+}
+
+py::dict task_data(data::TaskData d) {
+    const auto n = static_cast<py::ssize_t>(d.train_count()), q = static_cast<py::ssize_t>(d.test_count());
+    py::dict out;
+    out["train_images"] = owning_array(std::move(d.train_images), {n, 1, 9, 9});
+    out["train_labels"] = owning_array(std::move(d.train_labels), {n});
+    out["test_images"] = owning_array(std::move(d.test_images), {q, 1, 9, 9});
+    out["test_labels"] = owning_array(std::move(d.test_labels), {q});
+    return out;
+}
+
+py::dict data_embedded(std::uint64_t split_seed) {
+    data::TaskData d;
+    {
+        py::gil_scoped_release nogil;
+        d = data::embedded_default_task(split_seed);
+    }
+    return task_data(std::move(d));
+}
+
+py::dict data_mnist(const std::string& idx_dir, std::uint64_t seed) {
+    data::TaskData d;
+    bool official = false;
+    {
+        py::gil_scoped_release nogil;
+        try {
+            const io::MnistSet set = qualify::read_official_training_set(idx_dir);
+            const auto checks = qualify::check_official_mnist(set);
+            official = std::all_of(checks.begin(), checks.end(), [](const io::IdxFileCheck& c) { return c.official; });
+            d = data::mnist_medium_draw(set.images.pixels, set.labels, seed);
+        } catch (const Error& e) { throw std::runtime_error(e.what()); }
+    }
+    py::dict out = task_data(std::move(d));
+    out["official_mnist"] = official;
+    return out;
+}
+
 }  // namespace
 }  // namespace revgraph::python
 
@@ -520,6 +567,8 @@ PYBIND11_MODULE(_core, m) {
             } catch (const revgraph::Error& e) { bad(e.what()); }
         },
         py::arg("band"), py::arg("from_file"), py::arg("config"));
+    m.def("data_embedded", &data_embedded, py::arg("split_seed"));
+    m.def("data_mnist", &data_mnist, py::arg("idx_dir"), py::arg("seed"));
     m.attr("MAX_DRAWS") = revgraph::qualify::kMaxDraws;  // the protocol's range of draws, 1..MAX_DRAWS
     m.def("version", [] { return std::string(revgraph::version()); });
     m.def("git_commit", [] { return std::string(revgraph::git_commit()); });

@@ -183,3 +183,46 @@ def test_progress_lines_and_a_stop_between_draws(tmp_path, idx):
     finally:
         timer.cancel()
     assert not (tmp_path / "interrupted").exists(), f"the run ended after {time.monotonic() - start:.2f} s"
+
+
+def test_data_arrays_are_the_commands_files(tmp_path, idx):
+    """revgraph.data_mnist and data_embedded give the very arrays `revgraph data mnist|embedded`
+    writes (the draw archive and the query labels), the labels checked against numpy's permutation
+    of the made-up IDX labels, and any uint64 seed through both."""
+    d, labels = idx
+    for seed in (5, 2**64 - 1):
+        got = revgraph.data_mnist(d, seed=seed)
+        assert got["official_mnist"] is False
+        assert [got[k].shape for k in ("train_images", "train_labels", "test_images", "test_labels")] == [
+            (10000, 1, 9, 9), (10000,), (10000, 1, 9, 9), (10000,)]
+        p = np.random.Generator(np.random.PCG64(seed)).permutation(N)
+        assert np.array_equal(got["train_labels"], labels[p[:10000]])
+        assert np.array_equal(got["test_labels"], labels[p[10000:20000]])
+        if CLI:
+            out, lab = tmp_path / f"d{seed}.npz", tmp_path / f"l{seed}.npy"
+            subprocess.run([CLI, "data", "mnist", "--idx-dir", str(d), "--seed", str(seed), "--output", str(out),
+                            "--test-labels-output", str(lab), "--quiet"], check=True)
+            with np.load(out) as z:
+                for k in ("train_images", "train_labels", "test_images"):
+                    assert z[k].dtype == got[k].dtype and z[k].tobytes() == got[k].tobytes(), k
+            assert np.load(lab).tobytes() == got["test_labels"].tobytes()
+    e = revgraph.data_embedded()
+    assert e["train_images"].shape == (5000, 1, 9, 9) and e["test_labels"].shape == (5000,)
+    if CLI:
+        out, lab = tmp_path / "e.npz", tmp_path / "e.npy"
+        subprocess.run([CLI, "data", "embedded", "--split-seed", "12", "--output", str(out), "--test-labels-output",
+                        str(lab), "--quiet"], check=True)
+        e12 = revgraph.data_embedded(split_seed=12)
+        with np.load(out) as z:
+            assert all(z[k].tobytes() == e12[k].tobytes() for k in ("train_images", "train_labels", "test_images"))
+        assert np.load(lab).tobytes() == e12["test_labels"].tobytes()
+        assert e12["train_labels"].tobytes() != e["train_labels"].tobytes()
+    # Straight into a task: the arrays are what Task takes.
+    r = revgraph.fit_predict(e["train_images"], e["train_labels"], e["test_images"], backend="cpu", epochs=1)
+    assert r.predictions.shape == e["test_labels"].shape
+    with pytest.raises(RuntimeError, match="not a directory"):
+        revgraph.data_mnist(tmp_path / "nowhere", seed=1)
+    with pytest.raises(ValueError, match="seed"):
+        revgraph.data_mnist(d, seed=-1)
+    with pytest.raises(TypeError):
+        revgraph.data_embedded(split_seed="11")

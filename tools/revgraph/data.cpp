@@ -46,7 +46,7 @@ void write_draw(const data::TaskData& d, const DataOptions& o) {
 }
 
 int data_mnist(const DataOptions& o) {
-    const auto s = static_cast<std::uint64_t>(parse_int("seed", *o.seed, 0, INT64_MAX));
+    const std::uint64_t s = parse_uint64("seed", *o.seed);  // any of the engine's seeds, as Python's
     check_outputs(o);
     const auto set = read_official_training_set(*o.idx_dir);
     const auto checks = check_official_mnist(set);
@@ -57,8 +57,7 @@ int data_mnist(const DataOptions& o) {
 }
 
 int data_embedded(const DataOptions& o) {
-    const auto s = o.split_seed ? static_cast<std::uint64_t>(parse_int("split-seed", *o.split_seed, 0, INT64_MAX))
-                                : data::kEmbeddedSplitSeed;
+    const std::uint64_t s = o.split_seed ? parse_uint64("split-seed", *o.split_seed) : data::kEmbeddedSplitSeed;
     check_outputs(o);
     write_draw(data::embedded_default_task(s), o);
     return 0;
