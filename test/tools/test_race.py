@@ -802,6 +802,27 @@ def custom_kernel(data):
         p = race("run", CENTROID, "--idx-dir", IDX, "--device", "cpu")
         self.assertNotIn("NOT the official", last_line(p))
 
+    def test_a_timed_call_that_never_returns_fails_at_the_limit(self):
+        """The judge fails any call over 60 s; a call that never returns is stopped past the limit (here
+        the limit is made 1 s in the harness's own process) with FAIL, its report and exit 3. The
+        warm-up, which compiles, has no limit: it is the first ranked call that hangs."""
+        entry = self.entry("hang.py", "import time\n\nimport torch\n\nCALLS = [0]\n\n\ndef custom_kernel(data):\n"
+                                      "    CALLS[0] += 1\n    while CALLS[0] == 2:\n        time.sleep(0.01)\n"
+                                      "    return torch.zeros(10000, dtype=torch.int64)\n")
+        rep = os.path.join(self.tmp, "hang.json")
+        code = ("import sys\nfrom race_harness import cli, runner, verdict\nverdict.CALL_LIMIT_MS = 1000.0\n"
+                "runner.WATCHDOG_GRACE_S = 0.5\nsys.exit(cli.main(sys.argv[1:]))\n")
+        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tools") + os.pathsep + os.environ.get("PYTHONPATH", ""))
+        p = subprocess.run([sys.executable, "-c", code, "run", entry, "--idx-dir", IDX, "--device", "cpu", "--report",
+                            rep], capture_output=True, text=True, env=env, timeout=600)
+        self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+        self.assertEqual(last_line(p), "race: FAIL call 1 (ranked draw 1): custom_kernel still running 1.5 s after it "
+                                       "was called (the judge fails any call over 1 s); stopped")
+        with open(rep) as f:
+            data = json.load(f)
+        self.assertEqual(data["verdict"]["result"], "FAIL")
+        self.assertEqual([c["kind"] for c in data["calls"]], ["warmup"])
+
     def test_invalid_outputs_fail_with_one_line(self):
         for name, ret, why in (("f32.py", "torch.zeros(10000)", "returned dtype float32, not one of int64"),
                                ("short.py", "torch.zeros(9999, dtype=torch.int64)", "returned shape (9999,), not (10000,)")):

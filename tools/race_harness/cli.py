@@ -254,18 +254,35 @@ def cmd_run(a):
     from . import runner
     from .sandbox import SANDBOX, WORDS
     progress = runner.Progress()
+
+    def what_ran():
+        dev = progress.device
+        out["calls"] = progress.calls
+        out["sandbox"] = {"words": list(WORDS), "refused": SANDBOX.refused,
+                          "how": "sys.addaudithook: Python-level file, process and library events, armed while the "
+                                 "entry runs"}
+        out["device"] = {"kind": a.device, "name": dev.name if dev else None, "timer": dev.timer if dev else None,
+                         "flush_bytes": runner.FLUSH_BYTES, "judge_gpu": report.JUDGE_GPU}
+        out["environment"] = report.environment(torch)
+        return dev
+
+    def overrun(why):
+        """From the watchdog's thread, the entry's call still running: FAIL, the report, exit 3."""
+        what_ran()
+        line = f"race: FAIL {why}"
+        out.update(verdict={"result": "FAIL", "line": line, "checks": {"rules": True, "no_call_over_60s": False}})
+        if a.report:
+            report.write_json(a.report, out)
+        print(line, flush=True)
+        sys.stderr.flush()
+        os._exit(report.EXIT["FAIL"])  # the call cannot be stopped from here; the process can
+
     error = None
     try:
-        runner.run_entry(torch, path, source, warmup, timed, a.device, progress)
+        runner.run_entry(torch, path, source, warmup, timed, a.device, progress, on_overrun=overrun)
     except RaceError as e:
         error = str(e)
-    dev = progress.device
-    out["calls"] = progress.calls
-    out["sandbox"] = {"words": list(WORDS), "refused": SANDBOX.refused,
-                      "how": "sys.addaudithook: Python-level file, process and library events, armed while the entry runs"}
-    out["device"] = {"kind": a.device, "name": dev.name if dev else None, "timer": dev.timer if dev else None,
-                     "flush_bytes": runner.FLUSH_BYTES, "judge_gpu": report.JUDGE_GPU}
-    out["environment"] = report.environment(torch)
+    dev = what_ran()
     if error:
         out.update(error=error, verdict={"result": "ERROR", "line": f"race: error: {error}"})
         if a.report:

@@ -17,11 +17,13 @@ import linecache
 import os
 import platform
 import sys
+import threading
 import time
 import traceback
 import types
 
 from .errors import RaceError
+from . import verdict
 from .sandbox import SANDBOX
 
 FLUSH_BYTES = 256 << 20
@@ -96,6 +98,41 @@ class Device:
         return out, (time.perf_counter() - t0) * 1e3
 
 
+# A timed call still running this long past the judge's limit (verdict.CALL_LIMIT_MS: any call over
+# 60 s fails) is not waited for: a call that never returns would hang the run. The warm-up has no
+# limit (compiling there is its purpose, and the protocol times it not at all).
+WATCHDOG_GRACE_S = 5.0
+
+
+class Watchdog:
+    """Around one timed call: past the limit and the grace, on_overrun(why) runs on the watchdog's
+    thread (and ends the process: the call itself cannot be stopped from another thread)."""
+
+    def __init__(self, on_overrun):
+        self.on_overrun, self.timer, self.fired = on_overrun, None, threading.Event()
+
+    def arm(self, label):
+        if self.on_overrun is None:
+            return
+        seconds = verdict.CALL_LIMIT_MS / 1e3 + WATCHDOG_GRACE_S
+
+        def fire():
+            self.fired.set()
+            SANDBOX.armed = False  # the report may be written where a forbidden word is
+            self.on_overrun(f"{label}: custom_kernel still running {seconds:g} s after it was called (the judge "
+                            f"fails any call over {verdict.CALL_LIMIT_MS / 1e3:g} s); stopped")
+
+        self.timer = threading.Timer(seconds, fire)
+        self.timer.daemon = True
+        self.timer.start()
+
+    def disarm(self):
+        if self.timer is not None:
+            self.timer.cancel()
+            if self.fired.is_set():  # it fired as the call returned: it ends the process
+                threading.Event().wait()
+
+
 class Stage:
     """The three input tensors, allocated once; stage(draw) copies a draw into them in place."""
 
@@ -165,9 +202,10 @@ def call_label(record):
     return f"call {record['position']} ({record['kind']} draw {record['draw']})"
 
 
-def run_entry(torch, path, source, warmup, timed_draws, device_kind, progress, per_draw=10000):
+def run_entry(torch, path, source, warmup, timed_draws, device_kind, progress, per_draw=10000, on_overrun=None):
     """Import the entry and make its calls: the warm-up, then each of timed_draws (ranked and hold-out
-    Draws in call order). Appends one record a call to progress.calls; RaceError where a call fails."""
+    Draws in call order). Appends one record a call to progress.calls; RaceError where a call fails;
+    on_overrun(why) where a timed call runs past the limit (Watchdog)."""
     dev = Device(torch, device_kind)
     progress.device = dev
     stage = Stage(torch, dev.device, per_draw)
@@ -182,12 +220,16 @@ def run_entry(torch, path, source, warmup, timed_draws, device_kind, progress, p
             stage.stage(draw)
             if tuple(id(t) for t in stage.data) != stage.ids:
                 raise RaceError("internal: the staged tensors changed identity")
+            watchdog = Watchdog(on_overrun if draw.kind != "warmup" else None)
+            watchdog.arm(call_label(record))
             try:
                 out, ms = dev.timed(fn, stage.data)
             except Exception as e:  # noqa: BLE001
                 raise RaceError(f"{call_label(record)}: custom_kernel raised {describe_exception(e, path)}") from None
             except SystemExit as e:
                 raise RaceError(f"{call_label(record)}: custom_kernel called exit ({e.code})") from None
+            finally:
+                watchdog.disarm()
             why = validate(torch, out, dev.device, per_draw)
             if why:
                 record["error"] = why
