@@ -285,8 +285,8 @@ class Rules(unittest.TestCase):
                      "@torch.no_grad(True)\ndef f():\n    pass", "@torch.compile(backend=print())\ndef f():\n    pass",
                      "class D:\n    @q.setter\n    def q(self, v):\n        pass"):
             self.assertOneBroken(HEADER + GOOD_BODY + body + "\n", "inert", "decorator")
-        # The wrappers, constant annotations and library bases stay allowed.
-        fine = ("class M(torch.nn.Module):\n    @staticmethod\n    def s(x: torch.Tensor) -> int:\n        return 1\n\n"
+        # The wrappers (of modules imported as themselves), constant annotations and library bases stay allowed.
+        fine = ("import abc\nimport typing\n\nimport triton\n\n\nclass M(torch.nn.Module):\n    @staticmethod\n    def s(x: torch.Tensor) -> int:\n        return 1\n\n"
                 "    @classmethod\n    def c(cls, *a: int, **k: float):\n        return 2\n\n    @property\n"
                 "    def p(self) -> 'M':\n        return self\n\n    @p.setter\n    def p(self, v):\n        pass\n\n"
                 "    @abc.abstractmethod\n    def a(self):\n        pass\n\n\n@torch.inference_mode()\n"
@@ -315,7 +315,7 @@ class Rules(unittest.TestCase):
         for rebind in ("import os as torch", "from os import path as torch", "torch = 3", "def torch():\n    pass"):
             problems, _ = self.check(HEADER + GOOD_BODY + rebind + "\ntorch.set_num_threads(1)\n")
             self.assertTrue(problems and all(p.startswith("inert:") for p in problems), (rebind, problems))
-            self.assertIn("the name torch is bound to something other than the torch module", problems[0])
+            self.assertIn("binds the name torch (to something other than the torch module", problems[0])
         # The settings users write stay allowed, as do plain tuple and starred targets.
         fine = ("torch.backends.cuda.enable_flash_sdp(False)\ntorch.use_deterministic_algorithms(True)\n"
                 "torch.backends.cudnn.allow_tf32 = False\ntorch.backends.cudnn.conv.fp32_precision = 'ieee'\n"
@@ -331,6 +331,33 @@ class Rules(unittest.TestCase):
             problems, info = self.check(HEADER.replace("12pct", digits + "pct") + GOOD_BODY)
             self.assertEqual([p[:7] for p in problems], ["header:"], (digits, problems))
             self.assertIsNone(info["band"])
+
+    def test_names_the_rules_trust_are_what_they_say(self):
+        """A second reviewer ran code at import through names the rules trusted by spelling (a class
+        named triton, a rebound property, a class body's own torch), a property companion of a name
+        since rebound, and an augmented assignment to an imported object; each now breaks `inert`,
+        each shown to run code when executed as written."""
+        runs = ("class triton:\n    jit = lambda f: print('x')\n\n\n@triton.jit\ndef k():\n    pass",
+                "property = lambda f: print('x')\n\n\n@property\ndef k():\n    pass",
+                "class C:\n    class torch:\n        set_x = print\n    torch.set_x('x')",
+                "class K:\n    setter = lambda f: print('x')\n\n\nclass D:\n    @property\n    def p(self):\n"
+                "        pass\n    p = K\n\n    @p.setter\n    def q(self):\n        pass")
+        for body in runs:
+            calls = []
+            exec(compile(body, "entry", "exec"), {"print": lambda *a, **k: calls.append(a)})
+            self.assertTrue(calls, body)
+            problems, _ = self.check(HEADER + GOOD_BODY + body + "\n")
+            self.assertTrue(problems and all(p.startswith("inert:") for p in problems), (body, problems))
+        for body in ("from os import environ\nenviron |= {'A': '1'}", "from sys import path\npath += ['/x']",
+                     "class C:\n    import os as torch\n    torch.set_blocking(0, True)"):
+            problems, _ = self.check(HEADER + GOOD_BODY + body + "\n")
+            self.assertTrue(problems and all(p.startswith("inert:") for p in problems), (body, problems))
+        # What users write stays allowed: a constant updated in place, a property and its setter, the
+        # wrappers of modules imported as themselves, settings inside a class body.
+        fine = ("X = 1\nX += 2\n\n\nclass D:\n    @property\n    def p(self):\n        return 1\n\n    @p.setter\n"
+                "    def p(self, v):\n        pass\n\n    torch.set_num_threads(1)\n\n\n"
+                "torch.autograd.set_detect_anomaly(False)\ntorch._inductor.config.triton.cudagraphs = False\n")
+        self.assertEqual(self.check(HEADER + GOOD_BODY + fine)[0], [])
 
     def test_several_broken_rules_are_one_line_each(self):
         text = "# no header\n" + GOOD_BODY.replace("def custom_kernel", "def other") + "print(1)\n"

@@ -29,12 +29,14 @@ names, attributes, subscripts, operators, tuples/lists/dicts/sets of these, lamb
 comprehension); an assignment to a `torch.` attribute (`torch.backends.cuda.matmul.allow_tf32 =
 False`); and a torch configuration call, `torch.set_*(...)`, `torch.use_deterministic_algorithms(...)`
 or `torch.backends.<module>.<function>(...)`, with constant arguments. A torch setting is only that
-shape (TORCH_SETTING_CALLS and TORCH_SETTING_ATTRIBUTES below: no deeper path, no private name),
-and only while the name `torch` is the torch module (`import torch`, never rebound at the module
-level): `torch.backends.cudnn.os.system(...)` reaches a module torch imported, and `import os as
-torch` makes `torch.` anything. An assignment's target is a name, or a tuple or list of names
-(`(os.environ["A"],) = ("1",)` calls __setitem__ at import however it is spelled). Annotations are held to this even under `from
-__future__ import annotations` (which leaves them unevaluated): one rule, whatever the file imports.
+shape (TORCH_SETTING_CALLS and TORCH_SETTING_ATTRIBUTES below: no deeper path, no private name):
+`torch.backends.cudnn.os.system(...)` reaches a module torch imported. The names trusted by their
+spelling (RELIED_MODULES, RELIED_BUILTINS) must be what they say: `import os as torch` or a class
+named triton would make `torch.` or `@triton.jit` anything. An assignment's target is a name, or a
+tuple or list of names (`(os.environ["A"],) = ("1",)` calls __setitem__ at import however it is
+spelled); an augmented one's a name bound in the same body to a constant (`environ |= {...}` calls
+an imported object's __ior__). Annotations are held to this even under `from __future__ import
+annotations` (which leaves them unevaluated): one rule, whatever the file imports.
 """
 import ast
 import decimal
@@ -96,10 +98,12 @@ def _constant(node):
 # The torch settings an entry may configure at import, as dotted paths (a "*" part: one public
 # name; "set_*": a public name so begun): calls of the first list, assignments to the second. Exact
 # lengths: torch.backends.cudnn imports os, so one name deeper reaches another module's functions.
-TORCH_SETTING_CALLS = ("torch.set_*", "torch.use_deterministic_algorithms", "torch.backends.*.*")
+TORCH_SETTING_CALLS = ("torch.set_*", "torch.autograd.set_*", "torch.use_deterministic_algorithms",
+                       "torch.backends.*.*")
 TORCH_SETTING_ATTRIBUTES = ("torch.backends.*", "torch.backends.*.*", "torch.backends.*.matmul.*",
                             "torch.backends.*.conv.*", "torch.backends.*.rnn.*", "torch._dynamo.config.*",
-                            "torch._inductor.config.*")
+                            "torch._inductor.config.*", "torch._inductor.config.triton.*",
+                            "torch._inductor.config.cpp.*")
 
 
 def _part_matches(want, part):
@@ -117,8 +121,8 @@ def _setting(name, shapes):
                for shape in shapes)
 
 
-def _torch_config_call(node, torch_is_torch):
-    if not (torch_is_torch and isinstance(node, ast.Call) and _setting(_dotted(node.func), TORCH_SETTING_CALLS)):
+def _torch_config_call(node, trusted):
+    if not ("torch" in trusted and isinstance(node, ast.Call) and _setting(_dotted(node.func), TORCH_SETTING_CALLS)):
         return False
     return all(_constant(a) for a in node.args) and all(_constant(k.value) for k in node.keywords)
 
@@ -146,38 +150,52 @@ def _target_names(node):
 
 
 def _bound_names(stmt):
-    """(name, is_torch) for each module-level name the statement binds; is_torch: bound to the
-    torch package itself (`import torch`, `import torch.nn`, `import torch as torch`)."""
+    """(name, module) for each name a statement binds in its body; module: the module an import binds
+    to that very name (`import torch`, `import torch.nn`, `import torch as torch`: 'torch'), else None."""
     if isinstance(stmt, ast.Import):
         for a in stmt.names:
+            top = a.name.split(".")[0]
             if a.asname is None:
-                yield a.name.split(".")[0], a.name.split(".")[0] == "torch"
+                yield top, top
             else:
-                yield a.asname, a.name == "torch"
+                yield a.asname, a.name if a.name == a.asname else None
     elif isinstance(stmt, ast.ImportFrom):
         for a in stmt.names:
-            yield a.asname or a.name, False
+            yield a.asname or a.name, None
     elif isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
-        yield stmt.name, False
+        yield stmt.name, None
     elif isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
         for t in (stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]):
-            yield from ((n, False) for n in _target_names(t))
+            yield from ((n, None) for n in _target_names(t))
 
 
-def _torch_binding(body, problems):
-    """Whether the module's name `torch` is the torch module: imported so, never bound otherwise
-    (a binding otherwise is a problem of its own: torch's settings would be anything's calls)."""
-    imported = False
+# The names the rules trust by spelling (a torch setting, a wrapper decorator): each must be what
+# it says, or `torch.set_x(...)` and `@triton.jit` could be anything's calls. A module's name is
+# bound at the module level by its own import and nothing else; a builtin's never; and a class body
+# binds none of them (its own names come first there).
+RELIED_MODULES = ("torch", "triton", "abc", "typing")
+RELIED_BUILTINS = ("property", "staticmethod", "classmethod")
+
+
+def _relied_bindings(body, where, problems, module_level):
+    """(imported, spoiled): the RELIED_MODULES this body binds by their own import (at the module
+    level), and the RELIED_* names it binds otherwise, each of those a problem."""
+    imported, spoiled = set(), set()
     for stmt in body:
-        for name, is_torch in _bound_names(stmt):
-            if name == "torch" and is_torch:
-                imported = True
-            elif name == "torch":
-                problems.append(f"inert: line {stmt.lineno}: the name torch is bound to something other than the "
-                                f"torch module (only `import torch` may bind it: its settings are the only calls "
-                                f"allowed at import)")
-                return False
-    return imported
+        for name, module in _bound_names(stmt):
+            if name not in RELIED_MODULES + RELIED_BUILTINS or name in spoiled:
+                continue
+            if module_level and name in RELIED_MODULES and module == name:
+                imported.add(name)
+                continue
+            spoiled.add(name)
+            what = f"the {name} module" if name in RELIED_MODULES else f"Python's {name}"
+            problems.append(f"inert: line {stmt.lineno}: {where} binds the name {name} (to something other than "
+                            f"{what}: the rules trust it by its name, so only `import {name}` at the module level "
+                            f"may bind it)" if name in RELIED_MODULES else
+                            f"inert: line {stmt.lineno}: {where} binds the name {name} (to something other than "
+                            f"{what}: the rules trust it by its name, so nothing may bind it)")
+    return imported, spoiled
 
 
 # The decorators that only wrap the function (no call of the entry's code, no compilation, no
@@ -195,15 +213,19 @@ PROPERTY_COMPANIONS = ("setter", "getter", "deleter")
 CLASS_HOOKS = ("__init_subclass__", "__class_getitem__")
 
 
-def _decorator_ok(node, properties):
-    """Whether a decorator only wraps; `properties`: the names the enclosing class made properties."""
+def _decorator_ok(node, properties, trusted):
+    """Whether a decorator only wraps; `properties`: the names the enclosing class made properties
+    (and has not bound otherwise since); `trusted`: the RELIED_* names that are what they say."""
     if isinstance(node, ast.Call) and _dotted(node.func) in LAZY_COMPILERS:
-        return all(_constant(a) for a in node.args) and all(_constant(k.value) for k in node.keywords)
+        return _dotted(node.func).split(".")[0] in trusted and \
+            all(_constant(a) for a in node.args) and all(_constant(k.value) for k in node.keywords)
     if isinstance(node, ast.Call) and not node.args and not node.keywords:
         node = node.func
     name = _dotted(node) or ""
     head, _, tail = name.rpartition(".")
-    return name in INERT_DECORATORS or name in LAZY_COMPILERS or (head in properties and tail in PROPERTY_COMPANIONS)
+    if name in INERT_DECORATORS or name in LAZY_COMPILERS:
+        return name.split(".")[0] in trusted
+    return head in properties and tail in PROPERTY_COMPANIONS
 
 
 def _signature_problems(fn):
@@ -233,25 +255,46 @@ def _hooks(stmt):
     return [n for n in names if n in CLASS_HOOKS]
 
 
-def _inert(body, where, problems, torch_is_torch):
+def _inert(body, where, problems, trusted=None):
     """Problems with the statements that run when this body (the module's, a class's) runs;
-    torch_is_torch: whether `torch.` names the torch module (_torch_binding)."""
-    properties = set()  # names this body has made properties, whose companions may decorate
+    trusted: the RELIED_* names the module level left as they say (None: this is the module level)."""
+    if trusted is None:
+        imported, spoiled = _relied_bindings(body, where, problems, module_level=True)
+        trusted = (imported | set(RELIED_BUILTINS)) - spoiled
+    else:
+        trusted = trusted - _relied_bindings(body, where, problems, module_level=False)[1]
+    properties = set()  # names this body has made properties (and not bound otherwise since)
+    constants = set()  # names this body has bound to constant expressions (and not otherwise since)
     for stmt in body:
         line = f"line {stmt.lineno}"
+        bound = {name for name, _ in _bound_names(stmt)}
+        made_property = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
+            _dotted(d) == "property" or (_dotted(d) or "").rpartition(".")[2] in PROPERTY_COMPANIONS
+            for d in (x.func if isinstance(x, ast.Call) else x for x in stmt.decorator_list))
+        if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id not in constants:
+            # `environ |= {...}` or `path += [...]` changes an object imported or defined here.
+            problems.append(f"inert: {line}: {where} changes {stmt.target.id} in place (an augmented assignment "
+                            f"to a name not bound here to a constant expression calls its __iadd__/__ior__...)")
+            continue
+        companions_of = set(properties)  # what this statement's decorators may be companions of
+        properties -= bound
+        constants -= bound
+        if made_property:
+            properties.add(stmt.name)
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and all(_plain_target(t) for t in (
+                stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])) and \
+                stmt.value is not None and _constant(stmt.value):
+            constants |= bound
         if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass)):
             continue
         if isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Constant):
             continue  # a docstring, or any other bare literal: nothing runs
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for d in stmt.decorator_list:
-                if not _decorator_ok(d, properties):
+                if not _decorator_ok(d, companions_of, trusted):
                     problems.append(f"inert: line {d.lineno}: the decorator of {stmt.name} is a call at import "
                                     f"(only wrappers may decorate: {', '.join(INERT_DECORATORS + LAZY_COMPILERS)}, "
                                     f"a property's setter)")
-            if any(_dotted(d) == "property" or (_dotted(d) or "").rpartition(".")[2] in PROPERTY_COMPANIONS
-                   for d in stmt.decorator_list):
-                properties.add(stmt.name)
             if isinstance(stmt, ast.ClassDef):
                 if not all(_constant(b) for b in stmt.bases):
                     problems.append(f"inert: {line}: the bases of class {stmt.name} call code at import")
@@ -262,7 +305,7 @@ def _inert(body, where, problems, torch_is_torch):
                 for hook in (h for s in stmt.body for h in _hooks(s)):
                     problems.append(f"inert: {line}: class {stmt.name} defines {hook}, which Python calls at import "
                                     f"(on a subclass's class statement, or on C[...])")
-                _inert(stmt.body, f"class {stmt.name}", problems, torch_is_torch)
+                _inert(stmt.body, f"class {stmt.name}", problems, trusted)
             else:
                 problems += [f"inert: {line}: {p}" for p in _signature_problems(stmt)]
             continue
@@ -272,7 +315,7 @@ def _inert(body, where, problems, torch_is_torch):
             if isinstance(stmt, ast.AnnAssign) and not _constant(stmt.annotation):
                 problems.append(f"inert: {line}: {where}: an annotation computed at import")
                 continue
-            torch_attribute = torch_is_torch and all(
+            torch_attribute = "torch" in trusted and all(
                 isinstance(t, ast.Attribute) and _setting(_dotted(t), TORCH_SETTING_ATTRIBUTES) for t in targets)
             plain = all(_plain_target(t) for t in targets)
             if value is not None and not _constant(value):
@@ -282,7 +325,7 @@ def _inert(body, where, problems, torch_is_torch):
                 problems.append(f"inert: {line}: {where} assigns to something other than names or a torch setting "
                                 f"({', '.join(TORCH_SETTING_ATTRIBUTES)})")
             continue
-        if isinstance(stmt, ast.Expr) and _torch_config_call(stmt.value, torch_is_torch):
+        if isinstance(stmt, ast.Expr) and _torch_config_call(stmt.value, trusted):
             continue
         kind = type(stmt).__name__
         if isinstance(stmt, ast.If):
@@ -339,6 +382,10 @@ def _literal_problems(tree, text):
     """One line per str/bytes literal over MAX_LITERAL, by its value or as written in the file. An
     f-string is one literal (its fixed parts and fields as written); its parts are not counted again."""
     out, inside = [], set()
+    # Where each line starts in the UTF-8 bytes (ast's columns count bytes; its lines end at \n, \r\n
+    # or \r): a literal's text is a slice, found once, not ast.get_source_segment's split a literal.
+    raw = text.encode("utf-8")
+    starts = [0] + [m.end() for m in re.finditer(rb"\r\n|\n|\r", raw)]
     for node in ast.walk(tree):
         if isinstance(node, ast.JoinedStr):
             inside.update(id(n) for n in ast.walk(node) if n is not node)
@@ -351,7 +398,11 @@ def _literal_problems(tree, text):
             kind, value = "f-string", 0
         else:
             continue
-        segment = ast.get_source_segment(text, node) or ""
+        begin = starts[node.lineno - 1] + node.col_offset
+        end = starts[node.end_lineno - 1] + node.end_col_offset
+        if value <= MAX_LITERAL and end - begin <= MAX_LITERAL:
+            continue  # what is written between its quotes is fewer characters than its bytes
+        segment = raw[begin:end].decode("utf-8")
         try:
             written = _written_length(segment)
         except (tokenize.TokenError, SyntaxError):
@@ -397,7 +448,7 @@ def check_source(raw, name="entry"):
         problems.append(f"source: does not parse: {e.msg} (line {e.lineno})")
         return problems, info
     problems += _literal_problems(tree, text)
-    _inert(tree.body, "the module level", problems, _torch_binding(tree.body, problems))
+    _inert(tree.body, "the module level", problems)
     kernels = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "custom_kernel"]
     if not kernels:
         problems.append("kernel: no module-level `def custom_kernel(data)`")
