@@ -267,15 +267,20 @@ def cmd_run(a):
         return dev
 
     def overrun(why):
-        """From the watchdog's thread, the entry's call still running: FAIL, the report, exit 3."""
-        what_ran()
+        """From the watchdog's thread, the entry's call still running: FAIL, the report, exit 3
+        (the call cannot be stopped from here; the process can, whatever writing the report meets)."""
         line = f"race: FAIL {why}"
-        out.update(verdict={"result": "FAIL", "line": line, "checks": {"rules": True, "no_call_over_60s": False}})
-        if a.report:
-            report.write_json(a.report, out)
-        print(line, flush=True)
-        sys.stderr.flush()
-        os._exit(report.EXIT["FAIL"])  # the call cannot be stopped from here; the process can
+        try:
+            what_ran()
+            out.update(verdict={"result": "FAIL", "line": line, "checks": {"rules": True, "no_call_over_60s": False}})
+            if a.report:
+                report.write_json(a.report, out)
+        except BaseException as e:  # noqa: BLE001 — said, and the process still ends
+            print(f"race: error: the report was not written ({e})", file=sys.stderr)
+        finally:
+            print(line, flush=True)
+            sys.stderr.flush()
+            os._exit(report.EXIT["FAIL"])
 
     error = None
     try:

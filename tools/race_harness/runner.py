@@ -109,7 +109,8 @@ class Watchdog:
     thread (and ends the process: the call itself cannot be stopped from another thread)."""
 
     def __init__(self, on_overrun):
-        self.on_overrun, self.timer, self.fired = on_overrun, None, threading.Event()
+        self.on_overrun, self.timer = on_overrun, None
+        self.lock, self.fired, self.disarmed = threading.Lock(), False, False
 
     def arm(self, label):
         if self.on_overrun is None:
@@ -117,7 +118,10 @@ class Watchdog:
         seconds = verdict.CALL_LIMIT_MS / 1e3 + WATCHDOG_GRACE_S
 
         def fire():
-            self.fired.set()
+            with self.lock:  # the call returned as the time ran out: it is judged as any other
+                if self.disarmed:
+                    return
+                self.fired = True
             SANDBOX.armed = False  # the report may be written where a forbidden word is
             self.on_overrun(f"{label}: custom_kernel still running {seconds:g} s after it was called (the judge "
                             f"fails any call over {verdict.CALL_LIMIT_MS / 1e3:g} s); stopped")
@@ -129,7 +133,10 @@ class Watchdog:
     def disarm(self):
         if self.timer is not None:
             self.timer.cancel()
-            if self.fired.is_set():  # it fired as the call returned: it ends the process
+            with self.lock:
+                self.disarmed = True
+                fired = self.fired
+            if fired:  # it fired before the call returned: it is ending the process
                 threading.Event().wait()
 
 
