@@ -166,6 +166,12 @@ QualifyOutcome run_qualification(const QualifyRequest& request) {
             if (out) out->write("prediction-manifest.json", text);
         });
     const Scores scores = score_draws(runs, frozen, p.band);
+    // Said before the folder is committed: every progress line comes before it, so a caller that
+    // stops the run from its progress callback (Python's Ctrl-C) never finds the folder written.
+    if (request.progress)
+        for (const DrawScore& s : scores.draws)
+            request.progress("draw " + std::to_string(s.dataset_seed) + ": " + std::to_string(s.correct) + " / " +
+                             std::to_string(s.total) + " correct");
 
     if (out) {
         nlohmann::ordered_json accuracy = accuracy_json(scores, p.band, official);
@@ -201,9 +207,6 @@ QualifyOutcome run_qualification(const QualifyRequest& request) {
                                    {"predictions_sha256", runs[i].result["predictions_sha256"]},
                                    {"training_prediction_seconds", runs[i].run_seconds},
                                    {"backend", runs[i].backend}});
-        if (request.progress)
-            request.progress("draw " + std::to_string(s.dataset_seed) + ": " + std::to_string(s.correct) + " / " +
-                             std::to_string(s.total) + " correct");
     }
     const Verdict& v = scores.verdict;
     report["total_correct"] = v.total_correct;

@@ -18,7 +18,7 @@ struct QualifyRequest {
     std::filesystem::path idx_dir;
     Protocol protocol;
     std::optional<std::filesystem::path> submission;  // the folder to write, if any
-    Progress progress;                                // progress lines, if wanted
+    Progress progress;  // progress lines, if wanted; all come before the submission folder is committed
 };
 
 struct QualifyOutcome {

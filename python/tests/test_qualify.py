@@ -168,18 +168,27 @@ def test_progress_lines_and_a_stop_between_draws(tmp_path, idx):
     def stop(line):
         raise Stop(line)
 
-    with pytest.raises(Stop):
-        revgraph.qualify(d, submission=tmp_path / "stopped", draws=2, band="60", backend="cpu", epochs=1, progress=stop)
-    assert not (tmp_path / "stopped").exists()
+    def stop_when_scored(line):  # the last lines: a draw scored, said before the folder is committed
+        if line.endswith("correct"):
+            raise Stop(line)
+
+    for k, callback in enumerate((stop, stop_when_scored)):
+        with pytest.raises(Stop):
+            revgraph.qualify(d, submission=tmp_path / f"stopped{k}", draws=2, band="60", backend="cpu", epochs=1,
+                             progress=callback)
+        assert not (tmp_path / f"stopped{k}").exists()
     with pytest.raises(TypeError, match="progress must be a callable"):
         revgraph.qualify(d, draws=1, progress="yes")
-    # SIGINT while the engine trains (the GIL released): KeyboardInterrupt at the next draw, no folder.
+    # SIGINT while the engine trains (the GIL released, no Python callback): KeyboardInterrupt at the
+    # next progress line, no folder. 3 draws of 200 epochs take seconds here (~2 s a draw), far
+    # longer than the 0.2 s before the signal on any machine, and every progress line, the scores'
+    # included, comes before the folder is committed.
     timer = threading.Timer(0.2, os.kill, (os.getpid(), signal.SIGINT))
     start = time.monotonic()
     timer.start()
     try:
         with pytest.raises(KeyboardInterrupt):
-            revgraph.qualify(d, submission=tmp_path / "interrupted", draws=4, band="60", backend="cpu", epochs=40)
+            revgraph.qualify(d, submission=tmp_path / "interrupted", draws=3, band="60", backend="cpu", epochs=200)
     finally:
         timer.cancel()
     assert not (tmp_path / "interrupted").exists(), f"the run ended after {time.monotonic() - start:.2f} s"
