@@ -264,8 +264,9 @@ def qualify(idx_dir: str | os.PathLike[str], *, submission: Optional[str | os.Pa
     wrong type (band not a str, draws or first_seed not an int); ValueError for a bad value (the
     band or draws outside the engine's ranges, a bad config or backend name); RuntimeError for what
     the run meets (missing IDX files, an existing folder). progress(line) is called with each of the
-    command's progress lines (a draw trained, a draw scored); Ctrl-C is heard between draws, and
-    stops the run before its submission folder is written, as an exception from progress does."""
+    command's progress lines (a draw trained, a draw scored); Ctrl-C is heard at the next line,
+    between draws (with together=True, once all have trained), and stops the run before its
+    submission folder is written, as an exception from progress does."""
     band = _band(band)
     draws = _int("draws", draws, 1, _core.MAX_DRAWS)  # the engine's range, said as the engine says it
     first_seed = _int("first_seed", first_seed, 0, _UINT64_MAX)
