@@ -31,6 +31,7 @@ import subprocess
 import sys
 import tempfile
 import time
+import types
 import unittest
 
 ROOT = os.path.abspath(sys.argv.pop(1))
@@ -349,9 +350,25 @@ class Rules(unittest.TestCase):
             problems, _ = self.check(HEADER + GOOD_BODY + body + "\n")
             self.assertTrue(problems and all(p.startswith("inert:") for p in problems), (body, problems))
         for body in ("from os import environ\nenviron |= {'A': '1'}", "from sys import path\npath += ['/x']",
-                     "class C:\n    import os as torch\n    torch.set_blocking(0, True)"):
+                     "class C:\n    import os as torch\n    torch.set_blocking(0, True)",
+                     "import os\nE = os.environ\nE |= {'A': '1'}", "environ = {}\nfrom os import *"):
             problems, _ = self.check(HEADER + GOOD_BODY + body + "\n")
             self.assertTrue(problems and all(p.startswith("inert:") for p in problems), (body, problems))
+        # A third reviewer's: an Enum runs its own __init__ for each member as the class is made, and a
+        # module's own __getattr__ runs on a missing attribute read at import; shown, then refused.
+        for body in ("import enum\n\n\nclass E(enum.Enum):\n    a = 1\n\n    def __init__(self, v):\n        print('x')",
+                     "import sys\n\n\ndef __getattr__(n):\n    print('x')\n\n\nX = sys.modules[__name__].anything"):
+            calls = []
+            module = types.ModuleType("entry_probe")
+            module.print = lambda *a, **k: calls.append(a)
+            sys.modules["entry_probe"] = module
+            try:
+                exec(compile(body.replace("__name__", "'entry_probe'"), "entry", "exec"), module.__dict__)
+            finally:
+                del sys.modules["entry_probe"]
+            self.assertTrue(calls, body)
+            problems, _ = self.check(HEADER + GOOD_BODY + body + "\n")
+            self.assertEqual([p.split(":")[0] for p in problems], ["inert"], (body, problems))
         # What users write stays allowed: a constant updated in place, a property and its setter, the
         # wrappers of modules imported as themselves, settings inside a class body.
         fine = ("X = 1\nX += 2\n\n\nclass D:\n    @property\n    def p(self):\n        return 1\n\n    @p.setter\n"

@@ -278,9 +278,13 @@ def cmd_run(a):
         except BaseException as e:  # noqa: BLE001 — said, and the process still ends
             print(f"race: error: the report was not written ({e})", file=sys.stderr)
         finally:
-            print(line, flush=True)
-            sys.stderr.flush()
-            os._exit(report.EXIT["FAIL"])
+            try:
+                print(line, flush=True)
+                sys.stderr.flush()
+            except BaseException:  # noqa: BLE001 — a closed stdout (`| head`) must not keep the process
+                pass
+            finally:
+                os._exit(report.EXIT["FAIL"])
 
     error = None
     try:

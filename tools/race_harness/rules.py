@@ -34,8 +34,9 @@ shape (TORCH_SETTING_CALLS and TORCH_SETTING_ATTRIBUTES below: no deeper path, n
 spelling (RELIED_MODULES, RELIED_BUILTINS) must be what they say: `import os as torch` or a class
 named triton would make `torch.` or `@triton.jit` anything. An assignment's target is a name, or a
 tuple or list of names (`(os.environ["A"],) = ("1",)` calls __setitem__ at import however it is
-spelled); an augmented one's a name bound in the same body to a constant (`environ |= {...}` calls
-an imported object's __ior__). Annotations are held to this even under `from __future__ import
+spelled); an augmented one's a name bound in the same body to literals (`environ |= {...}` calls
+an imported object's __ior__). No Enum class (its members run its own methods as it is made), no
+module-level __getattr__/__dir__ (Python calls them), no star import (names the rules cannot see). Annotations are held to this even under `from __future__ import
 annotations` (which leaves them unevaluated): one rule, whatever the file imports.
 """
 import ast
@@ -255,12 +256,42 @@ def _hooks(stmt):
     return [n for n in names if n in CLASS_HOOKS]
 
 
-def _inert(body, where, problems, trusted=None):
+def _literal_only(node):
+    """Literals and operators on them only: no name, attribute or subscript (which could be an
+    object imported or defined here, changed in place by an augmented assignment)."""
+    return isinstance(node, (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.BinOp, ast.UnaryOp,
+                             ast.operator, ast.unaryop, ast.expr_context)) and \
+        all(_literal_only(child) for child in ast.iter_child_nodes(node))
+
+
+def _enum_names(body):
+    """The module-level names bound to the enum module or what it holds: an Enum class statement
+    runs the entry's own __init__/__new__ for each member while the class is made."""
+    names = set()
+    for stmt in body:
+        if isinstance(stmt, ast.Import):
+            names |= {a.asname or "enum" for a in stmt.names if a.name == "enum"}
+        elif isinstance(stmt, ast.ImportFrom) and stmt.module == "enum":
+            names |= {a.asname or a.name for a in stmt.names}
+    return names
+
+
+# Module-level functions Python itself calls: `__getattr__` on any missing attribute of the module
+# (sys.modules[__name__].x at import), `__dir__` on dir(module).
+MODULE_HOOKS = ("__getattr__", "__dir__")
+
+
+def _inert(body, where, problems, trusted=None, enums=None):
     """Problems with the statements that run when this body (the module's, a class's) runs;
     trusted: the RELIED_* names the module level left as they say (None: this is the module level)."""
     if trusted is None:
         imported, spoiled = _relied_bindings(body, where, problems, module_level=True)
         trusted = (imported | set(RELIED_BUILTINS)) - spoiled
+        enums = _enum_names(body)
+        for stmt in body:
+            if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and stmt.name in MODULE_HOOKS:
+                problems.append(f"inert: line {stmt.lineno}: the module defines {stmt.name}, which Python calls "
+                                f"itself (an attribute the module lacks, read at import, runs it)")
     else:
         trusted = trusted - _relied_bindings(body, where, problems, module_level=False)[1]
     properties = set()  # names this body has made properties (and not bound otherwise since)
@@ -271,10 +302,14 @@ def _inert(body, where, problems, trusted=None):
         made_property = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
             _dotted(d) == "property" or (_dotted(d) or "").rpartition(".")[2] in PROPERTY_COMPANIONS
             for d in (x.func if isinstance(x, ast.Call) else x for x in stmt.decorator_list))
+        if isinstance(stmt, ast.ImportFrom) and any(a.name == "*" for a in stmt.names):
+            problems.append(f"inert: {line}: {where}: `from {stmt.module} import *` binds names the rules cannot "
+                            f"see (torch, property, or an object then changed in place): import names one by one")
+            continue
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id not in constants:
             # `environ |= {...}` or `path += [...]` changes an object imported or defined here.
             problems.append(f"inert: {line}: {where} changes {stmt.target.id} in place (an augmented assignment "
-                            f"to a name not bound here to a constant expression calls its __iadd__/__ior__...)")
+                            f"to a name not bound here to literals calls its __iadd__/__ior__...)")
             continue
         companions_of = set(properties)  # what this statement's decorators may be companions of
         properties -= bound
@@ -283,7 +318,7 @@ def _inert(body, where, problems, trusted=None):
             properties.add(stmt.name)
         if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and all(_plain_target(t) for t in (
                 stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])) and \
-                stmt.value is not None and _constant(stmt.value):
+                stmt.value is not None and _literal_only(stmt.value):
             constants |= bound
         if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass)):
             continue
@@ -298,6 +333,9 @@ def _inert(body, where, problems, trusted=None):
             if isinstance(stmt, ast.ClassDef):
                 if not all(_constant(b) for b in stmt.bases):
                     problems.append(f"inert: {line}: the bases of class {stmt.name} call code at import")
+                elif any((_dotted(b) or "").split(".")[0] in enums for b in stmt.bases):
+                    problems.append(f"inert: {line}: class {stmt.name} is an Enum: making it calls its own methods "
+                                    f"for each member at import")
                 if stmt.keywords:
                     problems.append(f"inert: {line}: class {stmt.name} has keywords "
                                     f"({', '.join(k.arg or '**' for k in stmt.keywords)}): a metaclass or "
@@ -305,7 +343,7 @@ def _inert(body, where, problems, trusted=None):
                 for hook in (h for s in stmt.body for h in _hooks(s)):
                     problems.append(f"inert: {line}: class {stmt.name} defines {hook}, which Python calls at import "
                                     f"(on a subclass's class statement, or on C[...])")
-                _inert(stmt.body, f"class {stmt.name}", problems, trusted)
+                _inert(stmt.body, f"class {stmt.name}", problems, trusted, enums)
             else:
                 problems += [f"inert: {line}: {p}" for p in _signature_problems(stmt)]
             continue
