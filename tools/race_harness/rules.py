@@ -36,8 +36,9 @@ named triton would make `torch.` or `@triton.jit` anything. An assignment's targ
 tuple or list of names (`(os.environ["A"],) = ("1",)` calls __setitem__ at import however it is
 spelled); an augmented one's a name bound in the same body to literals (`environ |= {...}` calls
 an imported object's __ior__). No Enum class (its members run its own methods as it is made), no
-module-level __getattr__/__dir__ (Python calls them), no star import (names the rules cannot see). Annotations are held to this even under `from __future__ import
-annotations` (which leaves them unevaluated): one rule, whatever the file imports.
+module-level __getattr__/__dir__ (Python calls them), no star import (names the rules cannot see).
+Annotations are held to this even under `from __future__ import annotations` (which leaves them
+unevaluated): one rule, whatever the file imports.
 """
 import ast
 import decimal
@@ -295,7 +296,7 @@ def _inert(body, where, problems, trusted=None, enums=None):
     else:
         trusted = trusted - _relied_bindings(body, where, problems, module_level=False)[1]
     properties = set()  # names this body has made properties (and not bound otherwise since)
-    constants = set()  # names this body has bound to constant expressions (and not otherwise since)
+    constants = set()  # names this body has bound to literals (_literal_only; and not otherwise since)
     for stmt in body:
         line = f"line {stmt.lineno}"
         bound = {name for name, _ in _bound_names(stmt)}
@@ -390,9 +391,9 @@ def _written_length(segment):
     """The characters written between the quotes of each string token of a literal's source text
     (prefixes and quotes left out; escapes, and an f-string's fields, counted as typed). Python
     3.12 and later tokenize an f-string as FSTRING_START ... FSTRING_END: what lies between counts."""
-    starts = [0]
-    for line in segment.splitlines(keepends=True):
-        starts.append(starts[-1] + len(line))
+    starts = [0]  # tokenize's rows are what io.StringIO.readline gives: lines ended by "\n" only
+    for line in segment.split("\n"):
+        starts.append(starts[-1] + len(line) + 1)
 
     def at(pos):  # a token position (row from 1, column) as an offset into the segment
         return starts[pos[0] - 1] + pos[1]
