@@ -599,9 +599,25 @@ class Draws(unittest.TestCase):
             with np.load(os.path.join(col, "all.npz")) as z:
                 self.assertEqual(len(z.files), 1 + 7 * 11)
 
-    def test_sigterm_leaves_no_temporary(self):
-        """SIGTERM while an output is being written: the temporary beside it is removed (as on Ctrl-C),
-        and the process dies of the signal."""
+    def test_sigterm_and_ctrl_c_leave_no_temporary(self):
+        """SIGTERM or Ctrl-C (SIGINT) while an output is being written: the temporary beside it is
+        removed, one error line is said (Ctrl-C gave a traceback), and the process dies of the signal."""
+        for sig, said in ((signal.SIGTERM, "race: error: terminated (SIGTERM)"),
+                          (signal.SIGINT, "race: error: interrupted (Ctrl-C)")):
+            with self.subTest(signal=sig):
+                self.signal_while_writing(sig, said)
+        # --output is never put among the IDX files (the t10k files `run` reads live there).
+        never = os.path.join(IDX, "never.npz")
+        try:
+            p = race("draws", "--idx-dir", IDX, "--seed", 3, "--output", never)
+            self.assertEqual((p.returncode, last_line(p)), (1, f"race: error: {never}: is in the IDX folder; the "
+                                                               f"race never writes among its inputs"))
+            self.assertFalse(os.path.exists(never))
+        finally:  # the IDX folder is the shared cache: whatever a regression wrote goes
+            if os.path.exists(never):
+                os.unlink(never)
+
+    def signal_while_writing(self, sig, said):
         with tempfile.TemporaryDirectory() as tmp:
             # The window is the writing of 23 files; on a loaded machine a poll can miss it, so up to
             # three tries (the poll sleeps, not to starve the command on two cores).
@@ -615,14 +631,15 @@ class Draws(unittest.TestCase):
                 while p.poll() is None and not seen:
                     seen = [n for n in os.listdir(tmp) if n.endswith(".tmp")]
                     time.sleep(0.002)
-                p.send_signal(signal.SIGTERM)
+                p.send_signal(sig)
                 _, err = p.communicate(timeout=120)
                 if seen:
                     break
             self.assertTrue(seen, "the command ended before a temporary was seen, three times")
-            self.assertEqual(p.returncode, -signal.SIGTERM, err)
+            self.assertEqual(p.returncode, -sig, err)
             self.assertEqual([n for n in os.listdir(tmp) if n.startswith(".")], [])
-            self.assertTrue(err.splitlines()[-1].startswith("race: error: terminated (SIGTERM)"), err)
+            self.assertEqual(err.splitlines()[-1][:len(said)], said, err)
+            self.assertEqual(len(err.splitlines()), 1, err)
 
 
 # ---------------------------------------------------------------------------------------- end to end
@@ -1031,6 +1048,28 @@ class Choose(unittest.TestCase):
             self.assertFalse(os.path.exists(self.out), text)
         p = self.evaluate(json.dumps({"configs": [config]}), "--jobs", -1)
         self.assertEqual(p.returncode, 2, p.stderr)
+
+    def test_choose_never_writes_over_what_it_reads_and_verified_says_what_is_missing(self):
+        results = os.path.join(self.tmp, "ev.jsonl")
+        with open(results, "w") as f:
+            f.write("")  # a result name's file: shortlist reads it
+        p = race("choose", "shortlist", "--work", self.tmp, "--results", "ev", "--seeds", 910001, "--output", results)
+        self.assertEqual((p.returncode, last_line(p)), (1, f"race: error: {results}: is an input of this run; the "
+                                                           f"race never writes over an input"), p.stderr)
+        with open(results) as f:
+            self.assertEqual(f.read(), "")
+        record = os.path.join(self.tmp, "race.json")
+        for text, fragment in (("{bad", "the race record is not JSON"), ('{"x": 1}', 'no "bands" list'),
+                               (json.dumps({"bands": [{"band": "12", "verify_report": "v-12.json"}]}),
+                                "v-12.json: band 12's verify report is missing")):
+            with open(record, "w") as f:
+                f.write(text)
+            p = race("choose", "verified", "--race", record, "--root", self.tmp)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertEqual(p.stderr.splitlines(), [last_line(p)], p.stderr)
+            self.assertIn(fragment, last_line(p))
+            with open(record) as f:
+                self.assertEqual(f.read(), text)
 
 
 if __name__ == "__main__":

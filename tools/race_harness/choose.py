@@ -97,6 +97,14 @@ def _result_lines(path, keys):
         yield r
 
 
+def result_files(work, names):
+    """The files read_results reads for these names (for the outputs' check against inputs)."""
+    out = []
+    for name in names:
+        out += sorted(glob.glob(os.path.join(work, name, "*-*.jsonl"))) + [os.path.join(work, name + ".jsonl")]
+    return out
+
+
 def read_results(work, names):
     """{backend: {config key: {seed: {draw: correct}}}} from WORK/NAME/SEED-NN.jsonl (sweep lines) and
     WORK/NAME.jsonl (evaluate lines), for each NAME."""
@@ -291,6 +299,8 @@ def cmd_confirm(a, revgraph):
 
 
 def cmd_shortlist(a, revgraph):
+    from . import report
+    report.check_output(a.output, result_files(a.work, a.results))  # never over the results it reads
     results = read_results(a.work, a.results).get(a.backend, {})
     chosen, per_band = [], {}
     for band in a.bands:
@@ -301,10 +311,8 @@ def cmd_shortlist(a, revgraph):
         print(f"race: choose shortlist: band {band} %: {len(top)} of the configs meeting the rule on seeds "
               f"{', '.join(map(str, a.seeds))} ({a.backend}), fastest first: "
               + "; ".join(f"{label(config_of(k))} {estimate_ms(k):.3f} ms" for k in top[:5]) + (" ..." if len(top) > 5 else ""))
-    with open(a.output, "w") as f:
-        json.dump({"seeds": a.seeds, "backend": a.backend, "bands": per_band,
-                   "configs": [config_of(k) for k in chosen]}, f, indent=1)
-        f.write("\n")
+    report.write_json(a.output, {"seeds": a.seeds, "backend": a.backend, "bands": per_band,
+                                 "configs": [config_of(k) for k in chosen]})
     return 0
 
 
@@ -360,6 +368,7 @@ def _revgraph_record(revgraph):
 
 def cmd_pick(a, revgraph):
     from . import DEFAULT_SEED, PROTOCOL, HARNESS, report
+    report.check_output(a.output, result_files(a.work, a.screen + a.confirm))  # never over what it reads
     screened = read_results(a.work, a.screen).get("cpu", {})
     confirmed = read_results(a.work, a.confirm).get("cpu-reference", {})
     seeds = a.seeds
@@ -434,11 +443,7 @@ def cmd_pick(a, revgraph):
         "bands": bands,
         "unreached": unreached,
     }
-    tmp = a.output + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, a.output)
+    report.write_json(a.output, doc)
     for b in bands:
         print(f"race: choose: band {b['band']} %: {label(b['config'])}, estimated {b['estimated_ms_per_call']:.3f} ms a "
               f"call (A100), worst seed total {min(v['total'] for k, v in b['selection'].items() if k != 'backend'):,}")
@@ -449,23 +454,31 @@ def cmd_pick(a, revgraph):
 
 def cmd_verified(a, revgraph):
     """Record each band's verify report (tools/race engine on the default seed) in bench/race.json."""
-    with open(a.race) as f:
-        doc = json.load(f)
+    from . import report
+
+    def load(path, what):
+        try:
+            with open(path) as f:
+                return json.load(f)
+        except OSError as e:
+            raise RaceError(f"{path}: cannot read {what} ({e.strerror or e})") from None
+        except ValueError:
+            raise RaceError(f"{path}: {what} is not JSON") from None
+
+    doc = load(a.race, "the race record")
+    if not isinstance(doc, dict) or not isinstance(doc.get("bands"), list):
+        raise RaceError(f"{a.race}: no \"bands\" list (not a race record like bench/race.json)")
     for b in doc["bands"]:
         path = os.path.join(a.root, b["verify_report"])
         if not os.path.exists(path):
-            continue
-        with open(path) as f:
-            rep = json.load(f)
+            raise RaceError(f"{path}: band {b['band']}'s verify report is missing (tools/race engine --band "
+                            f"{b['band']} --from {a.race} --report {b['verify_report']}; or --root)")
+        rep = load(path, "a verify report")
         if rep["config"] != b["config"]:
             raise RaceError(f"{path}: its config is not band {b['band']}'s")
         b["verify"] = {"report": b["verify_report"], "seed": rep["seed"]["seed"], "backend": rep["backend"]["ran"],
                        "total": rep["totals"]["ranked_correct"], "worst_draw": rep["totals"]["worst_draw"],
                        "per_draw": rep["totals"]["per_draw"], "passed": rep["band"]["passed"],
                        "result": rep["verdict"]["result"]}
-    tmp = a.race + ".tmp"
-    with open(tmp, "w") as f:
-        json.dump(doc, f, indent=1)
-        f.write("\n")
-    os.replace(tmp, a.race)
+    report.write_json(a.race, doc)
     return 0

@@ -416,6 +416,9 @@ def cmd_draws(a):
         for p in inputs:
             if os.path.dirname(os.path.abspath(p)) == os.path.abspath(a.task_dir):
                 raise RaceError(f"{a.task_dir}: is the IDX folder; the race never writes among its inputs")
+    # Nor --output among them: the t10k files `run` reads (and any other) live there.
+    if os.path.realpath(os.path.dirname(os.path.abspath(a.output))) == os.path.realpath(a.idx_dir):
+        raise RaceError(f"{a.output}: is in the IDX folder; the race never writes among its inputs")
     pool = draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)
     ranked = draws.ranked_draws(pool, seed)
     arrays = {"seed": np.array(str(seed))}
@@ -469,6 +472,13 @@ def main(argv=None):
         sys.stdout.flush()
         print(f"race: error: {e}", file=sys.stderr)
         return e.status
+    except KeyboardInterrupt:
+        # Ctrl-C: one line, the temporaries gone (write_with removes its own), then die of SIGINT.
+        sys.stdout.flush()
+        print("race: error: interrupted (Ctrl-C); no output was left half written", file=sys.stderr)
+        signal.signal(signal.SIGINT, signal.SIG_DFL)
+        os.kill(os.getpid(), signal.SIGINT)
+        return 128 + signal.SIGINT
     except Terminated:
         # The temporaries are gone (report.write_with removes its own on the way out); end as
         # SIGTERM ends a process, so that the caller sees the signal, not an exit code.
