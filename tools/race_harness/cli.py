@@ -473,17 +473,16 @@ def main(argv=None):
         print(f"race: error: {e}", file=sys.stderr)
         return e.status
     except KeyboardInterrupt:
-        # Ctrl-C: one line, the temporaries gone (write_with removes its own), then die of SIGINT.
-        sys.stdout.flush()
-        print("race: error: interrupted (Ctrl-C); no output was left half written", file=sys.stderr)
-        signal.signal(signal.SIGINT, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGINT)
-        return 128 + signal.SIGINT
+        return _die_of(signal.SIGINT, "interrupted (Ctrl-C)")
     except Terminated:
-        # The temporaries are gone (report.write_with removes its own on the way out); end as
-        # SIGTERM ends a process, so that the caller sees the signal, not an exit code.
-        sys.stdout.flush()
-        print("race: error: terminated (SIGTERM); no output was left half written", file=sys.stderr)
-        signal.signal(signal.SIGTERM, signal.SIG_DFL)
-        os.kill(os.getpid(), signal.SIGTERM)
-        return 128 + signal.SIGTERM
+        return _die_of(signal.SIGTERM, "terminated (SIGTERM)")
+
+
+def _die_of(sig, what):
+    """One line, then end as the signal ends a process, so that the caller sees the signal, not an
+    exit code. The temporaries are gone already (report.write_with removes its own on the way out)."""
+    sys.stdout.flush()
+    print(f"race: error: {what}; no output was left half written", file=sys.stderr)
+    signal.signal(sig, signal.SIG_DFL)
+    os.kill(os.getpid(), sig)
+    return 128 + sig
