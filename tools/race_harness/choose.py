@@ -97,11 +97,17 @@ def _result_lines(path, keys):
         yield r
 
 
+def _files_of(work, name):
+    """(sweep files WORK/NAME/SEED-NN.jsonl, evaluate file WORK/NAME.jsonl): the one place the layout is named."""
+    return sorted(glob.glob(os.path.join(work, name, "*-*.jsonl"))), os.path.join(work, name + ".jsonl")
+
+
 def result_files(work, names):
     """The files read_results reads for these names (for the outputs' check against inputs)."""
     out = []
     for name in names:
-        out += sorted(glob.glob(os.path.join(work, name, "*-*.jsonl"))) + [os.path.join(work, name + ".jsonl")]
+        files, single = _files_of(work, name)
+        out += files + [single]
     return out
 
 
@@ -114,8 +120,7 @@ def read_results(work, names):
         out.setdefault(backend, {}).setdefault(key(config), {}).setdefault(int(seed), {})[int(draw)] = int(correct)
 
     for name in names:
-        files = sorted(glob.glob(os.path.join(work, name, "*-*.jsonl")))
-        single = os.path.join(work, name + ".jsonl")
+        files, single = _files_of(work, name)
         if not files and not os.path.exists(single):
             raise RaceError(f"no results named {name} under {work}")
         for path in files:
@@ -278,7 +283,7 @@ def cmd_confirm(a, revgraph):
     """Per band, the configs meeting the rule on cpu, fastest first, each run with cpu-reference on
     every selection draw, until `need` of them meet the rule there (or `most` were tried)."""
     screened = read_results(a.work, a.results).get("cpu", {})
-    output = os.path.join(a.work, a.output + ".jsonl")
+    output = _files_of(a.work, a.output)[1]
     for band in a.bands:
         numbers = band_numbers(revgraph, band)
         passed = tried = 0
