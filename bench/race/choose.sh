@@ -94,7 +94,7 @@ for stage in $stages; do
       --most 3 --jobs "$jobs" --output confirm ;;
   pick)
     "$race" choose pick --work "$work" --screen $screens extend --confirm confirm --seeds $seeds \
-      --output "$root/bench/race.json" --summary-dir "$root/bench/race" ;;
+      --output "$root/bench/race.json" --summary-dir "$root/bench/race" --root "$root" ;;
   verify)
     for f in "$root"/bench/race/config-*.json; do
       band=$(basename "$f" .json); band=${band#config-}

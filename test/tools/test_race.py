@@ -21,6 +21,7 @@ The real MNIST files come from tools/fetch-mnist (cached; $REVGRAPH_MNIST_DIR if
 them, torch or the built package is skipped with the reason where they are missing; if anything
 was skipped and nothing failed, the exit is 77 (meson's SKIP), never a silent pass.
 """
+import gzip
 import hashlib
 import importlib.util
 import json
@@ -88,6 +89,11 @@ def race(*args, timeout=600):
     p = subprocess.run([sys.executable, RACE, *map(str, args)], capture_output=True, text=True, timeout=timeout,
                        env=dict(os.environ, REVGRAPH_BUILD=BUILD))
     return p
+
+
+def file_sha256(path):
+    with open(path, "rb") as f:
+        return hashlib.sha256(f.read()).hexdigest()
 
 
 def last_line(p):
@@ -427,6 +433,33 @@ class Usage(unittest.TestCase):
         self.assertEqual(p.returncode, 2, p.stderr)
         self.assertIn("(12, 8, 5, 3 or 2)", last_line(p))
 
+    def test_integers_out_of_range_are_usage_mistakes(self):
+        """Counts below their least, negative or repeated seeds, a seed past 64 bits, a number of 5,000
+        digits: exit 2, one short line that does not echo the text whole, before any file is read."""
+        shortlist = ("choose", "shortlist", "--work", "/nonexistent", "--results", "x", "--output", "/nonexistent/s")
+        confirm = ("choose", "confirm", "--work", "/nonexistent", "--results", "x", "--seeds", 1)
+        draws_ = ("draws", "--idx-dir", "/nonexistent", "--output", "/nonexistent/d.npz")
+        for args, fragment in (((*shortlist, "--seeds", -5), "-5: an integer 0..18446744073709551615"),
+                               ((*shortlist, "--seeds", 1, "--top", 0), "0: an integer 1 or more"),
+                               ((*shortlist, "--seeds", 1, "--top", -1), "-1: an integer 1 or more"),
+                               ((*shortlist, "--seeds", 7, 9, 7), "--seeds names 7 twice"),
+                               ((*confirm, "--need", 0), "an integer 1 or more"),
+                               ((*confirm, "--most", 0), "an integer 1 or more"),
+                               ((*confirm, "--jobs", -1), "-1: an integer 0 or more"),
+                               ((*draws_, "--seed", 2**64), "18446744073709551616: an integer 0.."),
+                               ((*draws_, "--seed", "1e3"), "1e3: an integer 0.."),
+                               ((*draws_, "--case-seed", "9" * 5000, "--secret", 1), "9999...: an integer 0..")):
+            p = race(*args)
+            self.assertEqual(p.returncode, 2, (args[:3], p.stderr[-300:]))
+            self.assertEqual(p.stderr.splitlines(), [last_line(p)], p.stderr[-300:])
+            self.assertTrue(last_line(p).startswith("race: error:"), p.stderr[-300:])
+            self.assertIn(fragment, last_line(p))
+            self.assertLess(len(last_line(p)), 200)
+        # The largest seed is taken: its draws are made (or here, the missing folder is what is said).
+        p = race(*draws_, "--case-seed", 2**64 - 1, "--secret", 2**64 - 1)
+        self.assertEqual((p.returncode, last_line(p)),
+                         (1, "race: error: /nonexistent/d.npz: the folder /nonexistent does not exist"), p.stderr)
+
 
 # ------------------------------------------------------------------------------------------ verdict
 FLOORS = {1200: 8650, 800: 9050, 500: 9350, 300: 9550, 200: 9650}  # the published per-draw floors
@@ -569,16 +602,40 @@ class Draws(unittest.TestCase):
                                 "--quiet"], capture_output=True, text=True, timeout=300)
             self.assertEqual(r.returncode, 0, r.stderr)
             # Never over an input; usage mistakes exit 2.
-            before = hashlib.sha256(open(os.path.join(IDX, "train-labels-idx1-ubyte"), "rb").read()).hexdigest()
+            before = file_sha256(os.path.join(IDX, "train-labels-idx1-ubyte"))
             p = race("draws", "--idx-dir", IDX, "--output", os.path.join(IDX, "train-labels-idx1-ubyte"))
             self.assertEqual(p.returncode, 1)
             self.assertIn("input", last_line(p))
-            after = hashlib.sha256(open(os.path.join(IDX, "train-labels-idx1-ubyte"), "rb").read()).hexdigest()
+            after = file_sha256(os.path.join(IDX, "train-labels-idx1-ubyte"))
             self.assertEqual(before, after)
             for args in (("--seed", 1, "--case-seed", 2, "--secret", 3), ("--case-seed", 2), ("--seed", -4)):
                 p = race("draws", "--idx-dir", IDX, "--output", os.path.join(tmp, "x.npz"), *args)
                 self.assertEqual(p.returncode, 2, args)
                 self.assertTrue(last_line(p).startswith("race: error:"), p.stderr)
+            # An output that is no file's path: one line, nothing written (it was a traceback for "").
+            for output in ("", os.path.join(tmp, "new") + os.sep):
+                p = race("draws", "--idx-dir", IDX, "--output", output)
+                self.assertEqual((p.returncode, last_line(p)), (1, f"race: error: {output!r}: an output is a file's "
+                                                                   f"path, not empty nor a folder's"), p.stderr)
+                self.assertEqual([line for line in p.stderr.splitlines() if "error" in line], [last_line(p)])
+
+    def test_a_damaged_gz_is_one_line(self):
+        """A .gz whose header is sound and whose deflate body is not (zlib.error, not an OSError): one line
+        naming the file, exit 1."""
+        with tempfile.TemporaryDirectory() as tmp, tempfile.TemporaryDirectory() as elsewhere:
+            for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte"):
+                with open(os.path.join(IDX, name), "rb") as f:
+                    body = bytearray(gzip.compress(f.read()))
+                if "images" in name:
+                    body[200:260] = bytes(b ^ 0xFF for b in body[200:260])
+                with open(os.path.join(tmp, name + ".gz"), "wb") as f:
+                    f.write(body)
+            out = os.path.join(elsewhere, "d.npz")  # never among the inputs
+            p = race("draws", "--idx-dir", tmp, "--output", out)
+            self.assertEqual(p.returncode, 1, p.stderr[-300:])
+            self.assertEqual([line for line in p.stderr.splitlines() if "error" in line.lower()], [last_line(p)])
+            self.assertTrue(last_line(p).startswith(f"race: error: {tmp}/train-images-idx3-ubyte.gz: "), p.stderr)
+            self.assertFalse(os.path.exists(out))
 
 
     def test_draws_outputs_never_replace_each_other(self):
@@ -1048,6 +1105,81 @@ class Choose(unittest.TestCase):
             self.assertFalse(os.path.exists(self.out), text)
         p = self.evaluate(json.dumps({"configs": [config]}), "--jobs", -1)
         self.assertEqual(p.returncode, 2, p.stderr)
+
+    def test_a_damaged_draw_is_one_line_naming_its_file(self):
+        """A cut or foreign draw archive (BadZipFile, not an OSError) or labels file: one line naming
+        the file that is damaged, exit 1, no result line."""
+        config = {"depth": 1, "width": 96, "alpha": 0.5, "seed": 11, "epochs": 1, "learning_rate": 0.4,
+                  "batch_size": 1024, "momentum": 0.9, "weight_decay": 0}
+        sel = os.path.join(self.tmp, "sel-910001")
+        os.mkdir(sel)
+        x, y = np.zeros((4, 1, 9, 9), np.float32), np.zeros(4, np.int64)
+        for n in range(1, 12):
+            np.savez(os.path.join(sel, f"draw-{n:02d}.npz"), train_images=x, train_labels=y, test_images=x)
+            np.save(os.path.join(sel, f"draw-{n:02d}-labels.npy"), y)
+        archive, labels = os.path.join(sel, "draw-01.npz"), os.path.join(sel, "draw-01-labels.npy")
+        with open(archive, "rb") as f:
+            whole = f.read()
+        for damaged, text in ((archive, whole[:len(whole) // 2]), (labels, b"not an array")):
+            with open(damaged, "wb") as f:
+                f.write(text)
+            p = self.evaluate(json.dumps({"configs": [config]}), "--backend", "cpu")
+            self.assertEqual(p.returncode, 1, p.stderr[-300:])
+            self.assertEqual(p.stderr.splitlines(), [last_line(p)], p.stderr[-300:])
+            self.assertTrue(last_line(p).startswith(f"race: error: {damaged}: "), p.stderr)
+            self.assertFalse(os.path.exists(self.out))
+            with open(archive, "wb") as f:
+                f.write(whole)
+
+    def test_pick_takes_the_fastest_that_meets_the_rule_on_the_entrys_backend(self):
+        """Hand-made results on one selection seed: A (1 epoch, the fastest) meets every band on cpu and
+        none on cpu-reference; B (2 epochs) meets every band on both; C (3 epochs) only the 12 % band.
+        pick must choose B for every band, C its runner-up at 12 %, write each config where
+        --summary-dir says, record those paths relative to --root, and remove an earlier pick's config
+        of a band it no longer chooses (verify reads every config-B.json there)."""
+        base = {"depth": 1, "width": 96, "alpha": 0.5, "seed": 11, "learning_rate": 0.4, "batch_size": 1024,
+                "momentum": 0.9, "weight_decay": 0}
+        a, b, c = (dict(base, epochs=e) for e in (1, 2, 3))
+        seed = 910001
+        on = {"cpu": ((a, 9950), (b, 9950), (c, 9000)), "cpu-reference": ((a, 8000), (b, 9950), (c, 9000))}
+        os.mkdir(os.path.join(self.tmp, "screen"))
+        for n in range(1, 12):
+            with open(os.path.join(self.tmp, "screen", f"{seed}-{n:02d}.jsonl"), "w") as f:
+                for config, correct in on["cpu"]:
+                    f.write(json.dumps({"backend": "cpu", "config": config, "correct": correct}) + "\n")
+        with open(os.path.join(self.tmp, "confirm.jsonl"), "w") as f:
+            for n in range(1, 12):
+                for config, correct in on["cpu-reference"]:
+                    f.write(json.dumps({"config": config, "backend": "cpu-reference", "selection_seed": seed,
+                                        "draw": n, "correct": correct}) + "\n")
+        root = os.path.join(self.tmp, "root")
+        summaries = os.path.join(root, "sums")
+        os.makedirs(summaries)
+        stale = os.path.join(summaries, "config-7.json")
+        with open(stale, "w") as f:
+            f.write("{}\n")
+        record = os.path.join(root, "race.json")
+        p = race("choose", "pick", "--work", self.tmp, "--screen", "screen", "--confirm", "confirm", "--seeds", seed,
+                 "--output", record, "--summary-dir", summaries, "--root", root)
+        self.assertEqual(p.returncode, 0, p.stderr[-400:])
+        with open(record) as f:
+            doc = json.load(f)
+        self.assertEqual([x["band"] for x in doc["bands"]], ["12", "8", "5", "3", "2"])
+        self.assertEqual(doc["unreached"], [])
+        for x in doc["bands"]:
+            self.assertEqual(x["config"], b, x["band"])
+            self.assertEqual((x["config_file"], x["verify_report"]),
+                             (f"sums/config-{x['band']}.json", f"sums/verify-{x['band']}.json"))
+            with open(os.path.join(root, x["config_file"])) as f:
+                self.assertEqual(json.load(f), b)
+            self.assertEqual(x["runner_up"]["config"] if x["runner_up"] else None, c if x["band"] == "12" else None)
+        self.assertFalse(os.path.exists(stale))
+        self.assertEqual(sorted(os.listdir(summaries)), sorted(["screen-cpu.csv", "confirm-cpu-reference.csv"]
+                                                               + [f"config-{x}.json" for x in (12, 8, 5, 3, 2)]))
+        with open(os.path.join(summaries, "confirm-cpu-reference.csv")) as f:
+            rows = [line.split(",") for line in f.read().splitlines()[2:]]
+        self.assertEqual(sorted((int(r[4]), int(r[-2]), int(r[-1])) for r in rows),
+                         [(1, 88000, 8000), (2, 109450, 9950), (3, 99000, 9000)])  # epochs, total, worst
 
     def test_choose_never_writes_over_what_it_reads_and_verified_says_what_is_missing(self):
         results = os.path.join(self.tmp, "ev.jsonl")

@@ -20,6 +20,7 @@ import glob
 import json
 import os
 import re
+import zipfile
 
 import numpy as np
 
@@ -48,6 +49,9 @@ def check_selection_seeds(seeds, default_seed):
     """Refuses, in one line, a selection seed whose draws are any of the default seed's: draw i of a
     seed s uses s + 13 i (i = 1..11), so s shares a draw with the default seed when s - default is
     13 m for |m| <= 10. The default seed judges the choice and must not take part in it."""
+    twice = sorted({s for s in seeds if seeds.count(s) > 1})
+    if twice:
+        raise UsageError(f"--seeds names {', '.join(map(str, twice))} twice: each selection seed once")
     for s in seeds:
         d = s - default_seed
         if d % 13 == 0 and abs(d // 13) <= DRAWS - 1:
@@ -172,13 +176,16 @@ def _draw_files(work, seed, n):
 
 def _load_draw(work, seed, n):
     archive, labels_file = _draw_files(work, seed, n)
+    path = archive
     try:
         with np.load(archive) as z:
             arrays = (np.ascontiguousarray(z["train_images"]), np.ascontiguousarray(z["train_labels"]),
                       np.ascontiguousarray(z["test_images"]))
+        path = labels_file
         labels = np.load(labels_file)
-    except (OSError, KeyError, ValueError) as e:
-        raise RaceError(f"{archive}: {e} (make the draws: tools/race draws --seed {seed} --task-dir ...)") from None
+    # A damaged archive: BadZipFile (not an OSError), EOFError, or ValueError where numpy reads a cut array.
+    except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as e:
+        raise RaceError(f"{path}: {e} (make the draws: tools/race draws --seed {seed} --task-dir ...)") from None
     return arrays, labels
 
 
@@ -268,8 +275,6 @@ def evaluate(revgraph, work, configs, seeds, backend, jobs, output):
 def cmd_evaluate(a, revgraph):
     from . import report
     configs = read_configs(a.configs)
-    if a.jobs < 0:
-        raise UsageError(f"--jobs {a.jobs}: 0 (one a hardware thread) or more")
     check_evaluation(revgraph, a.work, configs, a.seeds, a.backend)
     # Appended to, never over an input: not the configs file, nor a draw.
     report.check_output(a.output, [a.configs] + [p for s in a.seeds for n in range(1, DRAWS + 1)
@@ -325,8 +330,9 @@ def _fmt_summary(summary, seeds):
     return {str(s): {"total": summary[s]["total"], "worst_draw": summary[s]["worst"]} for s in seeds if s in summary}
 
 
-def write_table(path, results, seeds, backend):
-    """A compact CSV: one row a config (its nine keys, estimated ms, each seed's total and worst draw)."""
+def table(results, seeds, backend):
+    """(text, rows) of a compact CSV: one row a config (its nine keys, estimated ms, each seed's total
+    and worst draw)."""
     rows = []
     for k, by_seed in results.items():
         summary = seed_summary(by_seed, seeds)
@@ -336,13 +342,10 @@ def write_table(path, results, seeds, backend):
         rows.append((estimate_ms(k), k, ",".join(cells)))
     rows.sort()
     head = ",".join(list(KEYS) + ["estimated_ms_a100"] + [f"{x}_{s}" for s in seeds for x in ("total", "worst")])
-    with open(path, "w") as f:
-        f.write(f"# {backend}: every config run on the selection draws (tools/race choose pick); totals of 110,000, "
-                f"worst of 10,000 a draw; empty where a seed was not run\n")
-        f.write(head + "\n")
-        for _, _, line in rows:
-            f.write(line + "\n")
-    return len(rows)
+    text = (f"# {backend}: every config run on the selection draws (tools/race choose pick); totals of 110,000, "
+            f"worst of 10,000 a draw; empty where a seed was not run\n" + head + "\n"
+            + "".join(line + "\n" for _, _, line in rows))
+    return text, len(rows)
 
 
 def diverged_neighbours(k, screened, seeds, below=5000):
@@ -373,15 +376,23 @@ def _revgraph_record(revgraph):
 
 def cmd_pick(a, revgraph):
     from . import DEFAULT_SEED, PROTOCOL, HARNESS, report
-    report.check_output(a.output, result_files(a.work, a.screen + a.confirm))  # never over what it reads
+    inputs = result_files(a.work, a.screen + a.confirm)
+
+    def summary(name):  # a file under --summary-dir, and its path in the record (relative to --root)
+        path = os.path.join(a.summary_dir, name)
+        return path, os.path.relpath(os.path.abspath(path), os.path.abspath(a.root))
+
+    tables = {"screen-cpu.csv": "cpu", "confirm-cpu-reference.csv": "cpu-reference"}
+    # Never over what it reads; the summary folder is made at the end, where it is new.
+    report.check_outputs([a.output] + [summary(n)[0] for n in tables], inputs, new_folder=a.summary_dir)
     screened = read_results(a.work, a.screen).get("cpu", {})
     confirmed = read_results(a.work, a.confirm).get("cpu-reference", {})
     seeds = a.seeds
-    os.makedirs(a.summary_dir, exist_ok=True)
-    for old in glob.glob(os.path.join(a.summary_dir, "config-*.json")):  # an earlier pick's: verify reads them all
-        os.remove(old)
-    n_screen = write_table(os.path.join(a.summary_dir, "screen-cpu.csv"), screened, seeds, "cpu")
-    n_conf = write_table(os.path.join(a.summary_dir, "confirm-cpu-reference.csv"), confirmed, seeds, "cpu-reference")
+    # Everything is worked out before anything is written: a failure on the way leaves the last
+    # pick's record, tables and configs as they were, never half of each.
+    texts = {}
+    texts["screen-cpu.csv"], n_screen = table(screened, seeds, "cpu")
+    texts["confirm-cpu-reference.csv"], n_conf = table(confirmed, seeds, "cpu-reference")
     bands, unreached = [], []
     for band in BANDS:
         numbers = band_numbers(revgraph, band)
@@ -420,11 +431,9 @@ def cmd_pick(a, revgraph):
                                               **_fmt_summary(seed_summary(confirmed[k], seeds), seeds)},
                                 "met_rule_cpu_reference": k in passing} for k in finalists],
                  "runner_up": describe(passing[1]) if len(passing) > 1 else None,
-                 "config_file": f"bench/race/config-{band}.json",
-                 "verify_report": f"bench/race/verify-{band}.json"}
-        with open(os.path.join(a.summary_dir, f"config-{band}.json"), "w") as f:
-            json.dump(chosen["config"], f, indent=1)
-            f.write("\n")
+                 "config_file": summary(f"config-{band}.json")[1],
+                 "verify_report": summary(f"verify-{band}.json")[1]}
+        texts[f"config-{band}.json"] = json.dumps(chosen["config"], indent=1) + "\n"
         bands.append(entry)
     doc = {
         "what": ("An entry a band of the MNIST-medium time challenge (issue 48 item 4): the rev88 family's config "
@@ -448,6 +457,12 @@ def cmd_pick(a, revgraph):
         "bands": bands,
         "unreached": unreached,
     }
+    os.makedirs(a.summary_dir, exist_ok=True)
+    for old in glob.glob(os.path.join(a.summary_dir, "config-*.json")):  # an earlier pick's: verify reads them all
+        if os.path.basename(old) not in texts:
+            os.remove(old)
+    for name, text in texts.items():
+        report.write_bytes(summary(name)[0], text.encode())
     report.write_json(a.output, doc)
     for b in bands:
         print(f"race: choose: band {b['band']} %: {label(b['config'])}, estimated {b['estimated_ms_per_call']:.3f} ms a "

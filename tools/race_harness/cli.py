@@ -37,11 +37,32 @@ def _band(text):
         raise argparse.ArgumentTypeError(str(e)) from None
 
 
+SEED_MAX = 2**64 - 1  # a seed, case seed or secret: numpy takes any size, the harness an unsigned 64-bit one
+
+
+def _whole(least, most=None):
+    """An option's integer in [least, most], else a usage mistake that does not echo a huge text back."""
+    span = f"{least}..{most}" if most is not None else f"{least} or more"
+
+    def parse(text):
+        try:
+            v = int(text, 10) if len(text) <= 40 else None
+        except ValueError:
+            v = None
+        if v is None or v < least or (most is not None and v > most):
+            raise argparse.ArgumentTypeError(f"{text[:40]}{'...' if len(text) > 40 else ''}: an integer {span}")
+        return v
+    return parse
+
+
+_SEED = _whole(0, SEED_MAX)
+
+
 def _seed_options(p):
     g = p.add_argument_group("seed (default: the default local seed, on which no entry may be chosen)")
-    g.add_argument("--seed", type=int, help=f"the run's seed (default {DEFAULT_SEED})")
-    g.add_argument("--case-seed", type=int, help="a public case seed A, paired with --secret B: A + (A+B)(A+B+1)/2")
-    g.add_argument("--secret", type=int, help="the secret B paired with --case-seed")
+    g.add_argument("--seed", type=_SEED, help=f"the run's seed (default {DEFAULT_SEED})")
+    g.add_argument("--case-seed", type=_SEED, help="a public case seed A, paired with --secret B: A + (A+B)(A+B+1)/2")
+    g.add_argument("--secret", type=_SEED, help="the secret B paired with --case-seed")
 
 
 def _parser():
@@ -93,41 +114,42 @@ def _parser():
     ev = chs.add_parser("evaluate", help="configs x selection draws, one JSON line each (resumable)")
     ev.add_argument("--work", required=True, help="the work folder: the selection draws (sel-SEED/) and every result line")
     ev.add_argument("--configs", required=True, help="a JSON file with a 'configs' list (shortlist writes one)")
-    ev.add_argument("--seeds", type=int, nargs="+", required=True, help=seeds_help)
+    ev.add_argument("--seeds", type=_SEED, nargs="+", required=True, help=seeds_help)
     ev.add_argument("--backend", default=ENTRY_BACKEND, help=f"the engine backend (default {ENTRY_BACKEND})")
-    ev.add_argument("--jobs", type=int, default=2, help="worker threads (default 2)")
+    ev.add_argument("--jobs", type=_whole(0), default=2, help="worker threads (default 2; 0: one a hardware thread)")
     ev.add_argument("--output", required=True, help="WORK/NAME.jsonl, appended to")
     ev.add_argument("--build")
     sl = chs.add_parser("shortlist", help="per band, the fastest configs by the time model that meet the rule")
     sl.add_argument("--work", required=True, help="the work folder: the selection draws (sel-SEED/) and every result line")
     sl.add_argument("--results", nargs="+", required=True, help="result names under WORK (sweep folders, evaluate files)")
-    sl.add_argument("--seeds", type=int, nargs="+", required=True, help=seeds_help)
+    sl.add_argument("--seeds", type=_SEED, nargs="+", required=True, help=seeds_help)
     sl.add_argument("--backend", default="cpu", help="whose results to rank (default cpu)")
     sl.add_argument("--bands", nargs="+", type=_band, default=[str(b) for b in rules.LEADERBOARDS],
                     help=f"the bands, in percent (default all: {rules.LEADERBOARD_WORDS})")
-    sl.add_argument("--top", type=int, default=20, help="configs a band kept, fastest first (default 20)")
+    sl.add_argument("--top", type=_whole(1), default=20, help="configs a band kept, fastest first (default 20)")
     sl.add_argument("--output", required=True, help="the shortlist, JSON (evaluate --configs reads it)")
     sl.add_argument("--build")
     cf = chs.add_parser("confirm", help="per band, the rule's configs on cpu, fastest first, run with cpu-reference "
                                         "until NEED meet the rule there")
     cf.add_argument("--work", required=True, help="the work folder: the selection draws (sel-SEED/) and every result line")
     cf.add_argument("--results", nargs="+", required=True, help="cpu result names under WORK")
-    cf.add_argument("--seeds", type=int, nargs="+", required=True, help=seeds_help)
+    cf.add_argument("--seeds", type=_SEED, nargs="+", required=True, help=seeds_help)
     cf.add_argument("--bands", nargs="+", type=_band, default=[str(b) for b in rules.LEADERBOARDS],
                     help=f"the bands, in percent (default all: {rules.LEADERBOARD_WORDS})")
-    cf.add_argument("--need", type=int, default=2, help="configs a band that must meet the rule (default 2: the "
+    cf.add_argument("--need", type=_whole(1), default=2, help="configs a band that must meet the rule (default 2: the "
                                                          "choice and its runner-up)")
-    cf.add_argument("--most", type=int, default=6, help="configs a band tried at most (default 6)")
-    cf.add_argument("--jobs", type=int, default=2, help="worker threads (default 2)")
+    cf.add_argument("--most", type=_whole(1), default=6, help="configs a band tried at most (default 6)")
+    cf.add_argument("--jobs", type=_whole(0), default=2, help="worker threads (default 2; 0: one a hardware thread)")
     cf.add_argument("--output", default="confirm", help="the result name: WORK/NAME.jsonl (default confirm)")
     cf.add_argument("--build")
     pk = chs.add_parser("pick", help="the choice by the rule: bench/race.json and the summaries beside it")
     pk.add_argument("--work", required=True, help="the work folder: the selection draws (sel-SEED/) and every result line")
     pk.add_argument("--screen", nargs="+", required=True, help="cpu result names under WORK")
     pk.add_argument("--confirm", nargs="+", required=True, help="cpu-reference result names under WORK")
-    pk.add_argument("--seeds", type=int, nargs="+", required=True, help=seeds_help)
+    pk.add_argument("--seeds", type=_SEED, nargs="+", required=True, help=seeds_help)
     pk.add_argument("--output", default="bench/race.json", help="the record (default bench/race.json)")
     pk.add_argument("--summary-dir", default="bench/race", help="where the CSV summaries and config-B.json go (default bench/race)")
+    pk.add_argument("--root", default=".", help="the folder the record's paths are relative to, as verified's --root (default .)")
     pk.add_argument("--build")
     vf = chs.add_parser("verified", help="record each band's verify report in bench/race.json")
     vf.add_argument("--race", default="bench/race.json", help="the record to update (default bench/race.json)")
@@ -143,12 +165,8 @@ def _seed(a):
     if (a.case_seed is None) != (a.secret is None):
         raise UsageError("--case-seed and --secret go together")
     if a.seed is not None:
-        if a.seed < 0:
-            raise UsageError(f"--seed must be a non-negative integer, got {a.seed}")
         return a.seed, {"seed": a.seed, "source": "--seed", "default": a.seed == DEFAULT_SEED}
     if a.case_seed is not None:
-        if a.case_seed < 0 or a.secret < 0:
-            raise UsageError("--case-seed and --secret must be non-negative integers")
         s = draws.cantor(a.case_seed, a.secret)
         return s, {"seed": s, "source": "cantor(--case-seed, --secret)", "case_seed": a.case_seed, "default": False}
     print(f"race: seed {DEFAULT_SEED}, the default local seed: no entry may be chosen on it", file=sys.stderr)

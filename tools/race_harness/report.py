@@ -59,6 +59,8 @@ def check_outputs(paths, inputs, new_folder=None):
     """Before any work: no output is an input or another output of the run (the later one would
     replace it), and each one's folder exists, or is new_folder, which the command makes itself."""
     for k, path in enumerate(paths):
+        if not path or path.endswith(os.sep):
+            raise RaceError(f"{path!r}: an output is a file's path, not empty nor a folder's")
         for p in inputs:
             if p and _same(path, p):
                 raise RaceError(f"{path}: is an input of this run; the race never writes over an input")
