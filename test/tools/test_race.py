@@ -674,6 +674,29 @@ class Draws(unittest.TestCase):
             if os.path.exists(never):
                 os.unlink(never)
 
+    def test_a_stopped_draws_leaves_one_seeds_files(self):
+        """SIGTERM as the first new file lands in a --task-dir of another seed's draws: every file is
+        then the old seed's or every one the new seed's, never some of each (written one by one, the
+        folder held one new file and 22 old, and read as one seed's draws)."""
+        with tempfile.TemporaryDirectory() as tmp:
+            out = os.path.join(tmp, "k.npz")
+            p = race("draws", "--idx-dir", IDX, "--seed", 5, "--output", out, "--task-dir", tmp)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            names = sorted(os.listdir(tmp))
+            old = {n: file_sha256(os.path.join(tmp, n)) for n in names}
+            inode = os.stat(out).st_ino
+            p = subprocess.Popen([sys.executable, RACE, "draws", "--idx-dir", IDX, "--seed", "3", "--output", out,
+                                  "--task-dir", tmp], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                                 env=dict(os.environ, REVGRAPH_BUILD=BUILD))
+            while p.poll() is None and os.stat(out).st_ino == inode:
+                time.sleep(0.001)
+            p.send_signal(signal.SIGTERM)
+            _, err = p.communicate(timeout=120)
+            self.assertIn(p.returncode, (0, -signal.SIGTERM), err)
+            self.assertEqual(sorted(os.listdir(tmp)), names)  # nor a temporary left
+            changed = [n for n in names if file_sha256(os.path.join(tmp, n)) != old[n]]
+            self.assertIn(len(changed), (0, len(names)), changed)
+
     def signal_while_writing(self, sig, said):
         with tempfile.TemporaryDirectory() as tmp:
             # The window is the writing of 23 files; on a loaded machine a poll can miss it, so up to

@@ -447,12 +447,13 @@ def cmd_draws(a):
                        f"label_perm_{n}": d.perm})
     if a.task_dir:  # made first: --output may lie in it (check_outputs allowed that folder to be new)
         os.makedirs(a.task_dir, exist_ok=True)
-    report.write_with(a.output, lambda f: np.savez(f, **arrays))
-    if a.task_dir:
-        for d, archive, labels in zip(ranked, task_files[0::2], task_files[1::2]):
-            report.write_with(archive, lambda f, d=d: np.savez(f, train_images=d.train_x, train_labels=d.train_y,
-                                                                test_images=d.test_x))
-            report.write_with(labels, lambda f, d=d: np.save(f, d.test_y))
+    # One seed's files or the last run's, never some of each (report.write_all).
+    items = [(a.output, lambda f: np.savez(f, **arrays))]
+    for d, archive, labels in zip(ranked, task_files[0::2], task_files[1::2]):
+        items += [(archive, lambda f, d=d: np.savez(f, train_images=d.train_x, train_labels=d.train_y,
+                                                    test_images=d.test_x)),
+                  (labels, lambda f, d=d: np.save(f, d.test_y))]
+    report.write_all(items)
     where = f" and {len(ranked)} task archives in {a.task_dir}" if a.task_dir else ""
     print(f"race: wrote {a.output} ({len(ranked)} draws of seed {seed}){where}")
     return 0

@@ -9,6 +9,7 @@ input of the run.
 import json
 import os
 import platform
+import signal
 import subprocess
 import sys
 import tempfile
@@ -75,9 +76,9 @@ def check_outputs(paths, inputs, new_folder=None):
             raise RaceError(f"{path}: is a folder")
 
 
-def write_with(path, writer):
+def _temporary(path, writer):
     """writer(file object) into a temporary beside path (mode 0666 less the umask, as open() would
-    make it), fsync, rename; the temporary is removed where anything fails."""
+    make it), fsynced; its name. Removed here where anything fails."""
     folder = os.path.dirname(os.path.abspath(path))
     tmp = None
     try:  # mkstemp inside: a SIGTERM (raised as Terminated) just after it still removes the temporary
@@ -89,13 +90,44 @@ def write_with(path, writer):
             writer(f)
             f.flush()
             os.fsync(f.fileno())
-        os.replace(tmp, path)
+        return tmp
     except BaseException:
-        if tmp is not None:
-            try:
-                os.unlink(tmp)
-            except OSError:
-                pass
+        _remove(tmp)
+        raise
+
+
+def _remove(tmp):
+    if tmp is not None:
+        try:
+            os.unlink(tmp)
+        except OSError:
+            pass
+
+
+def write_with(path, writer):
+    """writer(file object) into a temporary beside path, fsync, rename; nothing left where it fails."""
+    write_all([(path, writer)])
+
+
+def write_all(items):
+    """[(path, writer)] as one: every file into its temporary first, then the renames, with Ctrl-C and
+    SIGTERM held back until the last is done. A failure or a signal before the renames leaves every
+    path as it was (the temporaries removed); after, every path is new. Files written one by one
+    would leave, stopped half-way, a folder of two runs' files that reads as one."""
+    tmps = []
+    try:
+        for path, writer in items:
+            tmps.append(_temporary(path, writer))
+        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
+        try:
+            while tmps:  # a rename that fails leaves the ones before it done; the rest are removed below
+                os.replace(tmps[0], items[len(items) - len(tmps)][0])
+                tmps.pop(0)
+        finally:
+            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a held signal is delivered here
+    except BaseException:
+        for tmp in tmps:
+            _remove(tmp)
         raise
 
 
