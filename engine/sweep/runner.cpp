@@ -2,18 +2,71 @@
 
 #include <algorithm>
 #include <chrono>
+#include <filesystem>
+#include <functional>
 #include <map>
 #include <memory>
 #include <nlohmann/json.hpp>
 
 #include "engine/backends.hpp"
 #include "engine/error.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "engine/parallel_for.hpp"
 #include "engine/sweep/jsonl.hpp"
 #include "engine/sweep/line_file.hpp"
 #include "engine/task.hpp"
 
 namespace revgraph::sweep {
+namespace {
+
+// The "backend" value a line holds, as far as the text reaches ("" where it does not reach it).
+std::string backend_in(const std::string& text) {
+    static const std::string key = ",\"backend\":\"";
+    const std::size_t at = text.find(key);
+    if (at == std::string::npos) return "";
+    const std::size_t value = at + key.size(), end = text.find('"', value);
+    return text.substr(value, end == std::string::npos ? std::string::npos : end - value);
+}
+
+// The resume rule: the lines already in the output must be this shard's first points, byte for byte
+// up to their results (`head(k, backend)`: point k's line up to its results, naming `backend`); a
+// partial last line (the sweep was stopped while writing) must be the start of the next one. Anything
+// else is another file, left as it is. `backend`: the backend the sweep resolved at that point's
+// width, or, where empty, the one each line names (a --check of "auto": "auto" resolves on the
+// machine that runs the sweep). Returns the lines there, complete and partial.
+Lines check_resume(const std::string& name, const std::string& content, const std::vector<std::size_t>& points,
+                   const std::function<std::string(std::size_t, const std::string&)>& head,
+                   const std::function<std::string(std::size_t)>& backend) {
+    Lines existing = split_lines(content);
+    const auto refuse = [&](const std::string& why) {
+        throw Error(name + ": " + why + " (another grid, shard, backend or input?); choose another --output");
+    };
+    const auto expected = [&](std::size_t k, const std::string& text) {
+        const std::string b = backend(k);
+        return head(k, b.empty() ? backend_in(text) : b);
+    };
+    if (existing.complete.size() > points.size())
+        refuse("holds " + std::to_string(existing.complete.size()) + " lines, this sweep has " +
+               std::to_string(points.size()) + " points");
+    for (std::size_t k = 0; k < existing.complete.size(); ++k) {
+        const std::string& line = existing.complete[k];
+        if (line.rfind(expected(k, line), 0) != 0 || !nlohmann::json::accept(line))
+            refuse("line " + std::to_string(k + 1) + " is not point " + std::to_string(points[k]) + " of this sweep");
+    }
+    if (!existing.partial.empty()) {
+        const std::size_t k = existing.complete.size();
+        bool ok = k < points.size();
+        if (ok) {
+            const std::string h = expected(k, existing.partial);
+            const std::size_t n = std::min(h.size(), existing.partial.size());
+            ok = h.compare(0, n, existing.partial, 0, n) == 0;
+        }
+        if (!ok) refuse("it ends in text that is not the start of this sweep's next line");
+    }
+    return existing;
+}
+
+}  // namespace
 
 SweepSummary run_sweep(const SweepJob& job) {
     using Clock = std::chrono::steady_clock;
@@ -32,6 +85,12 @@ SweepSummary run_sweep(const SweepJob& job) {
     std::vector<std::string> widths = {std::to_string(job.grid.base().width)};
     for (const Axis& axis : job.grid.axes())
         if (axis.key == "width") widths = axis.values;
+    const std::string grid_digest = job.grid.digest(), inputs_sha256 = inputs_digest(inputs, job.test_labels);
+    const auto head = [&](std::size_t k, const std::string& backend) {
+        return line_head(
+            PointHead{points[k], job.grid.size(), grid_digest, job.grid.point(points[k]), backend, inputs_sha256});
+    };
+    const std::string name = job.output.string();
     if (job.check_only) {
         // A check may run where the sweep will not (a cluster's login node for its GPU nodes): a GPU
         // backend is checked by its name and its width rule as its emulation applies it, not by
@@ -45,6 +104,16 @@ SweepSummary run_sweep(const SweepJob& job) {
             else if (const std::string why = width_refusal(*make_emulated_backend(job.backend, "--check"), c.width);
                      !why.empty())
                 throw Error(why);
+            // What the lines name: a GPU backend its own name, "auto" whatever it resolves to there.
+            backend_of_width[c.width] = row.gpu                 ? job.backend
+                                        : job.backend == "auto" ? ""
+                                                                : make_backend(job.backend, c)->name();
+        }
+        // The output the sweep would resume, read, not opened for writing.
+        if (std::filesystem::exists(job.output)) {
+            const auto bytes = io::read_file(job.output);
+            check_resume(name, std::string(bytes.begin(), bytes.end()), points, head,
+                         [&](std::size_t k) { return backend_of_width.at(job.grid.point(points[k]).width); });
         }
         s.backend = row.gpu ? job.backend : make_backend(job.backend)->name();
         return s;
@@ -61,42 +130,13 @@ SweepSummary run_sweep(const SweepJob& job) {
         s.backend = probe->name();
         asynchronous = probe->asynchronous();
     }
-    const std::string grid_digest = job.grid.digest(), inputs_sha256 = inputs_digest(inputs, job.test_labels);
-    const auto point_head = [&](std::size_t k) {
-        PointHead h{points[k], job.grid.size(), grid_digest, job.grid.point(points[k]), "", inputs_sha256};
-        h.backend = backend_of_width.at(h.config.width);
-        return h;
-    };
-    const auto head = [&](std::size_t k) { return line_head(point_head(k)); };
 
-    // Resume: the lines already there must be this shard's first points, byte for byte up to
-    // their results; a partial last line (the sweep was stopped while writing) must be the start
-    // of the next one, and is dropped. Anything else is another file, left as it is.
+    // Resume (check_resume): a partial last line is cut.
     LineFile file(job.output);
-    const std::string name = job.output.string();
-    const Lines existing = split_lines(file.initial_content());
-    const auto refuse = [&](const std::string& why) {
-        throw Error(name + ": " + why + " (another grid, shard, backend or input?); choose another --output");
-    };
-    if (existing.complete.size() > points.size())
-        refuse("holds " + std::to_string(existing.complete.size()) + " lines, this sweep has " +
-               std::to_string(points.size()) + " points");
-    for (std::size_t k = 0; k < existing.complete.size(); ++k) {
-        const std::string& line = existing.complete[k];
-        if (line.rfind(head(k), 0) != 0 || !nlohmann::json::accept(line))
-            refuse("line " + std::to_string(k + 1) + " is not point " + std::to_string(points[k]) + " of this sweep");
-    }
-    if (!existing.partial.empty()) {
-        const std::size_t k = existing.complete.size();
-        bool ok = k < points.size();
-        if (ok) {
-            const std::string h = head(k);
-            const std::size_t n = std::min(h.size(), existing.partial.size());
-            ok = h.compare(0, n, existing.partial, 0, n) == 0;
-        }
-        if (!ok) refuse("it ends in text that is not the start of this sweep's next line");
-        file.truncate(file.initial_content().size() - existing.partial.size());
-    }
+    const Lines existing = check_resume(name, file.initial_content(), points, head, [&](std::size_t k) {
+        return backend_of_width.at(job.grid.point(points[k]).width);
+    });
+    if (!existing.partial.empty()) file.truncate(file.initial_content().size() - existing.partial.size());
     s.skipped = existing.complete.size();
 
     const auto start = Clock::now();

@@ -32,7 +32,8 @@ struct SweepJob {
     std::filesystem::path output;
     std::function<void(const Progress&)> on_progress;  // after the skip check, and after every batch
     // Check only: everything that is checked before the first point (the grid, the shard, each
-    // width on the backend) and return the shard's point count, reading and writing no output.
+    // width on the backend, an existing output against the resume rule, read only) and return the
+    // shard's point count; the output is never created nor written.
     bool check_only = false;
 };
 

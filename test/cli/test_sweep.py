@@ -308,6 +308,39 @@ class SweepTest(unittest.TestCase):
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertIn(" on cuda-fused; nothing run", p.stdout)
 
+    def test_check_holds_an_existing_output_to_the_resume_rule(self):
+        """--check refuses the output the sweep would refuse to resume (it passed them, and a cluster
+        queued jobs that failed at their first line), takes the ones it would resume, and reads them
+        only. "auto" resolves on the machine that runs the sweep: its check compares all but the
+        backend each line names."""
+        with open(self.full, "rb") as f:
+            full = f.read()
+        lines = full.splitlines(keepends=True)
+        cases = (("whole.jsonl", full, self.data, 0, None),  # the sweep's own, done: resumes to nothing
+                 ("cut.jsonl", b"".join(lines[:3]) + lines[3][:50], self.data, 0, None),  # stopped while writing
+                 ("other-backend.jsonl", full, [a if a != "cpu" else "cpu-reference" for a in self.data], 1,
+                  "line 1 is not point 0"),
+                 ("any-backend.jsonl", full, [a if a != "cpu" else "auto" for a in self.data], 0, None),
+                 ("other-tail.jsonl", b"".join(lines[:3]) + b'{"index":9', self.data, 1, "not the start"),
+                 ("too-long.jsonl", full + lines[0], self.data, 1, "holds 13 lines"))
+        for name, content, data, status, mention in cases:
+            with self.subTest(name):
+                path = self.path(name)
+                with open(path, "wb") as f:
+                    f.write(content)
+                p = rg("sweep", *data, *self.grid, "--output", path, "--check")
+                if status:
+                    self.assert_error(p, status, mention)
+                else:
+                    self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(read(path), content)
+                # The sweep itself agrees with the check (it then completes the cut file).
+                p = rg("sweep", *data, *self.grid, "--output", path, "--quiet")
+                self.assertEqual(p.returncode, status, p.stderr)
+                if not status:  # the lines there kept, the rest run (their times are this run's)
+                    done = read(path).splitlines(keepends=True)
+                    self.assertEqual((len(done), done[:3]), (len(lines), lines[:3]))
+
     def test_progress_plain_and_on_a_terminal(self):
         self.assertRegex(self.full_stderr, r"revgraph: sweep: 12/12 points, [0-9.]+ points/s, ETA 0s\n")
         self.assertNotIn("\r", self.full_stderr)
