@@ -173,13 +173,37 @@ def check_bad_options(binary):
                        (["--backends=cpu,cpu-refrence"], "cpu-refrence"), (["--energy-backend=cdua"], "cdua"),
                        (["--gpu-min-time=0"], "--gpu-min-time"), (["--benchmark_min_time=abc"], "--benchmark_min_time"),
                        (["--benchmark_repetitions=0"], "--benchmark_repetitions"),
-                       (["--benchmark_out=a.json", "--benchmark_out=b.json"], "--benchmark_out")):
+                       (["--benchmark_out=a.json", "--benchmark_out=b.json"], "--benchmark_out"),
+                       # a typo's billions, refused before the draw grows to bad_alloc
+                       (["--train=1000001"], "--train"), (["--query=99999999999999999999"], "--query"),
+                       # options that would be ignored
+                       (["--input=x.npz", "--data-seed=3"], "--data-seed"), (["--energy-out=e.json"], "--energy-out"),
+                       (["--energy-set=epochs=1"], "--energy-set")):
         p = subprocess.run([binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
         lines = p.stderr.strip().splitlines()
         if p.returncode != 2 or len(lines) != 1 or not lines[0].startswith("revgraph_bench: error: ") \
                 or word not in lines[0] or p.stdout:
             fail(f"{args}: expected one 'revgraph_bench: error: ...{word}...' line and exit 2, got "
                  f"{p.returncode}: {p.stderr!r} {p.stdout[:200]!r}")
+    # An output never replaces an input (exit 2), and one whose folder is missing is refused before
+    # any work (exit 1; an energy window is up to a minute): one line each, the files as they were.
+    with tempfile.TemporaryDirectory() as tmp:
+        archive, config = os.path.join(tmp, "draw.npz"), os.path.join(tmp, "c.json")
+        for path, text in ((archive, "not read"), (config, '{"epochs": 1}\n')):
+            with open(path, "w") as f:
+                f.write(text)
+        for args, status, word in (([f"--input={archive}", f"--benchmark_out={archive}"], 2, "may not replace an input"),
+                                   (["--energy", f"--energy-config={config}", f"--energy-out={config}"], 2,
+                                    "may not replace an input"),
+                                   (["--energy", f"--energy-out={tmp}/nowhere/e.json"], 1, "does not exist")):
+            p = subprocess.run([binary] + args, stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+            lines = p.stderr.strip().splitlines()
+            if p.returncode != status or len(lines) != 1 or word not in lines[0] or p.stdout:
+                fail(f"{args}: expected one '...{word}...' line and exit {status}, got {p.returncode}: "
+                     f"{p.stderr!r} {p.stdout[:200]!r}")
+        with open(archive) as f, open(config) as g:
+            if (f.read(), g.read()) != ("not read", '{"epochs": 1}\n'):
+                fail("an output was written over an input")
     p = subprocess.run([binary, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
     if p.returncode != 0 or "--benchmark_filter" not in p.stdout or "--energy" not in p.stdout:
         fail("--help: the usage should name our options and Google Benchmark's")

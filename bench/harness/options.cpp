@@ -1,13 +1,16 @@
 #include "bench/harness/options.hpp"
 
 #include <algorithm>
+#include <cerrno>
 #include <cstdlib>
+#include <optional>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
 
 #include "engine/backends.hpp"
 #include "engine/config_from.hpp"
+#include "engine/io/file_identity.hpp"
 #include "engine/runtime_options.hpp"
 
 namespace revgraph::bench {
@@ -16,9 +19,11 @@ namespace {
 const char* const kUsage = R"(usage: revgraph_bench [revgraph options] [--benchmark_* options]
 
 revgraph options (before Google Benchmark sees the command line):
-  --train=N --query=Q     synthetic task size (default 10000 / 10000: data::synthetic_task)
+  --train=N --query=Q     synthetic task size (default 10000 / 10000, at most 1000000 each:
+                          data::synthetic_task)
   --data-seed=S           synthetic draw seed (default 2026)
-  --input=DRAW.npz        run on this task archive instead (e.g. bench/compare/compare_torch's draw)
+  --input=DRAW.npz        run on this task archive instead (e.g. bench/compare/compare_torch's draw;
+                          then none of the three above)
   --backends=a,b          backends to measure (default: every backend of engine/backends.cpp's
                           table: `revgraph backends` lists them); a name that cannot be built
                           here is reported and skipped
@@ -32,7 +37,8 @@ revgraph options (before Google Benchmark sees the command line):
   --cluster-blocks=N      cuda-fused (width 82) runs each epoch in one launch of a thread-block
                           cluster of N blocks (1..16, sm_90+; 0: two kernels a step, the default;
                           recorded in the context as cluster_blocks)
-  --energy                instead of benchmarks: joules per task through NVML (see NOTES.md)
+  --energy                instead of benchmarks: joules per task through NVML (see NOTES.md); the
+                          options below are its own, refused without it
   --energy-backend=B      backend for --energy (default cuda)
   --energy-tasks=K        K tasks at once per round (run_together, seeds 11, 12, ...; default 1):
                           joules per task for a seed sweep on one GPU
@@ -58,21 +64,31 @@ Google Benchmark options as usual, e.g. --benchmark_filter=task/ --benchmark_for
     std::exit(2);
 }
 
-// A number (integer: a whole one) >= min (strict: > min), said plainly when it is not.
-CLI::Validator at_least(double min, bool integer, bool strict = false) {
-    const std::string what = std::string(integer ? "an integer" : "a number") + (strict ? " > " : " >= ") +
-                             std::to_string(static_cast<long long>(min));
+// A number (integer: a whole one) >= min (strict: > min) and, where given, <= max, said plainly
+// when it is not.
+CLI::Validator at_least(double min, bool integer, bool strict = false, std::optional<long long> max = {}) {
+    const std::string what =
+        max ? "an integer in " + std::to_string(static_cast<long long>(min)) + ".." + std::to_string(*max)
+            : std::string(integer ? "an integer" : "a number") + (strict ? " > " : " >= ") +
+                  std::to_string(static_cast<long long>(min));
     return CLI::Validator(
         [=](std::string& text) -> std::string {
             char* end = nullptr;
+            errno = 0;
             const double v =
                 integer ? static_cast<double>(std::strtoll(text.c_str(), &end, 10)) : std::strtod(text.c_str(), &end);
-            if (text.empty() || *end != '\0' || !(strict ? v > min : v >= min))
+            if (text.empty() || *end != '\0' || errno == ERANGE || !(strict ? v > min : v >= min) ||
+                (max && v > static_cast<double>(*max)))
                 return "expected " + what + ", got '" + text + "'";
             return {};
         },
         what);
 }
+
+// The synthetic task's largest side: 100x MNIST-medium's 10,000 (324 MB of images), far past what a
+// benchmark of this model measures; a typo's billions are refused here, not found by bad_alloc
+// after seconds of drawing.
+constexpr long long kMaxSyntheticImages = 1'000'000;
 
 bool is_benchmark_option(const std::string& arg) {
     return arg.rfind("--benchmark_", 0) == 0 || arg.rfind("--v=", 0) == 0;
@@ -125,8 +141,8 @@ void parse_options(int* argc, char** argv) {
     app.set_help_flag();  // our own --help below prints kUsage, which also covers Google Benchmark's
     bool help = false, pdl = false, no_pdl = false;
     app.add_flag("-h,--help", help);
-    app.add_option("--train", o.train)->check(at_least(1, true));
-    app.add_option("--query", o.query)->check(at_least(1, true));
+    app.add_option("--train", o.train)->check(at_least(1, true, false, kMaxSyntheticImages));
+    app.add_option("--query", o.query)->check(at_least(1, true, false, kMaxSyntheticImages));
     app.add_option("--data-seed", o.data_seed)->check(at_least(0, true));
     app.add_option("--input", o.input);
     app.add_option("--backends", o.backends)->delimiter(',');
@@ -176,6 +192,31 @@ void parse_options(int* argc, char** argv) {
         } catch (const std::exception& e) { usage_error(std::string("--energy-config/--energy-set: ") + e.what()); }
         if (o.energy_tasks != 1)
             usage_error("--energy-config/--energy-set measure one task a round: not with --energy-tasks");
+    }
+    // An option that would be ignored is a mistake in the command, not a default to fall back on.
+    for (const char* synthetic : {"--train", "--query", "--data-seed"})
+        if (!o.input.empty() && app.count(synthetic))
+            usage_error(std::string(synthetic) + " sizes the synthetic task; --input gives the task itself");
+    if (!o.energy)
+        for (const char* energy_only : {"--energy-backend", "--energy-tasks", "--energy-seconds", "--energy-min-tasks",
+                                        "--idle-seconds", "--idle-after-seconds", "--settle-seconds", "--energy-out",
+                                        "--energy-config", "--energy-set", "--nvml-library"})
+            if (app.count(energy_only))
+                usage_error(std::string(energy_only) + " is an --energy option; --energy is not given");
+    // Outputs never replace an input nor each other, and their folders exist: checked before any
+    // work (an energy window is 30-55 s; a report lost at its end wastes it).
+    std::vector<io::NamedPath> inputs, outputs;
+    if (!o.input.empty()) inputs.push_back({"--input", o.input});
+    if (energy_config_file) inputs.push_back({"--energy-config", *energy_config_file});
+    if (!o.energy_out.empty()) outputs.push_back({"--energy-out", o.energy_out});
+    for (int i = 1; i < kept; ++i)
+        if (const std::string arg = argv[i]; arg.rfind("--benchmark_out=", 0) == 0 && arg.size() > 16)
+            outputs.push_back({"--benchmark_out", arg.substr(16)});
+    try {
+        io::require_outputs(inputs, outputs);
+    } catch (const io::SameFileError& e) { usage_error(e.what()); } catch (const std::exception& e) {
+        std::cerr << "revgraph_bench: error: " << e.what() << "\n";
+        std::exit(1);
     }
     if (pdl || no_pdl || cluster_blocks) {
         RuntimeOptions r = Runtime::options();
