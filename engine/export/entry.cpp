@@ -1,14 +1,16 @@
 #include "engine/export/entry.hpp"
 
 #include <algorithm>
+#include <cstdint>
 #include <filesystem>
-#include <fstream>
 #include <sstream>
+#include <vector>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/error.hpp"
 #include "engine/export/entry_sources.hpp"
+#include "engine/io/atomic_file.hpp"
 #include "engine/version.hpp"
 
 namespace revgraph::exporter {
@@ -90,11 +92,10 @@ std::string entry_file(const EntrySource& s) {
 
 EntrySource entry_from_bands_file(const std::string& path, const std::string& band) {
     require_race_band(band);  // a band no leaderboard has is that, whatever the file holds
-    std::ifstream in(path, std::ios::binary);
-    if (!in) throw Error("export: cannot read " + path);
+    const std::vector<std::uint8_t> bytes = io::read_file(path);  // the engine's one reader, its messages
     nlohmann::json doc;
     try {
-        doc = nlohmann::json::parse(in);
+        doc = nlohmann::json::parse(bytes.begin(), bytes.end());
     } catch (const nlohmann::json::exception&) { throw Error("export: " + path + " is not JSON"); }
     if (!doc.is_object() || !doc.contains("bands") || !doc["bands"].is_array())
         throw Error("export: " + path +
