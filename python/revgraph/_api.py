@@ -47,6 +47,8 @@ def _path(name: str, value: Any) -> str:
     path = os.fspath(value)
     if not isinstance(path, str):
         raise TypeError(f"{name} must be a text path, got {value!r}")
+    if not path:  # as the command line refuses an empty value: "" names no file (the engine saw ": ...")
+        raise ValueError(f"{name} is an empty path")
     return path
 
 

@@ -176,6 +176,16 @@ def test_every_argument_of_the_wrong_type_is_one_line_naming_it(task_arrays, tmp
         (lambda: revgraph.verify("s", "i", retrain="yes"), TypeError, "retrain must be True or False, got 'yes'"),
         (lambda: revgraph.export(12), TypeError, 'band must be a decimal string such as "12" or "7.5", got 12'),
         (lambda: revgraph.export("12", from_file=1), TypeError, "from_file must be a path (str or os.PathLike), got 1"),
+        # An empty path names no file: refused as the command refuses an empty value (it reached the
+        # engine, which said ": not a directory" or threw a filesystem_error).
+        (lambda: revgraph.qualify(""), ValueError, "idx_dir is an empty path"),
+        (lambda: revgraph.qualify(tmp_path, submission="", draws=1), ValueError, "submission is an empty path"),
+        (lambda: revgraph.data_mnist("", seed=1), ValueError, "idx_dir is an empty path"),
+        (lambda: revgraph.verify("", tmp_path), ValueError, "submission is an empty path"),
+        (lambda: revgraph.export("12", from_file=""), ValueError, "from_file is an empty path"),
+        # A folder for a file: the engine's one reader's words, as for --config (was an ifstream's
+        # "basic_filebuf::underflow", a RuntimeError).
+        (lambda: revgraph.export("12", from_file=tmp_path), ValueError, f"cannot read {tmp_path}: it is a directory"),
     ]
     for call, kind, message in cases:
         with pytest.raises(kind) as raised:
