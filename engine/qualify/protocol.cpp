@@ -263,9 +263,24 @@ nlohmann::ordered_json accuracy_json(const Scores& scores, const Band& band, boo
     return j;
 }
 
+namespace {
+Error band_range_error(const std::string& what, const std::string& text) {
+    return Error(what + " must be a decimal percentage in (0, 100) (\"12\", \"7.5\"), got '" + text + "'");
+}
+}  // namespace
+
 void check_band_range(const Band& band, const std::string& what) {
     if (band.nano_percent() <= 0 || band.nano_percent() >= Band::parse("100").nano_percent())
-        throw Error(what + " must be a percentage in (0, 100), got '" + band.text() + "'");
+        throw band_range_error(what, band.text());
+}
+
+Band protocol_band(const std::string& text, const std::string& what) {
+    Band band;
+    try {
+        band = Band::parse(text, what);
+    } catch (const Error&) { throw band_range_error(what, text); }
+    check_band_range(band, what);
+    return band;
 }
 
 void check_draw_count(std::int64_t draws, const std::string& what) {

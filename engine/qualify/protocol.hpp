@@ -30,6 +30,10 @@ inline constexpr int kPublishedDraws = 11;
 // admits no error, one of 100 any) and 1..1000 draws. Throw Error "<what> must be ...". qualify
 // (and its front ends, to tell a usage error) and verify (on protocol.json) call these.
 void check_band_range(const Band& band, const std::string& what = "band");
+// The protocol's band from its text: Band::parse, then check_band_range, one message for both
+// ("<what> must be a decimal percentage in (0, 100) ..."), so a text that is no number is not told
+// of a 0..100 that the range then narrows.
+Band protocol_band(const std::string& text, const std::string& what = "band");
 inline constexpr std::int64_t kMaxDraws = 1000;
 void check_draw_count(std::int64_t draws, const std::string& what = "draws");
 // The draws' seeds follow one another from first_seed; the last must not wrap past 2^64 - 1.

@@ -121,8 +121,7 @@ std::optional<Protocol> protocol_from(Checker& c, const Json& j) {
     const Json band = j["band_percent"];
     try {
         if (!band.is_string()) throw Error("band_percent must be a decimal string, got " + band.dump());
-        p.band = Band::parse(band.get<std::string>(), "band_percent");
-        check_band_range(p.band, "band_percent");  // the protocol's own range, as qualify applies it
+        p.band = protocol_band(band.get<std::string>(), "band_percent");  // the protocol's own, as qualify's
     } catch (const std::exception& e) {
         c.fail(f, "band_percent", e.what());
         return std::nullopt;

@@ -394,8 +394,7 @@ py::object qualify_run(const std::string& idx_dir, const std::optional<std::stri
     r.idx_dir = idx_dir;
     if (submission) r.submission = *submission;
     try {  // the engine's ranges; out of them is ValueError
-        r.protocol.band = qualify::Band::parse(band, "band");
-        qualify::check_band_range(r.protocol.band, "band");
+        r.protocol.band = qualify::protocol_band(band, "band");
         qualify::check_draw_count(draws, "draws");
         qualify::check_seed_range(first_seed, static_cast<int>(draws));
     } catch (const Error& e) { bad(e.what()); }

@@ -109,8 +109,12 @@ def test_qualify_refusals(tmp_path, idx):
                    {"first_seed": -1}, {"backend": "nope"}, {"epochs": -1}):
         with pytest.raises(ValueError):
             revgraph.qualify(d, **{"draws": 1, "band": "12", **kwargs})
-    with pytest.raises(ValueError, match="band must be a percentage in \\(0, 100\\), got '100'"):
-        revgraph.qualify(d, draws=1, band="100")
+    # One range said for any band qualify refuses, a number or not (a text that is none was told
+    # "in 0..100", then "0" was refused).
+    for band in ("100", "0", "abc", "1e1"):
+        with pytest.raises(ValueError, match=f"^band must be a decimal percentage in \\(0, 100\\) \\(\"12\", \"7.5\"\\), "
+                                             f"got '{band}'$"):
+            revgraph.qualify(d, draws=1, band=band)
     for draws in (1001, 2**70, -2**70):  # beyond int64 too: the engine's range, not C++'s
         with pytest.raises(ValueError, match=f"^draws must be in 1..1000, got {draws}$"):
             revgraph.qualify(d, draws=draws)

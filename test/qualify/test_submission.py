@@ -292,7 +292,7 @@ class Submission(unittest.TestCase):
                                 per_draw_floor_met=True, passed=True)
         save(os.path.join(d, "accuracy.json"), accuracy)
         self.rechain(d)
-        lines = self.assert_caught(d, ["protocol.json: band_percent: band_percent must be a percentage in (0, 100)"])
+        lines = self.assert_caught(d, ["protocol.json: band_percent: band_percent must be a decimal percentage in (0, 100)"])
         self.assertEqual(len(lines), 1, lines)
         # Counted by hand: 5 files read, 5 links of the hash chain, and the band, which fails; the
         # rest needs a protocol and is not checked. A failed claim counts as a claim.

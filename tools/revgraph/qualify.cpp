@@ -26,10 +26,9 @@ int qualify_command(const QualifyOptions& o) {
     qualify::QualifyRequest r;
     r.idx_dir = *o.idx_dir;
     qualify::Protocol& p = r.protocol;
-    // The ranges are the engine's (qualify::check_band_range, check_draw_count); out of them is a usage error.
+    // The ranges are the engine's (qualify::protocol_band, check_draw_count); out of them is a usage error.
     try {
-        if (o.band) p.band = qualify::Band::parse(*o.band, "qualify: --band");
-        qualify::check_band_range(p.band, "qualify: --band");
+        if (o.band) p.band = qualify::protocol_band(*o.band, "qualify: --band");
         if (o.draws) {
             const std::int64_t n = parse_int("draws", *o.draws, INT64_MIN, INT64_MAX);
             qualify::check_draw_count(n, "qualify: --draws");
