@@ -47,6 +47,14 @@ class CommandLine(CliTestCase):
         p = rg("run", "--set", "depth=3", "--help")
         self.assertEqual((p.returncode, p.stderr), (0, ""))
         self.assertIn("--repeat", p.stdout)
+        # Help for what is not there is the mistake that naming it is (it printed the overview, exit 0).
+        for args, said in ((("help", "nope"), "unknown command 'nope'"), (("nope", "--help"), "unknown command 'nope'"),
+                           (("help", "sweep", "nope"), "sweep: unknown kind 'nope'"),
+                           (("run", "nope", "--help"), "run: unexpected argument 'nope'")):
+            p = rg(*args)
+            self.assertEqual((p.returncode, p.stdout), (2, ""), args)
+            self.assertEqual(p.stderr.splitlines(), [p.stderr.splitlines()[0]], args)
+            self.assertIn(said, p.stderr)
 
     def test_help_lists_config_keys_only_where_they_are_taken(self):
         # The config keys' footer is for commands that take --set: a subcommand inherits its parent's

@@ -223,6 +223,8 @@ int main(int argc, char** argv) {
             refuse_options_as_values(app, n, args.data());
             app.parse(n, args.data());
         } catch (const CLI::CallForHelp&) {
+            // Help for a command that is not there is the mistake `revgraph nope` is, not the overview.
+            refuse_leftovers(selected(&app));
             std::cout << app.help();
             return 0;
         } catch (const CLI::CallForAllHelp&) {
