@@ -11,6 +11,7 @@
 #include "engine/error.hpp"
 #include "engine/timing.hpp"
 #include "engine/io/sha256.hpp"
+#include "engine/parallel_for.hpp"
 #include "engine/rng/pcg64.hpp"
 #include "engine/rng/torch_init.hpp"
 #include "engine/stats.hpp"
@@ -155,7 +156,7 @@ double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsig
     }
     if (!first_error) {
         // The synchronous ones: workers take the next unit in list order until none is left.
-        if (threads == 0) threads = std::max(1u, std::thread::hardware_concurrency());
+        if (threads == 0) threads = usable_cpus();  // as sweep --jobs: the CPUs this process may use
         const std::size_t workers = std::min<std::size_t>(threads, threaded.size());
         std::atomic<std::size_t> next{0};
         const auto work = [&] {

@@ -89,8 +89,8 @@ def check_benchmarks(binary):
                         fail(f"{name}: width {b.get('width')}, {b.get('core_bytes_per_example')} bytes an example")
                     if not (b.get("gflop_per_task", 0) > 0 and b.get("gflop_per_second", 0) > 0):
                         fail(f"{name}: gflop_per_task or gflop_per_second missing")
-            # K tasks at once: 1, 2, 4, ... up to 16 streams (GPU) or one per hardware thread (CPU).
-            most = 16 if backend.startswith("cuda") else (os.cpu_count() or 1)
+            # K tasks at once: 1, 2, 4, ... up to 16 streams (GPU) or one per CPU this process may use.
+            most = 16 if backend.startswith("cuda") else len(os.sched_getaffinity(0))
             counts = [k for k in (1, 2, 4, 8, 16, 32, 64, 128, 256) if k <= most]
             for k in counts:
                 name = f"throughput/{backend}/tasks:{k}"

@@ -9,6 +9,7 @@
 #include "bench/harness/gpu_hooks.hpp"
 #include "bench/harness/options.hpp"
 #include "engine/cuda_util/nvtx.hpp"
+#include "engine/parallel_for.hpp"
 #include "engine/timing.hpp"
 
 namespace revgraph::bench {
@@ -54,9 +55,9 @@ void bm_throughput(benchmark::State& state, const BackendInfo& b) {
 }  // namespace
 
 void register_throughput_benchmarks(const BackendInfo& b) {
-    // GPU: up to 16 streams; CPU: up to one task per hardware thread.
+    // GPU: up to 16 streams; CPU: up to one task per CPU this process may use.
     auto* many = benchmark::RegisterBenchmark(("throughput/" + b.name).c_str(), bm_throughput, b);
-    const int most = b.gpu ? 16 : static_cast<int>(std::max(1u, std::thread::hardware_concurrency()));
+    const int most = b.gpu ? 16 : static_cast<int>(usable_cpus());
     many->ArgName("tasks");
     for (int k = 1; k <= most; k *= 2) many->Arg(k);
     tune(many, b, benchmark::kMillisecond);

@@ -196,7 +196,7 @@ def fit_predict(train_images: npt.NDArray[np.float32], train_labels: npt.NDArray
 
 def run_together(tasks: Iterable[Task], *, threads: int = 0, metadata: bool = True) -> list[Result]:
     """Run every task at once (GPU tasks each on its own stream, CPU tasks on up to `threads`
-    worker threads, 0: one per hardware thread); each Result is the bytes of that task's run().
+    worker threads, 0: one per CPU this process may use); each Result is the bytes of that task's run().
     With configure_gpu(cluster_blocks=N), cuda-fused tasks of one launch shape (one depth, the
     width 82) train as N-block clusters of ONE launch, that launch's time each one's."""
     tasks = list(tasks)
@@ -205,7 +205,7 @@ def run_together(tasks: Iterable[Task], *, threads: int = 0, metadata: bool = Tr
             raise TypeError(f"run_together: expected revgraph.Task items, got {type(t).__name__}")
     threads = _int("threads", threads)
     if threads < 0:
-        raise ValueError(f"threads must be 0 (one per hardware thread) or more, got {threads}")
+        raise ValueError(f"threads must be 0 (one per CPU this process may use) or more, got {threads}")
     # The engine starts at most one worker a task, so a larger count means as many as there are
     # tasks (and then fits the engine's unsigned).
     threads = min(threads, max(1, len(tasks)))

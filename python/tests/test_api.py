@@ -159,7 +159,7 @@ def test_every_argument_of_the_wrong_type_is_one_line_naming_it(task_arrays, tmp
         (lambda: revgraph.Task(train, labels, test, backend="cuda-fused", emulate="yes"), TypeError,
          "emulate must be True or False, got 'yes'"),
         (lambda: task.run(metadata=1), TypeError, "metadata must be True or False, got 1"),
-        (lambda: revgraph.run_together([task], threads=-1), ValueError, "threads must be 0 (one per hardware thread) or more, got -1"),
+        (lambda: revgraph.run_together([task], threads=-1), ValueError, "threads must be 0 (one per CPU this process may use) or more, got -1"),
         (lambda: revgraph.run_together([task], threads=1.0), TypeError, "threads must be an integer, got 1.0"),
         (lambda: revgraph.run_together([task], metadata=None), TypeError, "metadata must be True or False, got None"),
         (lambda: revgraph.band_rule("12", 100.7, 10), TypeError, "total must be an integer, got 100.7"),

@@ -116,7 +116,7 @@ def _parser():
     ev.add_argument("--configs", required=True, help="a JSON file with a 'configs' list (shortlist writes one)")
     ev.add_argument("--seeds", type=_SEED, nargs="+", required=True, help=seeds_help)
     ev.add_argument("--backend", default=ENTRY_BACKEND, help=f"the engine backend (default {ENTRY_BACKEND})")
-    ev.add_argument("--jobs", type=_whole(0), default=2, help="worker threads (default 2; 0: one a hardware thread)")
+    ev.add_argument("--jobs", type=_whole(0), default=2, help="worker threads (default 2; 0: one a CPU this process may use)")
     ev.add_argument("--output", required=True, help="WORK/NAME.jsonl, appended to")
     ev.add_argument("--build")
     sl = chs.add_parser("shortlist", help="per band, the fastest configs by the time model that meet the rule")
@@ -139,7 +139,7 @@ def _parser():
     cf.add_argument("--need", type=_whole(1), default=2, help="configs a band that must meet the rule (default 2: the "
                                                          "choice and its runner-up)")
     cf.add_argument("--most", type=_whole(1), default=6, help="configs a band tried at most (default 6)")
-    cf.add_argument("--jobs", type=_whole(0), default=2, help="worker threads (default 2; 0: one a hardware thread)")
+    cf.add_argument("--jobs", type=_whole(0), default=2, help="worker threads (default 2; 0: one a CPU this process may use)")
     cf.add_argument("--output", default="confirm", help="the result name: WORK/NAME.jsonl (default confirm)")
     cf.add_argument("--build")
     pk = chs.add_parser("pick", help="the choice by the rule: bench/race.json and the summaries beside it")
