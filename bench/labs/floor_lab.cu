@@ -18,6 +18,7 @@
 #include <algorithm>
 #include <cstdio>
 #include <cstdlib>
+#include <cstring>
 #include <vector>
 
 namespace cg = cooperative_groups;
@@ -195,6 +196,10 @@ __global__ void dsmem_read_kernel(int reps, long long* out, float* sink) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+        std::printf("usage: revgraph_floor_lab (no options; it needs an sm_90 GPU)\n");
+        return 0;
+    }
     if (argc > 1) {
         std::fprintf(stderr, "revgraph_floor_lab: error: no options are taken (got '%s'); it needs an sm_90 GPU\n",
                      argv[1]);

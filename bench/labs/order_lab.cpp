@@ -200,6 +200,10 @@ int main(int argc, char** argv) {
     std::string idx_dir, published;
     for (int i = 1; i < argc; ++i) {
         const std::string arg = argv[i];
+        if (arg == "--help" || arg == "-h") {
+            std::printf("%s\n", kUsage);
+            return 0;
+        }
         if (arg == "--idx-dir" || arg == "--published") {
             if (i + 1 >= argc || argv[i + 1][0] == '\0') {
                 std::fprintf(stderr, "revgraph_order_lab: error: %s needs a %s (%s)\n", arg.c_str(),

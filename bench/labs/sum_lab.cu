@@ -580,6 +580,10 @@ bool gpu_lab(const Data& d, const std::vector<std::vector<float>>& host) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
+        std::printf("usage: revgraph_sum_lab (no options: the CPU checks, then the GPU table where a GPU is)\n");
+        return 0;
+    }
     if (argc > 1) {
         std::fprintf(stderr, "revgraph_sum_lab: error: no options are taken (got '%s')\n", argv[1]);
         return 2;
