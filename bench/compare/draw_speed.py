@@ -16,6 +16,16 @@ import tempfile
 import time
 
 
+def positive(text):
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"an integer 1 or more, got {text!r}")
+    return n
+
+
 def timed(argv):
     """(wall seconds, cpu seconds) of one run; exits with its stderr when it fails."""
     start = time.perf_counter()
@@ -35,10 +45,13 @@ def main():
     ap.add_argument("a", help="the baseline revgraph binary")
     ap.add_argument("b", help="the revgraph binary measured against it")
     ap.add_argument("--idx-dir", default=os.environ.get("REVGRAPH_MNIST_DIR"))
-    ap.add_argument("--runs", type=int, default=5)
+    ap.add_argument("--runs", type=positive, default=5)
     args = ap.parse_args()
     if not args.idx_dir:
-        sys.exit("draw_speed: --idx-dir (or REVGRAPH_MNIST_DIR) is needed")
+        ap.error("--idx-dir (or REVGRAPH_MNIST_DIR) is needed")
+    for exe in (args.a, args.b):  # before any run: a wrong path is found at once, in one line
+        if not (os.path.isfile(exe) and os.access(exe, os.X_OK)):
+            ap.error(f"{exe}: not an executable file")
     load_before = os.getloadavg()
     with tempfile.TemporaryDirectory() as tmp:
         cases = [

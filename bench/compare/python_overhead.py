@@ -30,6 +30,16 @@ def task_inputs(train, test, seed=0):
             rng.random((test, 1, 9, 9), dtype=np.float32))
 
 
+def positive(text):
+    try:
+        n = int(text)
+    except ValueError:
+        n = 0
+    if n < 1:
+        raise argparse.ArgumentTypeError(f"an integer 1 or more, got {text!r}")
+    return n
+
+
 def measure(task, runs, metadata):
     wall, engine, outputs, freeing = [], [], [], []
     previous = task.run(metadata=metadata)  # warm: first-touch page faults, caches
@@ -53,8 +63,12 @@ def measure(task, runs, metadata):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--backend", default="cpu")
-    p.add_argument("--runs", type=int, default=300)
+    p.add_argument("--runs", type=positive, default=300)
     args = p.parse_args()
+    try:  # the engine's own check of the name, one line (not a traceback from the first Task)
+        revgraph.Task(*task_inputs(1, 1), backend=args.backend, epochs=1)
+    except (ValueError, RuntimeError) as e:
+        p.error(f"--backend {args.backend}: {e}")
     print(f"revgraph {revgraph.__version__} ({revgraph.backends()['git_commit']}), python {sys.version.split()[0]}, "
           f"backend {args.backend}, {args.runs} runs; medians in microseconds")
     shapes = {"tiny (128 train / 16 query, 1 epoch)": (128, 16, 1, args.runs),

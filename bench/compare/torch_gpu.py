@@ -339,6 +339,12 @@ def parse(argv):
         a.cfg = task_config(a.config, a.set)
     except Fail as e:
         ap.error(str(e))
+    if a.output:  # before any GPU work: never over an input, and a folder to write into
+        for option, path in (("--input", a.input), ("--config", a.config)):
+            if path and os.path.realpath(path) == os.path.realpath(a.output):
+                ap.error(f"--output {a.output} is {option}: an output never replaces an input")
+        if not os.path.isdir(os.path.dirname(os.path.abspath(a.output))):
+            ap.error(f"--output {a.output}: its folder does not exist")
     return a
 
 
@@ -356,10 +362,16 @@ def main(argv=None):
     if e is not None:
         print(f"energy: {report['backend']}: {e['joules_per_task']} J/task net, {e['gross_joules_per_task']} gross, "
               f"window {e['window']}" if e.get("available") else f"energy: not available: {e.get('reason')}")
-    if a.output:
-        with open(a.output, "w") as f:
-            json.dump(report, f, indent=1)
-            f.write("\n")
+    if a.output:  # whole or not at all: a temporary beside it, renamed over it
+        tmp = f"{a.output}.tmp-{os.getpid()}"
+        try:
+            with open(tmp, "w") as f:
+                json.dump(report, f, indent=1)
+                f.write("\n")
+            os.replace(tmp, a.output)
+        finally:
+            if os.path.exists(tmp):
+                os.unlink(tmp)
     return 0
 
 

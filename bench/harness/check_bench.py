@@ -273,6 +273,15 @@ def check_energy(binary):
 def check_compare(script, build_dir):
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "compare.json")
+        # More rounds than runs was quietly cut to the runs; a negative seed failed inside make_synthetic.py.
+        for args, status, word in ((["--repeat", "2", "--rounds", "3"], 1, "--rounds 3"), (["--seed", "-1"], 2, "--seed")):
+            p = subprocess.run([sys.executable, script, "--build-dir", build_dir, "--train", "30", "--query", "5",
+                                "--warmup", "0", "--allow-missing-torch", "--output", out, *args],
+                               stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300)
+            said = [line for line in p.stderr.splitlines() if "error" in line]
+            if p.returncode != status or len(said) != 1 or word not in said[0] or os.path.exists(out):
+                fail(f"compare {args}: expected exit {status} and one error line naming {word}, got "
+                     f"{p.returncode}: {p.stderr[-500:]!r}")
         run([sys.executable, script, "--build-dir", build_dir, "--train", "300", "--query", "50", "--repeat", "2",
              "--rounds", "2", "--warmup", "0", "--allow-missing-torch", "--output", out])
         with open(out) as f:
