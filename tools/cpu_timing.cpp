@@ -5,6 +5,7 @@
 // Prints, per backend, the median and the fastest of R run() calls after one warm-up run, in
 // wall time and in this thread's CPU time (less disturbed by other processes on a busy machine).
 #include <algorithm>
+#include <cerrno>
 #include <chrono>
 #include <ctime>
 #include <cstdio>
@@ -31,14 +32,30 @@ int main(int argc, char** argv) {
     std::vector<std::string> backends;
     for (int i = 1; i < argc; ++i) {
         const std::string a = argv[i];
-        auto value = [&]() {
+        auto value = [&]() {  // a whole number 1..10^6, all of the text ("10x" is not 10)
             if (i + 1 >= argc) {
                 std::fprintf(stderr, "cpu-timing: %s needs a value\n", a.c_str());
                 std::exit(2);
             }
-            return std::atoi(argv[++i]);
+            const char* text = argv[++i];
+            char* end = nullptr;
+            errno = 0;
+            const long v = std::strtol(text, &end, 10);
+            if (*text == '\0' || *end != '\0' || errno == ERANGE || v < 1 || v > 1000000) {
+                std::fprintf(stderr, "cpu-timing: %s must be an integer in 1..1000000, got '%s'\n", a.c_str(), text);
+                std::exit(2);
+            }
+            return static_cast<int>(v);
         };
-        if (a == "--train")
+        if (a == "--help" || a == "-h") {
+            std::printf(
+                "usage: cpu-timing [--train N] [--test Q] [--repeat R] [backend ...]   (default: cpu "
+                "cpu-reference; cpu/avx512, cpu/avx2, cpu/portable+fma, cpu/portable for one kernel set)\n");
+            return 0;
+        } else if (a.rfind("-", 0) == 0 && a != "--train" && a != "--test" && a != "--repeat") {
+            std::fprintf(stderr, "cpu-timing: unknown option '%s' (see cpu-timing --help)\n", a.c_str());
+            return 2;
+        } else if (a == "--train")
             n = value();
         else if (a == "--test")
             q = value();
@@ -48,10 +65,6 @@ int main(int argc, char** argv) {
             backends.push_back(a);
     }
     if (backends.empty()) backends = {"cpu", "cpu-reference"};
-    if (n < 1 || q < 1 || repeat < 1) {
-        std::fprintf(stderr, "cpu-timing: --train, --test and --repeat must be positive\n");
-        return 2;
-    }
     rng::Mt19937 gen(2026);
     std::vector<float> train(static_cast<std::size_t>(n) * 81), test(static_cast<std::size_t>(q) * 81);
     std::vector<std::int64_t> labels;
