@@ -212,13 +212,13 @@ def check_bad_options(binary):
     if p.returncode != 0 or "task/cpu-reference" not in p.stdout:
         fail(f"--benchmark_list_tests with our options: {p.returncode} {p.stderr[-500:]!r}")
     # A filter that matches nothing measured nothing: exit 2, our error line last (Google Benchmark's
-    # own line before it).
-    for pattern in ("^nosuch/", "["):
+    # own line before it); one that is no regular expression is refused in one line before any work.
+    for pattern, said, count in (("^nosuch/", "no benchmark matched", None), ("[", "not a regular expression", 1)):
         p = subprocess.run([binary] + TINY + ["--backends=cpu-reference", f"--benchmark_filter={pattern}"],
                            stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=120)
         lines = p.stderr.strip().splitlines()
-        if p.returncode != 2 or not lines or "no benchmark matched" not in lines[-1]:
-            fail(f"--benchmark_filter={pattern}: expected exit 2 and 'no benchmark matched', got "
+        if p.returncode != 2 or not lines or said not in lines[-1] or (count and len(lines) != count):
+            fail(f"--benchmark_filter={pattern}: expected exit 2 and {said!r}, got "
                  f"{p.returncode}: {p.stderr[-500:]!r}")
 
 

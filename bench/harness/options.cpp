@@ -4,6 +4,7 @@
 #include <cerrno>
 #include <cstdlib>
 #include <optional>
+#include <regex>
 #include <iostream>
 
 #include <CLI/CLI.hpp>
@@ -134,6 +135,17 @@ void parse_options(int* argc, char** argv) {
             std::string value = arg.substr(name.size());
             if (const std::string problem = check(value); !problem.empty())
                 usage_error(name.substr(0, name.size() - 1) + ": " + problem);
+        }
+        // The filter as Google Benchmark compiles it (std::regex, extended; a leading '-' negates):
+        // an invalid one was its own line, then ours saying that nothing matched.
+        if (static const std::string filter = "--benchmark_filter="; arg.rfind(filter, 0) == 0) {
+            std::string re = arg.substr(filter.size());
+            if (!re.empty() && re[0] == '-') re.erase(0, 1);
+            try {
+                std::regex(re, std::regex::extended | std::regex::nosubs);
+            } catch (const std::regex_error&) {
+                usage_error("--benchmark_filter: '" + re + "' is not a regular expression (POSIX extended)");
+            }
         }
     }
 
