@@ -31,9 +31,11 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 import time
 import types
 import unittest
+from unittest import mock
 
 ROOT = os.path.abspath(sys.argv.pop(1))
 BUILD = os.path.abspath(sys.argv.pop(1))
@@ -696,6 +698,41 @@ class Draws(unittest.TestCase):
             self.assertEqual(sorted(os.listdir(tmp)), names)  # nor a temporary left
             changed = [n for n in names if file_sha256(os.path.join(tmp, n)) != old[n]]
             self.assertIn(len(changed), (0, len(names)), changed)
+
+    def test_a_signal_during_the_renames_waits_for_the_last(self):
+        """report.write_all: a SIGTERM sent to the process while the renames run, with another thread
+        alive that masks nothing (numpy's BLAS pool does so), is acted on only after the last rename.
+        A signal mask held it for the calling thread only, and the signal reached the other one."""
+        from race_harness import report
+
+        class Stopped(Exception):
+            pass
+
+        def stop(signum, frame):
+            raise Stopped()
+
+        landed, real_replace = [], os.replace
+
+        def replace(a, b):
+            if b.endswith("f1"):  # the second rename: a SIGTERM to the process, and time to act on it
+                os.kill(os.getpid(), signal.SIGTERM)
+                time.sleep(0.2)
+            real_replace(a, b)
+            landed.append(os.path.basename(b))
+
+        pool = threading.Event()
+        worker = threading.Thread(target=pool.wait, daemon=True)
+        worker.start()
+        before = signal.signal(signal.SIGTERM, stop)
+        try:
+            with tempfile.TemporaryDirectory() as tmp, mock.patch("os.replace", replace):
+                with self.assertRaises(Stopped):
+                    report.write_all([(os.path.join(tmp, f"f{i}"), lambda f: f.write(b"x")) for i in range(5)])
+                self.assertEqual(landed, [f"f{i}" for i in range(5)])
+                self.assertEqual(sorted(os.listdir(tmp)), landed)  # and no temporary
+        finally:
+            signal.signal(signal.SIGTERM, before)
+            pool.set()
 
     def signal_while_writing(self, sig, said):
         with tempfile.TemporaryDirectory() as tmp:

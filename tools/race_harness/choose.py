@@ -21,6 +21,7 @@ import json
 import os
 import re
 import zipfile
+import zlib
 
 import numpy as np
 
@@ -183,8 +184,9 @@ def _load_draw(work, seed, n):
                       np.ascontiguousarray(z["test_images"]))
         path = labels_file
         labels = np.load(labels_file)
-    # A damaged archive: BadZipFile (not an OSError), EOFError, or ValueError where numpy reads a cut array.
-    except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile) as e:
+    # A damaged archive: BadZipFile (not an OSError), EOFError, ValueError where numpy reads a cut array,
+    # zlib.error in a compressed (np.savez_compressed) member.
+    except (OSError, EOFError, KeyError, ValueError, zipfile.BadZipFile, zlib.error) as e:
         raise RaceError(f"{path}: {e} (make the draws: tools/race draws --seed {seed} --task-dir ...)") from None
     return arrays, labels
 
@@ -458,12 +460,11 @@ def cmd_pick(a, revgraph):
         "unreached": unreached,
     }
     os.makedirs(a.summary_dir, exist_ok=True)
+    files = [(summary(name)[0], text) for name, text in texts.items()] + [(a.output, json.dumps(doc, indent=1) + "\n")]
+    report.write_all([(path, lambda f, t=text: f.write(t.encode())) for path, text in files])  # as one
     for old in glob.glob(os.path.join(a.summary_dir, "config-*.json")):  # an earlier pick's: verify reads them all
         if os.path.basename(old) not in texts:
             os.remove(old)
-    for name, text in texts.items():
-        report.write_bytes(summary(name)[0], text.encode())
-    report.write_json(a.output, doc)
     for b in bands:
         print(f"race: choose: band {b['band']} %: {label(b['config'])}, estimated {b['estimated_ms_per_call']:.3f} ms a "
               f"call (A100), worst seed total {min(v['total'] for k, v in b['selection'].items() if k != 'backend'):,}")

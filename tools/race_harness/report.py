@@ -6,6 +6,7 @@ arithmetic. The keys are listed in docs/race.md ("The report"). Every file is wr
 temporary beside its destination, fsynced, then renamed: all of it or none; and never over an
 input of the run.
 """
+import contextlib
 import json
 import os
 import platform
@@ -13,6 +14,7 @@ import signal
 import subprocess
 import sys
 import tempfile
+import threading
 
 from . import HARNESS, PROTOCOL
 from .errors import RaceError
@@ -109,6 +111,30 @@ def write_with(path, writer):
     write_all([(path, writer)])
 
 
+HELD = (signal.SIGINT, signal.SIGTERM)
+
+
+@contextlib.contextmanager
+def _signals_held():
+    """Ctrl-C and SIGTERM noted, not acted on, inside; the first one noted is raised again on the way
+    out. Handlers, not a signal mask: a mask is the calling thread's, and a signal sent to the
+    process goes to any thread not masking it (numpy's BLAS threads), after which Python runs the
+    handler in the main thread anyway. Handlers are the main thread's to set; elsewhere, nothing
+    is held."""
+    if threading.current_thread() is not threading.main_thread():
+        yield
+        return
+    noted = []
+    before = {s: signal.signal(s, lambda signum, frame: noted.append(signum)) for s in HELD}
+    try:
+        yield
+    finally:
+        for s, handler in before.items():
+            signal.signal(s, handler)
+        if noted:
+            signal.raise_signal(noted[0])  # its own handler now: Terminated, KeyboardInterrupt
+
+
 def write_all(items):
     """[(path, writer)] as one: every file into its temporary first, then the renames, with Ctrl-C and
     SIGTERM held back until the last is done. A failure or a signal before the renames leaves every
@@ -118,13 +144,10 @@ def write_all(items):
     try:
         for path, writer in items:
             tmps.append(_temporary(path, writer))
-        held = signal.pthread_sigmask(signal.SIG_BLOCK, {signal.SIGINT, signal.SIGTERM})
-        try:
+        with _signals_held():
             while tmps:  # a rename that fails leaves the ones before it done; the rest are removed below
                 os.replace(tmps[0], items[len(items) - len(tmps)][0])
                 tmps.pop(0)
-        finally:
-            signal.pthread_sigmask(signal.SIG_SETMASK, held)  # a held signal is delivered here
     except BaseException:
         for tmp in tmps:
             _remove(tmp)
