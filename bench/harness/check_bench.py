@@ -204,6 +204,11 @@ def check_bad_options(binary):
         with open(archive) as f, open(config) as g:
             if (f.read(), g.read()) != ("not read", '{"epochs": 1}\n'):
                 fail("an output was written over an input")
+        # A device is written as Google Benchmark writes it (the staged report is for regular files).
+        p = subprocess.run([binary, "--benchmark_out=/dev/null", "--benchmark_list_tests=true"],
+                           stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+        if p.returncode != 0:
+            fail(f"--benchmark_out=/dev/null: exit {p.returncode}: {p.stderr[-300:]!r}")
     p = subprocess.run([binary, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
     if p.returncode != 0 or "--benchmark_filter" not in p.stdout or "--energy" not in p.stdout:
         fail("--help: the usage should name our options and Google Benchmark's")

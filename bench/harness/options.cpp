@@ -208,7 +208,7 @@ void parse_options(int* argc, char** argv) {
     // An option that would be ignored is a mistake in the command, not a default to fall back on.
     for (const char* synthetic : {"--train", "--query", "--data-seed"})
         if (!o.input.empty() && app.count(synthetic))
-            usage_error(std::string(synthetic) + " sizes the synthetic task; --input gives the task itself");
+            usage_error(std::string(synthetic) + " is for the synthetic task; --input gives the task itself");
     if (!o.energy)
         for (const char* energy_only : {"--energy-backend", "--energy-tasks", "--energy-seconds", "--energy-min-tasks",
                                         "--idle-seconds", "--idle-after-seconds", "--settle-seconds", "--energy-out",
@@ -221,9 +221,13 @@ void parse_options(int* argc, char** argv) {
     if (!o.input.empty()) inputs.push_back({"--input", o.input});
     if (energy_config_file) inputs.push_back({"--energy-config", *energy_config_file});
     if (!o.energy_out.empty()) outputs.push_back({"--energy-out", o.energy_out});
+    // A --benchmark_out that is a device or a fifo (/dev/stdout) is written as Google Benchmark writes
+    // it (stage_benchmark_out); a folder is refused here.
     for (int i = 1; i < kept; ++i)
-        if (const std::string arg = argv[i]; arg.rfind("--benchmark_out=", 0) == 0 && arg.size() > 16)
-            outputs.push_back({"--benchmark_out", arg.substr(16)});
+        if (const std::string arg = argv[i]; arg.rfind("--benchmark_out=", 0) == 0 && arg.size() > 16) {
+            const std::string kind = io::non_regular_kind(arg.substr(16));
+            if (kind.empty() || kind == "a directory") outputs.push_back({"--benchmark_out", arg.substr(16)});
+        }
     try {
         io::require_outputs(inputs, outputs);
     } catch (const io::SameFileError& e) { usage_error(e.what()); } catch (const std::exception& e) {
