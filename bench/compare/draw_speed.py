@@ -15,15 +15,7 @@ import sys
 import tempfile
 import time
 
-
-def positive(text):
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"an integer 1 or more, got {text!r}")
-    return n
+from arguments import at_least
 
 
 def timed(argv):
@@ -45,7 +37,7 @@ def main():
     ap.add_argument("a", help="the baseline revgraph binary")
     ap.add_argument("b", help="the revgraph binary measured against it")
     ap.add_argument("--idx-dir", default=os.environ.get("REVGRAPH_MNIST_DIR"))
-    ap.add_argument("--runs", type=positive, default=5)
+    ap.add_argument("--runs", type=at_least(1), default=5)
     args = ap.parse_args()
     if not args.idx_dir:
         ap.error("--idx-dir (or REVGRAPH_MNIST_DIR) is needed")

@@ -22,22 +22,13 @@ import time
 import numpy as np
 
 import revgraph
+from arguments import at_least
 
 
 def task_inputs(train, test, seed=0):
     rng = np.random.default_rng(seed)
     return (rng.random((train, 1, 9, 9), dtype=np.float32), rng.integers(0, 10, train, dtype=np.int64),
             rng.random((test, 1, 9, 9), dtype=np.float32))
-
-
-def positive(text):
-    try:
-        n = int(text)
-    except ValueError:
-        n = 0
-    if n < 1:
-        raise argparse.ArgumentTypeError(f"an integer 1 or more, got {text!r}")
-    return n
 
 
 def measure(task, runs, metadata):
@@ -63,7 +54,7 @@ def measure(task, runs, metadata):
 def main():
     p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     p.add_argument("--backend", default="cpu")
-    p.add_argument("--runs", type=positive, default=300)
+    p.add_argument("--runs", type=at_least(1), default=300)
     args = p.parse_args()
     try:  # the engine's own check of the name, one line (not a traceback from the first Task)
         revgraph.Task(*task_inputs(1, 1), backend=args.backend, epochs=1)
