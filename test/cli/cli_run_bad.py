@@ -3,11 +3,12 @@ import json
 import os
 import shutil
 import struct
+import subprocess
 
 import numpy as np
 
 from cli_support import (
-    read_bytes, write_bytes, rg, make_draw, save_npz, CliTestCase)
+    REVGRAPH, read_bytes, write_bytes, rg, make_draw, save_npz, CliTestCase)
 
 
 class RunBadInput(CliTestCase):
@@ -421,6 +422,14 @@ class RunBadInput(CliTestCase):
                 self.assertEqual(os.listdir(out), [])
         p = rg("run", "--input", self.good, "--quiet", "--output", "")
         self.assert_clean_error(p, 2, ["--output", "empty"])
+        # "-" is other tools' standard output: here it was a file so named, written in the working folder.
+        out = self.fresh_dir("dash")
+        for command in (["run", "--input", self.good, "--quiet", "--output"], ["run", "--input", self.good, "--state"],
+                        ["export", "--band", "12", "--quiet", "--output"]):
+            with self.subTest(command=command):
+                p = subprocess.run([REVGRAPH, *command, "-"], capture_output=True, text=True, cwd=out, timeout=120)
+                self.assert_clean_error(p, 2, [command[-1] + " -", "not standard output"])
+                self.assertEqual(os.listdir(out), [])
         # A forgotten value is not taken from the next option.
         p = rg("run", "--input", "--quiet")
         self.assert_clean_error(p, 2, ["--input", "value"])

@@ -151,6 +151,11 @@ NamedPaths idx_inputs(const std::string& idx_dir) {
 }
 
 void require_distinct_writable_outputs(const NamedPaths& outputs, const NamedPaths& inputs) {
+    // "-" reads as standard output to anyone used to other tools; here it would be a file so named.
+    for (const auto& [what, path] : outputs)
+        if (path == "-")
+            throw UsageError{what + " -: '-' is not standard output here (where a command writes there, it is with " +
+                             what + " left out), and a file so named is ./-"};
     std::vector<io::NamedPath> in, out;
     for (const auto& [what, path] : inputs) in.push_back({what, path});
     for (const auto& [what, path] : outputs) out.push_back({what, path});

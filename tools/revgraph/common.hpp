@@ -69,7 +69,8 @@ NamedPaths config_inputs(const TaskOptions& o);
 // The MNIST training IDX files a command reads from an --idx-dir (each as raw and gzip name).
 NamedPaths idx_inputs(const std::string& idx_dir);
 
-// Before any work: a usage error when two outputs, or an output and an input, are one file
+// Before any work: a usage error for an output named "-" (other tools' standard output; here it
+// would be a file so named) or when two outputs, or an output and an input, are one file
 // however spelled ("r.json", "./r.json", a symlinked directory, a link), then an Error where an
 // output's directory is missing or not writable (io::require_outputs). Every command that writes a file names here
 // every file it reads.
