@@ -130,7 +130,7 @@ def _signals_held():
         yield
     finally:
         for s, handler in before.items():
-            signal.signal(s, handler)
+            signal.signal(s, signal.SIG_DFL if handler is None else handler)  # None: a handler set outside Python
         if noted:
             signal.raise_signal(noted[0])  # its own handler now: Terminated, KeyboardInterrupt
 
