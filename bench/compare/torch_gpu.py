@@ -339,17 +339,18 @@ def parse(argv):
         a.cfg = task_config(a.config, a.set)
     except Fail as e:
         ap.error(str(e))
-    if a.output:  # before any GPU work: never over an input, and a folder to write into
+    if a.output:  # never over an input (the names alone: parse reads no file)
         for option, path in (("--input", a.input), ("--config", a.config)):
             if path and os.path.realpath(path) == os.path.realpath(a.output):
                 ap.error(f"--output {a.output} is {option}: an output never replaces an input")
-        if not os.path.isdir(os.path.dirname(os.path.abspath(a.output))):
-            ap.error(f"--output {a.output}: its folder does not exist")
     return a
 
 
 def main(argv=None):
     a = parse(sys.argv[1:] if argv is None else argv)
+    if a.output and not os.path.isdir(os.path.dirname(os.path.abspath(a.output))):  # before any GPU work
+        print(f"torch_gpu: error: --output {a.output}: its folder does not exist", file=sys.stderr)
+        return 1
     try:
         report = run(a)
     except Fail as e:
