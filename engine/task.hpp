@@ -50,12 +50,13 @@ public:
     void run(const Backend::EpochHook& after_epoch = nullptr);
     // run() of every task at once, for throughput: the asynchronous (GPU) tasks are all enqueued,
     // each on its own stream, before any is waited for, so their graphs overlap on the device;
-    // the others run on up to `threads` worker threads (0: one per CPU this process may use, usable_cpus()). Each
-    // task's results are byte-identical to its own run(), and its last_run_seconds() is its own time (device time, or
-    // its thread's wall time). Tasks whose backends share a launch group (Backend::launch_group: cuda-fused with
-    // clusters) train in one launch, its time each one's (a member's result is still byte-identical to its own run()).
-    // Returns the wall time from the first launch to the last task done. A task may appear once; the first error is
-    // rethrown once all stopped.
+    // the others run on up to `threads` worker threads (0: usable_cpus(), one per CPU this process
+    // may use). Each task's results are byte-identical to its own run(), and its last_run_seconds()
+    // is its own time (device time, or its thread's wall time). Tasks whose backends share a launch
+    // group (Backend::launch_group: cuda-fused with clusters) train in one launch, its time each
+    // one's (a member's result is still byte-identical to its own run()). Returns the wall time from
+    // the first launch to the last task done. A task may appear once; the first error is rethrown
+    // once all stopped.
     static double run_together(const std::vector<PreparedTask*>& tasks, unsigned threads = 0);
     // Results of the latest run(), with docs/spec.md §7's metadata: RESULT.json as the command and
     // Python give it, assembled here only. `run_seconds`: the times of the runs the result stands

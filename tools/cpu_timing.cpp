@@ -52,17 +52,18 @@ int main(int argc, char** argv) {
                 "usage: cpu-timing [--train N] [--test Q] [--repeat R] [backend ...]   (default: cpu "
                 "cpu-reference; cpu/avx512, cpu/avx2, cpu/portable+fma, cpu/portable for one kernel set)\n");
             return 0;
-        } else if (a.rfind("-", 0) == 0 && a != "--train" && a != "--test" && a != "--repeat") {
+        } else if (a == "--train") {
+            n = value();
+        } else if (a == "--test") {
+            q = value();
+        } else if (a == "--repeat") {
+            repeat = value();
+        } else if (a.rfind("-", 0) == 0) {
             std::fprintf(stderr, "cpu-timing: unknown option '%s' (see cpu-timing --help)\n", a.c_str());
             return 2;
-        } else if (a == "--train")
-            n = value();
-        else if (a == "--test")
-            q = value();
-        else if (a == "--repeat")
-            repeat = value();
-        else
+        } else {
             backends.push_back(a);
+        }
     }
     if (backends.empty()) backends = {"cpu", "cpu-reference"};
     rng::Mt19937 gen(2026);

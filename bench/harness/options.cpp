@@ -3,9 +3,9 @@
 #include <algorithm>
 #include <cerrno>
 #include <cstdlib>
+#include <iostream>
 #include <optional>
 #include <regex>
-#include <iostream>
 
 #include <CLI/CLI.hpp>
 
@@ -121,10 +121,13 @@ void parse_options(int* argc, char** argv) {
     // Google Benchmark's numbers, checked here so that a bad one is one line like ours (its own
     // parser says two: the value, then "unrecognized command-line flag"), and a count of 0 is not
     // a run that measures nothing and exits 0.
-    int outs = 0;  // Google Benchmark takes the last; the harness stages its report through one
+    std::optional<std::string> benchmark_out;  // Google Benchmark takes the last; the harness stages one
+    static const std::string out_flag = "--benchmark_out=";
     for (int i = 1; i < kept; ++i)
-        if (std::string(argv[i]).rfind("--benchmark_out=", 0) == 0 && ++outs > 1)
-            usage_error("--benchmark_out given twice");
+        if (const std::string arg = argv[i]; arg.rfind(out_flag, 0) == 0) {
+            if (benchmark_out) usage_error("--benchmark_out given twice");
+            benchmark_out = arg.substr(out_flag.size());
+        }
     for (int i = 1; i < kept; ++i) {
         const std::string arg = argv[i];
         for (const auto& [flag, check] : {std::pair{"--benchmark_min_time=", at_least(0, false, true)},
@@ -223,11 +226,10 @@ void parse_options(int* argc, char** argv) {
     if (!o.energy_out.empty()) outputs.push_back({"--energy-out", o.energy_out});
     // A --benchmark_out that is a device or a fifo (/dev/stdout) is written as Google Benchmark writes
     // it (stage_benchmark_out); a folder is refused here.
-    for (int i = 1; i < kept; ++i)
-        if (const std::string arg = argv[i]; arg.rfind("--benchmark_out=", 0) == 0 && arg.size() > 16) {
-            const std::string kind = io::non_regular_kind(arg.substr(16));
-            if (kind.empty() || kind == "a directory") outputs.push_back({"--benchmark_out", arg.substr(16)});
-        }
+    if (benchmark_out && !benchmark_out->empty()) {
+        const std::string kind = io::non_regular_kind(*benchmark_out);
+        if (kind.empty() || kind == "a directory") outputs.push_back({"--benchmark_out", *benchmark_out});
+    }
     try {
         io::require_outputs(inputs, outputs);
     } catch (const io::SameFileError& e) { usage_error(e.what()); } catch (const std::exception& e) {

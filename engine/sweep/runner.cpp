@@ -90,6 +90,7 @@ SweepSummary run_sweep(const SweepJob& job) {
         return line_head(
             PointHead{points[k], job.grid.size(), grid_digest, job.grid.point(points[k]), backend, inputs_sha256});
     };
+    const auto backend_at = [&](std::size_t k) { return backend_of_width.at(job.grid.point(points[k]).width); };
     const std::string name = job.output.string();
     if (job.check_only) {
         // A check may run where the sweep will not (a cluster's login node for its GPU nodes): a GPU
@@ -112,8 +113,7 @@ SweepSummary run_sweep(const SweepJob& job) {
         // The output the sweep would resume, read, not opened for writing.
         if (std::filesystem::exists(job.output)) {
             const auto bytes = io::read_file(job.output);
-            check_resume(name, std::string(bytes.begin(), bytes.end()), points, head,
-                         [&](std::size_t k) { return backend_of_width.at(job.grid.point(points[k]).width); });
+            check_resume(name, std::string(bytes.begin(), bytes.end()), points, head, backend_at);
         }
         s.backend = row.gpu ? job.backend : make_backend(job.backend)->name();
         return s;
@@ -133,9 +133,7 @@ SweepSummary run_sweep(const SweepJob& job) {
 
     // Resume (check_resume): a partial last line is cut.
     LineFile file(job.output);
-    const Lines existing = check_resume(name, file.initial_content(), points, head, [&](std::size_t k) {
-        return backend_of_width.at(job.grid.point(points[k]).width);
-    });
+    const Lines existing = check_resume(name, file.initial_content(), points, head, backend_at);
     if (!existing.partial.empty()) file.truncate(file.initial_content().size() - existing.partial.size());
     s.skipped = existing.complete.size();
 

@@ -140,16 +140,16 @@ def write_all(items):
     SIGTERM held back until the last is done. A failure or a signal before the renames leaves every
     path as it was (the temporaries removed); after, every path is new. Files written one by one
     would leave, stopped half-way, a folder of two runs' files that reads as one."""
-    tmps = []
+    tmps, renamed = [], 0
     try:
         for path, writer in items:
             tmps.append(_temporary(path, writer))
         with _signals_held():
-            while tmps:  # a rename that fails leaves the ones before it done; the rest are removed below
-                os.replace(tmps[0], items[len(items) - len(tmps)][0])
-                tmps.pop(0)
+            for tmp, (path, _) in zip(tmps, items):  # a rename that fails leaves the ones before it done
+                os.replace(tmp, path)
+                renamed += 1
     except BaseException:
-        for tmp in tmps:
+        for tmp in tmps[renamed:]:
             _remove(tmp)
         raise
 
