@@ -103,7 +103,9 @@ TaskInputs task_inputs(const py::object& train_images, const py::object& train_l
                               own(train, labels, test));
 }
 
-// A Python int as a JSON integer, as a config file would hold it.
+// A Python int as a JSON integer, as a config file would hold it. Past 64 bits it is exact and
+// still too large for an integer key (seed, depth, ...: out of range), while a real-valued key takes
+// it as the double --config and --set read the same digits as (learning_rate=10**30 is 1e30).
 nlohmann::json json_integer(const std::string& key, const py::handle& value) {
     int overflow = 0;
     const long long v = PyLong_AsLongLongAndOverflow(value.ptr(), &overflow);
@@ -111,6 +113,13 @@ nlohmann::json json_integer(const std::string& key, const py::handle& value) {
     if (overflow > 0) {
         const unsigned long long u = PyLong_AsUnsignedLongLong(value.ptr());
         if (!PyErr_Occurred()) return u;
+        PyErr_Clear();
+    }
+    const auto& keys = TaskConfig::keys();
+    if (std::find(keys.begin(), keys.end(), key) == keys.end()) return nullptr;  // the reader names it
+    if (!TaskConfig::integer_key(key)) {
+        const double d = PyLong_AsDouble(value.ptr());
+        if (!PyErr_Occurred()) return d;
         PyErr_Clear();
     }
     bad("config: " + key + " is out of range: " + py::str(value).cast<std::string>());

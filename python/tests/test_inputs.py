@@ -110,6 +110,11 @@ def test_bad_config_types_raise(good):
     refuse(train, labels, test, "config: seed must be a non-negative integer", seed=-1)
     refuse(train, labels, test, "config: seed is out of range", seed=2**64)
     refuse(train, labels, test, "config: depth is out of range", depth=2**40)
+    refuse(train, labels, test, "config: unknown key 'dept'", dept=2**70)  # the name first, as for 2
+    refuse(train, labels, test, "config: learning_rate is out of range", learning_rate=10**400)  # past a double
+    # Past 64 bits a real-valued key is the double --config reads the same digits as (10**30 is 1e30).
+    big = revgraph.Task(train, labels, test, backend="cpu", learning_rate=10**30, epochs=0).run()
+    assert big.metadata["config"]["learning_rate"] == 1e30
     # A whole number written as a float is that integer, as in a --config file (2.0 is 2).
     assert revgraph.Task(train, labels, test, backend="cpu", depth=2.0, epochs=0).run().metadata["config"]["depth"] == 2
     # The largest seed is fine.
