@@ -92,7 +92,16 @@ PreparedTask::PreparedTask(TaskInputs inputs, const nlohmann::ordered_json* know
 
 void PreparedTask::run(const Backend::EpochHook& after_epoch) {
     const auto start = Clock::now();
-    backend_->run(config_.epochs, after_epoch);
+    try {
+        backend_->run(config_.epochs, after_epoch);
+    } catch (...) {
+        // Stopped part way (the hook, a failed launch): nothing it enqueued may outlive the error,
+        // which may free the task. A second failure here says less than the first: that one goes on.
+        try {
+            backend_->synchronize();
+        } catch (...) {}
+        throw;
+    }
     backend_->synchronize();
     const double wall = seconds_since(start);
     last_run_seconds_ = backend_->last_run_device_seconds().value_or(wall);
@@ -124,9 +133,9 @@ std::vector<Unit> launch_units(const std::vector<PreparedTask*>& tasks) {
 
 }  // namespace
 
-void PreparedTask::run_unit(const std::vector<PreparedTask*>& unit) {
+void PreparedTask::run_unit(const std::vector<PreparedTask*>& unit, const Backend::EpochHook& after_epoch) {
     if (unit.size() == 1) {
-        unit[0]->backend_->run(unit[0]->config_.epochs);
+        unit[0]->backend_->run(unit[0]->config_.epochs, after_epoch);
         return;
     }
     std::vector<Backend*> members;
@@ -134,7 +143,8 @@ void PreparedTask::run_unit(const std::vector<PreparedTask*>& unit) {
     unit[0]->backend_->run_group(members);
 }
 
-double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsigned threads) {
+double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsigned threads,
+                                  const Backend::EpochHook& after_epoch) {
     if (std::find(tasks.begin(), tasks.end(), nullptr) != tasks.end())
         throw Error("task: run_together() of a null task");
     if (std::set<PreparedTask*>(tasks.begin(), tasks.end()).size() != tasks.size())
@@ -149,7 +159,7 @@ double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsig
     std::exception_ptr first_error;
     std::size_t launched = 0;
     try {
-        for (; launched < queued.size(); ++launched) run_unit(queued[launched]);
+        for (; launched < queued.size(); ++launched) run_unit(queued[launched], after_epoch);
     } catch (...) {
         first_error = std::current_exception();
         ++launched;  // the failed one may have enqueued part of its work: wait for it too
@@ -163,7 +173,7 @@ double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsig
             for (std::size_t k = next++; k < threaded.size(); k = next++) {
                 try {
                     const auto t0 = Clock::now();
-                    run_unit(threaded[k]);
+                    run_unit(threaded[k], after_epoch);
                     for (PreparedTask* t : threaded[k]) t->backend_->synchronize();
                     wall[k] = seconds_since(t0);
                 } catch (...) { errors[k] = std::current_exception(); }

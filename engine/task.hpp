@@ -47,6 +47,8 @@ public:
     PreparedTask& operator=(const PreparedTask&) = delete;
 
     // Reset from the seed, normalise, train every epoch, predict. Byte-identical every call.
+    // after_epoch may throw to stop the run there (Python's Ctrl-C): the backend then waits for what
+    // it enqueued, the exception goes on, and the next run() starts from the seed as ever.
     void run(const Backend::EpochHook& after_epoch = nullptr);
     // run() of every task at once, for throughput: the asynchronous (GPU) tasks are all enqueued,
     // each on its own stream, before any is waited for, so their graphs overlap on the device;
@@ -56,8 +58,10 @@ public:
     // group (Backend::launch_group: cuda-fused with clusters) train in one launch, its time each
     // one's (a member's result is still byte-identical to its own run()). Returns the wall time from
     // the first launch to the last task done. A task may appear once; the first error is rethrown
-    // once all stopped.
-    static double run_together(const std::vector<PreparedTask*>& tasks, unsigned threads = 0);
+    // once all stopped. after_epoch, as run()'s, is called by whichever thread ran the epoch (so it
+    // must be thread-safe) for every task that runs alone; a launch group's members are not stopped.
+    static double run_together(const std::vector<PreparedTask*>& tasks, unsigned threads = 0,
+                               const Backend::EpochHook& after_epoch = nullptr);
     // Results of the latest run(), with docs/spec.md §7's metadata: RESULT.json as the command and
     // Python give it, assembled here only. `run_seconds`: the times of the runs the result stands
     // for, in order (the command's --repeat N); empty: the latest run alone. training_prediction_seconds
@@ -84,7 +88,7 @@ private:
     PreparedTask(TaskInputs inputs, const nlohmann::ordered_json* known_hashes, const TaskConfig& config,
                  std::unique_ptr<Backend> backend);
     // One task's run(), or a launch group's: its first member's Backend::run_group.
-    static void run_unit(const std::vector<PreparedTask*>& unit);
+    static void run_unit(const std::vector<PreparedTask*>& unit, const Backend::EpochHook& after_epoch);
     TaskInputs inputs_;
     TaskConfig config_;
     model::Layout layout_;

@@ -157,7 +157,8 @@ class Task:
                                 _config_kwargs(config), _bool("emulate", emulate))
 
     def run(self, *, metadata: bool = True) -> Result:
-        """Reset from the seed, train every epoch, predict: a Result. The GIL is released meanwhile.
+        """Reset from the seed, train every epoch, predict: a Result. The GIL is released meanwhile;
+        Ctrl-C (called from the main thread) stops a CPU run at its next epoch.
 
         metadata=False skips docs/spec.md §7's hashes (Result.metadata is then None): for callers that
         run a task many times and only want the predictions, scores or state.

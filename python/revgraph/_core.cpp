@@ -9,13 +9,16 @@
 #include <pybind11/stl.h>
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstring>
 #include <filesystem>
 #include <memory>
 #include <mutex>
 #include <optional>
 #include <span>
+#include <thread>
 #include <string>
 #include <utility>
 #include <vector>
@@ -216,6 +219,94 @@ private:
     double outputs_seconds_;
 };
 
+// Ctrl-C in a long run. A run holds no GIL, so Python's signal handlers wait for it to end (a wrong
+// epochs=100000 is minutes). So while a run called from Python's main thread (the only one that
+// runs handlers) goes on, that thread lets them run every 100 ms, and a handler that raises
+// (KeyboardInterrupt) stops the run at its next epoch; the handler's exception reaches the caller.
+// The Task stays usable: run() starts from the seed. From any other thread a run is as before.
+class Interruptible {
+public:
+    Interruptible()  // with the GIL
+        : main_thread_(py::module_::import("threading")
+                           .attr("main_thread")()
+                           .is(py::module_::import("threading").attr("current_thread")())),
+          last_(Clock::now()) {}
+
+    // run(hook) on this thread, which looks for signals after an epoch, once 100 ms have passed
+    // since the last look: a run shorter than that never takes the GIL and its time is untouched.
+    template <class Run>
+    void on_this_thread(Run&& run) {
+        try {
+            run([this](int) {
+                if (main_thread_ && Clock::now() - last_ >= kEvery) look();
+                if (stopped_) throw Stopped();
+            });
+        } catch (...) {
+            if (error_) throw *error_;  // what the handler raised, not the Stopped it caused
+            throw;
+        }
+    }
+
+    // run(hook) on a thread of its own while this one looks every 100 ms: for run_together, whose
+    // workers may leave this thread nothing to run (and so nowhere to look) while they go on.
+    template <class Run>
+    void beside_this_thread(Run&& run) {
+        const auto hook = [this](int) {
+            if (stopped_) throw Stopped();
+        };
+        if (!main_thread_) return run(hook);
+        std::exception_ptr failure;
+        std::mutex m;
+        std::condition_variable cv;
+        bool done = false;
+        std::jthread worker;
+        try {
+            worker = std::jthread([&] {
+                try {
+                    run(hook);
+                } catch (...) { failure = std::current_exception(); }
+                const std::lock_guard<std::mutex> lock(m);
+                done = true;
+                cv.notify_one();
+            });
+        } catch (const std::system_error&) {
+            return run(hook);  // no thread to spare: as from any other thread
+        }
+        {
+            std::unique_lock<std::mutex> lock(m);
+            while (!cv.wait_for(lock, kEvery, [&] { return done; }))
+                if (!stopped_) {
+                    lock.unlock();
+                    look();
+                    lock.lock();
+                }
+        }
+        worker.join();
+        if (error_) throw *error_;
+        if (failure) std::rethrow_exception(failure);
+    }
+
+private:
+    struct Stopped : std::exception {
+        const char* what() const noexcept override { return "stopped by a Python signal handler"; }
+    };
+    static constexpr auto kEvery = std::chrono::milliseconds(100);
+
+    void look() {  // on the main thread, without the GIL
+        {
+            py::gil_scoped_acquire gil;
+            if (PyErr_CheckSignals() != 0) error_.emplace();  // takes the exception out of the interpreter
+        }
+        if (error_) stopped_ = true;  // after error_ is written: a worker that sees it stopped finds it
+        last_ = Clock::now();
+    }
+
+    const bool main_thread_;
+    Clock::time_point last_;  // the main thread's alone
+    std::atomic<bool> stopped_{false};
+    std::optional<py::error_already_set> error_;
+};
+
 // A PreparedTask plus a lock: two Python threads calling run() on one task take turns (the
 // backend's buffers are one per task), while different tasks run in parallel without the GIL.
 class Task {
@@ -242,9 +333,10 @@ public:
     }
 
     std::unique_ptr<RunOutput> run(bool metadata) {
+        Interruptible interrupt;
         py::gil_scoped_release nogil;
         std::lock_guard<std::mutex> lock(mutex_);
-        task_->run();
+        interrupt.on_this_thread([&](const Backend::EpochHook& hook) { task_->run(hook); });
         return collect(metadata);
     }
 
@@ -256,6 +348,7 @@ public:
         std::sort(order.begin(), order.end());
         if (std::adjacent_find(order.begin(), order.end()) != order.end())
             throw py::value_error("task: run_together() of a task listed twice (it would race with itself)");
+        Interruptible interrupt;
         py::gil_scoped_release nogil;
         // Locked in address order, so two run_together calls sharing tasks cannot deadlock.
         std::vector<std::unique_lock<std::mutex>> locks;
@@ -263,7 +356,8 @@ public:
         std::vector<PreparedTask*> prepared;
         for (Task* t : tasks) prepared.push_back(t->task_.get());
         std::vector<std::unique_ptr<RunOutput>> results;
-        PreparedTask::run_together(prepared, threads);
+        interrupt.beside_this_thread(
+            [&](const Backend::EpochHook& hook) { PreparedTask::run_together(prepared, threads, hook); });
         for (Task* t : tasks) results.push_back(t->collect(metadata));
         return results;
     }

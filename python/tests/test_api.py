@@ -6,6 +6,7 @@ import io
 import json
 import os
 import shlex
+import signal
 import subprocess
 import sys
 import threading
@@ -133,6 +134,35 @@ def test_run_together_equals_solo_runs():
     # Then each task's own run() still gives the same bytes.
     for t, b in zip(tasks, solo):
         assert_same_run(t.run(), b)
+
+
+def test_a_signal_handler_that_raises_stops_a_long_run(task_arrays):
+    """Ctrl-C in a notebook: a handler that raises (SIGINT's KeyboardInterrupt; SIGALRM's here, as a
+    test cannot press keys) stops run() and run_together() at an epoch, not when they end (the long
+    task below trains for about ten minutes here), and its exception is what the caller gets. Both
+    tasks stay usable: the short one's next run is byte-identical to a fresh one's."""
+    train, labels, test, _ = task_arrays
+    long = revgraph.Task(train, labels, test, backend="cpu", epochs=1_000_000)
+    short = revgraph.Task(train, labels, test, backend="cpu", epochs=3)
+
+    class Stop(Exception):
+        pass
+
+    def stop(signum, frame):
+        raise Stop
+
+    previous = signal.signal(signal.SIGALRM, stop)
+    try:
+        for run in (long.run, lambda: revgraph.run_together([short, long], threads=2), long.run):
+            signal.setitimer(signal.ITIMER_REAL, 0.3)
+            start = time.monotonic()
+            with pytest.raises(Stop):
+                run()
+            assert time.monotonic() - start < 60  # stopped, not run to its end (~600 s)
+    finally:
+        signal.setitimer(signal.ITIMER_REAL, 0)
+        signal.signal(signal.SIGALRM, previous)
+    assert_same_run(short.run(), revgraph.fit_predict(train, labels, test, backend="cpu", epochs=3))
 
 
 def test_run_together_refuses_a_task_twice_and_non_tasks(task_arrays):
