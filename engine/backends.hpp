@@ -2,7 +2,8 @@
 // The backend table: every backend a user can name (`--backend`, Python's backend=, the bench's
 // --backend), one row each. Everything that lists, explains, checks or builds a backend reads this
 // table — the command's help and errors, `revgraph backends`, the Python package, the benchmarks —
-// so adding a backend is one row here plus its own files (docs/architecture.md, "Adding a backend").
+// so adding a backend is one row here plus its own files (docs/architecture.md, "Where to add
+// things", "A backend").
 #include <memory>
 #include <string>
 #include <vector>

@@ -1,7 +1,7 @@
 #pragma once
-// A submission folder (docs/results.md, "revgraph qualify --submission"), written all or nothing:
-// every file goes into a hidden temporary folder beside the target (.NAME.tmp-RANDOM, made by this
-// writer alone, so that two writers never share one), which is renamed to the
+// A submission folder (docs/results.md, "The submission folder (`qualify --submission`)"), written
+// all or nothing: every file goes into a hidden temporary folder beside the target (.NAME.tmp-RANDOM,
+// made by this writer alone, so that two writers never share one), which is renamed to the
 // target only once the last file is on disk. An existing target is refused unless it is an empty
 // directory; a failed or interrupted writer leaves the target as it was.
 #include <cstdint>

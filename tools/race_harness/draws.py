@@ -1,4 +1,4 @@
-"""The draws of the race, made as the published generator makes them (docs/race.md, "Draws").
+"""The draws of the race, made as the published generator makes them (docs/race.md, "The draws.").
 
 Why here and not in the engine: the race's scheme is not the engine's qualification protocol
 (docs/spec.md §9: one PCG64 permutation a seed, a double-precision resize). The judge resizes with
