@@ -3,6 +3,7 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cmath>
 #include <exception>
 #include <set>
 #include <system_error>
@@ -219,6 +220,20 @@ double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsig
     return total;
 }
 
+std::int64_t non_finite_score_rows(const std::vector<float>& scores) {
+    std::int64_t rows = 0;
+    for (std::size_t r = 0; r + 10 <= scores.size(); r += 10)
+        rows += std::any_of(scores.begin() + r, scores.begin() + r + 10, [](float v) { return !std::isfinite(v); });
+    return rows;
+}
+
+std::string divergence_warning(std::int64_t non_finite_rows, std::int64_t query_rows) {
+    if (non_finite_rows == 0) return {};
+    return std::to_string(non_finite_rows) + " of " + std::to_string(query_rows) +
+           " query rows scored NaN or infinity: the run diverged, and their predictions mean nothing "
+           "(a smaller learning_rate may help)";
+}
+
 TaskOutputs PreparedTask::outputs(const std::vector<double>& run_seconds) {
     if (run_count_ == 0) throw Error("task: outputs() before run()");
     TaskOutputs out;
@@ -239,6 +254,7 @@ TaskOutputs PreparedTask::outputs(const std::vector<double>& run_seconds) {
     m["state_vector_sha256"] = io::sha256_hex(out.state.parameters);
     m["predictions_sha256"] = io::sha256_hex(out.state.predictions);
     m["scores_sha256"] = io::sha256_hex(out.state.scores);
+    m["non_finite_score_rows"] = non_finite_score_rows(out.state.scores);
     m["preparation_seconds"] = preparation_seconds_;
     const std::vector<double> runs = run_seconds.empty() ? std::vector<double>{last_run_seconds_} : run_seconds;
     m["training_prediction_seconds"] = runs.size() == 1 ? runs[0] : median(runs);

@@ -23,6 +23,13 @@ struct TaskOutputs {
     nlohmann::ordered_json metadata;
 };
 
+// Query rows whose ten scores are not all finite: a run that diverged (too large a learning rate,
+// say) scores NaN, and its predictions for those rows mean nothing. outputs() records the count
+// (non_finite_score_rows); divergence_warning is the one line the command and Python give for it,
+// "" for none.
+std::int64_t non_finite_score_rows(const std::vector<float>& scores);
+std::string divergence_warning(std::int64_t non_finite_rows, std::int64_t query_rows);
+
 // Inputs checked and hashed once for many tasks (a sweep's points): hashing takes longer than a
 // small task's run. The hashes are computed here from the inputs themselves, so a task built from
 // this reports exactly what it would have computed on its own.

@@ -211,6 +211,10 @@ public:
     }
     double run_seconds() const { return run_seconds_; }
     double outputs_seconds() const { return outputs_seconds_; }
+    std::string divergence_warning() const {
+        return revgraph::divergence_warning(non_finite_score_rows(out_.state.scores),
+                                            static_cast<std::int64_t>(out_.state.predictions.size()));
+    }
 
 private:
     TaskOutputs out_;
@@ -620,7 +624,8 @@ PYBIND11_MODULE(_core, m) {
         .def_property_readonly("has_metadata", &RunOutput::has_metadata)
         .def("predictions_npy", &RunOutput::predictions_npy)
         .def_property_readonly("run_seconds", &RunOutput::run_seconds)
-        .def_property_readonly("outputs_seconds", &RunOutput::outputs_seconds);
+        .def_property_readonly("outputs_seconds", &RunOutput::outputs_seconds)
+        .def("divergence_warning", &RunOutput::divergence_warning);
 
     py::class_<Task>(m, "Task")
         .def(py::init<const py::object&, const py::object&, const py::object&, const std::string&, const py::dict&,

@@ -155,6 +155,11 @@ int run_command(const RunOptions& o) {
         m["accuracy"] = double(correct) / double(task.test_labels.size());
     }
     if (!o.quiet) print_summary(run_seconds, m);
+    // Even with --quiet: a run that diverged is not a result to use unknowingly.
+    if (const std::string w =
+            divergence_warning(m["non_finite_score_rows"].get<std::int64_t>(), prepared.inputs().test_count());
+        !w.empty())
+        std::cerr << "revgraph: warning: " << w << "\n";
     write_outputs(o, prepared, out);
     return 0;
 }
