@@ -6,6 +6,7 @@ from __future__ import annotations
 import json
 import numbers
 import os
+import warnings
 from typing import Any, Callable, Iterable, Optional
 
 import numpy as np
@@ -78,13 +79,57 @@ def _config_kwargs(config: dict[str, Any]) -> dict[str, Any]:
     return out
 
 
+class _Kept:
+    """A run's outputs as plain values (copies, no engine object): what a pickled or copied Result
+    holds, with the methods of the engine's RunOutput that Result reads."""
+
+    def __init__(self, predictions: Any, scores: Any, state: dict[str, Any], metadata_json: Optional[str],
+                 run_seconds: float, outputs_seconds: float, predictions_npy: bytes, divergence_warning: str) -> None:
+        self._predictions, self._scores, self._state = predictions, scores, state
+        for a in (predictions, scores, *state.values()):
+            a.setflags(write=False)  # as the engine's: a run's own bytes
+        self._metadata_json, self._predictions_npy = metadata_json, predictions_npy
+        self.run_seconds, self.outputs_seconds, self._divergence_warning = run_seconds, outputs_seconds, divergence_warning
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        return (_Kept, (self._predictions, self._scores, self._state, self._metadata_json, self.run_seconds,
+                        self.outputs_seconds, self._predictions_npy, self._divergence_warning))
+
+    def predictions(self) -> Any:
+        return self._predictions
+
+    def scores(self) -> Any:
+        return self._scores
+
+    def state(self) -> dict[str, Any]:
+        return {name: a.copy() for name, a in self._state.items()}  # Result makes them read-only
+
+    @property
+    def has_metadata(self) -> bool:
+        return self._metadata_json is not None
+
+    def metadata_json(self) -> str:
+        assert self._metadata_json is not None
+        return self._metadata_json
+
+    def predictions_npy(self) -> bytes:
+        return self._predictions_npy
+
+    def divergence_warning(self) -> str:
+        return self._divergence_warning
+
+
 class Result:
     """One run's results, byte for byte what `revgraph run` writes for the same inputs and config.
 
-    predictions: int64 (Q,); scores: float32 (Q, 10); state: every parameter by name and
-    velocity.<name> (float32), as --state writes them; metadata: RESULT.json's keys and values
-    (docs/spec.md §7: config, hashes, counts, times, device, backend); run_seconds: the engine's own time
-    for the run (device time on a GPU, wall time on the CPU).
+    predictions: int64 (Q,); scores: float32 (Q, 10), the head's logits (argmax is the
+    prediction; no softmax applied); state: every parameter by name and velocity.<name> (float32),
+    as --state writes them; metadata: RESULT.json's keys and values (docs/spec.md §7: config,
+    hashes, counts, times, device, backend); run_seconds: the engine's own time for the run (device
+    time on a GPU, wall time on the CPU). Every array is read-only. A Result pickles and copies
+    (its arrays copied; e.g. from a ProcessPoolExecutor's workers); to_dict() gives it as plain
+    values. A run that diverged (NaN scores) warns when it returns (RuntimeWarning) and counts the
+    rows in metadata["non_finite_score_rows"].
     """
 
     __slots__ = ("_out", "_predictions", "_scores", "_state", "_metadata")
@@ -94,21 +139,27 @@ class Result:
         # Views onto the engine's buffers, which `out` owns: no copy.
         self._predictions = out.predictions()
         self._scores = out.scores()
-        self._state = None
-        self._metadata = None
+        self._state: Optional[dict[str, npt.NDArray[np.float32]]] = None
+        self._metadata: Optional[dict[str, Any]] = None
 
     @property
     def predictions(self) -> npt.NDArray[np.int64]:
+        """int64 (Q,): the class (0..9) predicted for each query image."""
         return self._predictions
 
     @property
     def scores(self) -> npt.NDArray[np.float32]:
+        """float32 (Q, 10): the head's logits for each query image (no softmax)."""
         return self._scores
 
     @property
     def state(self) -> dict[str, npt.NDArray[np.float32]]:
+        """Every parameter by name, then velocity.<name>: float32, read-only, as --state writes them."""
         if self._state is None:  # built on first use: most callers only want predictions
-            self._state = self._out.state()
+            state = self._out.state()
+            for a in state.values():
+                a.setflags(write=False)
+            self._state = state
         return self._state
 
     @property
@@ -124,15 +175,47 @@ class Result:
 
     @property
     def run_seconds(self) -> float:
+        """The engine's time for the run: device time on a GPU, wall time on the CPU."""
         return self._out.run_seconds
 
     def predictions_npy(self) -> bytes:
         """The predictions as the bytes of an .npy file (what `revgraph run` writes)."""
         return self._out.predictions_npy()
 
+    def to_dict(self) -> dict[str, Any]:
+        """predictions, scores, state, metadata and run_seconds as a dict of plain values (the arrays
+        are the Result's own, read-only; metadata None for a run(metadata=False))."""
+        return {"predictions": self.predictions, "scores": self.scores, "state": self.state,
+                "metadata": self.metadata, "run_seconds": self.run_seconds}
+
+    def __reduce__(self) -> tuple[Any, ...]:
+        out = self._out
+        kept = _Kept(self._predictions.copy(), self._scores.copy(), {k: a.copy() for k, a in self.state.items()},
+                     out.metadata_json() if out.has_metadata else None, out.run_seconds, out.outputs_seconds,
+                     out.predictions_npy(), out.divergence_warning())
+        return (Result, (kept,))
+
+    def __copy__(self) -> Result:
+        return self  # nothing in it changes
+
+    def __deepcopy__(self, memo: dict[int, Any]) -> Result:
+        make, args = self.__reduce__()
+        return make(*args)  # type: ignore[no-any-return]
+
     def __repr__(self) -> str:
         return (f"<revgraph.Result: {self._predictions.shape[0]} predictions, "
                 f"run {self.run_seconds * 1e3:.1f} ms>")
+
+
+def _results(outs: Iterable[Any]) -> list[Result]:
+    """Results of runs that just ended, a RuntimeWarning (at the line of the public function's
+    caller: _results is always called from that function itself) for each that diverged."""
+    results = []
+    for out in outs:
+        if warning := out.divergence_warning():
+            warnings.warn(warning, RuntimeWarning, stacklevel=3)
+        results.append(Result(out))
+    return results
 
 
 class Task:
@@ -153,6 +236,10 @@ class Task:
     def __init__(self, train_images: npt.NDArray[np.float32], train_labels: npt.NDArray[np.int64],
                  test_images: npt.NDArray[np.float32], *, backend: str = "auto", emulate: bool = False,
                  **config: Any) -> None:
+        for name, a in (("train_images", train_images), ("train_labels", train_labels), ("test_images", test_images)):
+            if isinstance(a, np.ma.MaskedArray):  # the engine would read the masked values too
+                raise TypeError(f"{name} is a masked array, whose mask would be ignored: pass a plain array "
+                                "(np.ma.getdata(a), or a.filled(value))")
         self._task = _core.Task(train_images, train_labels, test_images, _str("backend", backend),
                                 _config_kwargs(config), _bool("emulate", emulate))
 
@@ -163,7 +250,7 @@ class Task:
         metadata=False skips docs/spec.md §7's hashes (Result.metadata is then None): for callers that
         run a task many times and only want the predictions, scores or state.
         """
-        return Result(self._task.run(_bool("metadata", metadata)))
+        return _results([self._task.run(_bool("metadata", metadata))])[0]
 
     @property
     def preparation_seconds(self) -> float:
@@ -192,7 +279,8 @@ def fit_predict(train_images: npt.NDArray[np.float32], train_labels: npt.NDArray
                 test_images: npt.NDArray[np.float32], *, backend: str = "auto", emulate: bool = False,
                 **config: Any) -> Result:
     """Prepare and run one task: Task(...).run()."""
-    return Task(train_images, train_labels, test_images, backend=backend, emulate=emulate, **config).run()
+    task = Task(train_images, train_labels, test_images, backend=backend, emulate=emulate, **config)
+    return _results([task._task.run(True)])[0]
 
 
 def run_together(tasks: Iterable[Task], *, threads: int = 0, metadata: bool = True) -> list[Result]:
@@ -210,7 +298,7 @@ def run_together(tasks: Iterable[Task], *, threads: int = 0, metadata: bool = Tr
     # The engine starts at most one worker a task, so a larger count means as many as there are
     # tasks (and then fits the engine's unsigned).
     threads = min(threads, max(1, len(tasks)))
-    return [Result(out) for out in _core.run_together([t._task for t in tasks], threads, _bool("metadata", metadata))]
+    return _results(_core.run_together([t._task for t in tasks], threads, _bool("metadata", metadata)))
 
 
 def configure_gpu(*, device: Optional[int] = None, workspace_bytes: Optional[int] = None,

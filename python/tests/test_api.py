@@ -2,15 +2,18 @@
 the same inputs and config, byte-identical repeats, run_together equal to solo runs, and two
 Python threads running tasks at once."""
 import hashlib
+import copy
 import io
 import json
 import os
+import pickle
 import shlex
 import signal
 import subprocess
 import sys
 import threading
 import time
+import warnings
 
 import numpy as np
 import pytest
@@ -279,6 +282,69 @@ def test_result_arrays_outlive_the_task(task_arrays):
     assert np.array_equal(np.load(io.BytesIO(result.predictions_npy())), expected[0])
     del task, result
     assert np.array_equal(predictions, expected[0]) and np.array_equal(scores, expected[1])
+
+
+def test_state_is_read_only(task_arrays):
+    train, labels, test, _ = task_arrays
+    result = revgraph.fit_predict(train, labels, test, backend="cpu", epochs=1)
+    name = next(iter(result.state))
+    with pytest.raises(ValueError):
+        result.state[name][0] = 1  # the run's own bytes, as predictions and scores are
+
+
+@pytest.mark.parametrize("metadata", [True, False])
+def test_a_result_pickles_and_copies_to_its_bytes(task_arrays, metadata):
+    """For ProcessPoolExecutor and joblib sweeps: a Result crosses a pickle (and deepcopy) with its
+    arrays, metadata and predictions_npy() intact and still read-only; to_dict() is plain values."""
+    train, labels, test, _ = task_arrays
+    task = revgraph.Task(train, labels, test, backend="cpu", epochs=2)
+    result = task.run(metadata=metadata)
+    for copied in (pickle.loads(pickle.dumps(result)), copy.deepcopy(result)):
+        assert copied is not result and copied.predictions.base is not result.predictions.base
+        assert copied.predictions.tobytes() == result.predictions.tobytes()
+        assert copied.scores.tobytes() == result.scores.tobytes()
+        assert list(copied.state) == list(result.state)
+        for name in result.state:
+            assert copied.state[name].tobytes() == result.state[name].tobytes(), name
+        assert copied.metadata == result.metadata
+        assert copied.run_seconds == result.run_seconds
+        assert copied.predictions_npy() == result.predictions_npy()
+        assert not copied.predictions.flags.writeable and not copied.state[name].flags.writeable
+    d = result.to_dict()
+    assert set(d) == {"predictions", "scores", "state", "metadata", "run_seconds"}
+    assert d["predictions"] is result.predictions and d["metadata"] == result.metadata
+    # The next run of the task leaves a pickle of this one as it was.
+    kept = pickle.dumps(result)
+    revgraph.Task(train, labels, test, backend="cpu", epochs=2, seed=99).run()
+    assert pickle.loads(kept).predictions.tobytes() == result.predictions.tobytes()
+
+
+def test_a_run_that_diverged_says_so(task_arrays):
+    """learning_rate=2 blows the parameters up to NaN: every score row is non-finite, predictions mean
+    nothing. The count (held against numpy's own isfinite) is in the metadata, Python warns at the
+    caller's line, the command prints one warning line even with --quiet; a run that did not diverge
+    says nothing and counts 0."""
+    train, labels, test, _ = task_arrays
+    with pytest.warns(RuntimeWarning, match=r"^150 of 150 query rows scored NaN or infinity") as caught:
+        diverged = revgraph.fit_predict(train, labels, test, backend="cpu", learning_rate=2.0)
+    assert caught[0].filename == __file__
+    rows = int((~np.isfinite(diverged.scores)).any(axis=1).sum())
+    assert rows == 150 and diverged.metadata["non_finite_score_rows"] == rows
+    task = revgraph.Task(train, labels, test, backend="cpu", learning_rate=2.0)
+    for call in (lambda: task.run(metadata=False), lambda: revgraph.run_together([task])):
+        with pytest.warns(RuntimeWarning, match="diverged") as caught:
+            call()
+        assert caught[0].filename == __file__
+    with warnings.catch_warnings():
+        warnings.simplefilter("error")
+        fine = revgraph.fit_predict(train, labels, test, backend="cpu")
+    assert fine.metadata["non_finite_score_rows"] == 0 and np.isfinite(fine.scores).all()
+
+    p = run_cli("run", "--set", "learning_rate=2", "--quiet")
+    assert p.stderr.startswith("revgraph: warning: 5000 of 5000 query rows scored NaN or infinity: the run "
+                               "diverged") and p.stderr.count("\n") == 1
+    assert json.loads(p.stdout)["non_finite_score_rows"] == 5000
+    assert run_cli("run", "--quiet").stderr == ""
 
 
 def test_run_without_metadata_gives_the_same_arrays(task_arrays):

@@ -21,6 +21,13 @@ def refuse(train, labels, test, match, error=ValueError, **kwargs):
         revgraph.fit_predict(train, labels, test, backend="cpu", **kwargs)
 
 
+def test_masked_arrays_raise(good):
+    train, labels, test = good
+    masked = np.ma.masked_array(train, mask=train < 0.1)  # the engine would read what the mask hides
+    refuse(masked, labels, test, "train_images is a masked array", error=TypeError)
+    refuse(train, labels, np.ma.masked_array(test), "test_images is a masked array", error=TypeError)
+
+
 def test_float64_images_raise_never_cast(good):
     train, labels, test = good
     refuse(train.astype(np.float64), labels, test, r"train_images must be float32 \(<f4\), got <f8")
