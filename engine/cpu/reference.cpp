@@ -199,6 +199,7 @@ BatchGradients<T> batch_gradients(const Reference<T>& ref, const std::vector<T>&
         std::vector<T> saved = out.final_state;
         out.saved_bytes = saved.size() * sizeof(T);
         ref.core_backward_reconstruct(params.data(), saved.data(), out.input.data(), rows, out.params.data());
+        out.rebuilt_input = std::move(saved);
     } else {
         out.saved_bytes =
             ref.core_backward_storing(params.data(), input.data(), out.input.data(), rows, out.params.data());

@@ -66,6 +66,9 @@ struct BatchGradients {
     std::vector<T> input;         // gradient of the rows x width core input
     std::vector<T> final_state;   // rows x width core output
     std::size_t saved_bytes = 0;  // core activations kept for the backward, from the real buffers
+    // reconstruct only: the one kept buffer after the backward, which rebuilt it in place from the
+    // final state back to the core input (so a check can see the inverse really ran).
+    std::vector<T> rebuilt_input;
 };
 
 enum class BackwardMode { reconstruct, storing };

@@ -94,10 +94,17 @@ NumericsCheck check_cpu_numerics(int depth, std::uint64_t seed, int rows, int wi
     compare(round_trip, input, input.size(), tol, c.inverse_max_abs_error, inv_excess);
     c.inverse_within_tolerance = inv_excess <= 0;
 
+    if (rec.rebuilt_input.size() == input.size()) {
+        double rebuilt_excess = -INFINITY;
+        compare(rec.rebuilt_input, input, input.size(), tol, c.rebuilt_input_max_abs_error, rebuilt_excess);
+        c.rebuilt_input_within_tolerance = rebuilt_excess <= 0;
+    }
+
     c.saved_activation_bytes = rec.saved_bytes;
     c.storing_activation_bytes = sto.saved_bytes;
     c.saved_parameter_references = ref.layout().branch_count();
     c.passed = c.forward_bitwise_equal && c.maximum_gradient_excess <= 0 && c.inverse_within_tolerance &&
+               c.rebuilt_input_within_tolerance &&
                c.saved_activation_bytes == static_cast<std::size_t>(rows) * width * sizeof(T);
     return c;
 }

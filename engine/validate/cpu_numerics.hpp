@@ -28,6 +28,11 @@ struct NumericsCheck {
     double maximum_gradient_excess = 0;     // max(|a-b| - (atol + rtol|b|)); <= 0 passes
     double inverse_max_abs_error = 0;       // |inverse(core(x)) - x|
     bool inverse_within_tolerance = false;
+    // The reconstructing backward's one buffer after it ran, against the core input: it walked the
+    // final state back to x (a backward that kept or re-ran the forward instead leaves it the final
+    // state, and fails here). Not in the published report's keys.
+    double rebuilt_input_max_abs_error = 0;
+    bool rebuilt_input_within_tolerance = false;
     std::size_t saved_activation_bytes = 0;  // counted from the buffer the backward was handed
     std::size_t storing_activation_bytes = 0;
     int saved_activation_storages = 1;
