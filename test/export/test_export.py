@@ -450,4 +450,6 @@ if __name__ == "__main__":
     if not os.path.exists(REVGRAPH):
         print(f"SKIP: {REVGRAPH} is not built")
         sys.exit(77)
-    unittest.main(verbosity=2)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+    import unittest_exit  # noqa: E402
+    unittest_exit.main()

@@ -443,4 +443,6 @@ class RealHistory(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(verbosity=2)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+    import unittest_exit  # noqa: E402
+    unittest_exit.main()

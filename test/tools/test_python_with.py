@@ -56,4 +56,6 @@ class PythonWith(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    unittest.main(argv=[sys.argv[0]], verbosity=1)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+    import unittest_exit  # noqa: E402
+    unittest_exit.main(argv=[sys.argv[0]], verbosity=1)

@@ -258,10 +258,6 @@ class Verify(unittest.TestCase):
 
 
 if __name__ == "__main__":
-    result = unittest.main(verbosity=2, exit=False).result
-    if not result.wasSuccessful():
-        sys.exit(1)
-    if SKIPPED:
-        print("SKIP:", "; ".join(sorted(set(SKIPPED))))
-        sys.exit(77)
-    sys.exit(0)
+    sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+    import unittest_exit  # noqa: E402
+    unittest_exit.main(extra_skips=SKIPPED)
