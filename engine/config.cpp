@@ -82,9 +82,10 @@ bool json_integral(const nlohmann::json& value) {
     return std::isfinite(v) && v == std::floor(v) && std::fabs(v) <= 9007199254740992.0;
 }
 
-int narrow_int(const std::string& key, std::int64_t v) {
+// `as_written`: the value as the caller wrote it, for the message (v may be clamped, 2^64-1 to 2^40).
+int narrow_int(const std::string& key, std::int64_t v, const std::string& as_written) {
     require(v >= std::numeric_limits<int>::min() && v <= std::numeric_limits<int>::max(),
-            "config: " + key + " is out of range: " + std::to_string(v));
+            "config: " + key + " is out of range: " + as_written);
     return static_cast<int>(v);
 }
 
@@ -172,7 +173,7 @@ void TaskConfig::validate() const {
 void TaskConfig::set(const std::string& key, const std::string& value) {
     const Key& k = find_key(key);
     if (k.integer != nullptr)
-        this->*k.integer = narrow_int(key, parse_integer(key, value));
+        this->*k.integer = narrow_int(key, parse_integer(key, value), value);
     else if (k.real != nullptr)
         this->*k.real = parse_real(key, value);
     else
@@ -212,12 +213,14 @@ void TaskConfig::update_from_json(const nlohmann::json& object) {
             int& i = this->*k.integer;
             if (value.is_number_float()) {
                 require(json_integral(value), "config: " + key + " must be an integer");
-                i = narrow_int(key, static_cast<std::int64_t>(value.get<double>()));
+                i = narrow_int(key, static_cast<std::int64_t>(value.get<double>()), value.dump());
             } else {
                 require(value.is_number_integer(), "config: " + key + " must be an integer");
-                i = narrow_int(key, value.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(
-                                                                     value.get<std::uint64_t>(), 1ull << 40))
-                                                               : value.get<std::int64_t>());
+                i = narrow_int(key,
+                               value.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(
+                                                                value.get<std::uint64_t>(), 1ull << 40))
+                                                          : value.get<std::int64_t>(),
+                               value.dump());
             }
         } else {
             require(value.is_number(), "config: " + key + " must be a number");

@@ -117,6 +117,9 @@ def test_bad_config_types_raise(good):
     refuse(train, labels, test, "config: seed must be a non-negative integer", seed=-1)
     refuse(train, labels, test, "config: seed is out of range", seed=2**64)
     refuse(train, labels, test, "config: depth is out of range", depth=2**40)
+    # The value as written, not as narrowed on the way (2^63 was reported as 2^40, 1099511627776).
+    refuse(train, labels, test, "config: depth is out of range: 9223372036854775808$", depth=2**63)
+    refuse(train, labels, test, "config: batch_size is out of range: 1099511627781$", batch_size=2**40 + 5)
     refuse(train, labels, test, "config: unknown key 'dept'", dept=2**70)  # the name first, as for 2
     refuse(train, labels, test, "config: learning_rate is out of range", learning_rate=10**400)  # past a double
     # Past 64 bits a real-valued key is the double --config reads the same digits as (10**30 is 1e30).
