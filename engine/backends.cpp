@@ -161,8 +161,6 @@ void require_runs_width(const std::string& name, const TaskConfig& config) {
         throw Error(why);
 }
 
-std::string backend_needs(const std::string& name) { return backend_row(name).needs; }
-
 std::vector<BackendAvailability> backend_availability() {
     std::vector<BackendAvailability> out;
     for (const BackendRow& row : backend_table()) {

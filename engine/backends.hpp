@@ -64,8 +64,6 @@ struct BackendAvailability {
     std::string reason;   // why not, where not usable
     std::string needs;    // the row's needs, usable or not
 };
-// What a backend name needs (its row's needs). Unknown names throw Error.
-std::string backend_needs(const std::string& name);
 std::vector<BackendAvailability> backend_availability();  // every row, in order
 
 // `revgraph backends --json` (and Python's revgraph.backends()): version, git_commit, and one object

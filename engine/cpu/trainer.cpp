@@ -82,11 +82,10 @@ void Trainer<T>::step(int e, int b) {
     // Forward: only saved_state_ survives to the backward.
     ref_.core_forward(params_.data(), saved_state_.data(), rows);
     ref_.head_forward(params_.data(), saved_state_.data(), rows, scores_batch_.data());
-    T loss = 0;
+    // The loss's gradient (the loss itself, which the function returns, steers nothing).
     for (int r = 0; r < rows; ++r)
-        loss += model::softmax_xent_grad_row_lanes(&scores_batch_[r * kClasses], labels_batch_[r], rows,
-                                                   &dscores_[r * kClasses], ref_.sum_lanes());
-    last_loss_ = loss / static_cast<T>(rows);
+        model::softmax_xent_grad_row_lanes(&scores_batch_[r * kClasses], labels_batch_[r], rows,
+                                           &dscores_[r * kClasses], ref_.sum_lanes());
     // Backward: gradients from zero each step.
     std::fill(grads_.begin(), grads_.end(), T(0));
     ref_.head_backward(params_.data(), saved_state_.data(), dscores_.data(), rows, grads_.data(), dstate_.data());

@@ -30,7 +30,6 @@ public:
     const std::vector<T>& gradients() const { return grads_; }
     const std::vector<T>& scores() const { return scores_; }
     const std::vector<std::int64_t>& predictions() const { return predictions_; }
-    T last_loss() const { return last_loss_; }
     // The one buffer that carries core activations from forward to backward: batch_size x width.
     std::size_t retained_core_bytes() const { return saved_state_.size() * sizeof(T); }
 
@@ -49,7 +48,6 @@ private:
     std::vector<std::int64_t> labels_batch_;
     std::vector<T> scores_;
     std::vector<std::int64_t> predictions_;
-    T last_loss_ = 0;
 };
 
 extern template class Trainer<float>;

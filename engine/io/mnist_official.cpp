@@ -12,8 +12,6 @@ const OfficialMnistFile& official_mnist_file(MnistFile which) {
     return which == MnistFile::train_images ? images : labels;
 }
 
-const char* official_mnist_gzip_md5(MnistFile which) { return official_mnist_file(which).gzip_md5; }
-
 IdxFileCheck check_official_mnist(const IdxFileDigests& d, MnistFile which) {
     const OfficialMnistFile& o = official_mnist_file(which);
     IdxFileCheck c;

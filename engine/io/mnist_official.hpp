@@ -43,9 +43,6 @@ struct IdxFileCheck {
     nlohmann::ordered_json to_json() const;
 };
 
-// The published MD5 of the gzip file ("f68b3c2d..." for the training images).
-const char* official_mnist_gzip_md5(MnistFile which);
-
 // The rule applied to a file's digests, as read_idx_* computed them (no file is read).
 IdxFileCheck check_official_mnist(const IdxFileDigests& digests, MnistFile which);
 

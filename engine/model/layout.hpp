@@ -11,8 +11,8 @@ namespace revgraph::model {
 inline constexpr int kPixels = 81;  // 9x9 image, row-major
 inline constexpr int kClasses = 10;
 // rev88's width: the pixels plus one appended zero (the smallest injective lift), two halves of 41.
-// The GPU backends are written for this width alone; the CPU backends take any width of
-// TaskConfig's range through Layout.
+// Every backend takes any width of TaskConfig's range through Layout; cuda-fused has a step written
+// for this one (engine/cuda/fused.hpp) and the any-width step for the rest (engine/cuda/fused_any/).
 inline constexpr int kFeatures = 82;
 inline constexpr int kHalf = kFeatures / 2;
 inline constexpr std::size_t kBranchSize = static_cast<std::size_t>(kHalf) * kHalf;

@@ -11,8 +11,9 @@
 // template argument kH — a compile-time constant where the width is known when it is compiled
 // (the race entry compiles it at its first call for its one config), or 0 to read it from
 // Args::half at run time — so one source serves every width the CPU backends run, 82..1024, and is
-// small enough to travel inside a one-file entry (engine/export/). It includes nothing that reaches
-// a system header under NVRTC (engine/model/shape.hpp).
+// small enough to travel inside a one-file entry (engine/export/). Its one include, math.hpp,
+// reaches standard headers that NVRTC lacks: the export's kernel_text.py drops those lines, and
+// engine/export/nvrtc_prelude.cuh gives what the inlined text uses of them.
 //
 // Bits: every item sums in the trainer's order (kL lanes, engine/model/sum_order.hpp) without fused
 // multiply-adds (nvcc and NVRTC run with --fmad=false), with model::exp_f32 for the softmax, so it
