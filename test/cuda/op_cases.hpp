@@ -4,14 +4,19 @@
 // fused step and the fused predict, at width 82 and the any-width ones at others; the copies too) is
 // run ONE AT A TIME on a backend from the
 // buffers the previous one left, and its outputs are compared with the operation's math in float64
-// computed here from the buffers it started from. A wrong offset, transpose, mask or sign shows up
-// on the operation that has it, not somewhere in a whole step. One line per operation and shape:
-//   "gemm depth=2 n=37 q=11 batch=16 width=82 emulator: ok max_err=3.1e-08 (28 launches)"
+// computed here from the buffers it started from, and every element outside the ranges it declares
+// with what was there (stray_writes). A kernel that computes other than its operation says, or
+// writes where it should not, shows up on the operation that has it, not somewhere in a whole step.
+// The math takes the operation's own fields (a product's transposes, a couple's sign, a rate): that
+// the plan asks each operation for the right thing is held by the whole task against the reference
+// trainer (test_plan.cpp), not here. One line per operation and shape:
+//   "gemm depth=2 n=37 q=11 batch=16 width=82 emulator: ok max_err=3.1e-08 stray_writes=0 (28 launches)"
 // Backends: the CPU emulator (test_ops.cpp), the GPU (test_ops_gpu.cpp, where a device exists).
 #include <algorithm>
 #include <cmath>
 #include <cstdint>
 #include <cstdio>
+#include <cstring>
 #include <map>
 #include <random>
 #include <stdexcept>
@@ -361,7 +366,37 @@ inline double tolerance(const std::string& op) {
 struct Result {
     double max_err = 0;
     int launches = 0;
+    std::size_t stray = 0;  // elements changed outside every range the operation declares
 };
+
+// Elements of any buffer that no access of `ops` names (read or written) and that did not come out
+// bit for bit as they went in. The checks above look only at what an operation should write, so a
+// write past its declared ranges (a wrong offset or extent, a collateral store) shows here. The
+// ranges are the plan checker's own (accesses()), the rows read through an order counted as the
+// larger of the two sets': coverage can only grow, never hide a declared range.
+inline std::size_t stray_writes(const Program& ops, const TaskPlan& plan, const Buffers& before, const Buffers& after) {
+    const auto source_rows = static_cast<std::size_t>(std::max(plan.train_count(), plan.test_count()));
+    std::vector<std::vector<bool>> covered(kBufCount);
+    for (int k = 0; k < kBufCount; ++k) covered[k].assign(plan.elements(static_cast<Buf>(k)), false);
+    for (const Op& op : ops)
+        for (const Access& a : accesses(op, source_rows)) {
+            auto& c = covered.at(static_cast<std::size_t>(a.ref.buf));
+            for (std::size_t i = a.ref.offset; i < std::min(c.size(), a.ref.offset + a.extent); ++i) c[i] = true;
+        }
+    std::size_t stray = 0;
+    for (std::size_t k = 0; k < static_cast<std::size_t>(kBufCount); ++k) {
+        const auto count = [&](const auto& was, const auto& now) {
+            for (std::size_t i = 0; i < covered[k].size(); ++i)
+                if (!covered[k][i] && std::memcmp(&was.at(i), &now.at(i), sizeof(was[i])) != 0) ++stray;
+        };
+        switch (buf_elem(static_cast<Buf>(k))) {
+            case Elem::f32: count(before.f32[k], after.f32[k]); break;
+            case Elem::i32: count(before.i32[k], after.i32[k]); break;
+            case Elem::i64: count(before.i64[k], after.i64[k]); break;
+        }
+    }
+    return stray;
+}
 
 // Runs every program of the plan (reset, normalize, epoch 0's start, every step, the operations
 // only the epoch body has, predict) one operation at a time on `runner` and checks each; returns the
@@ -434,6 +469,7 @@ inline std::map<std::string, Result> run_plan(const TaskPlan& plan, Runner& runn
                 program[fused ? k - 1 : k]);
             Result& r = results[name];
             r.max_err = std::max(r.max_err, c.max_err);
+            r.stray += stray_writes(ops, plan, before, after);
             ++r.launches;
             before = std::move(after);
         }
@@ -456,10 +492,11 @@ int run_all(const char* backend, const MakeRunner& make_runner, int shapes) {
             const TaskPlan plan(config, shape.n, shape.q, path);
             auto runner = make_runner(plan);
             for (const auto& [op, r] : run_plan(plan, *runner, rng)) {
-                const bool ok = r.max_err <= tolerance(op);
+                const bool ok = r.max_err <= tolerance(op) && r.stray == 0;
                 failures += ok ? 0 : 1;
-                std::printf("%s %s path=%s %s: %s max_err=%.3g (%d launches)\n", op.c_str(), shape.text().c_str(),
-                            path_name(path), backend, ok ? "ok" : "FAIL", r.max_err, r.launches);
+                std::printf("%s %s path=%s %s: %s max_err=%.3g stray_writes=%zu (%d launches)\n", op.c_str(),
+                            shape.text().c_str(), path_name(path), backend, ok ? "ok" : "FAIL", r.max_err, r.stray,
+                            r.launches);
             }
         }
     return failures;
