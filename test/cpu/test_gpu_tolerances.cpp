@@ -112,3 +112,32 @@ TEST_CASE("GPU tolerances: float32 CPU backends match the float64 reference on t
         MESSAGE(backend << ": worst |error| / GPU tolerance on the odd shapes and depth 40: " << worst.ratio);
     }
 }
+
+TEST_CASE("GPU tolerances: float32 CPU backends match the float64 reference at every width the GPU suite runs") {
+    // test_gpu.cpp holds `cuda` (cuBLASLt's order) to the tolerance at these widths, depths and
+    // batches, on the same inputs: float32 in the reference's order and in 16 partial sums must
+    // pass them with the same margin.
+    for (const std::string backend : kCpuBackends) {
+        Worst worst;
+        for (const gpu_cases::WidthCase& k : gpu_cases::width_cases()) {
+            CAPTURE(backend);
+            CAPTURE(k.width);
+            CAPTURE(k.depth);
+            CAPTURE(k.batch);
+            PreparedTask task(validate::synthetic_inputs(k.batch + 5, 9, 47), gpu_cases::width_config(k),
+                              make_backend(backend));
+            task.run();
+            const TaskState s = task.backend().read_state();
+            const auto ref = gpu_cases::reference_run(task);
+            for (const auto& [got, want] :
+                 {std::pair{&s.parameters, &ref.parameters()}, std::pair{&s.velocity, &ref.velocity()},
+                  std::pair{&s.scores, &ref.scores()}}) {
+                const double r = tolerance_ratio(*got, *want);
+                worst.see(r);
+                CHECK(r <= kMargin);
+            }
+            CHECK(gpu_cases::predictions_agree(s.predictions, ref));
+        }
+        MESSAGE(backend << ": worst |error| / GPU tolerance at the GPU suite's widths: " << worst.ratio);
+    }
+}
