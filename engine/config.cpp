@@ -200,22 +200,22 @@ void TaskConfig::update_from_json(const nlohmann::json& object) {
         if (k.integer == nullptr && k.real == nullptr) {  // seed
             if (value.is_number_float()) {
                 // 5.0 is the integer 5 (a tool may write every number as a float); 5.5 is refused.
-                require(json_integral(value), "config: seed must be an integer");
-                require(value.get<double>() >= 0, "config: seed must be a non-negative integer");
+                require(json_integral(value), "config: seed must be an integer, got " + value.dump());
+                require(value.get<double>() >= 0, "config: seed must be a non-negative integer, got " + value.dump());
                 seed = static_cast<std::uint64_t>(value.get<double>());
             } else {
-                require(value.is_number_integer(), "config: seed must be an integer");
+                require(value.is_number_integer(), "config: seed must be an integer, got " + value.dump());
                 require(value.is_number_unsigned() || value.get<std::int64_t>() >= 0,
-                        "config: seed must be a non-negative integer");
+                        "config: seed must be a non-negative integer, got " + value.dump());
                 seed = value.get<std::uint64_t>();
             }
         } else if (k.integer != nullptr) {
             int& i = this->*k.integer;
             if (value.is_number_float()) {
-                require(json_integral(value), "config: " + key + " must be an integer");
+                require(json_integral(value), "config: " + key + " must be an integer, got " + value.dump());
                 i = narrow_int(key, static_cast<std::int64_t>(value.get<double>()), value.dump());
             } else {
-                require(value.is_number_integer(), "config: " + key + " must be an integer");
+                require(value.is_number_integer(), "config: " + key + " must be an integer, got " + value.dump());
                 i = narrow_int(key,
                                value.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(
                                                                 value.get<std::uint64_t>(), 1ull << 40))
@@ -223,7 +223,7 @@ void TaskConfig::update_from_json(const nlohmann::json& object) {
                                value.dump());
             }
         } else {
-            require(value.is_number(), "config: " + key + " must be a number");
+            require(value.is_number(), "config: " + key + " must be a number, got " + value.dump());
             this->*k.real = value.get<double>();
         }
     }

@@ -110,11 +110,11 @@ def test_bad_config_values_give_the_clis_message(good, key, value, cli_value):
 def test_bad_config_types_raise(good):
     train, labels, test = good
     refuse(train, labels, test, "config: unknown key 'dept'", dept=2)
-    refuse(train, labels, test, "config: depth must be an integer", depth=2.5)
-    refuse(train, labels, test, "config: depth must be an integer", depth=True)
-    refuse(train, labels, test, "config: depth must be an integer", depth="2")
-    refuse(train, labels, test, "config: alpha must be a number", alpha=None)
-    refuse(train, labels, test, "config: seed must be a non-negative integer", seed=-1)
+    refuse(train, labels, test, "config: depth must be an integer, got 2.5$", depth=2.5)
+    refuse(train, labels, test, "config: depth must be an integer, got true$", depth=True)
+    refuse(train, labels, test, "config: depth must be an integer, got \"2\"$", depth="2")
+    refuse(train, labels, test, "config: alpha must be a number, got null$", alpha=None)
+    refuse(train, labels, test, "config: seed must be a non-negative integer, got -1$", seed=-1)
     refuse(train, labels, test, "config: seed is out of range", seed=2**64)
     refuse(train, labels, test, "config: depth is out of range", depth=2**40)
     # The value as written, not as narrowed on the way (2^63 was reported as 2^40, 1099511627776).
