@@ -345,8 +345,9 @@ def data_mnist(idx_dir: str | os.PathLike[str], *, seed: int) -> dict[str, Any]:
 
 
 # ----- qualify / verify (issue 24): engine/qualify over Python -----
-def qualify(idx_dir: str | os.PathLike[str], *, submission: Optional[str | os.PathLike[str]] = None, draws: int = 11,
-            first_seed: int = 2026091400, band: str = "12", backend: str = "auto", together: bool = False,
+def qualify(idx_dir: str | os.PathLike[str], *, submission: Optional[str | os.PathLike[str]] = None,
+            draws: int = _core.PUBLISHED_DRAWS, first_seed: int = _core.PUBLISHED_FIRST_SEED,
+            band: str = _core.PUBLISHED_BAND, backend: str = "auto", together: bool = False,
             progress: Optional[Callable[[str], Any]] = None, **config: Any) -> dict[str, Any]:
     """The qualification protocol of docs/spec.md §9 on the MNIST training IDX files in idx_dir, as
     `revgraph qualify`: returns its JSON report as a dict (passed, qualified, total_correct, ...).

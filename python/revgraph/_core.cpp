@@ -677,6 +677,11 @@ PYBIND11_MODULE(_core, m) {
     m.def("data_embedded", &data_embedded, py::arg("split_seed"));
     m.def("data_mnist", &data_mnist, py::arg("idx_dir"), py::arg("seed"));
     m.attr("MAX_DRAWS") = revgraph::qualify::kMaxDraws;  // the protocol's range of draws, 1..MAX_DRAWS
+    // The published protocol's defaults (engine/qualify/protocol.hpp), for qualify()'s signature.
+    const revgraph::qualify::Protocol published;
+    m.attr("PUBLISHED_DRAWS") = published.draws;
+    m.attr("PUBLISHED_FIRST_SEED") = published.first_seed;
+    m.attr("PUBLISHED_BAND") = published.band.text();
     m.def("version", [] { return std::string(revgraph::version()); });
     m.def("git_commit", [] { return std::string(revgraph::git_commit()); });
 }

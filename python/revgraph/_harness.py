@@ -54,8 +54,8 @@ def _parser():
     score = sub.add_parser("score", help="accuracy of predictions against the archive's test_labels")
     score.add_argument("--data", required=True, help="the harness's medium.npz")
     score.add_argument("--predictions", required=True, help="int predictions (.npy, or .npz holding one array)")
-    score.add_argument("--error-target", default="12",
-                       help="the band: at most this error, a decimal number of percent (default 12)")
+    score.add_argument("--error-target", default=_core.PUBLISHED_BAND,
+                       help=f"the band: at most this error, a decimal number of percent (default {_core.PUBLISHED_BAND})")
     score.add_argument("--fail-below", action="store_true", help="exit 3 when the band is not met (for scripts)")
     return p
 

@@ -82,13 +82,19 @@ Command add_qualify_command(CLI::App& app) {
         ->type_name("DIR")
         ->required()
         ->check(kNonEmpty);
-    sub->add_option("--band", o->band, "the error band in percent, a decimal number such as 12 or 7.5 (default 12)")
+    const qualify::Protocol published;  // the defaults, as the engine has them
+    sub->add_option(
+           "--band", o->band,
+           "the error band in percent, a decimal number such as 12 or 7.5 (default " + published.band.text() + ")")
         ->type_name("PERCENT")
         ->check(kNonEmpty);
-    sub->add_option("--first-seed", o->first_seed, "the first draw's seed; the others follow (default 2026091400)")
+    sub->add_option("--first-seed", o->first_seed,
+                    "the first draw's seed; the others follow (default " + std::to_string(published.first_seed) + ")")
         ->type_name("S")
         ->check(kNonEmpty);
-    sub->add_option("--draws", o->draws, "how many draws (default 11)")->type_name("N")->check(kNonEmpty);
+    sub->add_option("--draws", o->draws, "how many draws (default " + std::to_string(published.draws) + ")")
+        ->type_name("N")
+        ->check(kNonEmpty);
     sub->add_option("--output", o->output, "the report (else to stdout)")->type_name("Q.json")->check(kNonEmpty);
     sub->add_option("--submission", o->submission,
                     "also write the verifiable submission folder (docs/results.md), all or nothing; never into "
