@@ -23,6 +23,9 @@ import zlib
 
 import numpy as np
 
+# The official files' names and sha256 (their decompressed bytes), shared with tools/fetch-mnist.
+from mnist_files import OFFICIAL_SHA256, TEST_IMAGES, TEST_LABELS, TRAIN_IMAGES, TRAIN_LABELS  # noqa: F401
+
 from .errors import RaceError
 
 SIDE = 28
@@ -40,17 +43,6 @@ HOLDOUT_SALT = 0x40D0
 HOLDOUT_POSITION_SALT = 0x401D
 HOLDOUT_CALLS = 2
 
-TRAIN_IMAGES = "train-images-idx3-ubyte"
-TRAIN_LABELS = "train-labels-idx1-ubyte"
-TEST_IMAGES = "t10k-images-idx3-ubyte"
-TEST_LABELS = "t10k-labels-idx1-ubyte"
-# The official files' sha256 (their decompressed bytes; tools/fetch-mnist checks the same).
-OFFICIAL_SHA256 = {
-    TRAIN_IMAGES: "ba891046e6505d7aadcbbe25680a0738ad16aec93bde7f9b65e87a2fc25776db",
-    TRAIN_LABELS: "65a50cbbf4e906d70832878ad85ccda5333a97f0f4c3dd2ef09a8a9eef7101c5",
-    TEST_IMAGES: "0fa7898d509279e482958e8ce81c8e77db3f2f8254e26661ceb7762c4d494ce7",
-    TEST_LABELS: "ff7bcfd416de33731a308c3f266cc351222c34898ecbeaf847f06e48f7ec33f2",
-}
 IMAGES_MAGIC = 2051
 LABELS_MAGIC = 2049
 
