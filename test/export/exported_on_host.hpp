@@ -10,6 +10,9 @@
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
+#include <functional>
+#include <type_traits>
+#include <vector>
 
 // What the text needs of CUDA, on the host: qualifiers as nothing and the thread indices, which
 // host_device.cpp sets where it calls the text's own kernels (a block of one thread: the text's
@@ -39,17 +42,34 @@ using namespace exported_cuda_shim;
 namespace fa = exported::revgraph::cuda::fused_any;
 
 // A block's phases on one thread: every item of a phase in turn, last to first where `reverse` (a
-// phase's items are independent on the device; either order must give the same bits).
+// phase's items are independent on the device; either order must give the same bits). Reversed,
+// issued items (no barrier of their own) also run late, after the next phase's items, as the
+// engine's emulator runs them (engine/cuda/fused.hpp's SequentialExec): a phase that needs them
+// before its barrier then reads stale values.
 struct SequentialExec {
     bool reverse = false;
+    mutable std::vector<std::function<void()>> issued{};
+
     template <class F>
     void issue(int count, F&& item) const {
-        for (int i = 0; i < count; ++i) item(reverse ? count - 1 - i : i);
+        if (reverse)
+            issued.push_back([this, count, item = std::decay_t<F>(item)] { loop(count, item); });
+        else
+            loop(count, item);
     }
     template <class F>
     void phase(int count, F&& item) const {
-        issue(count, item);
+        loop(count, item);
+        std::vector<std::function<void()>> late;
+        late.swap(issued);
+        for (const auto& f : late) f();
     }
     void wait_for_prior_grid() const {}
     void launch_dependents() const {}
+
+private:
+    template <class F>
+    void loop(int count, const F& item) const {
+        for (int i = 0; i < count; ++i) item(reverse ? count - 1 - i : i);
+    }
 };
