@@ -66,8 +66,10 @@ def _progress(value: Any) -> Any:
 
 
 def _config_kwargs(config: dict[str, Any]) -> dict[str, Any]:
-    # numpy scalars (np.int64(3), np.float32(0.5)) mean their value; Python ints and floats and
-    # anything else go to the engine's config reader as they are, which refuses what is wrong.
+    # numpy scalars (np.int64(3), np.float32(0.5)) mean their value. A known key's value that is no
+    # number at all (a str, None, a bool) is a TypeError here, as every other argument's wrong type
+    # is; numbers, and unknown keys, go to the engine's config reader, which refuses what is wrong
+    # (2.5 for depth, a range, a misspelt name) as ValueError with the command's message.
     out = {}
     for key, value in config.items():
         if isinstance(value, np.generic) and not isinstance(value, np.bool_):
@@ -75,6 +77,9 @@ def _config_kwargs(config: dict[str, Any]) -> dict[str, Any]:
                 value = int(value)
             elif isinstance(value, numbers.Real):
                 value = float(value)
+        if key in _core.CONFIG_KEYS and (isinstance(value, (bool, np.bool_)) or not isinstance(value, (int, float))):
+            kind = "an integer" if _core.CONFIG_KEYS[key] else "a number"
+            raise TypeError(f"config: {key} must be {kind}, got {value!r}")
         out[key] = value
     return out
 

@@ -677,6 +677,11 @@ PYBIND11_MODULE(_core, m) {
     m.def("data_embedded", &data_embedded, py::arg("split_seed"));
     m.def("data_mnist", &data_mnist, py::arg("idx_dir"), py::arg("seed"));
     m.attr("MAX_DRAWS") = revgraph::qualify::kMaxDraws;  // the protocol's range of draws, 1..MAX_DRAWS
+    // The config keys (TaskConfig's table), each with whether it takes an integer: for the Python
+    // layer's TypeError on a value that is no number at all.
+    py::dict keys;
+    for (const auto& k : revgraph::TaskConfig::keys()) keys[py::str(k)] = revgraph::TaskConfig::integer_key(k);
+    m.attr("CONFIG_KEYS") = keys;
     // The published protocol's defaults (engine/qualify/protocol.hpp), for qualify()'s signature.
     const revgraph::qualify::Protocol published;
     m.attr("PUBLISHED_DRAWS") = published.draws;

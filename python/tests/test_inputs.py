@@ -111,9 +111,12 @@ def test_bad_config_types_raise(good):
     train, labels, test = good
     refuse(train, labels, test, "config: unknown key 'dept'", dept=2)
     refuse(train, labels, test, "config: depth must be an integer, got 2.5$", depth=2.5)
-    refuse(train, labels, test, "config: depth must be an integer, got true$", depth=True)
-    refuse(train, labels, test, "config: depth must be an integer, got \"2\"$", depth="2")
-    refuse(train, labels, test, "config: alpha must be a number, got null$", alpha=None)
+    # No number at all is the wrong type, as for every other argument: TypeError naming key and value.
+    refuse(train, labels, test, "config: depth must be an integer, got True$", TypeError, depth=True)
+    refuse(train, labels, test, "config: depth must be an integer, got '2'$", TypeError, depth="2")
+    refuse(train, labels, test, "config: alpha must be a number, got None$", TypeError, alpha=None)
+    refuse(train, labels, test, "config: seed must be an integer, got \\[1\\]$", TypeError, seed=[1])
+    refuse(train, labels, test, "config: unknown key 'dept'", dept="2")  # the name first, a ValueError
     refuse(train, labels, test, "config: seed must be a non-negative integer, got -1$", seed=-1)
     refuse(train, labels, test, "config: seed is out of range", seed=2**64)
     refuse(train, labels, test, "config: depth is out of range", depth=2**40)
