@@ -39,6 +39,8 @@ std::int64_t parse_integer(const std::string& key, const std::string& text) {
     const char* first = digits.data();
     const char* last = digits.data() + digits.size();
     auto [ptr, ec] = std::from_chars(first, last, value);
+    // All digits, too many for 64 bits: a number, too large (as a Python int or a JSON file says).
+    require(!(ec == std::errc::result_out_of_range && ptr == last), "config: " + key + " is out of range: " + text);
     require(ec == std::errc() && ptr == last && !digits.empty() && digits != "-",
             "config: " + key + " must be an integer, got '" + text + "'");
     return value;
@@ -50,6 +52,7 @@ std::uint64_t parse_unsigned(const std::string& key, const std::string& text) {
     const char* first = digits.data();
     const char* last = digits.data() + digits.size();
     auto [ptr, ec] = std::from_chars(first, last, value);
+    require(!(ec == std::errc::result_out_of_range && ptr == last), "config: " + key + " is out of range: " + text);
     require(ec == std::errc() && ptr == last && !digits.empty(),
             "config: " + key + " must be a non-negative integer, got '" + text + "'");
     return value;
@@ -80,6 +83,19 @@ bool json_integral(const nlohmann::json& value) {
     if (!value.is_number_float()) return false;
     const double v = value.get<double>();
     return std::isfinite(v) && v == std::floor(v) && std::fabs(v) <= 9007199254740992.0;
+}
+
+// A whole float past 2^53 (1e300, 2.0**60): an integer all the same, too large for any integer key.
+bool json_huge_whole(const nlohmann::json& value) {
+    if (!value.is_number_float()) return false;
+    const double v = value.get<double>();
+    return std::isfinite(v) && v == std::floor(v) && std::fabs(v) > 9007199254740992.0;
+}
+
+// A value as a message shows it: its JSON text, cut to 40 characters (a 100 KB string is no message).
+std::string shown(const nlohmann::json& value) {
+    const std::string text = value.dump();
+    return text.size() <= 40 ? text : text.substr(0, 37) + "...";
 }
 
 // `as_written`: the value as the caller wrote it, for the message (v may be clamped, 2^64-1 to 2^40).
@@ -200,30 +216,32 @@ void TaskConfig::update_from_json(const nlohmann::json& object) {
         if (k.integer == nullptr && k.real == nullptr) {  // seed
             if (value.is_number_float()) {
                 // 5.0 is the integer 5 (a tool may write every number as a float); 5.5 is refused.
-                require(json_integral(value), "config: seed must be an integer, got " + value.dump());
-                require(value.get<double>() >= 0, "config: seed must be a non-negative integer, got " + value.dump());
+                require(!json_huge_whole(value), "config: seed is out of range: " + shown(value));
+                require(json_integral(value), "config: seed must be an integer, got " + shown(value));
+                require(value.get<double>() >= 0, "config: seed must be a non-negative integer, got " + shown(value));
                 seed = static_cast<std::uint64_t>(value.get<double>());
             } else {
-                require(value.is_number_integer(), "config: seed must be an integer, got " + value.dump());
+                require(value.is_number_integer(), "config: seed must be an integer, got " + shown(value));
                 require(value.is_number_unsigned() || value.get<std::int64_t>() >= 0,
-                        "config: seed must be a non-negative integer, got " + value.dump());
+                        "config: seed must be a non-negative integer, got " + shown(value));
                 seed = value.get<std::uint64_t>();
             }
         } else if (k.integer != nullptr) {
             int& i = this->*k.integer;
             if (value.is_number_float()) {
-                require(json_integral(value), "config: " + key + " must be an integer, got " + value.dump());
-                i = narrow_int(key, static_cast<std::int64_t>(value.get<double>()), value.dump());
+                require(!json_huge_whole(value), "config: " + key + " is out of range: " + shown(value));
+                require(json_integral(value), "config: " + key + " must be an integer, got " + shown(value));
+                i = narrow_int(key, static_cast<std::int64_t>(value.get<double>()), shown(value));
             } else {
-                require(value.is_number_integer(), "config: " + key + " must be an integer, got " + value.dump());
+                require(value.is_number_integer(), "config: " + key + " must be an integer, got " + shown(value));
                 i = narrow_int(key,
                                value.is_number_unsigned() ? static_cast<std::int64_t>(std::min<std::uint64_t>(
                                                                 value.get<std::uint64_t>(), 1ull << 40))
                                                           : value.get<std::int64_t>(),
-                               value.dump());
+                               shown(value));
             }
         } else {
-            require(value.is_number(), "config: " + key + " must be a number, got " + value.dump());
+            require(value.is_number(), "config: " + key + " must be a number, got " + shown(value));
             this->*k.real = value.get<double>();
         }
     }

@@ -170,14 +170,18 @@ double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsig
         if (threads == 0) threads = usable_cpus();  // as sweep --jobs: the CPUs this process may use
         const std::size_t workers = std::min<std::size_t>(threads, threaded.size());
         std::atomic<std::size_t> next{0};
+        std::atomic<bool> failed{false};  // once one unit fails, none starts: the call throws anyway
         const auto work = [&] {
-            for (std::size_t k = next++; k < threaded.size(); k = next++) {
+            for (std::size_t k = next++; k < threaded.size() && !failed; k = next++) {
                 try {
                     const auto t0 = Clock::now();
                     run_unit(threaded[k], after_epoch);
                     for (PreparedTask* t : threaded[k]) t->backend_->synchronize();
                     wall[k] = seconds_since(t0);
-                } catch (...) { errors[k] = std::current_exception(); }
+                } catch (...) {
+                    errors[k] = std::current_exception();
+                    failed = true;
+                }
             }
         };
         std::vector<std::jthread> pool;  // joined on the way out, also when one fails to start

@@ -631,6 +631,8 @@ RG_HD void predict_tile(Exec& ex, const PredictArgs& a, std::int64_t total_rows,
 // wait_for_prior_grid(): where a GPU kernel launched early waits for its predecessor, and
 // launch_dependents(): where it lets its successor be scheduled; one CPU process runs everything in
 // order, so for the emulator these are nothing.
+// Every issue() of a kernel's block must be followed by a phase() of the same block, as today's two
+// are (a kernel that ended on issue() would leave its items here, for the next block's first phase).
 struct SequentialExec {
     bool reverse = false;
     mutable std::vector<std::function<void()>> issued{};  // reversed: run at the next phase's end

@@ -188,10 +188,13 @@ class Result:
         return self._out.predictions_npy()
 
     def to_dict(self) -> dict[str, Any]:
-        """predictions, scores, state, metadata and run_seconds as a dict of plain values (the arrays
-        are the Result's own, read-only; metadata None for a run(metadata=False))."""
-        return {"predictions": self.predictions, "scores": self.scores, "state": self.state,
-                "metadata": self.metadata, "run_seconds": self.run_seconds}
+        """predictions, scores, state, metadata and run_seconds as a dict of plain values: the arrays
+        the Result's own (read-only), the dicts the caller's own (changing them changes nothing
+        here); metadata None for a run(metadata=False)."""
+        metadata = self.metadata
+        return {"predictions": self.predictions, "scores": self.scores, "state": dict(self.state),
+                "metadata": None if metadata is None else json.loads(json.dumps(metadata)),
+                "run_seconds": self.run_seconds}
 
     def __reduce__(self) -> tuple[Any, ...]:
         out = self._out
@@ -199,9 +202,6 @@ class Result:
                      out.metadata_json() if out.has_metadata else None, out.run_seconds, out.outputs_seconds,
                      out.predictions_npy(), out.divergence_warning())
         return (Result, (kept,))
-
-    def __copy__(self) -> Result:
-        return self  # nothing in it changes
 
     def __deepcopy__(self, memo: dict[int, Any]) -> Result:
         make, args = self.__reduce__()

@@ -337,9 +337,11 @@ public:
     }
 
     std::unique_ptr<RunOutput> run(bool metadata) {
+        refuse_reentry();
         Interruptible interrupt;
         py::gil_scoped_release nogil;
         std::lock_guard<std::mutex> lock(mutex_);
+        const Held held({this});
         interrupt.on_this_thread([&](const Backend::EpochHook& hook) { task_->run(hook); });
         return collect(metadata);
     }
@@ -352,11 +354,13 @@ public:
         std::sort(order.begin(), order.end());
         if (std::adjacent_find(order.begin(), order.end()) != order.end())
             throw py::value_error("task: run_together() of a task listed twice (it would race with itself)");
+        for (const Task* t : tasks) t->refuse_reentry();
         Interruptible interrupt;
         py::gil_scoped_release nogil;
         // Locked in address order, so two run_together calls sharing tasks cannot deadlock.
         std::vector<std::unique_lock<std::mutex>> locks;
         for (Task* t : order) locks.emplace_back(t->mutex_);
+        const Held held(order);
         std::vector<PreparedTask*> prepared;
         for (Task* t : tasks) prepared.push_back(t->task_.get());
         std::vector<std::unique_ptr<RunOutput>> results;
@@ -390,8 +394,28 @@ private:
         return std::make_unique<RunOutput>(std::move(out), task_->layout(), task_->last_run_seconds(), seconds);
     }
 
+    // The thread whose run() or run_together() holds this task's lock: Python's signal handlers run
+    // on that thread while it holds it (Interruptible), and one that runs the task again would wait
+    // for its own lock forever. Refused instead, with the GIL, before any lock is taken.
+    void refuse_reentry() const {
+        if (running_on_.load() == std::this_thread::get_id())
+            throw std::runtime_error("task: run() of a task this thread is running (from a signal handler?)");
+    }
+    struct Held {  // running_on_ of each task, while its lock is held
+        std::vector<Task*> tasks;
+        explicit Held(std::vector<Task*> held) : tasks(std::move(held)) {
+            for (Task* t : tasks) t->running_on_ = std::this_thread::get_id();
+        }
+        ~Held() {
+            for (Task* t : tasks) t->running_on_ = std::thread::id();
+        }
+        Held(const Held&) = delete;
+        Held& operator=(const Held&) = delete;
+    };
+
     std::unique_ptr<PreparedTask> task_;
     std::mutex mutex_;
+    std::atomic<std::thread::id> running_on_{};
 };
 
 // `revgraph backends --json`'s object.

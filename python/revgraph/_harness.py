@@ -17,6 +17,7 @@ import argparse
 import json
 import os
 import sys
+import warnings
 import zipfile
 
 import numpy as np
@@ -134,9 +135,14 @@ def learn(args):
               f"({task.device}); "
               f"prepared in {task.preparation_seconds * 1e3:.1f} ms", file=sys.stderr)
     try:
-        result = task.run()
+        # A run that diverged says so as `revgraph run` does: one line, also with --quiet.
+        with warnings.catch_warnings(record=True) as caught:
+            warnings.simplefilter("always", RuntimeWarning)
+            result = task.run()
     except RuntimeError as e:
         raise Failure(str(e))
+    for w in caught:
+        print(f"revgraph: warning: {w.message}", file=sys.stderr)
 
     files = [(args.predictions, result.predictions_npy())]
     if args.metadata:

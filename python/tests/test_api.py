@@ -142,10 +142,11 @@ def test_run_together_equals_solo_runs():
 def test_a_signal_handler_that_raises_stops_a_long_run(task_arrays):
     """Ctrl-C in a notebook: a handler that raises (SIGINT's KeyboardInterrupt; SIGALRM's here, as a
     test cannot press keys) stops run() and run_together() at an epoch, not when they end (the long
-    task below trains for about ten minutes here), and its exception is what the caller gets. Both
-    tasks stay usable: the short one's next run is byte-identical to a fresh one's."""
+    task below trains for about half a minute here), and its exception is what the caller gets. A
+    handler that runs the task again is refused (it would wait for its own lock). Both tasks stay
+    usable: the short one's next run is byte-identical to a fresh one's."""
     train, labels, test, _ = task_arrays
-    long = revgraph.Task(train, labels, test, backend="cpu", epochs=1_000_000)
+    long = revgraph.Task(train, labels, test, backend="cpu", epochs=50_000)
     short = revgraph.Task(train, labels, test, backend="cpu", epochs=3)
 
     class Stop(Exception):
@@ -154,14 +155,24 @@ def test_a_signal_handler_that_raises_stops_a_long_run(task_arrays):
     def stop(signum, frame):
         raise Stop
 
+    def run_again(signum, frame):
+        long.run()
+
     previous = signal.signal(signal.SIGALRM, stop)
     try:
-        for run in (long.run, lambda: revgraph.run_together([short, long], threads=2), long.run):
+        for handler, error, run in ((stop, Stop, long.run),
+                                    (stop, Stop, lambda: revgraph.run_together([short, long], threads=2)),
+                                    (run_again, RuntimeError, long.run),
+                                    (run_again, RuntimeError, lambda: revgraph.run_together([long, short])),
+                                    (stop, Stop, long.run)):
+            signal.signal(signal.SIGALRM, handler)
             signal.setitimer(signal.ITIMER_REAL, 0.3)
             start = time.monotonic()
-            with pytest.raises(Stop):
+            with pytest.raises(error) as raised:
                 run()
-            assert time.monotonic() - start < 60  # stopped, not run to its end (~600 s)
+            assert time.monotonic() - start < 5, "not stopped at an epoch: the run went on"
+            if error is RuntimeError:
+                assert "a task this thread is running" in str(raised.value)
     finally:
         signal.setitimer(signal.ITIMER_REAL, 0)
         signal.signal(signal.SIGALRM, previous)
@@ -313,6 +324,12 @@ def test_a_result_pickles_and_copies_to_its_bytes(task_arrays, metadata):
     d = result.to_dict()
     assert set(d) == {"predictions", "scores", "state", "metadata", "run_seconds"}
     assert d["predictions"] is result.predictions and d["metadata"] == result.metadata
+    assert list(d["state"]) == list(result.state)
+    d["state"].clear()  # the caller's own dicts: the Result keeps its state and metadata
+    if metadata:
+        d["metadata"]["config"]["depth"] = 99
+        assert result.metadata["config"]["depth"] == 2
+    assert list(result.state) and copy.copy(result).state is not result.state
     # The next run of the task leaves a pickle of this one as it was.
     kept = pickle.dumps(result)
     revgraph.Task(train, labels, test, backend="cpu", epochs=2, seed=99).run()

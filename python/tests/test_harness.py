@@ -72,6 +72,18 @@ def test_learn_writes_the_api_and_cli_predictions(tmp_path, medium):
         assert m[key] == cli[key], key
 
 
+def test_learn_says_a_run_diverged_as_the_command_does(tmp_path, medium):
+    path, _ = medium
+    out = tmp_path / "predictions.npy"
+    p = harness("learn", "--data", str(path), "--predictions", str(out), "--set", "learning_rate=2", "--backend",
+                "cpu", "--quiet")
+    assert p.returncode == 0, p.stderr
+    assert p.stderr.splitlines() == ["revgraph: warning: 120 of 120 query rows scored NaN or infinity: the run "
+                                     "diverged, and their predictions mean nothing (a smaller learning_rate may help)"]
+    p = harness("learn", "--data", str(path), "--predictions", str(tmp_path / "p2.npy"), "--backend", "cpu", "--quiet")
+    assert p.returncode == 0 and p.stderr == ""
+
+
 def test_learn_never_reads_test_labels_or_indices(tmp_path, medium):
     path, (train, labels, test, _) = medium
     for name in ("test_labels", "train_indices", "test_indices"):

@@ -97,7 +97,9 @@ def test_values_raise_with_the_clis_message(tmp_path, good):
 @pytest.mark.parametrize("key,value,cli_value", [
     ("depth", 0, "0"), ("epochs", -1, "-1"), ("momentum", 1.0, "1"), ("batch_size", 0, "0"),
     ("learning_rate", float("nan"), "nan"), ("alpha", float("inf"), "inf"), ("weight_decay", -0.5, "-0.5"),
-    ("width", 81, "81"), ("width", 83, "83"), ("width", 1026, "1026")])
+    ("width", 81, "81"), ("width", 83, "83"), ("width", 1026, "1026"),
+    # Past 64 bits: the same out-of-range line from the command's digits and Python's int.
+    ("depth", 10**20, "100000000000000000000"), ("seed", 2**64, "18446744073709551616")])
 def test_bad_config_values_give_the_clis_message(good, key, value, cli_value):
     train, labels, test = good
     with pytest.raises(ValueError) as raised:
@@ -123,6 +125,10 @@ def test_bad_config_types_raise(good):
     # The value as written, not as narrowed on the way (2^63 was reported as 2^40, 1099511627776).
     refuse(train, labels, test, "config: depth is out of range: 9223372036854775808$", depth=2**63)
     refuse(train, labels, test, "config: batch_size is out of range: 1099511627781$", batch_size=2**40 + 5)
+    # A whole float too large to be exact, or digits past 64 bits: out of range too, as in the command.
+    refuse(train, labels, test, "config: depth is out of range: 1.152921504606847e\\+18$", depth=2.0**60)
+    refuse(train, labels, test, "config: seed is out of range: 1e\\+300$", seed=1e300)
+    refuse(train, labels, test, "config: depth must be an integer, got 2.5$", depth=2.5)
     refuse(train, labels, test, "config: unknown key 'dept'", dept=2**70)  # the name first, as for 2
     refuse(train, labels, test, "config: learning_rate is out of range", learning_rate=10**400)  # past a double
     # Past 64 bits a real-valued key is the double --config reads the same digits as (10**30 is 1e30).

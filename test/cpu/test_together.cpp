@@ -120,3 +120,38 @@ TEST_CASE("task: a task failing in run_together is reported once every worker st
     check_byte_identical(good0->outputs(), solo[0]);
     check_byte_identical(good2->outputs(), solo[2]);
 }
+
+TEST_CASE("task: after a failure in run_together no further task starts") {
+    // One worker, the failing task first: it fails in its epoch 1, and the two after it never start
+    // (they would each run every epoch of theirs before the call could throw).
+    auto bad = make_task(kSpecs[1], std::make_unique<FailingBackend>());
+    auto good0 = make_task(kSpecs[0]), good2 = make_task(kSpecs[2]);
+    int epochs_seen = 0;
+    CHECK_THROWS_WITH_AS(
+        PreparedTask::run_together({bad.get(), good0.get(), good2.get()}, 1, [&](int) { ++epochs_seen; }),
+        "planned failure in epoch 1", Error);
+    CHECK(epochs_seen == 1);  // the failing task's epoch 0
+    CHECK(good0->run_count() == 0);
+    CHECK(good2->run_count() == 0);
+}
+
+TEST_CASE("task: an epoch hook that throws stops run() and run_together() there; the next run is whole") {
+    const auto solo = solo_outputs();
+    struct Stop {};
+    auto t = make_task(kSpecs[0]), u = make_task(kSpecs[2]);
+    int calls = 0;
+    const auto stop_at_first = [&](int e) {
+        ++calls;
+        if (e == 0) throw Stop{};
+    };
+    CHECK_THROWS_AS(t->run(stop_at_first), Stop);
+    CHECK(calls == 1);
+    CHECK(t->run_count() == 0);
+    calls = 0;
+    CHECK_THROWS_AS(PreparedTask::run_together({t.get(), u.get()}, 1, stop_at_first), Stop);
+    CHECK(calls == 1);
+    t->run();
+    PreparedTask::run_together({u.get()});
+    check_byte_identical(t->outputs(), solo[0]);
+    check_byte_identical(u->outputs(), solo[2]);
+}
