@@ -32,6 +32,21 @@ struct Worst {
     void see(double r) { ratio = std::max(ratio, r); }
 };
 
+// A whole run of `task` against the float64 reference: parameters, momentum and scores within a
+// quarter of the GPU tolerance, the predictions where the reference's are clear.
+void check_whole_run(PreparedTask& task, Worst& worst) {
+    task.run();
+    const TaskState s = task.backend().read_state();
+    const auto ref = gpu_cases::reference_run(task);
+    for (const auto& [got, want] : {std::pair{&s.parameters, &ref.parameters()},
+                                    std::pair{&s.velocity, &ref.velocity()}, std::pair{&s.scores, &ref.scores()}}) {
+        const double r = tolerance_ratio(*got, *want);
+        worst.see(r);
+        CHECK(r <= kMargin);
+    }
+    CHECK(gpu_cases::predictions_agree(s.predictions, ref));
+}
+
 }  // namespace
 
 TEST_CASE("GPU tolerances: float32 CPU backends pass docs/spec.md §8's replay case within a quarter of the tolerance") {
@@ -84,19 +99,6 @@ TEST_CASE("GPU tolerances: float32 CPU backends follow the PyTorch traces within
 TEST_CASE("GPU tolerances: float32 CPU backends match the float64 reference on the odd shapes and past shared memory") {
     for (const std::string backend : kCpuBackends) {
         Worst worst;
-        const auto check = [&](PreparedTask& task) {
-            task.run();
-            const TaskState s = task.backend().read_state();
-            const auto ref = gpu_cases::reference_run(task);
-            for (const auto& [got, want] :
-                 {std::pair{&s.parameters, &ref.parameters()}, std::pair{&s.velocity, &ref.velocity()},
-                  std::pair{&s.scores, &ref.scores()}}) {
-                const double r = tolerance_ratio(*got, *want);
-                worst.see(r);
-                CHECK(r <= kMargin);
-            }
-            CHECK(gpu_cases::predictions_agree(s.predictions, ref));
-        };
         for (const gpu_cases::OddCase& k : gpu_cases::kOddCases) {
             CAPTURE(backend);
             CAPTURE(k.depth);
@@ -104,11 +106,11 @@ TEST_CASE("GPU tolerances: float32 CPU backends match the float64 reference on t
             CAPTURE(k.epochs);
             PreparedTask task(validate::synthetic_inputs(k.n, k.q, 99), gpu_cases::odd_config(k),
                               make_backend(backend));
-            check(task);
+            check_whole_run(task, worst);
         }
         PreparedTask deep(validate::synthetic_inputs(1000, 100, 3), gpu_cases::deep_wide_config(),
                           make_backend(backend));
-        check(deep);
+        check_whole_run(deep, worst);
         MESSAGE(backend << ": worst |error| / GPU tolerance on the odd shapes and depth 40: " << worst.ratio);
     }
 }
@@ -126,17 +128,7 @@ TEST_CASE("GPU tolerances: float32 CPU backends match the float64 reference at e
             CAPTURE(k.batch);
             PreparedTask task(validate::synthetic_inputs(k.batch + 5, 9, 47), gpu_cases::width_config(k),
                               make_backend(backend));
-            task.run();
-            const TaskState s = task.backend().read_state();
-            const auto ref = gpu_cases::reference_run(task);
-            for (const auto& [got, want] :
-                 {std::pair{&s.parameters, &ref.parameters()}, std::pair{&s.velocity, &ref.velocity()},
-                  std::pair{&s.scores, &ref.scores()}}) {
-                const double r = tolerance_ratio(*got, *want);
-                worst.see(r);
-                CHECK(r <= kMargin);
-            }
-            CHECK(gpu_cases::predictions_agree(s.predictions, ref));
+            check_whole_run(task, worst);
         }
         MESSAGE(backend << ": worst |error| / GPU tolerance at the GPU suite's widths: " << worst.ratio);
     }
