@@ -52,8 +52,8 @@ std::string format_line(const PointHead& head, const TaskOutputs& out, const std
         j["accuracy"] = double(correct) / double(test_labels.size());
     }
     for (const char* key : {"predictions_sha256", "scores_sha256", "state_vector_sha256", "final_parameter_sha256",
-                            "final_velocity_sha256"})
-        j[key] = out.metadata.at(key);
+                            "final_velocity_sha256", "non_finite_score_rows"})
+        j[key] = out.metadata.at(key);  // non_finite_score_rows: above 0, a point that diverged
     j["run_seconds"] = run_seconds;
     // dump() escapes every control character inside strings: the text holds no '\n' but the last.
     return j.dump() + "\n";

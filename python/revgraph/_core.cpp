@@ -18,8 +18,8 @@
 #include <mutex>
 #include <optional>
 #include <span>
-#include <thread>
 #include <string>
+#include <thread>
 #include <utility>
 #include <vector>
 

@@ -37,8 +37,9 @@ if _args and not _args[0].startswith("-"):
 if not REVGRAPH:
     sys.exit("usage: test_sweep.py REVGRAPH [unittest options]")
 
+# RESULT.json's keys a sweep line carries as they are: the hashes, and the diverged rows' count.
 HASH_KEYS = ["predictions_sha256", "scores_sha256", "state_vector_sha256", "final_parameter_sha256",
-             "final_velocity_sha256"]
+             "final_velocity_sha256", "non_finite_score_rows"]
 TIMES = re.compile(r',"run_seconds":[^,}]*\}$')
 
 
@@ -114,6 +115,14 @@ class SweepTest(unittest.TestCase):
             self.assertEqual(p["total"], 15)
             self.assertEqual(p["accuracy"], solo["accuracy"])
             self.assertGreater(p["run_seconds"], 0)
+
+    def test_a_point_that_diverged_counts_its_rows(self):
+        out = self.path("diverged.jsonl")
+        p = rg("sweep", *self.data, "--grid", "learning_rate=0.1,50", "--output", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        fine, diverged = (json.loads(line) for line in read(out).decode().splitlines())
+        self.assertEqual(fine["non_finite_score_rows"], 0)
+        self.assertEqual(diverged["non_finite_score_rows"], 15)  # all 15 query rows NaN
 
     def test_lines_equal_solo_runs_whatever_the_jobs(self):
         self.check_against_solo(self.full)

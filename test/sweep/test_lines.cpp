@@ -85,7 +85,7 @@ TEST_CASE("sweep lines: each point's hashes are those of the point run alone, wh
             CHECK(j["total"] == 7);
             CHECK(j["accuracy"].get<double>() == double(correct) / 7.0);
             for (const char* key : {"predictions_sha256", "scores_sha256", "state_vector_sha256",
-                                    "final_parameter_sha256", "final_velocity_sha256"})
+                                    "final_parameter_sha256", "final_velocity_sha256", "non_finite_score_rows"})
                 CHECK(j[key] == nlohmann::json(out_solo.metadata[key]));
             CHECK(j["run_seconds"].get<double>() >= 0);
             CHECK(lines.complete[i].rfind(",\"run_seconds\":") != std::string::npos);
