@@ -76,20 +76,23 @@ double parse_real(const std::string& key, const std::string& text) {
                 "valid keys: " + valid + ")");
 }
 
+// 2^53: up to it every whole double is exactly the integer it is written as.
+constexpr double kExactWholeLimit = 9007199254740992.0;
+
 // A JSON number that names an integer: an integer, or a float with no fraction (2.0) small enough
 // (|v| <= 2^53) that the float is that integer exactly.
 bool json_integral(const nlohmann::json& value) {
     if (value.is_number_integer()) return true;
     if (!value.is_number_float()) return false;
     const double v = value.get<double>();
-    return std::isfinite(v) && v == std::floor(v) && std::fabs(v) <= 9007199254740992.0;
+    return std::isfinite(v) && v == std::floor(v) && std::fabs(v) <= kExactWholeLimit;
 }
 
 // A whole float past 2^53 (1e300, 2.0**60): an integer all the same, too large for any integer key.
 bool json_huge_whole(const nlohmann::json& value) {
     if (!value.is_number_float()) return false;
     const double v = value.get<double>();
-    return std::isfinite(v) && v == std::floor(v) && std::fabs(v) > 9007199254740992.0;
+    return std::isfinite(v) && v == std::floor(v) && std::fabs(v) > kExactWholeLimit;
 }
 
 // A value as a message shows it: its JSON text, cut to 40 characters (a 100 KB string is no message).

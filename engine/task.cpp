@@ -225,9 +225,10 @@ double PreparedTask::run_together(const std::vector<PreparedTask*>& tasks, unsig
 }
 
 std::int64_t non_finite_score_rows(const std::vector<float>& scores) {
+    constexpr std::size_t k = model::kClasses;  // a row's scores
     std::int64_t rows = 0;
-    for (std::size_t r = 0; r + 10 <= scores.size(); r += 10)
-        rows += std::any_of(scores.begin() + r, scores.begin() + r + 10, [](float v) { return !std::isfinite(v); });
+    for (std::size_t r = 0; r + k <= scores.size(); r += k)
+        rows += std::any_of(scores.begin() + r, scores.begin() + r + k, [](float v) { return !std::isfinite(v); });
     return rows;
 }
 

@@ -64,10 +64,10 @@ public:
     // is its own time (device time, or its thread's wall time). Tasks whose backends share a launch
     // group (Backend::launch_group: cuda-fused with clusters) train in one launch, its time each
     // one's (a member's result is still byte-identical to its own run()). Returns the wall time from
-    // the first launch to the last task done. A task may appear once; after an error no further task
-    // starts, and the first error is rethrown once all stopped. after_epoch, as run()'s, is called by whichever thread
-    // ran the epoch (so it must be thread-safe) for every task that runs alone; a launch group's members are not
-    // stopped.
+    // the first launch to the last task done. A task may appear once; after an error no further
+    // task starts, and the first error is rethrown once all stopped. after_epoch, as run()'s, is
+    // called by whichever thread ran the epoch (so it must be thread-safe) for every task that runs
+    // alone; a launch group's members are not stopped.
     static double run_together(const std::vector<PreparedTask*>& tasks, unsigned threads = 0,
                                const Backend::EpochHook& after_epoch = nullptr);
     // Results of the latest run(), with docs/spec.md §7's metadata: RESULT.json as the command and
