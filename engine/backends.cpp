@@ -166,6 +166,7 @@ std::vector<BackendAvailability> backend_availability() {
     for (const BackendRow& row : backend_table()) {
         BackendAvailability a;
         a.requested = row.requested;
+        a.gpu = row.gpu;
         a.needs = row.needs;
         try {
             const std::unique_ptr<Backend> backend = make_backend(row.requested);
@@ -188,6 +189,7 @@ nlohmann::ordered_json backend_availability_json(const std::vector<BackendAvaila
     for (const auto& a : all) {
         nlohmann::ordered_json b;
         b["requested"] = a.requested;
+        b["gpu"] = a.gpu;
         b["usable"] = a.usable;
         if (a.usable)
             b["backend"] = a.backend, b["device"] = a.device;

@@ -59,6 +59,7 @@ void require_runs_width(const std::string& name, const TaskConfig& config);
 struct BackendAvailability {
     std::string requested;  // the name asked for: "cpu", "cuda-fused", ...
     bool usable = false;
+    bool gpu = false;     // the row's own: runs on a CUDA device (false for `auto`, which picks)
     std::string backend;  // Backend::name() of what it builds, e.g. "cuda"
     std::string device;   // Backend::device() where usable
     std::string reason;   // why not, where not usable
@@ -67,7 +68,8 @@ struct BackendAvailability {
 std::vector<BackendAvailability> backend_availability();  // every row, in order
 
 // `revgraph backends --json` (and Python's revgraph.backends()): version, git_commit, and one object
-// per name (requested, usable, backend and device or reason, needs).
+// per name (requested, gpu, usable, backend and device or reason, needs): tools ask `gpu`, never
+// the name's spelling, whether a backend runs on a device.
 nlohmann::ordered_json backend_availability_json(const std::vector<BackendAvailability>& all);
 
 }  // namespace revgraph

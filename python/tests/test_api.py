@@ -411,7 +411,7 @@ out["cluster_group_equal"] = all(g.predictions.tobytes() == a.predictions.tobyte
                                  g.metadata["state_vector_sha256"] == a.metadata["state_vector_sha256"]
                                  for g, a in zip(group, alone))
 revgraph.configure_gpu(cluster_blocks=0)  # `cuda`, which the GPU part below may pick, has no clusters
-gpu = [b["requested"] for b in revgraph.backends()["backends"] if b["usable"] and b["requested"].startswith("cuda")]
+gpu = [b["requested"] for b in revgraph.backends()["backends"] if b["usable"] and b["gpu"]]
 if gpu:
     rng = np.random.default_rng(0)
     tr = rng.random((20, 1, 9, 9), dtype=np.float32)

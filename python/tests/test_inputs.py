@@ -246,7 +246,7 @@ def test_a_gpu_task_failing_in_preparation_releases_its_arrays_with_the_gil():
     # owner takes the GIL to let go (without it the interpreter would crash here). GPU only.
     import subprocess
     import sys
-    gpu = [b["requested"] for b in revgraph.backends()["backends"] if b["usable"] and b["requested"].startswith("cuda")]
+    gpu = [b["requested"] for b in revgraph.backends()["backends"] if b["usable"] and b["gpu"]]
     if not gpu:
         pytest.skip("no usable CUDA backend here")
     for backend in gpu:

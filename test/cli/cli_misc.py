@@ -265,8 +265,14 @@ class Misc(CliTestCase):
             self.assertIs(rows[name]["usable"], True, name)
         for b in rows.values():
             # usable rows say what they build and where; the others say why not, and nothing else
-            self.assertEqual(set(b), {"requested", "usable", "backend", "device", "needs"} if b["usable"]
-                             else {"requested", "usable", "reason", "needs"}, b)
+            self.assertEqual(set(b), {"requested", "gpu", "usable", "backend", "device", "needs"} if b["usable"]
+                             else {"requested", "gpu", "usable", "reason", "needs"}, b)
+        # `gpu` says which names run on a device (the ones --emulate takes), so no tool reads the spelling.
+        self.assertEqual([n for n, b in rows.items() if b["gpu"]], ["cuda", "cuda-fused"])
+        for name, b in rows.items():
+            p = rg("run", "--backend", name, "--emulate", "--set", "epochs=1", "--quiet", "--output",
+                   os.path.join(self.fresh_dir("emulate-" + name), "r.json"))
+            self.assertEqual(p.returncode == 0, b["gpu"], (name, p.stderr))
         # The GPU backends auto may pick are the ones tools/gpu_check/verified.py finds for this tree
         # (the passing gpu-check report that speaks for this tree's GPU path), written at build time.
         sys.path.insert(0, os.path.join(SOURCE_ROOT, "tools"))

@@ -73,7 +73,7 @@ int validate_command(const ValidateOptions& o, const std::string& self_path) {
 
     // Marked {"run": false, "reason": …} where no GPU is usable or CUDA is not built.
     // Of the backend asked for when it is a GPU one, else of the default GPU backend.
-    const std::string gpu_backend = backend.rfind("cuda", 0) == 0 ? backend : "cuda";
+    const std::string gpu_backend = !backend.empty() && backend_row(backend).gpu ? backend : "cuda";
     report["numerical_validation"] = validate::gpu_validation(replays, gpu_backend);
     const bool gpu_ran = report["numerical_validation"]["run"].get<bool>();
     const std::string gpu_step =
