@@ -41,15 +41,19 @@ void check_pixels(std::span<const float> pixels, const char* name) {
 }
 
 void check_array(const InputArray& a, const char* name, const char* dtype, const char* dtype_words) {
+    // The fix is named in numpy's words, which both the Python API's and an .npz's users write: the
+    // engine casts nothing itself, since a cast (float64 rounding to float32, say) is the caller's choice.
     if (a.dtype != dtype)
-        throw Error(std::string("input: ") + name + " must be " + dtype_words + " (" + dtype + "), got " + a.dtype);
+        throw Error(std::string("input: ") + name + " must be " + dtype_words + " (" + dtype + "), got " + a.dtype +
+                    " (revgraph casts nothing; numpy: x.astype('" + dtype + "'))");
     const bool images = std::string(dtype) == "<f4";
     const bool shape_ok =
         images ? a.shape.size() == 4 && a.shape[1] == 1 && a.shape[2] == 9 && a.shape[3] == 9 : a.shape.size() == 1;
     if (!shape_ok)
         throw Error(std::string("input: ") + name + " must have shape " + (images ? "(N, 1, 9, 9)" : "(N,)") +
                     ", got " + io::Array::shape_string(a.shape));
-    if (!a.c_contiguous) throw Error(std::string("input: ") + name + " must be C-contiguous");
+    if (!a.c_contiguous)
+        throw Error(std::string("input: ") + name + " must be C-contiguous (numpy: numpy.ascontiguousarray(x))");
     if (!a.aligned) throw Error(std::string("input: ") + name + " is not aligned to its dtype");
 }
 

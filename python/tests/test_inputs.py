@@ -33,6 +33,9 @@ def test_float64_images_raise_never_cast(good):
     refuse(train.astype(np.float64), labels, test, r"train_images must be float32 \(<f4\), got <f8")
     refuse(train, labels, test.astype(np.float64), r"test_images must be float32 \(<f4\), got <f8")
     refuse(train.astype(np.float16), labels, test, r"got <f2")
+    # One line that names the fix: the caller's own cast.
+    refuse(train.astype(np.float64), labels, test, r"got <f8 \(revgraph casts nothing; numpy: x\.astype\('<f4'\)\)$")
+    refuse(train, labels.astype(np.int32), test, r"got <i4 \(revgraph casts nothing; numpy: x\.astype\('<i8'\)\)$")
 
 
 def test_other_dtypes_raise(good):
@@ -54,7 +57,8 @@ def test_non_arrays_raise_type_error(good):
 
 def test_non_contiguous_raise(good):
     train, labels, test = good
-    refuse(np.asfortranarray(train), labels, test, "train_images must be C-contiguous")
+    refuse(np.asfortranarray(train), labels, test,
+           r"train_images must be C-contiguous \(numpy: numpy\.ascontiguousarray\(x\)\)$")
     refuse(train, np.repeat(labels, 2)[::2], test, "train_labels must be C-contiguous")
     wide = np.zeros((test.shape[0], 2, 9, 9), np.float32)
     refuse(train, labels, wide[:, :1], "test_images must be C-contiguous")
