@@ -6,6 +6,7 @@
 #include <type_traits>
 
 #include "engine/cuda/fused_cluster.hpp"
+#include "engine/cuda/sequential_exec.hpp"
 #include "engine/cuda/cluster_tasks.hpp"
 #include "engine/error.hpp"
 

@@ -10,7 +10,7 @@
 #include <vector>
 
 #include "engine/cpu/trainer.hpp"
-#include "engine/cuda/fused.hpp"  // fused::SequentialExec: a phase as a loop
+#include "engine/cuda/sequential_exec.hpp"  // a phase as a loop
 #include "engine/cuda/fused_any/step.hpp"
 #include "engine/data/synthetic.hpp"
 #include "engine/model/layout.hpp"

@@ -3,16 +3,15 @@
 // host code, for host_check.cpp and host_device.cpp: the very text NVRTC compiles in the entry,
 // read as NVRTC reads it (built with -D__CUDACC_RTC__) and as device code (__CUDA_ARCH__ settled to
 // defined), so its device-only branches, the sums' 16-term blocks among them, run here as a GPU
-// would run them. Its phases run through SequentialExec below: each phase's items as a loop,
+// would run them. Its phases run through the engine's SequentialExec: each phase's items as a loop,
 // forwards or backwards.
 #include <cmath>
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
 #include <cstring>
-#include <functional>
-#include <type_traits>
-#include <vector>
+
+#include "engine/cuda/sequential_exec.hpp"
 
 // What the text needs of CUDA, on the host: qualifiers as nothing and the thread indices, which
 // host_device.cpp sets where it calls the text's own kernels (a block of one thread: the text's
@@ -41,35 +40,7 @@ using namespace exported_cuda_shim;
 
 namespace fa = exported::revgraph::cuda::fused_any;
 
-// A block's phases on one thread: every item of a phase in turn, last to first where `reverse` (a
-// phase's items are independent on the device; either order must give the same bits). Reversed,
-// issued items (no barrier of their own) also run late, after the next phase's items, as the
-// engine's emulator runs them (engine/cuda/fused.hpp's SequentialExec): a phase that needs them
-// before its barrier then reads stale values.
-struct SequentialExec {
-    bool reverse = false;
-    mutable std::vector<std::function<void()>> issued{};
-
-    template <class F>
-    void issue(int count, F&& item) const {
-        if (reverse)
-            issued.push_back([this, count, item = std::decay_t<F>(item)] { loop(count, item); });
-        else
-            loop(count, item);
-    }
-    template <class F>
-    void phase(int count, F&& item) const {
-        loop(count, item);
-        std::vector<std::function<void()>> late;
-        late.swap(issued);
-        for (const auto& f : late) f();
-    }
-    void wait_for_prior_grid() const {}
-    void launch_dependents() const {}
-
-private:
-    template <class F>
-    void loop(int count, const F& item) const {
-        for (int i = 0; i < count; ++i) item(reverse ? count - 1 - i : i);
-    }
-};
+// A block's phases on one thread: the engine's emulator's executor (engine/cuda/sequential_exec.hpp),
+// every item of a phase in turn, last to first where `reverse`; reversed, issued items run late,
+// after the next phase's items, so a phase that needs them before its barrier reads stale values.
+using revgraph::cuda::fused::SequentialExec;
