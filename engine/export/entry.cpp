@@ -60,6 +60,17 @@ std::string title(const EntrySource& s) {
     return text;
 }
 
+// " (105,723 of 110,000 correct, 106,700 required)" from a band's record, where it has the counts.
+std::string count_words(const nlohmann::json& entry) {
+    const auto number = [&](const char* key) {
+        return entry.contains(key) && entry[key].is_number_integer() ? std::to_string(entry[key].get<long long>())
+                                                                     : std::string();
+    };
+    const std::string correct = number("total_correct"), total = number("total"), required = number("required_correct");
+    if (correct.empty() || total.empty() || required.empty()) return "";
+    return " (" + correct + " of " + total + " correct, " + required + " required)";
+}
+
 }  // namespace
 
 const std::vector<std::string>& race_bands() {
@@ -107,6 +118,11 @@ EntrySource entry_from_bands_file(const std::string& path, const std::string& ba
         if (found.back() != band) continue;
         if (!entry.contains("config") || !entry["config"].is_object())
             throw Error("export: band " + band + " of " + path + " has no config object");
+        // A band its own file records as failed (bench/frontier/frontier.json's "qualified": false)
+        // would be an entry that fails its leaderboard: refused, with the file's count.
+        if (entry.contains("qualified") && entry["qualified"] == false)
+            throw Error("export: band " + band + " of " + path + " did not qualify there" + count_words(entry) +
+                        ": its entry would fail the leaderboard");
         EntrySource s;
         s.band = band;
         try {
@@ -117,7 +133,14 @@ EntrySource entry_from_bands_file(const std::string& path, const std::string& ba
     }
     std::string list;
     for (const std::string& b : found) list += (list.empty() ? "" : ", ") + b;
-    throw Error("export: " + path + " has no band " + band + (list.empty() ? "" : " (it has " + list + ")"));
+    const std::string has = list.empty() ? "" : " (it has " + list + ")";
+    // bench/race.json lists the bands its search did not reach: say so, not that the file forgot one.
+    if (doc.contains("unreached") && doc["unreached"].is_array())
+        for (const auto& u : doc["unreached"])
+            if (u.is_object() && u.contains("band") && u["band"] == band)
+                throw Error("export: " + path + " records band " + band +
+                            " as unreached: no configuration its search tried passed it" + has);
+    throw Error("export: " + path + " has no band " + band + has);
 }
 
 }  // namespace revgraph::exporter

@@ -30,7 +30,8 @@ struct EntrySource {
 std::string entry_file(const EntrySource& source);
 
 // The entry of `band` in a JSON file of bands — bench/race.json or bench/frontier/frontier.json:
-// {"bands": [{"band": "12", "config": {...}}, ...]}. Throws in one line where the file has none.
+// {"bands": [{"band": "12", "config": {...}}, ...]}. Throws in one line where the file has none,
+// where the file records the band as not qualified ("qualified": false) or as "unreached".
 EntrySource entry_from_bands_file(const std::string& path, const std::string& band);
 
 }  // namespace revgraph::exporter

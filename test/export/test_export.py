@@ -131,7 +131,21 @@ class Entries(unittest.TestCase):
                 self.assertEqual(module_constant(text, "CONFIG"), want, name)
 
     def test_bad_requests_get_one_line(self):
-        for args, words in ((["--band", "7"], "leaderboards"), (["--from", bands_file(), "--band", "7"], "leaderboards"), (["--from", bands_file(), "--band", "2"], "has no band 2"),
+        frontier = os.path.join(ROOT, "bench", "frontier", "frontier.json")
+        with open(frontier) as f:
+            failed = [b for b in json.load(f)["bands"] if b.get("qualified") is False]
+        self.assertTrue(failed, "frontier.json records a band that did not qualify (its 3 %): the refusal is tested on it")
+        b = failed[0]
+        failed_words = (f"band {b['band']} of {frontier} did not qualify there ({b['total_correct']} of {b['total']} "
+                        f"correct, {b['required_correct']} required): its entry would fail the leaderboard")
+        # race.json's search records the bands it did not reach; a file without such a list has no band 2.
+        with open(bands_file()) as f:
+            unreached = "2" in [u["band"] for u in json.load(f).get("unreached", [])]
+        for args, words in ((["--band", "7"], "leaderboards"), (["--from", bands_file(), "--band", "7"], "leaderboards"),
+                            (["--from", bands_file(), "--band", "2"],
+                             "records band 2 as unreached: no configuration its search tried passed it (it has 12, 8, 5)"
+                             if unreached else "has no band 2"),
+                            (["--from", frontier, "--band", b["band"]], failed_words),
                             (["--band", "12", "--set", "width=81"], "width"),
                             (["--from", bands_file(), "--band", "12", "--set", "depth=3"], "not with --config or --set"),
                             (["--from", os.path.join(ROOT, "README.md"), "--band", "12"], "is not JSON")):

@@ -59,7 +59,9 @@ Command add_export_command(CLI::App& app) {
         "export", "write a configuration as a one-file entry of the MNIST-medium time challenge (docs/race.md)");
     sub->add_option("--band", o->band, "the leaderboard: 12, 8, 5, 3 or 2 (% error)")->required()->check(kNonEmpty);
     sub->add_option("--from", o->from,
-                    "take the band's config from this file of bands (bench/race.json, bench/frontier/frontier.json)")
+                    "take the band's config from this file of bands: bench/race.json (chosen on the challenge's own "
+                    "draws, with margin) or bench/frontier/frontier.json (chosen on an older protocol's draws); a "
+                    "band the file records as failed or unreached is refused")
         ->type_name("FILE")
         ->check(kNonEmpty);
     sub->add_option("--config", o->task.config, "a JSON object of config keys (not with --from)")
