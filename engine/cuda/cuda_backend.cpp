@@ -142,20 +142,18 @@ struct CudaBackend::Impl {
         const TaskInputs& in = *p.inputs;
         const std::int64_t n = plan.train_count();
         // Every buffer starts as zeros, so a read-back before the first run is deterministic too.
-        for (int k = 0; k < kBufCount; ++k) {
-            const Buf b = static_cast<Buf>(k);
-            if (memory.bytes(b) > 0) cudaCheck(cudaMemset(memory.base(b), 0, memory.bytes(b)));
-        }
+        const cudaStream_t s = stream.s;
+        for (int k = 0; k < kBufCount; ++k) memory.zero_async(static_cast<Buf>(k), s);
         if (p.initial_parameters.size() != plan.elements(Buf::initial))
             throw Error("cuda: initial parameters have the wrong size");
-        memory.upload(Buf::initial, p.initial_parameters.data(), plan.bytes(Buf::initial));
+        memory.upload_async(Buf::initial, p.initial_parameters.data(), plan.bytes(Buf::initial), s);
         if (in.train_images.size() != plan.elements(Buf::train_raw) ||
             in.test_images.size() != plan.elements(Buf::query_raw))
             throw Error("cuda: pixel arrays have the wrong size");
-        memory.upload(Buf::train_raw, in.train_images.data(), plan.bytes(Buf::train_raw));
-        memory.upload(Buf::query_raw, in.test_images.data(), plan.bytes(Buf::query_raw));
+        memory.upload_async(Buf::train_raw, in.train_images.data(), plan.bytes(Buf::train_raw), s);
+        memory.upload_async(Buf::query_raw, in.test_images.data(), plan.bytes(Buf::query_raw), s);
         std::vector<std::int32_t> labels(in.train_labels.begin(), in.train_labels.end());
-        memory.upload(Buf::train_labels, labels.data(), plan.bytes(Buf::train_labels));
+        memory.upload_async(Buf::train_labels, labels.data(), plan.bytes(Buf::train_labels), s);
         if (static_cast<int>(p.permutations.size()) < plan.config().epochs)
             throw Error("cuda: too few epoch permutations");
         std::vector<std::int32_t> perms;
@@ -168,10 +166,11 @@ struct CudaBackend::Impl {
                 perms.push_back(static_cast<std::int32_t>(v));
             }
         }
-        memory.upload(Buf::permutations, perms.data(), plan.bytes(Buf::permutations));
-        // The memsets and copies above ran on the legacy default stream, which the task's
-        // non-blocking stream does not wait for, and a pageable copy may return before its DMA ends.
-        cudaCheck(cudaDeviceSynchronize());
+        memory.upload_async(Buf::permutations, perms.data(), plan.bytes(Buf::permutations), s);
+        // All on the task's own stream, then that stream alone waited for: labels and perms (host
+        // copies) live until here, and a cudaDeviceSynchronize would break a graph another thread
+        // is capturing (a Python thread may prepare a task while another prepares its own).
+        cudaCheck(cudaStreamSynchronize(s));
     }
 };
 

@@ -44,6 +44,16 @@ public:
         check(bytes);
         if (bytes > 0) cudaCheck(cudaMemcpy(ptr_, src, bytes, cudaMemcpyHostToDevice));
     }
+    // Zeros, then a copy, ordered on `s`: prepare()'s, which never touches the legacy stream or the
+    // whole device, so another thread's graph capture is left alone. The caller synchronizes `s`
+    // before `src` goes.
+    void upload_async(const void* src, std::size_t bytes, cudaStream_t s) {
+        check(bytes);
+        if (bytes > 0) cudaCheck(cudaMemcpyAsync(ptr_, src, bytes, cudaMemcpyHostToDevice, s));
+    }
+    void zero_async(cudaStream_t s) {
+        if (bytes_ > 0) cudaCheck(cudaMemsetAsync(ptr_, 0, bytes_, s));
+    }
     void download(void* dst, std::size_t bytes) const {
         check(bytes);
         if (bytes > 0) cudaCheck(cudaMemcpy(dst, ptr_, bytes, cudaMemcpyDeviceToHost));

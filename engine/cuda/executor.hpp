@@ -29,10 +29,12 @@ public:
     void* address(Ref r) const { return at(r, buf_elem(r.buf)); }  // any element type
     std::size_t total_bytes() const;
 
-    // Synchronous copies for prepare() and read-back.
-    void upload(Buf b, const void* src, std::size_t bytes) {
-        buffers_.at(static_cast<std::size_t>(b)).upload(src, bytes);
+    // prepare()'s zeros and copies, ordered on its stream (DeviceBuffer::upload_async), and the
+    // synchronous read-back.
+    void upload_async(Buf b, const void* src, std::size_t bytes, cudaStream_t s) {
+        buffers_.at(static_cast<std::size_t>(b)).upload_async(src, bytes, s);
     }
+    void zero_async(Buf b, cudaStream_t s) { buffers_.at(static_cast<std::size_t>(b)).zero_async(s); }
     void download(Buf b, void* dst, std::size_t bytes) const {
         buffers_.at(static_cast<std::size_t>(b)).download(dst, bytes);
     }

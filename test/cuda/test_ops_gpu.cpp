@@ -40,9 +40,9 @@ public:
     void load(const op_cases::Buffers& b) override {
         for (int k = 0; k < kBufCount; ++k) {
             const Buf buf = static_cast<Buf>(k);
-            if (plan_.bytes(buf) > 0) memory_.upload(buf, data(b, k), plan_.bytes(buf));
+            if (plan_.bytes(buf) > 0) memory_.upload_async(buf, data(b, k), plan_.bytes(buf), stream_.s);
         }
-        cudaCheck(cudaDeviceSynchronize());
+        cudaCheck(cudaStreamSynchronize(stream_.s));
     }
     void run(const Program& ops) override {
         const CompiledProgram compiled = compile(plan_, ops, memory_, matmuls_.get());
