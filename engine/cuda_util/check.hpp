@@ -12,7 +12,12 @@
 
 namespace revgraph::cuda {
 
+// The runtime keeps a failed call's error as the thread's "last error" until read: cleared here,
+// else the next kernel launch's cudaGetLastError() (ops/*.hpp's launchers) would report this
+// error as its own after a caller caught it (a failed cudaMalloc, then the next task's first launch).
+// A sticky error (the context lost) stays whatever is read; every later call reports it anyway.
 [[noreturn]] inline void throw_cuda(cudaError_t e, const char* what, const char* file, int line) {
+    (void)cudaGetLastError();
     throw Error(std::string("cuda: ") + what + " failed: " + cudaGetErrorString(e) + " (" + file + ":" +
                 std::to_string(line) + ")");
 }
