@@ -22,7 +22,9 @@ std::string buildable_anywhere() { return ""; }
 std::string no_cuda_device() {
     if (!cuda::compiled_in()) return "this build has no CUDA (" + cuda::describe_device() + ")";
     if (cuda::device_count() == 0) return cuda::describe_device();
-    return "";
+    // A device this build has no kernels for (an A100 under the default -Dgpu_arch=90) is refused
+    // here in one line, not at the first launch with the runtime's "no kernel image".
+    return cuda::missing_device_code(Runtime::options().device);
 }
 
 std::unique_ptr<Backend> make_cuda([[maybe_unused]] bool fused) {

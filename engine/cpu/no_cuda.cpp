@@ -6,5 +6,6 @@ namespace revgraph::cuda {
 bool compiled_in() { return false; }
 int device_count() { return 0; }
 std::string describe_device(int) { return "CUDA not built (meson -Dcuda=disabled or no nvcc)"; }
+std::string missing_device_code(int) { return ""; }
 
 }  // namespace revgraph::cuda

@@ -44,4 +44,18 @@ std::string describe_device(int ordinal) {
     return std::string(prop.name) + " (sm_" + std::to_string(prop.major) + std::to_string(prop.minor) + ")";
 }
 
+// What this binary has device code for, as nvcc lists its -gencode targets (__CUDA_ARCH_LIST__,
+// 800,900 for -Dgpu_arch=80,90).
+std::string missing_device_code(int ordinal) {
+    int major = 0, minor = 0;
+    if (cudaDeviceGetAttribute(&major, cudaDevAttrComputeCapabilityMajor, ordinal) != cudaSuccess ||
+        cudaDeviceGetAttribute(&minor, cudaDevAttrComputeCapabilityMinor, ordinal) != cudaSuccess) {
+        (void)cudaGetLastError();
+        return "";
+    }
+    std::vector<int> built;
+    for (const int a : {__CUDA_ARCH_LIST__}) built.push_back(a / 10);
+    return device_code_gap(10 * major + minor, built, describe_device(ordinal));
+}
+
 }  // namespace revgraph::cuda

@@ -20,3 +20,23 @@ TEST_CASE("cuda: a machine without the driver's library is said to have no NVIDI
         CHECK(said.find("no NVIDIA driver") == std::string::npos);
     }
 }
+
+// The rule `revgraph backends` and every GPU backend ask before a device is used (device.cu gives
+// it nvcc's list of this build's architectures): whether a device runs this build's machine code
+// or PTX, else the rebuild that makes it run.
+TEST_CASE("cuda: a device this build has no kernels for is named with the rebuild that fixes it") {
+    using revgraph::cuda::device_code_gap;
+    const std::string a100 = "NVIDIA A100-SXM4-40GB (sm_80)";
+    // The default build (machine code and PTX for sm_90) on an A100: no image it can load.
+    CHECK(device_code_gap(80, {90}, a100) ==
+          "this build has device code for sm_90, not for " + a100 + ": rebuild with -Dgpu_arch=80,90");
+    CHECK(device_code_gap(80, {80, 90}, a100).empty());        // its own machine code
+    CHECK(device_code_gap(86, {80, 90}, "an sm_86").empty());  // sm_80's machine code runs on 8.6
+    CHECK(device_code_gap(90, {90}, "an H200").empty());
+    CHECK(device_code_gap(100, {90}, "a B200").empty());    // sm_90's PTX, compiled by the driver
+    CHECK(device_code_gap(89, {80, 90}, "an L4").empty());  // sm_80's machine code again
+    CHECK(device_code_gap(75, {80, 90}, "a T4 (sm_75)") ==
+          "this build has device code for sm_80, sm_90, not for a T4 (sm_75): rebuild with -Dgpu_arch=75,80,90");
+    CHECK(device_code_gap(87, {90}, "an Orin (sm_87)") ==
+          "this build has device code for sm_90, not for an Orin (sm_87): rebuild with -Dgpu_arch=87,90");
+}
