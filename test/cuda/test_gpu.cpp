@@ -11,6 +11,7 @@
 #include <cstring>
 #include <memory>
 #include <string>
+#include <thread>
 #include <vector>
 
 #include "engine/backends.hpp"
@@ -607,5 +608,49 @@ TEST_CASE("cuda: tasks run together on their own streams give each task its own 
             CHECK(out.state.predictions == solo[k].state.predictions);
         }
         MESSAGE("9 tasks together: " << wall * 1e3 << " ms wall");
+    }
+}
+
+TEST_CASE("cuda: tasks prepared on several threads at once each give their own run()'s bytes") {
+    // Python's Task() releases the GIL, so threads prepare (upload, warm up, capture graphs) beside
+    // each other: one thread's upload must not break another's capture (prepare() waits for its own
+    // stream, never the device). Each thread prepares and runs three tasks; every result is checked
+    // here, on the main thread, against the same task run alone.
+    const auto config = [](int k) {
+        TaskConfig c;  // rev88 but smaller data
+        c.depth = 1 + k % 2;
+        c.seed = 11 + static_cast<std::uint64_t>(k);
+        return c;
+    };
+    const auto backend = [](int k) { return std::string(kBackends[k % 2]); };
+    constexpr int kThreads = 4, kEach = 3;
+    std::vector<TaskState> solo;
+    for (int k = 0; k < kThreads * kEach; ++k) {
+        PreparedTask t(validate::synthetic_inputs(1000, 300, 5), config(k), make_backend(backend(k)));
+        t.run();
+        solo.push_back(t.backend().read_state());
+    }
+    std::vector<TaskState> got(solo.size());
+    std::vector<std::string> errors(kThreads);
+    std::vector<std::thread> threads;
+    for (int th = 0; th < kThreads; ++th)
+        threads.emplace_back([&, th] {
+            try {
+                for (int i = 0; i < kEach; ++i) {
+                    const int k = th * kEach + i;
+                    PreparedTask t(validate::synthetic_inputs(1000, 300, 5), config(k), make_backend(backend(k)));
+                    t.run();
+                    got[static_cast<std::size_t>(k)] = t.backend().read_state();
+                }
+            } catch (const std::exception& e) { errors[static_cast<std::size_t>(th)] = e.what(); }
+        });
+    for (auto& t : threads) t.join();
+    for (int th = 0; th < kThreads; ++th)
+        CHECK_MESSAGE(errors[static_cast<std::size_t>(th)].empty(), errors[static_cast<std::size_t>(th)]);
+    for (std::size_t k = 0; k < solo.size(); ++k) {
+        CAPTURE(k);
+        CHECK(got[k].parameters == solo[k].parameters);
+        CHECK(got[k].scores == solo[k].scores);
+        CHECK(got[k].predictions == solo[k].predictions);
     }
 }
