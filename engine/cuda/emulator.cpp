@@ -23,6 +23,12 @@ Emulator::Emulator(const TaskPlan& plan, std::size_t shared_bytes)
             case Elem::i64: i64_[k].assign(n, 0); break;
         }
     }
+    // The device's own launch shapes: the any-width kernels have theirs (fused_any_shape.hpp), which
+    // need not stay the 82-wide kernels' (the emulated blocks carve shared memory as the device's do).
+    if (plan.any_width()) {
+        rows_per_block_ = fused_any::kRowsPerBlock;
+        predict_tile_ = fused_any::kPredictRows;
+    }
 }
 
 void Emulator::upload(const PreparedInputs& p) {

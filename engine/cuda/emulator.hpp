@@ -86,7 +86,7 @@ private:
     const TaskPlan& plan_;
     std::size_t shared_bytes_;
     bool reverse_ = false;
-    int rows_per_block_ = fused::kRowsPerBlock;
+    int rows_per_block_ = fused::kRowsPerBlock;  // fused_any's at other widths (the constructor)
     int predict_tile_ = fused::kPredictTile;
     int sum_lanes_ = fused::kSumLanes;
     int cluster_groups_ = fused::kClusterGroups;
