@@ -7,6 +7,8 @@
 #include <doctest/doctest.h>
 
 #include <string>
+#include <utility>
+#include <variant>
 #include <vector>
 
 #include "engine/backends.hpp"
@@ -200,5 +202,47 @@ TEST_CASE("emulated cuda-fused and cuda at width 128 write cpu-reference's outpu
             CAPTURE(hash);
             CHECK(a.metadata.at(hash) == b.metadata.at(hash));
         }
+    }
+}
+
+TEST_CASE("fused plan: no kernel writes the order, pixels or labels a step reads before its wait") {
+    // A fused rows kernel launched early (Programmatic Dependent Launch) reads the order, the rows
+    // (raw pixels at any width, the lifted rows at 82) and the labels before it waits for the kernel
+    // in front (fused_any/step.hpp always, fused.hpp where a step follows a step): right only while
+    // no kernel of an epoch writes them — the order's per-epoch copy is a copy, which no early
+    // launch overlaps, and the rows are lifted once, before the first epoch. The emulator cannot see
+    // a launch start early, so this holds the rule itself: every kernel of every epoch program, run
+    // alone, leaves those buffers as they were (and no kernel at all writes the raw inputs).
+    for (const int width : {82, 128}) {
+        CAPTURE(width);
+        const Case k{width, 2, 8, 21, 5, 2};
+        const TaskConfig c = config_of(k);
+        const data::TaskData task = data::synthetic_task(k.n, k.q, 4711);
+        const TaskInputs inputs(task.train_images, task.train_labels, task.test_images);
+        const PreparedInputs prepared = prepare_inputs(inputs, c);
+        const TaskPlan plan(c, k.n, k.q, Path::fused);
+        Emulator emu(plan);
+        emu.upload(prepared);
+        std::vector<std::pair<Program, bool>> programs{{plan.reset(), false}, {plan.normalize(), false}};
+        for (int e = 0; e < c.epochs; ++e) programs.emplace_back(plan.epoch(e), true);
+        programs.emplace_back(plan.predict(), false);
+        int epoch_kernels = 0;
+        for (const auto& [program, epoch] : programs)
+            for (const Op& op : program) {
+                CAPTURE(op_name(op));
+                const auto order = emu.i32(Buf::order);
+                const auto raw = emu.f32(Buf::train_raw);
+                const auto rows = emu.f32(Buf::train_rows);
+                const auto labels = emu.i32(Buf::train_labels);
+                emu.execute(Program{op});
+                if (std::holds_alternative<CopyOp>(op)) continue;  // a copy: no kernel launched early follows it
+                CHECK(emu.f32(Buf::train_raw) == raw);
+                CHECK(emu.i32(Buf::train_labels) == labels);
+                if (!epoch) continue;
+                ++epoch_kernels;
+                CHECK(emu.i32(Buf::order) == order);
+                CHECK(emu.f32(Buf::train_rows) == rows);
+            }
+        CHECK(epoch_kernels == 2 * c.epochs * static_cast<int>(plan.batches().size()));  // two kernels a step
     }
 }
