@@ -4,11 +4,13 @@
   - the draw scheme: this file's own plain-numpy reading of the IDX files, resize, split, draws and
     labels (labels and rows exactly, images within one float32 step), and the engine's own
     double-precision resize (`revgraph data mnist`, image for image by pool index);
-  - the static rules: made-up entries that break one rule each, and good ones;
+  - the static rules: made-up entries that break one rule each, and good ones (every exported entry);
+  - usage mistakes, an empty path among them;
   - the verdict arithmetic on made-up counts at the exact boundaries, computed here;
   - end to end on the CPU: test/tools/race/centroid_entry.py through `tools/race run --device cpu`,
     its per-draw counts against the entry's function run here on this file's own draws; hold-out
-    calls; the sandbox refusing a forbidden open; invalid outputs; a broken rule refused before import;
+    calls; the sandbox refusing a forbidden open (and saying its refusals on the verdict line);
+    invalid outputs (FAIL, exit 3); a broken rule refused before import; an entry without cuda-python;
   - `tools/race engine` against revgraph.fit_predict on this file's draws: rev88 with --backend cpu (its
     report says the predictions are not the GPU entry's), and a short config with the default backend,
     cpu-reference (the entry's very predictions);
@@ -289,7 +291,10 @@ class Rules(unittest.TestCase):
             except TypeError:
                 pass  # print as a metaclass returns nothing usable: it ran all the same
             self.assertTrue(calls, body)
-            self.assertOneBroken(HEADER + GOOD_BODY + body + "\n", "inert")
+            problems, _ = self.check(HEADER + GOOD_BODY + body + "\n")
+            # `X = B[1]` is refused twice: the hook it runs, and a subscript of what is not a constant.
+            self.assertEqual([p.split(":")[0] for p in problems], ["inert"] * (2 if "B[1]" in body else 1),
+                             (body, problems))
         for body in ("@functools.lru_cache\ndef f():\n    pass", "@torch.jit.script\ndef f(x):\n    return x",
                      "@torch.no_grad(True)\ndef f():\n    pass", "@torch.compile(backend=print())\ndef f():\n    pass",
                      "class D:\n    @q.setter\n    def q(self, v):\n        pass"):
@@ -376,13 +381,91 @@ class Rules(unittest.TestCase):
                 del sys.modules["entry_probe"]
             self.assertTrue(calls, body)
             problems, _ = self.check(HEADER + GOOD_BODY + body + "\n")
-            self.assertEqual([p.split(":")[0] for p in problems], ["inert"], (body, problems))
+            # `sys.modules[__name__]` is refused too: a subscript of what is not a constant.
+            self.assertEqual([p.split(":")[0] for p in problems], ["inert"] * (2 if "sys.modules" in body else 1),
+                             (body, problems))
         # What users write stays allowed: a constant updated in place, a property and its setter, the
         # wrappers of modules imported as themselves, settings inside a class body.
         fine = ("X = 1\nX += 2\n\n\nclass D:\n    @property\n    def p(self):\n        return 1\n\n    @p.setter\n"
                 "    def p(self, v):\n        pass\n\n    torch.set_num_threads(1)\n\n\n"
                 "torch.autograd.set_detect_anomaly(False)\ntorch._inductor.config.triton.cudagraphs = False\n")
         self.assertEqual(self.check(HEADER + GOOD_BODY + fine)[0], [])
+
+    def test_constants_are_worked_out_from_literals_only(self):
+        """The published rule allows constant assignments only; a subscript, operator, test or
+        unpacking of an imported object runs that object's code at import (`os.environ["HOME"]`
+        reads the environment: shown here by running each on a recording stand-in), so each is
+        refused, in one line naming its line and the part that is not constant. Aliases of a module's
+        names and values worked out from literals stay allowed, as does every exported entry."""
+        class Recording:
+            def __init__(self):
+                self.seen = []
+
+            def __getitem__(self, key):
+                self.seen.append("getitem")
+                return "x"
+
+            def __iter__(self):
+                self.seen.append("iter")
+                return iter(("a", "b"))
+
+            def __bool__(self):
+                self.seen.append("bool")
+                return True
+
+            def keys(self):
+                self.seen.append("keys")
+                return ["a"]
+
+        prefix = HEADER + "import os\n" + GOOD_BODY
+        runs = (('X = os.environ["HOME"]', 0, "`os.environ['HOME']` subscripts `os.environ`"),
+                ('X = "%(HOME)s" % os.environ', 0, "`'%(HOME)s' % os.environ` applies % to `os.environ`"),
+                ("X = 1 if os.environ else 2", 0, "tests `os.environ`"),
+                ("A, B = os.environ", 0, "it unpacks `os.environ`"),
+                ("X = [*os.environ]", 0, "`*os.environ` unpacks `os.environ`"),
+                ("X = {**os.environ}", 0, "unpacks `os.environ`"),
+                ('E = os.environ\nX = E["HOME"]', 1, "`E['HOME']` subscripts `E`"),
+                ("X = 1\nX += os.environ['N']", 1, "subscripts `os.environ`"),
+                ('def f(home=os.environ["HOME"]):\n    return home', 0,
+                 "a default argument of f is not constant: `os.environ['HOME']` subscripts"),
+                ('class C:\n    HOME = os.environ["HOME"]', 1, "class C assigns a value that is not constant"))
+        for body, at, fragment in runs:
+            environ = Recording()
+            try:
+                exec(compile(body, "entry", "exec"), {"os": types.SimpleNamespace(environ=environ)})
+            except TypeError:
+                pass  # `1 += "x"`: the subscript ran all the same
+            self.assertTrue(environ.seen, body)
+            problems, _ = self.check(prefix + body + "\n")
+            self.assertEqual(len(problems), 1, (body, problems))
+            line = prefix.count("\n") + 1 + at
+            self.assertTrue(problems[0].startswith(f"inert: line {line}: "), (body, problems))
+            self.assertIn(fragment, problems[0])
+            self.assertIn("not constant", problems[0])
+        for body, fragment in (('torch.set_num_threads(os.environ["N"])', "a torch setting's argument is not constant"),
+                               ("X = np.float32 * 2", "applies * to `np.float32`"),
+                               ('X = "".__class__', "reads a private attribute (__class__)"),
+                               ("X = os.getcwd()", "`os.getcwd()` is a call")):
+            problems, _ = self.check(prefix + "import numpy as np\n" + body + "\n")
+            self.assertEqual(len(problems), 1, (body, problems))
+            self.assertIn(fragment, problems[0])
+        fine = ("import numpy as np\nF4, F8, U4 = np.float32, np.float64, np.uint32\nE = os.environ\nA = 3\n"
+                "B = A * 2 + 1\nCONFIG = {'width': 96, 'depth': 2}\nW = CONFIG['width'] // 2\nJ = ', '.join\n"
+                "K = {np.float32: 4, 'n': (A, np.int64)}\nX = 1\nX += 2\nX += B\nZ = W if A > 2 else -W\n"
+                "L = lambda k=W: k\n\n\nclass C:\n    N = A + 1\n    M = N * 2\n\n\n"
+                "def f(k=W * 2, t=np.float32) -> tuple[int, int]:\n    return k, os.environ['HOME']\n")
+        self.assertEqual(self.check(prefix + fine)[0], [])
+        # Every entry this tree exports, one a band of bench/race.json, and rev88.
+        with open(os.path.join(ROOT, "bench", "race.json")) as f:
+            bands = [b["band"] for b in json.load(f)["bands"]]
+        with tempfile.TemporaryDirectory() as tmp:
+            for band in bands + ["rev88"]:
+                out = os.path.join(tmp, f"entry-{band}.py")
+                args = ["--from", os.path.join(ROOT, "bench", "race.json"), "--band", band] if band != "rev88" else \
+                    ["--band", "12"]
+                p = subprocess.run([REVGRAPH, "export", *args, "--output", out], capture_output=True, text=True)
+                self.assertEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(rules.check_file(out)[0], [], band)
 
     def test_several_broken_rules_are_one_line_each(self):
         text = "# no header\n" + GOOD_BODY.replace("def custom_kernel", "def other") + "print(1)\n"
@@ -462,6 +545,37 @@ class Usage(unittest.TestCase):
         self.assertEqual((p.returncode, last_line(p)),
                          (1, "race: error: /nonexistent/d.npz: the folder /nonexistent does not exist"), p.stderr)
 
+
+    def test_an_empty_path_is_a_usage_mistake(self):
+        """`--idx-dir "$(tools/fetch-mnist)"` is `--idx-dir ""` where the fetch failed: a usage mistake
+        (exit 2) in one line that says so, before any work, as for every path option and ENTRY.py;
+        never ": not a folder", nor an option dropped (`--fashion-dir ""` skipping the hold-out,
+        `--report ""` writing no report, `--task-dir ""` no task archives)."""
+        hint = " (did tools/fetch-mnist fail?)"
+        run = ("run", "/nonexistent/e.py", "--idx-dir", "/nonexistent")
+        engine = ("engine", "--band", 12, "--seed", 1, "--idx-dir", "/nonexistent")
+        draws_ = ("draws", "--idx-dir", "/nonexistent", "--seed", 1, "--output", "/nonexistent/d.npz")
+        shortlist = ("choose", "shortlist", "--seeds", 1, "--output", "/nonexistent/s.json")
+        for args, option, why in ((("run", "/nonexistent/e.py", "--idx-dir", ""), "--idx-dir", hint),
+                                  (("engine", "--band", 12, "--idx-dir", ""), "--idx-dir", hint),
+                                  (("draws", "--idx-dir", "", "--output", "/nonexistent/d.npz"), "--idx-dir", hint),
+                                  (("run", "", "--idx-dir", "/nonexistent"), "ENTRY.py", ""),
+                                  (("check", ""), "ENTRY.py", ""),
+                                  ((*run, "--fashion-dir", ""), "--fashion-dir", ""),
+                                  ((*run, "--report", ""), "--report", ""),
+                                  ((*run, "--build", ""), "--build", ""),
+                                  ((*engine, "--from", ""), "--from", ""),
+                                  ((*engine, "--config", ""), "--config", ""),
+                                  ((*engine, "--report", ""), "--report", ""),
+                                  (("draws", "--idx-dir", "/nonexistent", "--output", ""), "--output", ""),
+                                  ((*draws_, "--task-dir", ""), "--task-dir", ""),
+                                  ((*shortlist, "--work", "", "--results", "x"), "--work", ""),
+                                  ((*shortlist, "--work", "/nonexistent", "--results", "x", ""), "--results", ""),
+                                  (("choose", "verified", "--race", ""), "--race", "")):
+            p = race(*args)
+            self.assertEqual(p.returncode, 2, (args, p.stderr[-300:]))
+            self.assertEqual(p.stderr.splitlines(), [f"race: error: argument {option}: an empty path{why}"], args)
+            self.assertEqual(p.stdout, "", args)
 
 # ------------------------------------------------------------------------------------------ verdict
 FLOORS = {1200: 8650, 800: 9050, 500: 9350, 300: 9550, 200: 9650}  # the published per-draw floors
@@ -614,11 +728,14 @@ class Draws(unittest.TestCase):
                 p = race("draws", "--idx-dir", IDX, "--output", os.path.join(tmp, "x.npz"), *args)
                 self.assertEqual(p.returncode, 2, args)
                 self.assertTrue(last_line(p).startswith("race: error:"), p.stderr)
-            # An output that is no file's path: one line, nothing written (it was a traceback for "").
-            for output in ("", os.path.join(tmp, "new") + os.sep):
+            # An output that is no file's path: one line, nothing written (it was a traceback for ""; an
+            # empty path is now a usage mistake, as for every path option).
+            for output, status, line in (("", 2, "race: error: argument --output: an empty path"),
+                                         (os.path.join(tmp, "new") + os.sep, 1,
+                                          f"race: error: {os.path.join(tmp, 'new') + os.sep!r}: an output is a file's "
+                                          f"path, not empty nor a folder's")):
                 p = race("draws", "--idx-dir", IDX, "--output", output)
-                self.assertEqual((p.returncode, last_line(p)), (1, f"race: error: {output!r}: an output is a file's "
-                                                                   f"path, not empty nor a folder's"), p.stderr)
+                self.assertEqual((p.returncode, last_line(p)), (status, line), p.stderr)
                 self.assertEqual([line for line in p.stderr.splitlines() if "error" in line], [last_line(p)])
 
     def test_a_damaged_gz_is_one_line(self):
@@ -897,18 +1014,20 @@ class Run(unittest.TestCase):
             draws.check_foreign(foreign, pool, "--fashion-dir", "--idx-dir")
         self.assertIn("holds the bytes of --idx-dir's /a/train-images-idx3-ubyte", str(e.exception))
 
-    def test_the_docs_example_error_is_what_a_run_prints(self):
-        """docs/race.md's example of a failed call, made: the second ranked call returns float32."""
+    def test_the_docs_example_failure_is_what_a_run_prints(self):
+        """docs/race.md's example of an invalid output, made: the second ranked call returns float32.
+        The entry fails (exit 3, its verdict on stdout), as the judge would fail it."""
         with open(os.path.join(ROOT, "docs", "race.md")) as f:
             doc = " ".join(f.read().split())
-        example = doc[doc.index("`race: error: call ") + 1:]
+        example = doc[doc.index("`race: FAIL call ") + 1:]
         example = example[:example.index("`")]
         entry = self.entry("third.py", "import torch\n\nCALLS = [0]\n\n\ndef custom_kernel(data):\n"
                                        "    CALLS[0] += 1\n    out = torch.zeros(10000)\n"
                                        "    return out if CALLS[0] == 3 else out.to(torch.int64)\n")
         p, rep = self.run_race(entry)
-        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(p.returncode, 3, p.stderr)
         self.assertEqual(last_line(p), example)
+        self.assertEqual(p.stdout.strip().splitlines()[-1], example)
         self.assertEqual([(c["kind"], c["draw"]) for c in rep["calls"]], [("warmup", 0), ("ranked", 1), ("ranked", 2)])
 
     def test_sandbox_refuses_a_forbidden_open(self):
@@ -932,6 +1051,7 @@ def custom_kernel(data):
         self.assertTrue(line.startswith("race: error: the warm-up call: custom_kernel raised PermissionError: race "
                                         "sandbox: open of"), line)
         self.assertIn("refused (the path contains 'mnist')", line)
+        self.assertNotIn("the sandbox refused", line)  # the error names the one path already
         self.assertEqual(rep["sandbox"]["refused"][0]["path"], secret)
         self.assertEqual(rep["verdict"]["result"], "ERROR")
         # os.listdir of the digits' folder is refused too.
@@ -948,6 +1068,69 @@ def custom_kernel(data):
         p, _ = self.run_race(entry)
         self.assertEqual(p.returncode, 1)
         self.assertIn("os.listdir of", last_line(p))
+
+    def test_sandbox_refusals_show_in_the_verdict_line(self):
+        """An entry that catches the sandbox's refusal goes on (the judge's sandbox only makes the open
+        fail): the refusals fail nothing by themselves, but the verdict line says them, how many paths
+        and the first, whatever the verdict; and so does an error line that does not name them."""
+        cache = os.path.join(self.tmp, "mnist-cache")
+        os.mkdir(cache)
+        first, second = os.path.join(cache, "labels.bin"), os.path.join(self.tmp, "t10k-labels.npy")
+        with open(CENTROID) as f:
+            centroid = f.read().split("\n", 2)[2]  # past its two header lines
+        entry = self.entry("peeks.py", centroid.replace("def custom_kernel(data):", "def _centroid(data):") + f'''
+
+PATHS = ({first!r}, {second!r})
+
+
+def custom_kernel(data):
+    for path in PATHS:
+        try:
+            open(path, "rb")
+        except OSError:
+            pass  # refused: the entry goes on without it
+    return _centroid(data)
+''')
+        self.assertEqual(rules.check_file(entry)[0], [])
+        p, rep = self.run_race(entry)
+        plain, plain_rep = self.run_race(CENTROID)
+        self.assertEqual((p.returncode, plain.returncode), (3, 3), p.stdout + p.stderr)  # the band, as the centroid's
+        line = last_line(p)
+        self.assertTrue(line.endswith(f"; the sandbox refused 2 paths, first: {first!r}"), line)
+        self.assertEqual(line.split(", ranked mean")[0], last_line(plain).split(", ranked mean")[0])
+        self.assertEqual(rep["totals"]["per_draw"], plain_rep["totals"]["per_draw"])
+        untimed = ("rules", "valid_outputs", "band_total", "band_floor", "holdout")  # CPU times vary here
+        self.assertEqual([rep["verdict"]["checks"][k] for k in untimed], [plain_rep["verdict"]["checks"][k] for k in untimed])
+        self.assertEqual(len(rep["sandbox"]["refused"]), 2 * 12)  # both paths, at every call
+        self.assertNotIn("sandbox", last_line(plain))
+        # An error after a refusal the entry caught: the error line says the refusal too.
+        entry = self.entry("peek-then-raise.py", f'''import torch
+
+
+def custom_kernel(data):
+    try:
+        open({first!r}, "rb")
+    except OSError:
+        pass
+    raise ValueError("no model")
+''')
+        p, rep = self.run_race(entry)
+        self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+        self.assertEqual(last_line(p), f"race: error: the warm-up call: custom_kernel raised ValueError: no model "
+                                       f"(peek-then-raise.py line 11); the sandbox refused 1 path, first: {first!r}")
+        self.assertEqual(rep["verdict"]["line"], last_line(p))
+        # A verdict's word is the rules' alone: a passing run that was refused a path still passes.
+        from race_harness import report
+        band = {"band": "12", "total_correct": 97000, "total": 110000, "available": True, "meets_total": True,
+                "required_correct": 96800, "per_draw_floor": 8650, "meets_floor": True, "worst_draw": 8700}
+        times = {"passed": True, "mean_ms": 1.0, "calls": 11, "consistent": True, "calls_over_60s": []}
+        holdout = {"status": "skipped", "why": "no --fashion-dir"}
+        refused = [{"event": "open", "path": "/d/mnist\nx", "word": "mnist"}, {"event": "open", "path": "/d/mnist\nx",
+                                                                           "word": "mnist"}]
+        line = report.run_verdict_line("PASS", band, times, holdout, "cpu", "a CPU", "wall", refused)
+        self.assertTrue(line.startswith("race: PASS band 12 %"), line)
+        self.assertTrue(line.endswith("; the sandbox refused 1 path, first: '/d/mnist\\nx'"), line)
+        self.assertEqual(len(line.splitlines()), 1)
 
     def test_an_entry_in_a_folder_named_so_is_not_refused_its_own_file(self):
         """A traceback (and a warning) reads the entry's lines back: from the rules' bytes, so an
@@ -1002,15 +1185,25 @@ def custom_kernel(data):
         self.assertEqual([c["kind"] for c in data["calls"]], ["warmup"])
 
     def test_invalid_outputs_fail_with_one_line(self):
+        """An output the protocol does not take is the entry's failure by the judge's rules: FAIL,
+        exit 3, the verdict line naming the call and what was wrong (as a broken static rule is), not
+        an error of the harness (exit 1)."""
         for name, ret, why in (("f32.py", "torch.zeros(10000)", "returned dtype float32, not one of int64"),
-                               ("short.py", "torch.zeros(9999, dtype=torch.int64)", "returned shape (9999,), not (10000,)")):
+                               ("short.py", "torch.zeros(9999, dtype=torch.int64)", "returned shape (9999,), not (10000,)"),
+                               ("ten.py", "torch.full((10000,), 10)", "returned values in 10..10, not in 0..9"),
+                               ("array.py", "data[1].numpy()", "returned a numpy.ndarray, not a plain torch.Tensor")):
             entry = self.entry(name, f"import torch\n\n\ndef custom_kernel(data):\n    return {ret}\n")
             p, rep = self.run_race(entry)
-            self.assertEqual(p.returncode, 1, p.stderr)
-            self.assertEqual(p.stderr.strip().splitlines()[-1],
-                             f"race: error: the warm-up call: custom_kernel {why}" +
-                             (", int32, int16, uint8, int8" if "dtype" in why else ""))
+            self.assertEqual(p.returncode, 3, p.stdout + p.stderr)
+            line = (f"race: FAIL the warm-up call: custom_kernel {why}" +
+                    (", int32, int16, uint8, int8" if "dtype" in why else ""))
+            self.assertEqual(p.stdout.strip().splitlines()[-1], line)
+            self.assertNotIn("race: error", p.stderr)
             self.assertEqual(rep["calls"][-1]["kind"], "warmup")
+            self.assertEqual(rep["calls"][-1]["error"], line.split("custom_kernel ", 1)[1])
+            self.assertEqual((rep["verdict"]["result"], rep["verdict"]["line"]), ("FAIL", line))
+            self.assertIs(rep["verdict"]["checks"]["valid_outputs"], False)
+            self.assertNotIn("error", rep)
         from race_harness import runner
         cpu = torch.device("cpu")
         cases = [(torch.zeros(10000, dtype=torch.int64), torch.device("meta"), "not on the inputs' device meta"),
@@ -1024,6 +1217,38 @@ def custom_kernel(data):
             self.assertIn(fragment, runner.validate(torch, out, device, 10000))
         for dtype in (torch.int64, torch.int32, torch.int16, torch.uint8, torch.int8):
             self.assertEqual(runner.validate(torch, torch.full((10000,), 9, dtype=dtype), cpu, 10000), "")
+
+    def test_an_entry_without_cuda_python_says_what_it_needs(self):
+        """An exported entry imports cuda-python (`from cuda.bindings import ...`) beside torch: where
+        the module `cuda` is missing (made so here, whatever this machine has), the one error line
+        says the entry needs cuda-python 13 beside CUDA torch; at the import or at a call alike."""
+        entry = os.path.join(self.tmp, "entry-12.py")
+        p = subprocess.run([REVGRAPH, "export", "--band", "12", "--output", entry], capture_output=True, text=True)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(entry) as f:
+            at = next(k for k, text in enumerate(f, 1) if text.startswith("from cuda.bindings import"))
+        lazy = self.entry("lazy.py", "import torch\n\n\ndef custom_kernel(data):\n    from cuda.bindings import nvrtc\n"
+                                     "    return nvrtc\n")
+        other = self.entry("other.py", "import torch\nimport race_no_such_module\n\n\ndef custom_kernel(data):\n"
+                                       "    return data[1]\n")
+        code = ("import sys\nfrom race_harness import cli\n\n\nclass NoCudaPython:  # this machine without cuda-python\n"
+                "    @staticmethod\n    def find_spec(name, path=None, target=None):\n"
+                "        if name.split('.')[0] == 'cuda':\n"
+                "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n\n\n"
+                "sys.meta_path.insert(0, NoCudaPython)\nsys.exit(cli.main(sys.argv[1:]))\n")
+        env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tools") + os.pathsep + os.environ.get("PYTHONPATH", ""),
+                   REVGRAPH_BUILD=BUILD)
+        needs = "the entry needs cuda-python 13 (`cuda.bindings`, pip install 'cuda-python>=13') beside a CUDA build of torch"
+        for path, line in ((entry, f"race: error: importing {entry} failed: ModuleNotFoundError: No module named "
+                                   f"'cuda' (entry-12.py line {at}); {needs}"),
+                           (lazy, "race: error: the warm-up call: custom_kernel raised ModuleNotFoundError: No module "
+                                  f"named 'cuda' (lazy.py line 7); {needs}"),
+                           (other, f"race: error: importing {other} failed: ModuleNotFoundError: No module named "
+                                   f"'race_no_such_module' (other.py line 4)")):
+            p = subprocess.run([sys.executable, "-c", code, "run", path, "--idx-dir", IDX, "--device", "cpu",
+                                "--seed", "5"], capture_output=True, text=True, env=env, timeout=600)
+            self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+            self.assertEqual(last_line(p), line)
 
     def test_broken_rule_is_refused_before_import(self):
         marker = os.path.join(self.tmp, "imported")

@@ -58,6 +58,22 @@ def _whole(least, most=None):
 _SEED = _whole(0, SEED_MAX)
 
 
+def _path(hint=""):
+    """An option's path, never empty: `--idx-dir "$(tools/fetch-mnist)"` is `--idx-dir ""` when the
+    fetch fails, and an empty path taken as given says something else (`race: error: : not a folder`)
+    or drops the option (`--fashion-dir ""` would skip the hold-out, `--report ""` write no report).
+    A usage mistake, one line, with the hint of what likely emptied it."""
+    def parse(text):
+        if not text:
+            raise argparse.ArgumentTypeError(f"an empty path{hint}")
+        return text
+    return parse
+
+
+PATH = _path()
+IDX_DIR = _path(" (did tools/fetch-mnist fail?)")
+
+
 def _seed_options(p):
     g = p.add_argument_group("seed (default: the default local seed, on which no entry may be chosen)")
     g.add_argument("--seed", type=_SEED, help=f"the run's seed (default {DEFAULT_SEED})")
@@ -71,38 +87,38 @@ def _parser():
     sub.required = True
 
     r = sub.add_parser("run", help="an entry through the protocol's calls")
-    r.add_argument("entry", metavar="ENTRY.py")
-    r.add_argument("--idx-dir", required=True, help="the MNIST IDX files (train-*, and t10k-* for the warm-up)")
+    r.add_argument("entry", type=PATH, metavar="ENTRY.py")
+    r.add_argument("--idx-dir", type=IDX_DIR, required=True, help="the MNIST IDX files (train-*, and t10k-* for the warm-up)")
     _seed_options(r)
-    r.add_argument("--fashion-dir", help="Fashion-MNIST's training IDX files: warm-up and hold-out calls on them")
+    r.add_argument("--fashion-dir", type=PATH, help="Fashion-MNIST's training IDX files: warm-up and hold-out calls on them")
     r.add_argument("--device", choices=("cuda", "cpu"), default="cuda", help="where the inputs live (default cuda)")
-    r.add_argument("--report", help="write the JSON report here")
-    r.add_argument("--build", help="the Meson build folder whose python/ holds revgraph (default build)")
+    r.add_argument("--report", type=PATH, help="write the JSON report here")
+    r.add_argument("--build", type=PATH, help="the Meson build folder whose python/ holds revgraph (default build)")
 
     e = sub.add_parser("engine", help="the revgraph engine's predictions on the same 11 draws")
     e.add_argument("--band", required=True, type=_band, help=f"the band in percent: a leaderboard, {rules.LEADERBOARD_WORDS}")
-    e.add_argument("--from", dest="from_file", metavar="BANDS.json",
+    e.add_argument("--from", type=PATH, dest="from_file", metavar="BANDS.json",
                    help="the band's config from this file of bands (bench/race.json, bench/frontier/frontier.json), "
                         "as `revgraph export --from` reads it; not with --config or --set")
-    e.add_argument("--config", help="a config JSON file (the engine's keys)")
+    e.add_argument("--config", type=PATH, help="a config JSON file (the engine's keys)")
     e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a config key, after --config")
-    e.add_argument("--idx-dir", required=True)
+    e.add_argument("--idx-dir", type=IDX_DIR, required=True)
     _seed_options(e)
     e.add_argument("--backend", default=ENTRY_BACKEND, choices=ENGINE_BACKENDS,
                    help=f"the engine's backend (default {ENTRY_BACKEND}: the float32 reference trainer, whose predictions "
                         f"are exactly the GPU entry's of `revgraph export`; cpu, the fast backend, sums in another "
                         f"order: a quick look whose report says its predictions are not the entry's)")
-    e.add_argument("--report")
-    e.add_argument("--build")
+    e.add_argument("--report", type=PATH)
+    e.add_argument("--build", type=PATH)
 
     d = sub.add_parser("draws", help="write the 11 ranked draws")
-    d.add_argument("--idx-dir", required=True)
+    d.add_argument("--idx-dir", type=IDX_DIR, required=True)
     _seed_options(d)
-    d.add_argument("--output", required=True, metavar="DRAWS.npz")
-    d.add_argument("--task-dir", help="also draw-NN.npz + draw-NN-labels.npy, revgraph run --input archives")
+    d.add_argument("--output", type=PATH, required=True, metavar="DRAWS.npz")
+    d.add_argument("--task-dir", type=PATH, help="also draw-NN.npz + draw-NN-labels.npy, revgraph run --input archives")
 
     c = sub.add_parser("check", help="the entry's static rules only")
-    c.add_argument("entry", metavar="ENTRY.py")
+    c.add_argument("entry", type=PATH, metavar="ENTRY.py")
 
     ch = sub.add_parser("choose", help="an entry a band, chosen for the GPU by a stated rule (bench/race.json)",
                         description="Steps of bench/race/choose.sh (docs/race.md, 'The entries'): evaluate configs on "
@@ -111,28 +127,30 @@ def _parser():
     chs = ch.add_subparsers(dest="step", metavar="{evaluate,shortlist,confirm,pick,verified}")
     chs.required = True
     seeds_help = "the selection seeds (their draws under WORK/sel-SEED/, from tools/race draws --task-dir)"
+    work_help = "the work folder: the selection draws (sel-SEED/) and every result line"
     ev = chs.add_parser("evaluate", help="configs x selection draws, one JSON line each (resumable)")
-    ev.add_argument("--work", required=True, help="the work folder: the selection draws (sel-SEED/) and every result line")
-    ev.add_argument("--configs", required=True, help="a JSON file with a 'configs' list (shortlist writes one)")
+    ev.add_argument("--work", type=PATH, required=True, help=work_help)
+    ev.add_argument("--configs", type=PATH, required=True, help="a JSON file with a 'configs' list (shortlist writes one)")
     ev.add_argument("--seeds", type=_SEED, nargs="+", required=True, help=seeds_help)
     ev.add_argument("--backend", default=ENTRY_BACKEND, help=f"the engine backend (default {ENTRY_BACKEND})")
     ev.add_argument("--jobs", type=_whole(0), default=2, help="worker threads (default 2; 0: one a CPU this process may use)")
-    ev.add_argument("--output", required=True, help="WORK/NAME.jsonl, appended to")
-    ev.add_argument("--build")
+    ev.add_argument("--output", type=PATH, required=True, help="WORK/NAME.jsonl, appended to")
+    ev.add_argument("--build", type=PATH)
     sl = chs.add_parser("shortlist", help="per band, the fastest configs by the time model that meet the rule")
-    sl.add_argument("--work", required=True, help="the work folder: the selection draws (sel-SEED/) and every result line")
-    sl.add_argument("--results", nargs="+", required=True, help="result names under WORK (sweep folders, evaluate files)")
+    sl.add_argument("--work", type=PATH, required=True, help=work_help)
+    sl.add_argument("--results", type=PATH, nargs="+", required=True,
+                    help="result names under WORK (sweep folders, evaluate files)")
     sl.add_argument("--seeds", type=_SEED, nargs="+", required=True, help=seeds_help)
     sl.add_argument("--backend", default="cpu", help="whose results to rank (default cpu)")
     sl.add_argument("--bands", nargs="+", type=_band, default=[str(b) for b in rules.LEADERBOARDS],
                     help=f"the bands, in percent (default all: {rules.LEADERBOARD_WORDS})")
     sl.add_argument("--top", type=_whole(1), default=20, help="configs a band kept, fastest first (default 20)")
-    sl.add_argument("--output", required=True, help="the shortlist, JSON (evaluate --configs reads it)")
-    sl.add_argument("--build")
+    sl.add_argument("--output", type=PATH, required=True, help="the shortlist, JSON (evaluate --configs reads it)")
+    sl.add_argument("--build", type=PATH)
     cf = chs.add_parser("confirm", help="per band, the rule's configs on cpu, fastest first, run with cpu-reference "
                                         "until NEED meet the rule there")
-    cf.add_argument("--work", required=True, help="the work folder: the selection draws (sel-SEED/) and every result line")
-    cf.add_argument("--results", nargs="+", required=True, help="cpu result names under WORK")
+    cf.add_argument("--work", type=PATH, required=True, help=work_help)
+    cf.add_argument("--results", type=PATH, nargs="+", required=True, help="cpu result names under WORK")
     cf.add_argument("--seeds", type=_SEED, nargs="+", required=True, help=seeds_help)
     cf.add_argument("--bands", nargs="+", type=_band, default=[str(b) for b in rules.LEADERBOARDS],
                     help=f"the bands, in percent (default all: {rules.LEADERBOARD_WORDS})")
@@ -140,21 +158,23 @@ def _parser():
                                                          "choice and its runner-up)")
     cf.add_argument("--most", type=_whole(1), default=6, help="configs a band tried at most (default 6)")
     cf.add_argument("--jobs", type=_whole(0), default=2, help="worker threads (default 2; 0: one a CPU this process may use)")
-    cf.add_argument("--output", default="confirm", help="the result name: WORK/NAME.jsonl (default confirm)")
-    cf.add_argument("--build")
+    cf.add_argument("--output", type=PATH, default="confirm", help="the result name: WORK/NAME.jsonl (default confirm)")
+    cf.add_argument("--build", type=PATH)
     pk = chs.add_parser("pick", help="the choice by the rule: bench/race.json and the summaries beside it")
-    pk.add_argument("--work", required=True, help="the work folder: the selection draws (sel-SEED/) and every result line")
-    pk.add_argument("--screen", nargs="+", required=True, help="cpu result names under WORK")
-    pk.add_argument("--confirm", nargs="+", required=True, help="cpu-reference result names under WORK")
+    pk.add_argument("--work", type=PATH, required=True, help=work_help)
+    pk.add_argument("--screen", type=PATH, nargs="+", required=True, help="cpu result names under WORK")
+    pk.add_argument("--confirm", type=PATH, nargs="+", required=True, help="cpu-reference result names under WORK")
     pk.add_argument("--seeds", type=_SEED, nargs="+", required=True, help=seeds_help)
-    pk.add_argument("--output", default="bench/race.json", help="the record (default bench/race.json)")
-    pk.add_argument("--summary-dir", default="bench/race", help="where the CSV summaries and config-B.json go (default bench/race)")
-    pk.add_argument("--root", default=".", help="the folder the record's paths are relative to, as verified's --root (default .)")
-    pk.add_argument("--build")
+    pk.add_argument("--output", type=PATH, default="bench/race.json", help="the record (default bench/race.json)")
+    pk.add_argument("--summary-dir", type=PATH, default="bench/race",
+                    help="where the CSV summaries and config-B.json go (default bench/race)")
+    pk.add_argument("--root", type=PATH, default=".",
+                    help="the folder the record's paths are relative to, as verified's --root (default .)")
+    pk.add_argument("--build", type=PATH)
     vf = chs.add_parser("verified", help="record each band's verify report in bench/race.json")
-    vf.add_argument("--race", default="bench/race.json", help="the record to update (default bench/race.json)")
-    vf.add_argument("--root", default=".", help="the folder its verify_report paths are relative to (default .)")
-    vf.add_argument("--build")
+    vf.add_argument("--race", type=PATH, default="bench/race.json", help="the record to update (default bench/race.json)")
+    vf.add_argument("--root", type=PATH, default=".", help="the folder its verify_report paths are relative to (default .)")
+    vf.add_argument("--build", type=PATH)
     return ap
 
 
@@ -287,7 +307,7 @@ def cmd_run(a):
     def overrun(why):
         """From the watchdog's thread, the entry's call still running: FAIL, the report, exit 3
         (the call cannot be stopped from here; the process can, whatever writing the report meets)."""
-        line = f"race: FAIL {why}"
+        line = f"race: FAIL {why}{report.sandbox_part(SANDBOX.refused)}"
         try:
             what_ran()
             out.update(verdict={"result": "FAIL", "line": line, "checks": {"rules": True, "no_call_over_60s": False}})
@@ -304,13 +324,25 @@ def cmd_run(a):
             finally:
                 os._exit(report.EXIT["FAIL"])
 
-    error = None
+    error = invalid = None
     try:
         runner.run_entry(torch, path, source, warmup, timed, a.device, progress, on_overrun=overrun)
+    except runner.InvalidOutput as e:
+        invalid = str(e)
     except RaceError as e:
         error = str(e)
     dev = what_ran()
+    if invalid:
+        # The judge takes no such output: the entry fails (exit 3), as for a broken static rule; the
+        # line names the call and what was wrong. Not an error: the harness did its part.
+        line = f"race: FAIL {invalid}{report.sandbox_part(SANDBOX.refused)}"
+        out.update(verdict={"result": "FAIL", "line": line, "checks": {"rules": True, "valid_outputs": False}})
+        if a.report:
+            report.write_json(a.report, out)
+        print(line)
+        return report.EXIT["FAIL"]
     if error:
+        error += report.sandbox_part(SANDBOX.refused, said=error)
         out.update(error=error, verdict={"result": "ERROR", "line": f"race: error: {error}"})
         if a.report:
             report.write_json(a.report, out)
@@ -326,14 +358,14 @@ def cmd_run(a):
                                      / max(1, len(ranked_counts)))
     time_v["timer"] = dev.timer
     word = report.overall([band_v["passed"], time_v["passed"], hold_v["passed"] if holdouts else True])
-    line = report.run_verdict_line(word, band_v, time_v, hold_v, a.device, dev.name, dev.timer)
+    line = report.run_verdict_line(word, band_v, time_v, hold_v, a.device, dev.name, dev.timer, SANDBOX.refused)
     if not pool.official:  # the judge draws from the official files: a verdict on others says so
         line += "; the pool is NOT the official MNIST files (the report's sources)"
     out["totals"] = {"ranked_correct": sum(ranked_counts), "ranked_total": PER_DRAW * len(ranked_counts),
                      "per_draw": ranked_counts, "worst_draw": min(ranked_counts), "holdout_correct": holdout_counts}
     out.update(band=band_v, holdout=hold_v, timing=time_v,
                verdict={"result": word, "line": line,
-                        "checks": {"rules": True, "band_total": band_v.get("meets_total"),
+                        "checks": {"rules": True, "valid_outputs": True, "band_total": band_v.get("meets_total"),
                                    "band_floor": band_v.get("meets_floor"), "holdout": hold_v["passed"],
                                    "consistency": time_v["consistent"], "no_call_over_60s": not time_v["calls_over_60s"]}})
     if a.report:

@@ -214,9 +214,24 @@ def overall(parts):
     return "PASS"
 
 
-def run_verdict_line(word, band, times, holdout, device_kind, device_name, timer):
+def sandbox_part(refused, said=""):
+    """'; the sandbox refused N path(s), first: 'PATH'' where the entry was refused a path (the
+    sandbox's refused list), else ''. A refusal alone fails nothing: the judge's sandbox only makes
+    the open fail, and an entry may catch that and go on; but a verdict that hid it would pass an
+    entry that looks for the digits on disk and would find them elsewhere. `said`: a line that already
+    names the one path refused (the PermissionError an entry let through) is not told it twice."""
+    paths = list(dict.fromkeys(r["path"] for r in refused))
+    if not paths:
+        return ""
+    first = repr(paths[0][:200])  # repr: one line whatever the path holds
+    if len(paths) == 1 and first in said:
+        return ""
+    return f"; the sandbox refused {len(paths)} path{'s' if len(paths) > 1 else ''}, first: {first}"
+
+
+def run_verdict_line(word, band, times, holdout, device_kind, device_name, timer, refused=()):
     return (f"race: {word} {_band_part(band)}, {_times_part(times, device_kind, device_name, timer)}, "
-            f"{_holdout_part(holdout)}")
+            f"{_holdout_part(holdout)}{sandbox_part(refused)}")
 
 
 def engine_verdict_line(word, band, backend, run_seconds, entry_predictions=True, entry_backend="cpu-reference"):

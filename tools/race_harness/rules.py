@@ -17,28 +17,39 @@ The rules (docs/race.md, "The entry"):
   kernel     a module-level `def custom_kernel(data)` that takes one positional argument
 
 What "inert" allows, exactly: imports; `def`/`class` whose every part evaluated at definition is
-inert: default values and annotations (argument and return) constant expressions; a class's bases
-constant expressions and no keywords (`metaclass=` and the keywords given to `__init_subclass__` run
+inert: default values constant expressions and annotations (argument and return) calling nothing
+(`tuple[int, int]` is a type; an annotation may subscript one); a class's bases constant
+expressions and no keywords (`metaclass=` and the keywords given to `__init_subclass__` run
 code when the class is made); no `__init_subclass__` or `__class_getitem__` of the entry's own (the
 first runs when a subclass is made, the second when the class is subscripted, both at import); no
 decorator but the wrappers in INERT_DECORATORS, a property's companions and the lazy compilers
 in LAZY_COMPILERS (a decorator is a call at import: `@functools.lru_cache` or `@print` runs code;
 `@torch.no_grad()`, `@staticmethod`, `@torch.compile` and their like only wrap);
-class bodies held to the same rules; a docstring; `pass`; `NAME = <constant expression>` (literals,
-names, attributes, subscripts, operators, tuples/lists/dicts/sets of these, lambdas; no call, no
-comprehension); an assignment to a `torch.` attribute (`torch.backends.cuda.matmul.allow_tf32 =
-False`); and a torch configuration call, `torch.set_*(...)`, `torch.use_deterministic_algorithms(...)`
-or `torch.backends.<module>.<function>(...)`, with constant arguments. A torch setting is only that
+class bodies held to the same rules; a docstring; `pass`; `NAME = <constant expression>` (below);
+an assignment to a `torch.` attribute (`torch.backends.cuda.matmul.allow_tf32 = False`); and a
+torch configuration call, `torch.set_*(...)`, `torch.use_deterministic_algorithms(...)` or
+`torch.backends.<module>.<function>(...)`, with constant arguments. A torch setting is only that
 shape (TORCH_SETTING_CALLS and TORCH_SETTING_ATTRIBUTES below: no deeper path, no private name):
 `torch.backends.cudnn.os.system(...)` reaches a module torch imported. The names trusted by their
 spelling (RELIED_MODULES, RELIED_BUILTINS) must be what they say: `import os as torch` or a class
 named triton would make `torch.` or `@triton.jit` anything. An assignment's target is a name, or a
 tuple or list of names (`(os.environ["A"],) = ("1",)` calls __setitem__ at import however it is
-spelled); an augmented one's a name bound in the same body to literals (`environ |= {...}` calls
-an imported object's __ior__). No Enum class (its members run its own methods as it is made), no
-module-level __getattr__/__dir__ (Python calls them), no star import (names the rules cannot see).
+spelled); an augmented one's a name bound before to a constant expression worked out from
+literals, its value one too (`environ |= {...}` calls an imported object's __ior__). No Enum
+class (its members run its own methods as it is made), no module-level __getattr__/__dir__ (Python
+calls them), no star import (names the rules cannot see).
 Annotations are held to this even under `from __future__ import annotations` (which leaves them
 unevaluated): one rule, whatever the file imports.
+
+A constant expression (_not_constant): literals; tuples, lists, sets and dicts of constant
+expressions; a name or dotted name of anything kept as itself, as the whole value or an element of
+those (`F4 = np.float32`, `ACT = F.relu`: an alias, nothing done with it); lambdas (their defaults
+held to this); and operators, subscripts, tests (`a if t else b`, `and`, `or`, comparisons),
+unpacking (`*x`, `**x`, `A, B = x`) and public attribute reads only over literals and the names
+bound before, in the same body or the module's, to such expressions worked out from literals: each
+of those runs a method of what it works on, and over an imported object that is any code
+(`os.environ["HOME"]` and `"%(HOME)s" % os.environ` read the environment at import). No call, no
+comprehension, no f-string. A refusal names the line and the part that is not constant.
 """
 import ast
 import decimal
@@ -56,7 +67,9 @@ LEADERBOARD_WORDS = ", ".join(map(str, LEADERBOARDS[:-1])) + f" or {LEADERBOARDS
 HEADER_RE = re.compile(r"#!POPCORN leaderboard mnist-medium-([0-9]+)pct")  # ASCII digits only
 GPU_LINE = "#!POPCORN gpu A100"
 
-_CONSTANT_NODES = (ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.Set,
+# What an annotation may be made of (_uncalled): names, attributes, subscripts and operators, nothing
+# that calls, iterates or awaits.
+_UNCALLED_NODES = (ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.Set,
                    ast.Dict, ast.UnaryOp, ast.BinOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Starred, ast.Load,
                    ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.expr_context)
 
@@ -87,14 +100,102 @@ def _dotted(node):
     return None
 
 
-def _constant(node):
-    """A constant expression: nothing in it calls, iterates or awaits (a lambda's body runs later)."""
+def _uncalled(node):
+    """Nothing in it calls, iterates or awaits (a lambda's body runs later): what an annotation may
+    be. Looser than _constant: an annotation is a type, and `tuple[int, int]` or
+    `typing.Optional[torch.Tensor]` subscript a library's classes."""
     if isinstance(node, ast.Lambda):
         args = node.args
-        return all(_constant(d) for d in args.defaults + [d for d in args.kw_defaults if d is not None])
-    if not isinstance(node, _CONSTANT_NODES):
+        return all(_uncalled(d) for d in args.defaults + [d for d in args.kw_defaults if d is not None])
+    if not isinstance(node, _UNCALLED_NODES):
         return False
-    return all(_constant(child) for child in ast.iter_child_nodes(node))
+    return all(_uncalled(child) for child in ast.iter_child_nodes(node))
+
+
+def _src(node):
+    """An expression's text for a one-line refusal: its source, whitespace folded, cut at 60."""
+    text = " ".join(ast.unparse(node).split())
+    return text if len(text) <= 60 else text[:57] + "..."
+
+
+_SYMBOLS = {ast.Add: "+", ast.Sub: "-", ast.Mult: "*", ast.MatMult: "@", ast.Div: "/", ast.Mod: "%", ast.Pow: "**",
+            ast.LShift: "<<", ast.RShift: ">>", ast.BitOr: "|", ast.BitXor: "^", ast.BitAnd: "&",
+            ast.FloorDiv: "//", ast.USub: "-", ast.UAdd: "+", ast.Not: "not", ast.Invert: "~"}
+
+
+def _operands(node):
+    """(verb, operand) for each operand that node works on: an operator, subscript, attribute read,
+    test or unpacking runs a method of it (__mod__, __getitem__, __getattr__, __bool__, __iter__)."""
+    if isinstance(node, ast.BinOp):
+        return [(f"applies {_SYMBOLS.get(type(node.op), 'an operator')} to", x) for x in (node.left, node.right)]
+    if isinstance(node, ast.UnaryOp):
+        return [(f"applies {_SYMBOLS.get(type(node.op), 'an operator')} to", node.operand)]
+    if isinstance(node, ast.BoolOp):
+        return [("tests", x) for x in node.values]
+    if isinstance(node, ast.Compare):
+        return [("compares", x) for x in [node.left] + node.comparators]
+    if isinstance(node, ast.Subscript):
+        return [("subscripts", node.value), ("indexes with", node.slice)]
+    if isinstance(node, ast.Slice):
+        return [("slices with", x) for x in (node.lower, node.upper, node.step) if x is not None]
+    if isinstance(node, ast.Attribute):
+        return [("reads an attribute of", node.value)]
+    if isinstance(node, ast.Starred):
+        return [("unpacks", node.value)]
+    return []
+
+
+def _not_constant(node, constants, alias=True):
+    """'' for a constant expression, else what in it is not (one short phrase naming it).
+
+    Constant: literals; tuples, lists, sets and dicts of constants; and operators, subscripts, tests
+    and public attribute reads over literals and the names in `constants` only (the names bound
+    before, in this body or the module's, to such expressions), since each of those runs a method
+    of what it works on: `os.environ["HOME"]` and `"%(HOME)s" % os.environ` read the environment.
+    alias: whether a name or dotted name of anything (an import, a def: `F4 = np.float32`, `ACT =
+    F.relu`) may stand as itself, as the whole value or an element of a literal, where nothing is
+    done with it but keeping it. A lambda's defaults are held to this; its body runs later."""
+    if isinstance(node, ast.Constant):
+        return ""
+    if isinstance(node, (ast.Name, ast.Attribute)) and _dotted(node) is not None:
+        if alias or _dotted(node).split(".")[0] in constants and not any(
+                part.startswith("_") for part in _dotted(node).split(".")[1:]):
+            return ""  # kept as itself (an alias), or a public attribute of a constant
+    if isinstance(node, ast.Lambda):
+        a = node.args
+        checks = [("", d, True) for d in a.defaults + [d for d in a.kw_defaults if d is not None]]
+    elif isinstance(node, (ast.Tuple, ast.List, ast.Set)):
+        checks = [("", e, alias) for e in node.elts]  # a Starred element unpacks: its own operand
+    elif isinstance(node, ast.Dict):
+        checks = [("", k, alias) for k in node.keys if k is not None] + \
+                 [("", v, alias) if k is not None else ("unpacks", v, False) for k, v in zip(node.keys, node.values)]
+    elif isinstance(node, ast.IfExp):
+        checks = [("tests", node.test, False), ("", node.body, alias), ("", node.orelse, alias)]
+    elif isinstance(node, ast.Attribute) and node.attr.startswith("_"):
+        return f"`{_src(node)}` reads a private attribute ({node.attr})"
+    elif isinstance(node, ast.Name):
+        return f"`{node.id}` is not a literal nor a name bound to constants before"
+    else:
+        checks = [(verb, x, False) for verb, x in _operands(node)]
+        if not checks:
+            what = ("is a call" if isinstance(node, ast.Call) else
+                    "is a comprehension" if isinstance(node, (ast.ListComp, ast.SetComp, ast.DictComp,
+                                                              ast.GeneratorExp)) else
+                    "is an f-string (its fields are formatted at import)" if isinstance(node, ast.JoinedStr) else
+                    "binds a name (:=)" if isinstance(node, ast.NamedExpr) else "is computed at import")
+            return f"`{_src(node)}` {what}"
+    for verb, part, part_alias in checks:
+        why = _not_constant(part, constants, part_alias)
+        if why and verb and _dotted(part) is not None:
+            # A name of anything (an import's, a def's) worked on: say what is done with it.
+            return f"`{_src(node)}` {verb} `{_src(part)}`, not a literal nor a name bound to constants"
+        if why:
+            return why
+    return ""
+
+
+def _constant(node, constants, alias=True):
+    return not _not_constant(node, constants, alias)
 
 
 # The torch settings an entry may configure at import, as dotted paths (a "*" part: one public
@@ -124,9 +225,14 @@ def _setting(name, shapes):
 
 
 def _torch_config_call(node, trusted):
-    if not ("torch" in trusted and isinstance(node, ast.Call) and _setting(_dotted(node.func), TORCH_SETTING_CALLS)):
-        return False
-    return all(_constant(a) for a in node.args) and all(_constant(k.value) for k in node.keywords)
+    """Whether node calls a torch setting (TORCH_SETTING_CALLS, of the torch module); its arguments
+    are held apart (_arguments_problem)."""
+    return "torch" in trusted and isinstance(node, ast.Call) and _setting(_dotted(node.func), TORCH_SETTING_CALLS)
+
+
+def _arguments_problem(call, constants):
+    """What in a call's arguments (a torch setting's, a lazy compiler's options) is not constant, or ''."""
+    return next(filter(None, (_not_constant(a, constants) for a in call.args + [k.value for k in call.keywords])), "")
 
 
 def _plain_target(node):
@@ -215,12 +321,12 @@ PROPERTY_COMPANIONS = ("setter", "getter", "deleter")
 CLASS_HOOKS = ("__init_subclass__", "__class_getitem__")
 
 
-def _decorator_ok(node, properties, trusted):
+def _decorator_ok(node, properties, trusted, constants):
     """Whether a decorator only wraps; `properties`: the names the enclosing class made properties
-    (and has not bound otherwise since); `trusted`: the RELIED_* names that are what they say."""
+    (and has not bound otherwise since); `trusted`: the RELIED_* names that are what they say;
+    `constants`: the names a lazy compiler's options may work on (_not_constant)."""
     if isinstance(node, ast.Call) and _dotted(node.func) in LAZY_COMPILERS:
-        return _dotted(node.func).split(".")[0] in trusted and \
-            all(_constant(a) for a in node.args) and all(_constant(k.value) for k in node.keywords)
+        return _dotted(node.func).split(".")[0] in trusted and not _arguments_problem(node, constants)
     if isinstance(node, ast.Call) and not node.args and not node.keywords:
         node = node.func
     name = _dotted(node) or ""
@@ -230,16 +336,19 @@ def _decorator_ok(node, properties, trusted):
     return head in properties and tail in PROPERTY_COMPANIONS
 
 
-def _signature_problems(fn):
-    """What a def evaluates when it runs (at import, for a module- or class-level def): its defaults
-    and its annotations, each held to the constant expressions."""
+def _signature_problems(fn, constants):
+    """What a def evaluates when it runs (at import, for a module- or class-level def): its defaults,
+    held to the constant expressions (a default is a value kept, as an assignment's), and its
+    annotations, to what calls nothing (_uncalled)."""
     a = fn.args
     every = a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x is not None]
     out = []
-    if not all(_constant(d) for d in a.defaults + [d for d in a.kw_defaults if d is not None]):
-        out.append(f"a default argument of {fn.name} calls code at import")
-    if not all(_constant(x.annotation) for x in every if x.annotation is not None) or \
-            (fn.returns is not None and not _constant(fn.returns)):
+    why = next(filter(None, (_not_constant(d, constants) for d in
+                             a.defaults + [d for d in a.kw_defaults if d is not None])), "")
+    if why:
+        out.append(f"a default argument of {fn.name} is not constant: {why}")
+    if not all(_uncalled(x.annotation) for x in every if x.annotation is not None) or \
+            (fn.returns is not None and not _uncalled(fn.returns)):
         out.append(f"an annotation of {fn.name} is computed at import (annotations are evaluated when the def "
                    f"runs): only constant expressions")
     return out
@@ -257,12 +366,16 @@ def _hooks(stmt):
     return [n for n in names if n in CLASS_HOOKS]
 
 
-def _literal_only(node):
-    """Literals and operators on them only: no name, attribute or subscript (which could be an
-    object imported or defined here, changed in place by an augmented assignment)."""
-    return isinstance(node, (ast.Constant, ast.Tuple, ast.List, ast.Set, ast.Dict, ast.BinOp, ast.UnaryOp,
-                             ast.operator, ast.unaryop, ast.expr_context)) and \
-        all(_literal_only(child) for child in ast.iter_child_nodes(node))
+def _unpacking_problem(targets, value, constants):
+    """Where a target unpacks (`A, B = value`), what makes its iteration run code, or '': a tuple or
+    list written out is unpacked by Python itself; any other value must be constant as an operand
+    is (`A, B = os.environ` runs os.environ's __iter__)."""
+    if all(isinstance(t, ast.Name) for t in targets) or isinstance(value, (ast.Tuple, ast.List)):
+        return ""
+    why = _not_constant(value, constants, alias=False)
+    if why and _dotted(value) is not None:
+        return f"it unpacks `{_src(value)}`, not a literal nor a name bound to constants"
+    return why
 
 
 def _enum_names(body):
@@ -282,9 +395,10 @@ def _enum_names(body):
 MODULE_HOOKS = ("__getattr__", "__dir__")
 
 
-def _inert(body, where, problems, trusted=None, enums=None):
+def _inert(body, where, problems, trusted=None, enums=None, constants=None):
     """Problems with the statements that run when this body (the module's, a class's) runs;
-    trusted: the RELIED_* names the module level left as they say (None: this is the module level)."""
+    trusted: the RELIED_* names the module level left as they say (None: this is the module level);
+    constants: the names bound to constant expressions where a class body starts (the module's then)."""
     if trusted is None:
         imported, spoiled = _relied_bindings(body, where, problems, module_level=True)
         trusted = (imported | set(RELIED_BUILTINS)) - spoiled
@@ -296,10 +410,14 @@ def _inert(body, where, problems, trusted=None, enums=None):
     else:
         trusted = trusted - _relied_bindings(body, where, problems, module_level=False)[1]
     properties = set()  # names this body has made properties (and not bound otherwise since)
-    constants = set()  # names this body has bound to literals (_literal_only; and not otherwise since)
+    # The names bound so far to constant expressions (_not_constant with alias False: literals and
+    # what is computed from them, not a name of anything), and not otherwise since: what an operator,
+    # subscript or augmented assignment may work on. A class body reads the module's names too.
+    constants = set(constants or ())
     for stmt in body:
         line = f"line {stmt.lineno}"
         bound = {name for name, _ in _bound_names(stmt)}
+        before = set(constants)  # what this statement's own expressions see
         made_property = isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef)) and any(
             _dotted(d) == "property" or (_dotted(d) or "").rpartition(".")[2] in PROPERTY_COMPANIONS
             for d in (x.func if isinstance(x, ast.Call) else x for x in stmt.decorator_list))
@@ -310,16 +428,16 @@ def _inert(body, where, problems, trusted=None, enums=None):
         if isinstance(stmt, ast.AugAssign) and isinstance(stmt.target, ast.Name) and stmt.target.id not in constants:
             # `environ |= {...}` or `path += [...]` changes an object imported or defined here.
             problems.append(f"inert: {line}: {where} changes {stmt.target.id} in place (an augmented assignment "
-                            f"to a name not bound here to literals calls its __iadd__/__ior__...)")
+                            f"to a name not bound to constants calls its __iadd__/__ior__...)")
             continue
         companions_of = set(properties)  # what this statement's decorators may be companions of
         properties -= bound
         constants -= bound
         if made_property:
             properties.add(stmt.name)
-        if isinstance(stmt, (ast.Assign, ast.AnnAssign)) and all(_plain_target(t) for t in (
+        if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)) and all(_plain_target(t) for t in (
                 stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target])) and \
-                stmt.value is not None and _literal_only(stmt.value):
+                stmt.value is not None and _constant(stmt.value, before, alias=False):
             constants |= bound
         if isinstance(stmt, (ast.Import, ast.ImportFrom, ast.Pass)):
             continue
@@ -327,13 +445,14 @@ def _inert(body, where, problems, trusted=None, enums=None):
             continue  # a docstring, or any other bare literal: nothing runs
         if isinstance(stmt, (ast.FunctionDef, ast.AsyncFunctionDef, ast.ClassDef)):
             for d in stmt.decorator_list:
-                if not _decorator_ok(d, companions_of, trusted):
+                if not _decorator_ok(d, companions_of, trusted, before):
                     problems.append(f"inert: line {d.lineno}: the decorator of {stmt.name} is a call at import "
                                     f"(only wrappers may decorate: {', '.join(INERT_DECORATORS + LAZY_COMPILERS)}, "
                                     f"a property's setter)")
             if isinstance(stmt, ast.ClassDef):
-                if not all(_constant(b) for b in stmt.bases):
-                    problems.append(f"inert: {line}: the bases of class {stmt.name} call code at import")
+                why = next(filter(None, (_not_constant(b, before) for b in stmt.bases)), "")
+                if why:
+                    problems.append(f"inert: {line}: a base of class {stmt.name} is not constant: {why}")
                 elif any((_dotted(b) or "").split(".")[0] in enums for b in stmt.bases):
                     problems.append(f"inert: {line}: class {stmt.name} is an Enum: making it calls its own methods "
                                     f"for each member at import")
@@ -344,30 +463,40 @@ def _inert(body, where, problems, trusted=None, enums=None):
                 for hook in (h for s in stmt.body for h in _hooks(s)):
                     problems.append(f"inert: {line}: class {stmt.name} defines {hook}, which Python calls at import "
                                     f"(on a subclass's class statement, or on C[...])")
-                _inert(stmt.body, f"class {stmt.name}", problems, trusted, enums)
+                _inert(stmt.body, f"class {stmt.name}", problems, trusted, enums, before)
             else:
-                problems += [f"inert: {line}: {p}" for p in _signature_problems(stmt)]
+                problems += [f"inert: {line}: {p}" for p in _signature_problems(stmt, before)]
             continue
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             value = stmt.value
-            if isinstance(stmt, ast.AnnAssign) and not _constant(stmt.annotation):
+            if isinstance(stmt, ast.AnnAssign) and not _uncalled(stmt.annotation):
                 problems.append(f"inert: {line}: {where}: an annotation computed at import")
                 continue
             torch_attribute = "torch" in trusted and all(
                 isinstance(t, ast.Attribute) and _setting(_dotted(t), TORCH_SETTING_ATTRIBUTES) for t in targets)
             plain = all(_plain_target(t) for t in targets)
-            if value is not None and not _constant(value):
-                problems.append(f"inert: {line}: {where} assigns a value computed at import (a call, a "
-                                f"comprehension, an f-string...): only constant expressions")
+            # An augmented assignment's value is an operand of its operator: constant, not a name of anything.
+            augmented = isinstance(stmt, ast.AugAssign)
+            why = "" if value is None else _not_constant(value, before, alias=not augmented)
+            if why and augmented and _dotted(value) is not None:
+                why = (f"`{_src(stmt)}` applies {_SYMBOLS.get(type(stmt.op), 'an operator')}= to `{_src(value)}`, "
+                       f"not a literal nor a name bound to constants")
+            if not why and value is not None and plain:
+                why = _unpacking_problem(targets, value, before)
+            if why:
+                problems.append(f"inert: {line}: {where} assigns a value that is not constant: {why}")
             elif not (plain or torch_attribute):
                 problems.append(f"inert: {line}: {where} assigns to something other than names or a torch setting "
                                 f"({', '.join(TORCH_SETTING_ATTRIBUTES)})")
             continue
-        if isinstance(stmt, ast.Expr) and _torch_config_call(stmt.value, trusted):
+        if isinstance(stmt, ast.Expr) and _torch_config_call(stmt.value, trusted) and \
+                not _arguments_problem(stmt.value, before):
             continue
         kind = type(stmt).__name__
-        if isinstance(stmt, ast.If):
+        if isinstance(stmt, ast.Expr) and _torch_config_call(stmt.value, trusted):
+            what = f"a torch setting's argument is not constant: {_arguments_problem(stmt.value, before)}"
+        elif isinstance(stmt, ast.If):
             what = "an if block (an `if __name__ == ...` block included) runs at import"
         elif isinstance(stmt, ast.Expr) and isinstance(stmt.value, ast.Call):
             what = f"a call ({_dotted(stmt.value.func) or 'an expression'}) runs at import; only torch settings " \

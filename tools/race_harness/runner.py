@@ -11,7 +11,7 @@ Why each step is as it is (docs/race.md, "A call"):
     then the call between two CUDA events (GPU) or two perf_counter reads (CPU), then synchronize;
   - the output is checked after the second event (untimed): a plain torch.Tensor on the inputs'
     device, shape (10000,), an integer dtype of the protocol, values 0..9; anything else stops the run
-    with one line naming the call.
+    with one line naming the call (InvalidOutput: the entry fails, as the judge fails it).
 """
 import linecache
 import os
@@ -31,12 +31,30 @@ OUTPUT_DTYPES = ("int64", "int32", "int16", "uint8", "int8")
 ENTRY_MODULE = "race_entry"
 
 
+class InvalidOutput(RaceError):
+    """A call returned what the protocol does not take (type, device, shape, dtype, values): the
+    entry fails by the judge's rules, a verdict (FAIL, exit 3), not an error of the harness. An
+    exception raised by the entry stays an error: here it may be this machine's (a module missing,
+    another torch), not the entry's."""
+    status = 3
+
+
+# What an exported entry imports beside torch (`from cuda.bindings import driver, nvrtc`): a machine
+# with CUDA torch but without cuda-python fails its import, and the bare ModuleNotFoundError does not
+# say which package holds the module `cuda` (pip's cuda-python; the judge's image has its 13).
+CUDA_PYTHON_HINT = ("the entry needs cuda-python 13 (`cuda.bindings`, pip install 'cuda-python>=13') beside a "
+                    "CUDA build of torch")
+
+
 def describe_exception(e, path):
     """'TypeError: message (entry.py line 12)': one line, at the entry's last frame where it has one."""
     frames = [f.lineno for f in traceback.extract_tb(e.__traceback__) if f.filename == path]
     text = str(e).strip().splitlines()
     at = f" ({os.path.basename(path)} line {frames[-1]})" if frames else ""
-    return f"{type(e).__name__}{': ' + text[0][:300] if text else ''}{at}"
+    hint = ""
+    if isinstance(e, ModuleNotFoundError) and (e.name or "").split(".")[0] == "cuda":
+        hint = f"; {CUDA_PYTHON_HINT}"
+    return f"{type(e).__name__}{': ' + text[0][:300] if text else ''}{at}{hint}"
 
 
 def cpu_name():
@@ -211,7 +229,8 @@ def call_label(record):
 
 def run_entry(torch, path, source, warmup, timed_draws, device_kind, progress, per_draw=10000, on_overrun=None):
     """Import the entry and make its calls: the warm-up, then each of timed_draws (ranked and hold-out
-    Draws in call order). Appends one record a call to progress.calls; RaceError where a call fails;
+    Draws in call order). Appends one record a call to progress.calls; InvalidOutput where a call
+    returns what the protocol does not take, RaceError where the import or a call fails;
     on_overrun(why) where a timed call runs past the limit (Watchdog)."""
     dev = Device(torch, device_kind)
     progress.device = dev
@@ -241,7 +260,7 @@ def run_entry(torch, path, source, warmup, timed_draws, device_kind, progress, p
             if why:
                 record["error"] = why
                 progress.calls.append(record)
-                raise RaceError(f"{call_label(record)}: custom_kernel {why}")
+                raise InvalidOutput(f"{call_label(record)}: custom_kernel {why}")
             predictions = out.to(torch.int64).cpu().numpy()
             record.update(correct=int((predictions == draw.test_y).sum()), ms=ms, timed=draw.kind != "warmup",
                           dtype=str(out.dtype).replace("torch.", ""))
