@@ -166,11 +166,18 @@ class RunGood(CliTestCase):
         b, rb, _ = self.run_to("twice-b", "--input", self.compressed)
         c, rc_, _ = self.run_to("twice-c", "--input", self.compressed, "--repeat", "3")
         self.assertEqual(rc_["run_count"], 3)
+        # Each run's bytes held to the first's: the key says so with --repeat only.
+        self.assertIs(rc_["replays_byte_identical"], True)
+        self.assertNotIn("replays_byte_identical", ra)
+        _, emulated, _ = self.run_to("twice-emulated", "--input", self.compressed, "--backend", "cuda-fused",
+                                     "--emulate", "--repeat", "2", "--set", "epochs=1")
+        self.assertIs(emulated["replays_byte_identical"], True)
         for n in ("r.predictions.npy", "s.npz"):
             self.assertEqual(read_bytes(os.path.join(a, n)), read_bytes(os.path.join(b, n)), n)
             self.assertEqual(read_bytes(os.path.join(a, n)), read_bytes(os.path.join(c, n)), n)
         strip = lambda r: {k: v for k, v in r.items()
-                           if k not in VOLATILE_KEYS | {"run_count", "training_prediction_seconds_statistic"}}
+                           if k not in VOLATILE_KEYS | {"run_count", "training_prediction_seconds_statistic",
+                                                        "replays_byte_identical"}}
         self.assertEqual(strip(ra), strip(rb))
         self.assertEqual(strip(ra), strip(rc_))
         # Without --output the same result goes to stdout.

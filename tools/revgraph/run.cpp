@@ -7,11 +7,14 @@
 #include <iostream>
 #include <memory>
 #include <optional>
+#include <string>
+#include <vector>
 
 #include "engine/backends.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/npz.hpp"
+#include "engine/io/sha256.hpp"
 #include "engine/qualify/protocol.hpp"
 #include "engine/task_files.hpp"
 #include "engine/stats.hpp"
@@ -57,13 +60,27 @@ LabelledTask load_task(const RunOptions& o) {
     return task;
 }
 
-// `repeat` runs of the prepared task; every run's time, in order. Epoch progress for the last run
-// only (the one whose outputs are written), timed from that run's own start.
-std::vector<double> run_repeats(PreparedTask& prepared, int repeat, bool quiet) {
+// Every byte a run leaves that outputs() hashes: parameters, velocity, scores, predictions.
+std::string state_digest(const TaskState& s) {
+    return io::sha256_hex(s.parameters) + io::sha256_hex(s.velocity) + io::sha256_hex(s.scores) +
+           io::sha256_hex(s.predictions);
+}
+
+struct Repeats {
+    std::vector<double> run_seconds;  // every run's time, in order
+    int first_other = 0;              // the first run (1-based) whose bytes differ from run 1's; 0: none
+};
+
+// `repeat` runs of the prepared task. Epoch progress for the last run only (the one whose outputs
+// are written), timed from that run's own start. With repeat > 1 each run's final state is read
+// back (untimed) and held to the first run's, byte for byte: --repeat is also the replay check.
+Repeats run_repeats(PreparedTask& prepared, int repeat, bool quiet) {
     const int epochs = prepared.config().epochs;
     const bool asynchronous = prepared.backend().asynchronous();
     const std::string of_run = repeat > 1 ? " of run " + std::to_string(repeat) + "/" + std::to_string(repeat) : "";
-    std::vector<double> run_seconds;
+    Repeats out;
+    std::vector<double>& run_seconds = out.run_seconds;
+    std::string first;
     for (int r = 0; r < repeat; ++r) {
         const bool report = !quiet && r == repeat - 1;
         const auto start = std::chrono::steady_clock::now();
@@ -77,8 +94,12 @@ std::vector<double> run_repeats(PreparedTask& prepared, int repeat, bool quiet) 
         run_seconds.push_back(prepared.last_run_seconds());
         if (!quiet && repeat > 1)
             std::cerr << "revgraph: run " << (r + 1) << "/" << repeat << ": " << run_seconds.back() * 1e3 << " ms\n";
+        if (repeat == 1) continue;
+        const std::string digest = state_digest(prepared.backend().read_state());
+        if (r == 0) first = digest;
+        if (digest != first && out.first_other == 0) out.first_other = r + 1;
     }
-    return run_seconds;
+    return out;
 }
 
 void print_summary(const std::vector<double>& run_seconds, const nlohmann::ordered_json& m) {
@@ -145,10 +166,12 @@ int run_command(const RunOptions& o) {
                   << prepared.backend().device() << "); prepared in " << prepared.preparation_seconds() * 1e3
                   << " ms\n";
 
-    const std::vector<double> run_seconds = run_repeats(prepared, repeat, o.quiet);
+    const Repeats repeats = run_repeats(prepared, repeat, o.quiet);
+    const std::vector<double>& run_seconds = repeats.run_seconds;
     TaskOutputs out = prepared.outputs(run_seconds);
     auto& m = out.metadata;
     m["input"] = task.source;
+    if (repeat > 1) m["replays_byte_identical"] = repeats.first_other == 0;
     if (!task.test_labels.empty()) {
         const std::int64_t correct = qualify::correct_count(out.state.predictions, task.test_labels);
         m["correct"] = correct;
@@ -161,6 +184,12 @@ int run_command(const RunOptions& o) {
         !w.empty())
         std::cerr << "revgraph: warning: " << w << "\n";
     write_outputs(o, prepared, out);
+    // Written all the same (the last run's bytes, and the key saying they are not every run's): a
+    // replay that differs is an engine bug to report, with its evidence.
+    if (repeats.first_other != 0)
+        throw Error("run: run " + std::to_string(repeats.first_other) + " of " + std::to_string(repeat) +
+                    " left other bytes than run 1 (parameters, velocity, scores or predictions): replays must be "
+                    "byte-identical");
     return 0;
 }
 
@@ -188,8 +217,9 @@ Command add_run_command(CLI::App& app) {
         ->type_name("SCORES.npy")
         ->check(kNonEmpty);
     sub->add_option("--repeat", o->repeat,
-                    "train N times from the same seed (the same bytes each time); training_prediction_seconds is "
-                    "then the median, run_seconds every run's time (default 1)")
+                    "train N times from the same seed; training_prediction_seconds is then the median, run_seconds "
+                    "every run's time, and every run's bytes are held to the first's (replays_byte_identical; "
+                    "exit 1 where one differs) (default 1)")
         ->type_name("N")
         ->check(kNonEmpty);
     add_task_options(*sub, o->task);
