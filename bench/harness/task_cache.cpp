@@ -97,7 +97,7 @@ PreparedTask& prepared_task(const BackendInfo& b, const TaskConfig& config) {
     g_many = ManySlot{};
     auto task = std::make_unique<PreparedTask>(task_inputs(), config, make_backend(b.request));
     {
-        NVTX_RANGE("warm-up");
+        NVTX_RANGE("bench warm-up");
         for (int i = 0; i < warmup_runs(b); ++i) task->run();
     }
     g_slot.task = std::move(task);
@@ -119,7 +119,7 @@ const std::vector<PreparedTask*>& prepared_tasks(const BackendInfo& b, int count
         slot.list.push_back(slot.tasks.back().get());
     }
     {
-        NVTX_RANGE("warm-up");
+        NVTX_RANGE("bench warm-up");
         for (int i = 0; i < warmup_runs(b); ++i) PreparedTask::run_together(slot.list);
     }
     slot.key = key;

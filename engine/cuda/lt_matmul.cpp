@@ -5,6 +5,7 @@
 #include <optional>
 
 #include "engine/cuda_util/check.hpp"
+#include "engine/cuda_util/nvtx.hpp"
 #include "engine/cuda/lt_candidate.hpp"
 #include "engine/cuda/ops/gemm.hpp"
 #include "engine/error.hpp"
@@ -299,6 +300,7 @@ void LtMatmuls::launch(int id, cudaStream_t stream, bool side) const {
         }
         const Shape& s = *shapes_[static_cast<std::size_t>(b.shape)];
         // beta = 0: C is not read; it is given as D because cuBLASLt wants a C with D's layout.
+        NVTX_RANGE("gemm (cuBLASLt)");
         cublasCheck(cublasLtMatmul(handle_, s.desc, &b.alpha, b.a, s.a, b.b, s.b, &b.beta, b.d, s.d, b.d, s.d, &s.algo,
                                    workspace, workspace_bytes_, stream));
     }
