@@ -1,6 +1,6 @@
 #!/usr/bin/python3
 """gpu_validation's --config/--set (tools/gpu-check's call 5 replays each frontier entry's shape) on
-any machine: a bad config is one "gpu_validation: error: ..." line and exit 2 before anything
+any machine: a bad config or backend name is one "gpu_validation: error: ..." line and exit 2 before anything
 touches the GPU; a good one (a file, then --set over it: the engine's reader, config_from) gets past
 the config to the next thing it reads, a task archive that is not there (exit 1, the archive named).
 
@@ -32,6 +32,8 @@ def main(binary):
                  (["--config"], 2, "--config needs a value"),
                  (["--cluster-blocks", "17"], 2, "--cluster-blocks must be in 0..16, got 17"),
                  (["--cluster-blocks"], 2, "--cluster-blocks needs a value"),
+                 (["--backend", "bogus"], 2, "--backend must be a GPU backend, cuda or cuda-fused, got 'bogus'"),
+                 (["--backend", "cpu"], 2, "got 'cpu'"),
                  (["--cluster-blocks", "16", "--input", absent], 1, "absent.npz"),
                  # accepted: a later --set repairs the file's value; then the missing archive is the error
                  (["--config", wrong, "--set", "width=128", "--input", absent], 1, "absent.npz"),
@@ -43,6 +45,10 @@ def main(binary):
                     or word not in lines[0] or p.stdout:
                 bad.append(f"{args}: expected exit {code} and one 'gpu_validation: error: ...{word}...' line, got "
                            f"{p.returncode}: {p.stderr!r} {p.stdout[:200]!r}")
+    # --help: the usage on stdout, exit 0, on any machine.
+    p = subprocess.run([binary, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=60)
+    if p.returncode != 0 or not p.stdout.startswith("usage: gpu_validation ") or p.stderr:
+        bad.append(f"--help: expected the usage on stdout and exit 0, got {p.returncode}: {p.stderr!r}")
     for b in bad:
         print(f"check_gpu_validation_args: FAIL: {b}", file=sys.stderr)
     if not bad:

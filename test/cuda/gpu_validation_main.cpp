@@ -15,6 +15,7 @@
 #include <string>
 #include <vector>
 
+#include "engine/backends.hpp"
 #include "engine/config_from.hpp"
 #include "engine/cuda/cublaslt_loader.hpp"
 #include "engine/cuda/device.hpp"
@@ -55,6 +56,10 @@ int main(int argc, char** argv) {
             if (i + 1 >= argc) usage_error(a + " needs a value");
             return argv[++i];
         };
+        if (a == "--help" || a == "-h") {
+            std::cout << kUsage << "\n";
+            return 0;
+        }
         if (a == "--replays")
             options.replay.replays = count(a, value(), 1);
         else if (a == "--cold-replays")
@@ -67,9 +72,13 @@ int main(int argc, char** argv) {
             config_file = value();
         else if (a == "--set")
             sets.push_back(value());
-        else if (a == "--backend")
+        else if (a == "--backend") {
+            // Named before the device is looked for: a typo is an error on any machine, not a SKIP.
             options.backend = value();
-        else if (a == "--pdl" || a == "--no-pdl") {  // Programmatic Dependent Launch (the default), or plain
+            const revgraph::BackendRow* row = revgraph::find_backend(options.backend);
+            if (row == nullptr || !row->gpu)
+                usage_error("--backend must be a GPU backend, cuda or cuda-fused, got '" + options.backend + "'");
+        } else if (a == "--pdl" || a == "--no-pdl") {  // Programmatic Dependent Launch (the default), or plain
             revgraph::RuntimeOptions o = revgraph::Runtime::options();
             o.programmatic_launch = a == "--pdl";
             revgraph::Runtime::configure(o);
