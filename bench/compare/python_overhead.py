@@ -21,8 +21,7 @@ import time
 
 import numpy as np
 
-import revgraph
-from arguments import at_least
+from arguments import OneLineParser, at_least
 
 
 def task_inputs(train, test, seed=0):
@@ -52,10 +51,16 @@ def measure(task, runs, metadata):
 
 
 def main():
-    p = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    p = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter,
+                      name="python_overhead")
     p.add_argument("--backend", default="cpu")
     p.add_argument("--runs", type=at_least(1), default=300)
     args = p.parse_args()
+    try:  # after the arguments, so that --help works without the module
+        import revgraph
+    except ImportError as e:
+        p.error(f"cannot import revgraph ({e}): set PYTHONPATH=build/python (the build's module), "
+                "or pip install it")
     try:  # the engine's own check of the name, one line (not a traceback from the first Task)
         revgraph.Task(*task_inputs(1, 1), backend=args.backend, epochs=1)
     except (ValueError, RuntimeError) as e:

@@ -38,6 +38,8 @@ import time
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))  # bench/compare/ -> the root
 sys.path.insert(0, os.path.join(ROOT, "tools"))  # the tools' packages (torchref, python_with) live there
 
+from arguments import OneLineParser, same_file  # noqa: E402 (bench/compare/, this script's folder)
+
 PROTOCOL = "the group's: ~20 s of tasks, ~10 s of idle each side"
 
 
@@ -297,14 +299,8 @@ def run(a):
     return report
 
 
-class OneLineParser(argparse.ArgumentParser):
-    def error(self, message):
-        print(f"torch_gpu: error: {message} (see --help)", file=sys.stderr)
-        sys.exit(2)
-
-
 def parse(argv):
-    ap = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    ap = OneLineParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter, name="torch_gpu")
     ap.add_argument("--input", required=True)
     ap.add_argument("--config", help="a JSON object of config keys (docs/spec.md §1), as revgraph run --config")
     ap.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="after --config; the last wins")
@@ -339,9 +335,9 @@ def parse(argv):
         a.cfg = task_config(a.config, a.set)
     except Fail as e:
         ap.error(str(e))
-    if a.output:  # never over an input (the names alone: parse reads no file)
+    if a.output:  # never over an input, nor a hard or symbolic link to one
         for option, path in (("--input", a.input), ("--config", a.config)):
-            if path and os.path.realpath(path) == os.path.realpath(a.output):
+            if path and same_file(path, a.output):
                 ap.error(f"--output {a.output} is {option}: an output never replaces an input")
     return a
 

@@ -3,7 +3,8 @@
 
   check_bench.py benchmarks BUILD/bench/revgraph_bench         every family on a tiny task -> valid JSON
   check_bench.py energy BUILD/bench/revgraph_bench             --energy: a report, or why not available
-  check_bench.py compare bench/compare/compare_torch BUILD     compare_torch on a tiny draw -> valid JSON
+  check_bench.py compare bench/compare/compare_torch BUILD     compare_torch on a tiny draw -> valid JSON; its
+                                                               refusals; python_overhead.py's command line
 """
 import json
 import os
@@ -275,7 +276,147 @@ def check_energy(binary):
     print(f"check_bench: ok: energy {'available' if e['available'] else 'not available: ' + e['reason']}")
 
 
+FAKE_REVGRAPH = """#!{python}
+# `revgraph run` as compare_torch calls it, the cpu backend only, whose predictions differ in every process.
+import hashlib, json, os, sys
+words = [w for w in sys.argv[2:] if w not in ("--quiet", "--timings")]
+args = dict(zip(words[::2], words[1::2]))
+if args["--backend"] != "cpu":
+    sys.exit("revgraph: error: backend: not in this fake")
+with open(args["--output"], "w") as f:
+    json.dump({{"backend": "cpu", "device": "fake", "git_commit": "fake",
+               "run_seconds": [0.001] * int(args.get("--repeat", 1)),
+               "predictions_sha256": hashlib.sha256(str(os.getpid()).encode()).hexdigest()}}, f)
+"""
+
+
+def fake_build(tmp):
+    """A build folder whose tools/revgraph is FAKE_REVGRAPH: a run that goes wrong harms no real build."""
+    fake = os.path.join(tmp, "build", "tools", "revgraph")
+    os.makedirs(os.path.dirname(fake))
+    with open(fake, "w") as f:
+        f.write(FAKE_REVGRAPH.format(python=sys.executable))
+    os.chmod(fake, 0o755)
+    return os.path.join(tmp, "build")
+
+
+def compare_refuses(script, build_dir, args, word, cwd=None):
+    """compare_torch ARGS: one 'compare: error: ...WORD...' line and exit 2, before any work."""
+    p = subprocess.run([sys.executable, script, "--build-dir", build_dir, "--train", "30", "--query", "5",
+                        "--only", "cpu", "--repeat", "2", "--warmup", "0", "--allow-missing-torch", *args],  # short
+                       stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True, timeout=300, cwd=cwd)
+    lines = p.stderr.strip().splitlines()
+    if p.returncode != 2 or len(lines) != 1 or not lines[0].startswith("compare: error: ") \
+            or word not in lines[0] or p.stdout:
+        fail(f"compare {args}: expected one 'compare: error: ...{word}...' line and exit 2, got "
+             f"{p.returncode}: {p.stderr[-500:]!r} {p.stdout[:200]!r}")
+
+
+def tree_state(root):
+    """Every folder and file under root, with a file's bytes (or a link's target): what a refused run must
+    leave as it was."""
+    state = {}
+    for folder, _, names in os.walk(root):
+        state[folder] = None
+        for name in names:
+            path = os.path.join(folder, name)
+            if os.path.islink(path):
+                state[path] = os.readlink(path)
+            else:
+                with open(path, "rb") as f:
+                    state[path] = f.read()
+    return state
+
+
+def check_compare_refusals(script):
+    """--output never replaces a file the run reads or runs (the revgraph binary, a --keep folder's
+    files, a hard or symbolic link to one), is never a folder nor in a missing folder; --keep is no file:
+    each one line and exit 2 before any work, every file as it was."""
+    with tempfile.TemporaryDirectory() as tmp:
+        build_dir = fake_build(tmp)
+        binary = os.path.join(build_dir, "tools", "revgraph")
+        kept, afile = os.path.join(tmp, "kept"), os.path.join(tmp, "afile.json")
+        os.mkdir(kept)
+        for path, text in ((os.path.join(kept, "task.npz"), "the kept draw"), (afile, "not a folder")):
+            with open(path, "w") as f:
+                f.write(text)
+        os.link(os.path.join(kept, "task.npz"), os.path.join(tmp, "hard.json"))
+        os.symlink(binary, os.path.join(tmp, "soft.json"))
+        os.link(binary, os.path.join(tmp, "hard-binary.json"))
+        cases = [(["--output", binary], "revgraph binary"),
+                 (["--output", "soft.json"], "revgraph binary"),
+                 (["--keep", "kept", "--output", "kept/task.npz"], "--keep"),
+                 (["--keep", "kept", "--output", "hard.json"], "--keep"),
+                 (["--keep", "kept", "--output", "kept/cpu.0.json"], "--keep"),  # written, then read, by the run
+                 (["--keep", "new", "--output", "new/tiny.npz"], "--keep"),
+                 (["--keep", "new", "--output", "new"], "--keep"),
+                 (["--output", tmp], "folder"), (["--output", "kept/"], "folder"),
+                 (["--output", "nowhere/compare.json"], "does not exist"),
+                 (["--keep", "afile.json", "--output", "compare.json"], "--keep afile.json"),
+                 (["--output", "hard-binary.json"], "revgraph binary")]
+        before = tree_state(tmp)
+        for args, word in cases:
+            compare_refuses(script, build_dir, args, word, cwd=tmp)
+        if tree_state(tmp) != before:
+            fail("a refused compare changed or left files")
+
+
+def check_compare_rounds_differ(script):
+    """Fresh processes of one program on one draw must give the same predictions: where they do not,
+    a warning line and a note, and still exit 0."""
+    with tempfile.TemporaryDirectory() as tmp:
+        out = os.path.join(tmp, "compare.json")
+        p = run([sys.executable, script, "--build-dir", fake_build(tmp), "--device", "cpu", "--only", "cpu",
+                 "--train", "30", "--query", "5", "--repeat", "2", "--rounds", "2", "--warmup", "0",
+                 "--allow-missing-torch", "--output", out])
+        with open(out) as f:
+            doc = json.load(f)
+        said = [line for line in p.stderr.splitlines() if "warning" in line and "differ between rounds" in line]
+        noted = [n for n in doc["notes"] if "differ between rounds" in n]
+        if len(said) != 1 or "cpu" not in said[0] or len(noted) != 1:
+            fail(f"predictions that differ between rounds: expected one warning and one note, got {said}, "
+                 f"{doc['notes']}")
+        shas = [r.get("predictions_sha256") for r in doc["timing"]["cpu"]["rounds"]]
+        if len(shas) != 2 or shas[0] == shas[1] or None in shas:
+            fail(f"each round's predictions_sha256: {shas}")
+
+
+def check_python_overhead(script, build_dir):
+    """--help needs no revgraph module; without one, one line naming PYTHONPATH=build/python and exit 2."""
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONPATH"}
+    p = subprocess.run([sys.executable, script, "--help"], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                       timeout=60, env=env)
+    if p.returncode != 0 or "--runs" not in p.stdout or p.stderr:
+        fail(f"python_overhead.py --help: {p.returncode} {p.stderr[-500:]!r}")
+    for args, word in ((["--runs", "0"], "--runs"), (["--bogus"], "--bogus")):
+        p = subprocess.run([sys.executable, script, *args], stdout=subprocess.PIPE, stderr=subprocess.PIPE, text=True,
+                           timeout=60, env=env)
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 2 or len(lines) != 1 or word not in lines[0] or p.stdout:
+            fail(f"python_overhead.py {args}: expected one line naming {word} and exit 2, got {p.returncode}: "
+                 f"{p.stderr[-500:]!r}")
+    missing = subprocess.run([sys.executable, "-c", "import revgraph"], stdout=subprocess.DEVNULL,
+                             stderr=subprocess.DEVNULL, env=env, timeout=60).returncode != 0
+    if missing:  # where revgraph is installed, its absence cannot be shown
+        p = subprocess.run([sys.executable, script, "--runs", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=60, env=env)
+        lines = p.stderr.strip().splitlines()
+        if p.returncode != 2 or len(lines) != 1 or "PYTHONPATH=build/python" not in lines[0] or p.stdout:
+            fail(f"python_overhead.py without the module: expected one line naming PYTHONPATH=build/python and "
+                 f"exit 2, got {p.returncode}: {p.stderr[-500:]!r}")
+    module = os.path.join(build_dir, "python")
+    if os.path.isdir(os.path.join(module, "revgraph")):  # a build with the Python module: it runs
+        p = subprocess.run([sys.executable, script, "--runs", "1"], stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+                           text=True, timeout=300, env={**env, "PYTHONPATH": module})
+        if p.returncode != 0 or "python binding" not in p.stdout:
+            fail(f"python_overhead.py --runs 1 with PYTHONPATH={module}: {p.returncode} {p.stderr[-500:]!r}")
+
+
 def check_compare(script, build_dir):
+    script, build_dir = os.path.abspath(script), os.path.abspath(build_dir)  # some checks run in another folder
+    check_compare_refusals(script)
+    check_compare_rounds_differ(script)
+    check_python_overhead(os.path.join(os.path.dirname(script), "python_overhead.py"), build_dir)
     with tempfile.TemporaryDirectory() as tmp:
         out = os.path.join(tmp, "compare.json")
         # More rounds than runs was quietly cut to the runs; a negative seed failed inside make_synthetic.py.
@@ -287,10 +428,22 @@ def check_compare(script, build_dir):
             if p.returncode != status or len(said) != 1 or word not in said[0] or os.path.exists(out):
                 fail(f"compare {args}: expected exit {status} and one error line naming {word}, got "
                      f"{p.returncode}: {p.stderr[-500:]!r}")
-        run([sys.executable, script, "--build-dir", build_dir, "--train", "300", "--query", "50", "--repeat", "2",
-             "--rounds", "2", "--warmup", "0", "--allow-missing-torch", "--output", out])
+        # The report may go into the --keep folder the run makes (under a name the run does not use).
+        kept = os.path.join(tmp, "kept")
+        out = os.path.join(kept, "compare.json")
+        p = run([sys.executable, script, "--build-dir", build_dir, "--train", "300", "--query", "50", "--repeat", "2",
+                 "--rounds", "2", "--warmup", "0", "--allow-missing-torch", "--keep", kept, "--output", out])
         with open(out) as f:
             doc = json.load(f)
+        if [n for n in os.listdir(kept) if n.startswith("compare.json")] != ["compare.json"]:
+            fail(f"compare left beside its report: {sorted(os.listdir(kept))}")
+        # Fresh processes of one binary on one draw: the same bytes every round.
+        for name, t in doc["timing"].items():
+            shas = [r.get("predictions_sha256") for r in t["rounds"]]
+            if len(set(shas)) != 1 or None in shas:
+                fail(f"{name}: predictions_sha256 by round {shas}")
+        if [n for n in doc["notes"] if "differ between rounds" in n]:
+            fail(f"compare warned of predictions that differ between rounds: {doc['notes']}")
         for key in ("machine", "date", "git", "task", "timing", "settings"):
             if key not in doc:
                 fail(f"compare report lacks {key!r}")
@@ -312,6 +465,14 @@ def check_compare(script, build_dir):
             for name, t in doc["timing"].items():
                 if "vs_torch-eager" not in t["speedup"]:
                     fail(f"{name}: no speedup vs torch-eager")
+            # The agreement with torch-eager, in the JSON and as the table's last column.
+            head = next((line.split() for line in p.stdout.splitlines() if line.startswith("backend ")), [])
+            if head[-1:] != ["agree"]:
+                fail(f"the table has no agree column: {head}")
+            for name, t in doc["timing"].items():
+                agree = t.get("prediction_agreement_with_torch_eager", -1)
+                if name != "torch-eager" and not 0 <= agree <= 1:
+                    fail(f"{name}: prediction_agreement_with_torch_eager {agree}")
     print(f"check_bench: ok: compare measured {', '.join(doc['timing'])}")
 
 
