@@ -317,6 +317,41 @@ class Rules(unittest.TestCase):
             self.assertEqual(p.returncode, 1, p.stdout)
             self.assertEqual([line.split(": ")[1] for line in p.stdout.splitlines()[:-1]], ["inert"], p.stdout)
 
+    def test_annotations_run_nothing_of_an_imported_object(self):
+        """Annotations are evaluated at import (a module's, a class's, a def's): an operator or a
+        subscript there runs a method of what it works on, as an assignment's value would. Each refused
+        form is shown to run code on a stand-in `os` first; the types entries write stay allowed."""
+        class Spy:
+            def __init__(self):
+                self.calls = []
+
+            def __getitem__(self, key):
+                self.calls.append(key)
+                return int
+
+            def __rmod__(self, other):
+                self.calls.append(other)
+                return int
+
+            def __or__(self, other):
+                self.calls.append(other)
+                return int
+
+        refused = ("def f(x: '%(HOME)s' % os.environ):\n    pass", "X: os.environ['HOME'] = 1",
+                   "class C:\n    X: os.environ['HOME'] = 1", "X: os.environ | os.environ = 1",
+                   "def f() -> os.environ['HOME']:\n    pass", "def f(x: typing.Optional[os.environ['A']]):\n    pass")
+        for body in refused:
+            spy = Spy()
+            exec(compile(body, "entry", "exec"), {"os": types.SimpleNamespace(environ=spy),
+                                                  "typing": __import__("typing")})
+            self.assertTrue(spy.calls, body)
+            self.assertOneBroken(HEADER + "import os\nimport typing\n" + GOOD_BODY + body + "\n", "inert",
+                                 "annotation")
+        fine = ("def f(x: torch.Tensor, y: 'T', z: int | None = None) -> tuple[int, int]:\n    pass\n\n\n"
+                "def g(x: typing.Optional[torch.Tensor], c: typing.Callable[[int, str], None]) -> None:\n    pass\n\n\n"
+                "X: int = 1\nY: dict[str, list[int]] = {}\n")
+        self.assertEqual(self.check(HEADER + "import typing\n" + GOOD_BODY + fine)[0], [])
+
     def test_torch_settings_targets_and_written_literals(self):
         """What a reviewer slipped past the rules: calls through a module torch imports, a name torch
         that is not torch, a subscript hidden in a tuple target, literals whose value is short but

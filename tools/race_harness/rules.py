@@ -17,8 +17,10 @@ The rules (docs/race.md, "The entry"):
   kernel     a module-level `def custom_kernel(data)` that takes one positional argument
 
 What "inert" allows, exactly: imports; `def`/`class` whose every part evaluated at definition is
-inert: default values constant expressions and annotations (argument and return) calling nothing
-(`tuple[int, int]` is a type; an annotation may subscript one); a class's bases constant
+inert: default values constant expressions and annotations (argument and return, and a module's
+or class's `X: T = v`) types that run nothing of an imported object's (_annotation: names,
+strings, None, builtin or typing generics subscripted with these, `|` between builtin types and
+generics); a class's bases constant
 expressions and no keywords (`metaclass=` and the keywords given to `__init_subclass__` run
 code when the class is made); no `__init_subclass__` or `__class_getitem__` of the entry's own (the
 first runs when a subclass is made, the second when the class is subscripted, both at import); no
@@ -67,11 +69,13 @@ LEADERBOARD_WORDS = ", ".join(map(str, LEADERBOARDS[:-1])) + f" or {LEADERBOARDS
 HEADER_RE = re.compile(r"#!POPCORN leaderboard mnist-medium-([0-9]+)pct")  # ASCII digits only
 GPU_LINE = "#!POPCORN gpu A100"
 
-# What an annotation may be made of (_uncalled): names, attributes, subscripts and operators, nothing
-# that calls, iterates or awaits.
-_UNCALLED_NODES = (ast.Constant, ast.Name, ast.Attribute, ast.Subscript, ast.Slice, ast.Tuple, ast.List, ast.Set,
-                   ast.Dict, ast.UnaryOp, ast.BinOp, ast.BoolOp, ast.Compare, ast.IfExp, ast.Starred, ast.Load,
-                   ast.operator, ast.unaryop, ast.boolop, ast.cmpop, ast.expr_context)
+# What an annotation may be (_annotation): Python evaluates a module's, a class's and a def's
+# annotations at import, so an operator or a subscript there runs a method of what it works on as
+# an assignment's would (`X: os.environ["HOME"] = 1` reads the environment). A type is a name, a
+# string (never evaluated) or None; subscripted only where the subscripted is a builtin generic or
+# the typing module's; joined by `|` only between such (an imported object's __or__ is any code).
+_BUILTIN_TYPES = ("int", "float", "complex", "bool", "str", "bytes", "bytearray", "object")
+_BUILTIN_GENERICS = ("tuple", "list", "dict", "set", "frozenset", "type")
 
 
 def leaderboard(band):
@@ -100,16 +104,27 @@ def _dotted(node):
     return None
 
 
-def _uncalled(node):
-    """Nothing in it calls, iterates or awaits (a lambda's body runs later): what an annotation may
-    be. Looser than _constant: an annotation is a type, and `tuple[int, int]` or
-    `typing.Optional[torch.Tensor]` subscript a library's classes."""
-    if isinstance(node, ast.Lambda):
-        args = node.args
-        return all(_uncalled(d) for d in args.defaults + [d for d in args.kw_defaults if d is not None])
-    if not isinstance(node, _UNCALLED_NODES):
-        return False
-    return all(_uncalled(child) for child in ast.iter_child_nodes(node))
+def _generic(node):
+    """A builtin generic (`tuple`) or the typing module's (`typing.Optional`): what may be subscripted."""
+    name = _dotted(node)
+    return name is not None and (name in _BUILTIN_GENERICS or name.startswith("typing."))
+
+
+def _annotation(node, joined=False):
+    """Whether an annotation runs nothing of an imported object's when evaluated (_BUILTIN_TYPES
+    above). joined: an operand of `|`, where only builtin types, None, strings and typing's or
+    builtin generics (subscripted or not) may stand."""
+    if isinstance(node, ast.Constant):
+        return node.value is None or isinstance(node.value, str) or (node.value is Ellipsis and not joined)
+    if isinstance(node, (ast.Name, ast.Attribute)) and _dotted(node) is not None:
+        return not joined or _dotted(node) in _BUILTIN_TYPES + _BUILTIN_GENERICS or _generic(node)
+    if isinstance(node, ast.Subscript) and _generic(node.value):
+        index = node.slice.elts if isinstance(node.slice, ast.Tuple) else [node.slice]
+        # A list stands for Callable's arguments: Callable[[A, B], R].
+        return all(all(_annotation(e) for e in x.elts) if isinstance(x, ast.List) else _annotation(x) for x in index)
+    if isinstance(node, ast.BinOp) and isinstance(node.op, ast.BitOr):
+        return _annotation(node.left, True) and _annotation(node.right, True)
+    return False
 
 
 def _src(node):
@@ -339,7 +354,7 @@ def _decorator_ok(node, properties, trusted, constants):
 def _signature_problems(fn, constants):
     """What a def evaluates when it runs (at import, for a module- or class-level def): its defaults,
     held to the constant expressions (a default is a value kept, as an assignment's), and its
-    annotations, to what calls nothing (_uncalled)."""
+    annotations, to types that run nothing of an imported object's (_annotation)."""
     a = fn.args
     every = a.posonlyargs + a.args + a.kwonlyargs + [x for x in (a.vararg, a.kwarg) if x is not None]
     out = []
@@ -347,10 +362,10 @@ def _signature_problems(fn, constants):
                              a.defaults + [d for d in a.kw_defaults if d is not None])), "")
     if why:
         out.append(f"a default argument of {fn.name} is not constant: {why}")
-    if not all(_uncalled(x.annotation) for x in every if x.annotation is not None) or \
-            (fn.returns is not None and not _uncalled(fn.returns)):
+    if not all(_annotation(x.annotation) for x in every if x.annotation is not None) or \
+            (fn.returns is not None and not _annotation(fn.returns)):
         out.append(f"an annotation of {fn.name} is computed at import (annotations are evaluated when the def "
-                   f"runs): only constant expressions")
+                   f"runs): only names, strings, None, and builtin or typing generics of these")
     return out
 
 
@@ -470,8 +485,9 @@ def _inert(body, where, problems, trusted=None, enums=None, constants=None):
         if isinstance(stmt, (ast.Assign, ast.AnnAssign, ast.AugAssign)):
             targets = stmt.targets if isinstance(stmt, ast.Assign) else [stmt.target]
             value = stmt.value
-            if isinstance(stmt, ast.AnnAssign) and not _uncalled(stmt.annotation):
-                problems.append(f"inert: {line}: {where}: an annotation computed at import")
+            if isinstance(stmt, ast.AnnAssign) and not _annotation(stmt.annotation):
+                problems.append(f"inert: {line}: {where}: an annotation computed at import (only names, strings, "
+                                f"None, and builtin or typing generics of these)")
                 continue
             torch_attribute = "torch" in trusted and all(
                 isinstance(t, ast.Attribute) and _setting(_dotted(t), TORCH_SETTING_ATTRIBUTES) for t in targets)
