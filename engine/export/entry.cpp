@@ -60,7 +60,7 @@ std::string title(const EntrySource& s) {
     return text;
 }
 
-// " (105,723 of 110,000 correct, 106,700 required)" from a band's record, where it has the counts.
+// " (105723 of 110000 correct, 106700 required)" from a band's record, where it has the counts.
 std::string count_words(const nlohmann::json& entry) {
     const auto number = [&](const char* key) {
         return entry.contains(key) && entry[key].is_number_integer() ? std::to_string(entry[key].get<long long>())
@@ -69,6 +69,15 @@ std::string count_words(const nlohmann::json& entry) {
     const std::string correct = number("total_correct"), total = number("total"), required = number("required_correct");
     if (correct.empty() || total.empty() || required.empty()) return "";
     return " (" + correct + " of " + total + " correct, " + required + " required)";
+}
+
+// " (96000 correct in all, worst draw 8600)" from race.json's verify record, where it has them.
+std::string verify_words(const nlohmann::json& verify) {
+    if (!verify.contains("total") || !verify["total"].is_number_integer() || !verify.contains("worst_draw") ||
+        !verify["worst_draw"].is_number_integer())
+        return "";
+    return " (" + std::to_string(verify["total"].get<long long>()) + " correct in all, worst draw " +
+           std::to_string(verify["worst_draw"].get<long long>()) + ")";
 }
 
 }  // namespace
@@ -87,6 +96,8 @@ void require_race_band(const std::string& band) {
 
 std::string entry_file(const EntrySource& s) {
     require_race_band(s.band);
+    if (!s.recorded_failure.empty())
+        throw Error("export: " + s.recorded_failure + ": its entry would fail the leaderboard");
     s.config.validate();
     std::string text = entry_template();
     replace_once(text, "@BAND@", s.band);
@@ -118,17 +129,20 @@ EntrySource entry_from_bands_file(const std::string& path, const std::string& ba
         if (found.back() != band) continue;
         if (!entry.contains("config") || !entry["config"].is_object())
             throw Error("export: band " + band + " of " + path + " has no config object");
-        // A band its own file records as failed (bench/frontier/frontier.json's "qualified": false)
-        // would be an entry that fails its leaderboard: refused, with the file's count.
-        if (entry.contains("qualified") && entry["qualified"] == false)
-            throw Error("export: band " + band + " of " + path + " did not qualify there" + count_words(entry) +
-                        ": its entry would fail the leaderboard");
         EntrySource s;
         s.band = band;
         try {
             s.config.update_from_json(entry["config"]);
         } catch (const Error& e) { throw Error("export: band " + band + " of " + path + ": " + e.what()); }
         s.origin = std::filesystem::path(path).filename().string() + ", band " + band;  // no local path in an entry
+        // A band its own file records as failed would be an entry that fails its leaderboard
+        // (entry_file refuses it), with the file's count where it has one.
+        if (entry.contains("qualified") && entry["qualified"] == false)
+            s.recorded_failure = "band " + band + " of " + path + " did not qualify there" + count_words(entry);
+        if (entry.contains("verify") && entry["verify"].is_object() && entry["verify"].contains("passed") &&
+            entry["verify"]["passed"] == false)
+            s.recorded_failure =
+                "band " + band + " of " + path + " failed its verification there" + verify_words(entry["verify"]);
         return s;
     }
     std::string list;

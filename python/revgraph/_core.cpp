@@ -698,6 +698,17 @@ PYBIND11_MODULE(_core, m) {
             } catch (const revgraph::Error& e) { bad(e.what()); }
         },
         py::arg("band"), py::arg("from_file"), py::arg("config"));
+    // A band's config as `revgraph export --from` reads it, and what the file records of its failure
+    // ("" for none): tools/race engine judges even a failed band's config, which export refuses.
+    m.def(
+        "band_config",
+        [](const std::string& band, const std::string& from) {
+            try {
+                const revgraph::exporter::EntrySource s = revgraph::exporter::entry_from_bands_file(from, band);
+                return py::make_tuple(s.config.to_json().dump(), s.recorded_failure);
+            } catch (const revgraph::Error& e) { bad(e.what()); }
+        },
+        py::arg("band"), py::arg("from_file"));
     m.def("data_embedded", &data_embedded, py::arg("split_seed"));
     m.def("data_mnist", &data_mnist, py::arg("idx_dir"), py::arg("seed"));
     m.attr("MAX_DRAWS") = revgraph::qualify::kMaxDraws;  // the protocol's range of draws, 1..MAX_DRAWS

@@ -1336,6 +1336,37 @@ class Engine(unittest.TestCase):
         self.assertEqual(h.returncode, 0)
         self.assertIn("default cpu-reference", " ".join(h.stdout.split()))
 
+    def test_a_band_its_file_records_as_failed_is_judged_and_said(self):
+        """export refuses a band its file records as failed (frontier.json's "qualified": false,
+        race.json's verify.passed false); engine still judges its config, and its line says what the
+        file records (depth 1, 1 epoch at batch 512: seconds)."""
+        small = {"depth": 1, "epochs": 1, "batch_size": 512}
+        with tempfile.TemporaryDirectory() as tmp:
+            frontier_like = os.path.join(tmp, "f.json")
+            with open(frontier_like, "w") as f:
+                json.dump({"bands": [{"band": "12", "config": small, "qualified": False, "total_correct": 1,
+                                      "total": 110000, "required_correct": 96800}]}, f)
+            race_like = os.path.join(tmp, "r.json")
+            with open(race_like, "w") as f:
+                json.dump({"bands": [{"band": "12", "config": small,
+                                      "verify": {"passed": False, "total": 5, "worst_draw": 1}}]}, f)
+            recorded = {frontier_like: "did not qualify there (1 of 110000 correct, 96800 required)",
+                        race_like: "failed its verification there (5 correct in all, worst draw 1)"}
+            for path, words in recorded.items():
+                e = subprocess.run([REVGRAPH, "export", "--from", path, "--band", "12"], capture_output=True, text=True)
+                self.assertEqual(e.returncode, 1, e.stderr)
+                self.assertEqual(e.stderr, f"revgraph: error: export: band 12 of {path} {words}: its entry would fail "
+                                           f"the leaderboard\n")
+            rep_path = os.path.join(tmp, "engine.json")
+            p = race("engine", "--band", 12, "--idx-dir", IDX, "--from", frontier_like, "--report", rep_path)
+            self.assertIn(p.returncode, (0, 3), p.stderr)
+            self.assertTrue(last_line(p).endswith(f"; the file records: band 12 of {frontier_like} {recorded[frontier_like]}"),
+                            last_line(p))
+            with open(rep_path) as f:
+                rep = json.load(f)
+            self.assertEqual({k: rep["config"][k] for k in small}, small)
+            self.assertEqual(rep["sources"]["recorded_failure"], f"band 12 of {frontier_like} {recorded[frontier_like]}")
+
     def test_rev88_band_12_against_fit_predict(self):
         with tempfile.TemporaryDirectory() as tmp:
             rep_path = os.path.join(tmp, "engine.json")

@@ -6,8 +6,8 @@ order; the work itself lives in the modules it calls. Errors are one line `race:
 (exit 1; usage 2). A verdict is the last line a run prints: exit 0 PASS, 3 FAIL, 1 NO VERDICT.
 """
 import argparse
-import ast
 import hashlib
+import json
 import os
 import signal
 import sys
@@ -375,14 +375,6 @@ def cmd_run(a):
 
 
 # ----------------------------------------------------------------------------------------- engine
-def entry_config(text):
-    """The CONFIG constant of an exported entry's text (a dict literal at its module level)."""
-    for node in ast.parse(text).body:
-        if isinstance(node, ast.Assign) and [getattr(t, "id", None) for t in node.targets] == ["CONFIG"]:
-            return ast.literal_eval(node.value)
-    raise RaceError("the exported entry defines no CONFIG")
-
-
 def cmd_engine(a):
     seed, seed_record = _seed(a)
     if a.from_file and (a.config or a.set):
@@ -393,10 +385,13 @@ def cmd_engine(a):
     revgraph, why = package.load(a.build)
     if revgraph is None:
         raise RaceError(f"engine needs the built revgraph package: {why}")
+    recorded_failure = ""
     try:
         if a.from_file:
-            # The very config `revgraph export --from` puts in the entry (the engine reads the file).
-            config = entry_config(revgraph.export(a.band, from_file=a.from_file))
+            # The very config `revgraph export --from` puts in the entry (the engine reads the file); a
+            # band the file records as failed, which export refuses, is judged all the same, and said.
+            text, recorded_failure = revgraph._core.band_config(a.band, a.from_file)
+            config = json.loads(text)
         else:
             config = revgraph._core.config_from(a.config, list(a.set))
     except (ValueError, RuntimeError) as e:
@@ -422,6 +417,8 @@ def cmd_engine(a):
     word = report.overall([band_v["passed"]])
     entry_predictions = backend == ENTRY_BACKEND
     line = report.engine_verdict_line(word, band_v, backend, seconds, entry_predictions, ENTRY_BACKEND)
+    if recorded_failure:  # export refuses this band: the line says why, whatever this judge found
+        line += f"; the file records: {recorded_failure}"
     out = report.header("engine")
     out.update(seed=seed_record, config=config,
                backend={"requested": a.backend, "ran": backend, "device": device,
@@ -429,7 +426,8 @@ def cmd_engine(a):
                         "note": (f"{backend}'s predictions are the exported GPU entry's, bit for bit" if entry_predictions
                                  else f"{backend}'s predictions are NOT the exported GPU entry's (it sums in another "
                                       f"order; {ENTRY_BACKEND}'s are): a quick look, not the entry's verdict")},
-               sources={"pool": pool.sources, "pool_official": pool.official},
+               sources={"pool": pool.sources, "pool_official": pool.official,
+                        "recorded_failure": recorded_failure or None},
                calls=[dict(r, kind="ranked", draw=r["index"]) for r in rows],
                totals={"ranked_correct": sum(counts), "ranked_total": PER_DRAW * len(counts), "per_draw": counts,
                        "worst_draw": min(counts)},
