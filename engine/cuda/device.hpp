@@ -25,6 +25,9 @@ std::string missing_device_code(int ordinal = 0);
 // with machine code for each of `built_archs` and PTX for the highest (meson.build's gencode):
 // machine code runs on its own major version at that minor or above (sm_80's on an sm_86), and the
 // driver compiles the PTX for any newer device at load. `device_words` names the device.
+// A device older than kOldestBuildableArch is named as such: no rebuild gives it code.
 std::string device_code_gap(int device_arch, const std::vector<int>& built_archs, const std::string& device_words);
+// The oldest architecture `-Dgpu_arch` offers (meson_options.txt's choices: what nvcc 13 builds).
+inline constexpr int kOldestBuildableArch = 75;
 
 }  // namespace revgraph::cuda

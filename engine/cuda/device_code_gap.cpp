@@ -20,6 +20,10 @@ std::string device_code_gap(int device_arch, const std::vector<int>& built_archs
         rebuild += std::to_string(a);
     }
     if (built_archs.empty() || device_arch >= highest) return "";  // the PTX, compiled at load
+    if (device_arch < kOldestBuildableArch)
+        return "this build has device code for " + built + ", not for " + device_words +
+               ", which is older than any architecture this toolchain builds (sm_" +
+               std::to_string(kOldestBuildableArch) + " is the oldest)";
     return "this build has device code for " + built + ", not for " + device_words +
            ": rebuild with -Dgpu_arch=" + std::to_string(device_arch) + rebuild;
 }
