@@ -141,21 +141,16 @@ struct CudaBackend::Impl {
     void upload(const PreparedInputs& p) {
         const TaskInputs& in = *p.inputs;
         const std::int64_t n = plan.train_count();
-        // Every buffer starts as zeros, so a read-back before the first run is deterministic too.
-        const cudaStream_t s = stream.s;
-        for (int k = 0; k < kBufCount; ++k) memory.zero_async(static_cast<Buf>(k), s);
+        // Every check and host copy first: nothing is enqueued until nothing more can throw, so no
+        // copy is left reading a host vector that an exception frees.
         if (p.initial_parameters.size() != plan.elements(Buf::initial))
             throw Error("cuda: initial parameters have the wrong size");
-        memory.upload_async(Buf::initial, p.initial_parameters.data(), plan.bytes(Buf::initial), s);
         if (in.train_images.size() != plan.elements(Buf::train_raw) ||
             in.test_images.size() != plan.elements(Buf::query_raw))
             throw Error("cuda: pixel arrays have the wrong size");
-        memory.upload_async(Buf::train_raw, in.train_images.data(), plan.bytes(Buf::train_raw), s);
-        memory.upload_async(Buf::query_raw, in.test_images.data(), plan.bytes(Buf::query_raw), s);
-        std::vector<std::int32_t> labels(in.train_labels.begin(), in.train_labels.end());
-        memory.upload_async(Buf::train_labels, labels.data(), plan.bytes(Buf::train_labels), s);
         if (static_cast<int>(p.permutations.size()) < plan.config().epochs)
             throw Error("cuda: too few epoch permutations");
+        const std::vector<std::int32_t> labels(in.train_labels.begin(), in.train_labels.end());
         std::vector<std::int32_t> perms;
         perms.reserve(plan.elements(Buf::permutations));
         for (int e = 0; e < plan.config().epochs; ++e) {
@@ -166,6 +161,13 @@ struct CudaBackend::Impl {
                 perms.push_back(static_cast<std::int32_t>(v));
             }
         }
+        // Every buffer starts as zeros, so a read-back before the first run is deterministic too.
+        const cudaStream_t s = stream.s;
+        for (int k = 0; k < kBufCount; ++k) memory.zero_async(static_cast<Buf>(k), s);
+        memory.upload_async(Buf::initial, p.initial_parameters.data(), plan.bytes(Buf::initial), s);
+        memory.upload_async(Buf::train_raw, in.train_images.data(), plan.bytes(Buf::train_raw), s);
+        memory.upload_async(Buf::query_raw, in.test_images.data(), plan.bytes(Buf::query_raw), s);
+        memory.upload_async(Buf::train_labels, labels.data(), plan.bytes(Buf::train_labels), s);
         memory.upload_async(Buf::permutations, perms.data(), plan.bytes(Buf::permutations), s);
         // All on the task's own stream, then that stream alone waited for: labels and perms (host
         // copies) live until here, and a cudaDeviceSynchronize would break a graph another thread
