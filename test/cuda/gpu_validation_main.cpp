@@ -76,8 +76,12 @@ int main(int argc, char** argv) {
             // Named before the device is looked for: a typo is an error on any machine, not a SKIP.
             options.backend = value();
             const revgraph::BackendRow* row = revgraph::find_backend(options.backend);
-            if (row == nullptr || !row->gpu)
-                usage_error("--backend must be a GPU backend, cuda or cuda-fused, got '" + options.backend + "'");
+            if (row == nullptr || !row->gpu) {
+                std::string gpu;  // the table's GPU rows, as it names them
+                for (const revgraph::BackendRow& r : revgraph::backend_table())
+                    if (r.gpu) gpu += (gpu.empty() ? "" : " or ") + r.requested;
+                usage_error("--backend must be a GPU backend, " + gpu + ", got '" + options.backend + "'");
+            }
         } else if (a == "--pdl" || a == "--no-pdl") {  // Programmatic Dependent Launch (the default), or plain
             revgraph::RuntimeOptions o = revgraph::Runtime::options();
             o.programmatic_launch = a == "--pdl";
