@@ -327,7 +327,8 @@ def configure_gpu(*, device: Optional[int] = None, workspace_bytes: Optional[int
 
 def backends() -> dict[str, Any]:
     """What `revgraph backends --json` prints: version, git_commit, and for each backend name
-    whether it is usable here (and on what), or why not."""
+    `requested`, `gpu` (runs on a CUDA device: ask this, not the name), `usable`, `backend` and
+    `device` or `reason`, `needs`; then `gpu_verified` (docs/results.md)."""
     return _core.backends()
 
 
@@ -376,7 +377,8 @@ def export(band: str, *, from_file: Optional[str | os.PathLike[str]] = None, **c
     """The one-file entry of the MNIST-medium time challenge for `band` ("12", "8", "5", "3", "2"),
     as `revgraph export` writes it: from_file's band (bench/race.json, bench/frontier/frontier.json),
     or the config keys given (rev88's defaults for the rest). ValueError, one line, where the band,
-    the config or the file is not right (docs/race.md)."""
+    the config or the file is not right, or where the file records the band as failed ("qualified":
+    false, verify.passed false) or unreached: its entry would fail the leaderboard (docs/race.md)."""
     return _core.export_entry(_band(band), None if from_file is None else _path("from_file", from_file),
                               _config_kwargs(config))
 

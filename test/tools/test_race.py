@@ -347,6 +347,9 @@ class Rules(unittest.TestCase):
             self.assertTrue(spy.calls, body)
             self.assertOneBroken(HEADER + "import os\nimport typing\n" + GOOD_BODY + body + "\n", "inert",
                                  "annotation")
+        # A string joined by | fails at import ('"int" | None'); an imported class joined so runs its own __or__.
+        for body in ('X: "int" | None = 1', "X: torch.Tensor | None = None"):
+            self.assertOneBroken(HEADER + GOOD_BODY + body + "\n", "inert", "annotation")
         fine = ("def f(x: torch.Tensor, y: 'T', z: int | None = None) -> tuple[int, int]:\n    pass\n\n\n"
                 "def g(x: typing.Optional[torch.Tensor], c: typing.Callable[[int, str], None]) -> None:\n    pass\n\n\n"
                 "X: int = 1\nY: dict[str, list[int]] = {}\n")

@@ -99,7 +99,8 @@ def _parser():
     e.add_argument("--band", required=True, type=_band, help=f"the band in percent: a leaderboard, {rules.LEADERBOARD_WORDS}")
     e.add_argument("--from", type=PATH, dest="from_file", metavar="BANDS.json",
                    help="the band's config from this file of bands (bench/race.json, bench/frontier/frontier.json), "
-                        "as `revgraph export --from` reads it; not with --config or --set")
+                        "as `revgraph export --from` reads it (a band the file records as failed, which export "
+                        "refuses, is judged all the same, and the verdict line says so); not with --config or --set")
     e.add_argument("--config", type=PATH, help="a config JSON file (the engine's keys)")
     e.add_argument("--set", action="append", default=[], metavar="KEY=VALUE", help="a config key, after --config")
     e.add_argument("--idx-dir", type=IDX_DIR, required=True)

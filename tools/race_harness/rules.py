@@ -112,10 +112,10 @@ def _generic(node):
 
 def _annotation(node, joined=False):
     """Whether an annotation runs nothing of an imported object's when evaluated (_BUILTIN_TYPES
-    above). joined: an operand of `|`, where only builtin types, None, strings and typing's or
-    builtin generics (subscripted or not) may stand."""
-    if isinstance(node, ast.Constant):
-        return node.value is None or isinstance(node.value, str) or (node.value is Ellipsis and not joined)
+    above). joined: an operand of `|`, where only builtin types, None and typing's or builtin
+    generics (subscripted or not) may stand."""
+    if isinstance(node, ast.Constant):  # a string joined by `|` fails at import ("int" | None): refused
+        return node.value is None or (not joined and (isinstance(node.value, str) or node.value is Ellipsis))
     if isinstance(node, (ast.Name, ast.Attribute)) and _dotted(node) is not None:
         return not joined or _dotted(node) in _BUILTIN_TYPES + _BUILTIN_GENERICS or _generic(node)
     if isinstance(node, ast.Subscript) and _generic(node.value):
