@@ -259,8 +259,34 @@ nlohmann::ordered_json accuracy_json(const Scores& scores, const Band& band, boo
                  {"per_draw_floor_met", v.per_draw_floor_met},
                  {"passed", v.passed()}};
     j["official_mnist"] = official;
-    j["qualified"] = v.passed() && official;
+    const bool published =
+        protocol_difference(scores.draws.size(), scores.draws.empty() ? 0 : scores.draws.front().dataset_seed, band)
+            .empty();
+    j["published_protocol"] = published;
+    j["qualified"] = v.passed() && official && published;
     return j;
+}
+
+const std::vector<std::string>& leaderboard_bands() {
+    static const std::vector<std::string> bands{"12", "8", "5", "3", "2"};
+    return bands;
+}
+
+std::string protocol_difference(std::size_t draws, std::uint64_t first_seed, const Band& band) {
+    std::string why;
+    if (draws != static_cast<std::size_t>(kPublishedDraws) || first_seed != kPublishedFirstSeed)
+        why = std::to_string(draws) + (draws == 1 ? " draw" : " draws") + " from seed " + std::to_string(first_seed) +
+              ", not the protocol's " + std::to_string(kPublishedDraws) + " from " +
+              std::to_string(kPublishedFirstSeed);
+    const auto& boards = leaderboard_bands();
+    if (std::none_of(boards.begin(), boards.end(),
+                     [&](const std::string& b) { return Band::parse(b).nano_percent() == band.nano_percent(); })) {
+        std::string list;
+        for (std::size_t i = 0; i < boards.size(); ++i)
+            list += (i == 0 ? "" : i + 1 == boards.size() ? " or " : ", ") + boards[i];
+        why += (why.empty() ? "" : "; ") + ("band " + band.text() + " %, not a leaderboard's (" + list + ")");
+    }
+    return why;
 }
 
 namespace {

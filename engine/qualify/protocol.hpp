@@ -25,6 +25,12 @@ namespace revgraph::qualify {
 
 inline constexpr std::uint64_t kPublishedFirstSeed = 2026091400;
 inline constexpr int kPublishedDraws = 11;
+// The group's leaderboards, in percent error: the bands a qualification (and a race entry) is for.
+const std::vector<std::string>& leaderboard_bands();
+// How `draws` draws from `first_seed` at `band` differ from the published protocol (the 11 draws
+// from seed 2026091400 at a leaderboard's band), in words; "" where they do not. A run of another
+// protocol may pass its band, but only the published one makes a qualification.
+std::string protocol_difference(std::size_t draws, std::uint64_t first_seed, const Band& band);
 
 // The protocol's ranges, written once: a band strictly between 0 and 100 percent (a band of 0
 // admits no error, one of 100 any) and 1..1000 draws. Throw Error "<what> must be ...". qualify

@@ -99,7 +99,9 @@ std::string readme_text(const nlohmann::ordered_json& protocol, const nlohmann::
       << (band["meets_accuracy_target"].get<bool>() ? "met" : "NOT met") << "; every draw at least "
       << band["per_draw_floor"].get<std::int64_t>() << ": " << (band["per_draw_floor_met"].get<bool>() ? "yes" : "NO")
       << ". Passed: " << (band["passed"].get<bool>() ? "yes" : "no")
-      << ". Official MNIST training files: " << (accuracy["official_mnist"].get<bool>() ? "yes" : "NO") << ". **"
+      << ". Official MNIST training files: " << (accuracy["official_mnist"].get<bool>() ? "yes" : "NO")
+      << ". The published protocol (" << kPublishedDraws << " draws from seed " << kPublishedFirstSeed
+      << " at a leaderboard's band): " << (accuracy["published_protocol"].get<bool>() ? "yes" : "NO") << ". **"
       << (accuracy["qualified"].get<bool>() ? "A qualification." : "NOT a qualification.") << "**\n\n";
     double sum = 0, lo = 0, hi = 0;
     for (std::size_t i = 0; i < runs.size(); ++i) {
@@ -216,8 +218,11 @@ QualifyOutcome run_qualification(const QualifyRequest& request) {
     report["accuracy"] = v.total_count ? double(v.total_correct) / double(v.total_count) : 0.0;
     report["mean_training_prediction_ms"] = runs.empty() ? 0.0 : run_ms / double(runs.size());
     report["passed"] = v.passed();
-    // A qualification is the band passed on the official files; a made-up IDX set never is one.
-    report["qualified"] = v.passed() && official;
+    // A qualification is the band passed on the official files by the published protocol; a made-up
+    // IDX set, or fewer draws, other seeds or another band, never is one.
+    o.protocol_difference = protocol_difference(runs.size(), p.first_seed, p.band);
+    report["published_protocol"] = o.protocol_difference.empty();
+    report["qualified"] = v.passed() && official && o.protocol_difference.empty();
     if (request.submission) report["submission"] = request.submission->string();
     report["created_utc"] = utc_timestamp();
     return o;

@@ -25,6 +25,7 @@ struct QualifyOutcome {
     nlohmann::ordered_json report;  // `revgraph qualify`'s JSON report (docs/results.md)
     Verdict verdict;
     bool official = false;
+    std::string protocol_difference;       // how the run differs from the published protocol; "" for none
     std::vector<io::IdxFileCheck> checks;  // the two IDX files against the official ones
 };
 

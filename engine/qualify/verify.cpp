@@ -1,5 +1,6 @@
 #include "engine/qualify/verify.hpp"
 
+#include <algorithm>
 #include <memory>
 #include <set>
 #include <sstream>
@@ -52,6 +53,15 @@ public:
         }
         fail(file, key, "claims " + shown(claimed) + ", re-derived " + shown(derived));
         return false;
+    }
+    // Every key of `claimed` that `derived` lacks is a claim nothing backs (a "reviewed": true, say):
+    // a failure each; `also` names keys checked elsewhere.
+    void nothing_else(const std::string& file, const std::string& prefix, const Json& claimed, const Json& derived,
+                      const std::vector<std::string>& also = {}) {
+        if (!claimed.is_object()) return;
+        for (const auto& [name, value] : claimed.items())
+            if (!derived.contains(name) && std::find(also.begin(), also.end(), name) == also.end())
+                fail(file, prefix + name, "claimed, but nothing re-derives it");
     }
     // The value at `key` of object `j`, null (and a failure) where it is missing.
     Json at(const std::string& file, const Json& j, const std::string& key, const std::string& path) {
@@ -382,6 +392,7 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
                                           {"test_labels_sha256", s.test_labels_sha256}};
                     for (const auto& [name, value] : derived.items())
                         c.equal("accuracy.json", k + "." + name, field(a, name), value);
+                    c.nothing_else("accuracy.json", k + ".", a, derived);
                 }
             }
         } catch (const std::exception& e) {
@@ -429,10 +440,12 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
                 const Json claimed = field(*accuracy, name);
                 for (const auto& [sub, v] : value.items())
                     c.equal("accuracy.json", name + "." + sub, field(claimed, sub), v);
+                c.nothing_else("accuracy.json", name + ".", claimed, value);
             } else {
                 c.equal("accuracy.json", name, field(*accuracy, name), value);
             }
         }
+        c.nothing_else("accuracy.json", "", *accuracy, derived, {"prediction_manifest_sha256"});
     }
     // README.md: its score table and verdict, line for line, as qualify renders them from the
     // re-derived scores. Its other lines (who made it when, the times, how to verify) are claims

@@ -229,6 +229,45 @@ class Submission(unittest.TestCase):
         lines = self.assert_caught(d, ["accuracy.json: total_correct", "accuracy.json: band.required_correct"])
         self.assertEqual(len(lines), 2, lines)
 
+    def test_another_protocol_is_no_qualification(self):
+        """Two draws at band 60 % may pass their band, but only the published protocol (11 draws from
+        seed 2026091400 at a leaderboard's band) makes a qualification: the report, accuracy.json, the
+        README and the command's line say so, and verify holds a flipped claim to it."""
+        report = load(self.report)
+        self.assertIs(report["published_protocol"], False)
+        self.assertIs(report["qualified"], False)
+        accuracy = load(os.path.join(self.sub, "accuracy.json"))
+        self.assertIs(accuracy["published_protocol"], False)
+        self.assertIs(accuracy["qualified"], False)
+        readme = read(os.path.join(self.sub, "README.md")).decode()
+        self.assertIn("The published protocol (11 draws from seed 2026091400 at a leaderboard's band): NO. "
+                      "**NOT a qualification.**", readme)
+        p = rg("qualify", "--idx-dir", self.idx, "--draws", 1, "--first-seed", 7, "--band", "60", "--set", "epochs=1",
+               "--output", os.path.join(self.tmp, "q7.json"))
+        self.assertIn(p.returncode, (0, 3), p.stderr)
+        self.assertIn("; NOT a qualification: 1 draw from seed 7, not the protocol's 11 from 2026091400; band 60 %, "
+                      "not a leaderboard's (12, 8, 5, 3 or 2)", p.stderr.splitlines()[-1])
+        d = self.copy("t-qualified")
+        a = load(os.path.join(d, "accuracy.json"))
+        a["published_protocol"] = a["qualified"] = True
+        save(os.path.join(d, "accuracy.json"), a)
+        lines = self.assert_caught(d, ["accuracy.json: published_protocol", "accuracy.json: qualified"])
+        self.assertEqual(len(lines), 2, lines)
+
+    def test_claims_nothing_re_derives(self):
+        """A key verify does not re-derive is a claim nothing backs: each one fails, at the top, in
+        the band and in a draw's entry."""
+        d = self.copy("t-extra")
+        a = load(os.path.join(d, "accuracy.json"))
+        a["independently_reviewed"] = True
+        a["band"]["leaderboard_rank"] = 1
+        a["draws"][0]["note"] = "best draw"
+        save(os.path.join(d, "accuracy.json"), a)
+        lines = self.assert_caught(d, ["accuracy.json: independently_reviewed: claimed, but nothing re-derives it",
+                                       "accuracy.json: band.leaderboard_rank: claimed",
+                                       "accuracy.json: draws[0].note: claimed"])
+        self.assertEqual(len(lines), 3, lines)
+
     def test_prediction_manifest_rewritten_after_scoring(self):
         d = self.copy("t-manifest")
         path = os.path.join(d, "prediction-manifest.json")

@@ -63,6 +63,7 @@ int qualify_command(const QualifyOptions& o) {
     std::cerr << "revgraph: qualify " << (v.passed() ? "passed" : "FAILED") << ": " << v.total_correct << " / "
               << v.total_count << " correct (needed " << v.required_correct << ", per-draw floor " << v.per_draw_floor
               << ")" << (q.official ? "" : "; NOT a qualification: the IDX files are not the official MNIST ones")
+              << (q.protocol_difference.empty() ? "" : "; NOT a qualification: " + q.protocol_difference)
               << (o.submission ? "; submission " + *o.submission : "") << "\n";
     return v.passed() ? 0 : 3;
 }
