@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <chrono>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 
@@ -122,6 +123,13 @@ int sweep_merge(const MergeOptions& o) {
     for (const auto& shard : o.shards) {
         const auto bytes = io::read_file(shard);
         files.emplace_back(shard, std::string(bytes.begin(), bytes.end()));
+    }
+    // An existing --output is merged too, so it must be this sweep's (an earlier merge, say): a
+    // file of anything else — another sweep, a task archive — is refused, never replaced.
+    std::error_code ec;
+    if (std::filesystem::exists(o.output, ec)) {
+        const auto bytes = io::read_file(o.output);
+        files.emplace_back(o.output + " (the existing --output, merged too)", std::string(bytes.begin(), bytes.end()));
     }
     io::write_file_atomic(o.output, sweep::merge_shards(files));
     return 0;
