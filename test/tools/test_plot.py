@@ -1,5 +1,5 @@
 #!/usr/bin/python3
-"""tools/plot: the numbers it charts, against numpy's, and the PNGs it writes.
+"""tools/plot: the numbers it charts, against numpy's, the figures it writes, and the --output it refuses.
 
 usage: test_plot.py SOURCE_ROOT   (exit 77, meson's "skipped", without numpy or matplotlib)
 """
@@ -7,6 +7,7 @@ import importlib.machinery
 import importlib.util
 import json
 import os
+import shutil
 import struct
 import subprocess
 import sys
@@ -100,6 +101,72 @@ class PlotTest(unittest.TestCase):
         p = self.run_plot("compare", compare, "--output", out)
         self.assertEqual(p.returncode, 0, p.stderr)
         png_size(out)
+        out = os.path.join(self.tmp.name, "s.PDF")  # the extension names the format, in any case
+        p = self.run_plot("sweep", self.sweep, "--output", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out, "rb") as f:
+            self.assertEqual(f.read(5), b"%PDF-")
+
+    def files(self):
+        """Every file in the temporary folder, with its bytes."""
+        out = {}
+        for name in os.listdir(self.tmp.name):
+            with open(os.path.join(self.tmp.name, name), "rb") as f:
+                out[name] = f.read()
+        return out
+
+    def test_output_refused_before_plotting(self):
+        """An --output matplotlib cannot write, or that is an input by any name: one line, exit 2,
+        nothing written (not a matplotlib traceback after the plotting, nor an input replaced)."""
+        t = self.tmp.name
+        as_svg = os.path.join(t, "s.svg")  # a sweep file under a name a figure could have
+        shutil.copy(self.sweep, as_svg)
+        os.symlink(as_svg, os.path.join(t, "symlink.svg"))
+        os.link(as_svg, os.path.join(t, "hardlink.svg"))
+        frontier, selection = os.path.join(t, "f.json"), os.path.join(t, "sel.pdf")
+        for path in (frontier, selection):
+            with open(path, "w") as f:
+                f.write("{}")
+        before = self.files()
+        for args in (("sweep", self.sweep, "--output", self.sweep),  # the issue: .jsonl is no figure
+                     ("sweep", self.sweep, "--output", os.path.join(t, "out.jsonl")),
+                     ("sweep", self.sweep, "--output", os.path.join(t, "out")),
+                     ("sweep", as_svg, "--output", as_svg),
+                     ("sweep", as_svg, "--output", os.path.join(t, "..", os.path.basename(t), "s.svg")),
+                     ("sweep", as_svg, "--output", os.path.join(t, "symlink.svg")),
+                     ("sweep", as_svg, "--output", os.path.join(t, "hardlink.svg")),
+                     ("frontier", frontier, "--selection", selection, "--output", selection)):
+            p = self.run_plot(*args)
+            self.assertEqual(p.returncode, 2, (args, p.stderr))
+            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+            self.assertTrue(p.stderr.startswith("plot: error: --output "), p.stderr)
+            self.assertEqual(self.files(), before, args)
+
+    def test_written_whole(self):
+        """The figure goes to a temporary renamed over --output: a failure while writing leaves the
+        file that was there and nothing beside it; a success replaces it, with the umask's mode."""
+        out = os.path.join(self.tmp.name, "s.png")
+        with open(out, "wb") as f:
+            f.write(b"the figure before")
+        fig = plot.plt.figure()
+
+        def half_then_fail(f, **kwargs):
+            f.write(b"\x89PNG half a figure")
+            raise RuntimeError("made-up failure\nits second line")
+
+        fig.savefig = half_then_fail
+        with self.assertRaises(plot.Fail) as e:
+            plot.save(fig, out)
+        self.assertEqual(str(e.exception), f"cannot write {out}: made-up failure its second line")
+        self.assertEqual(sorted(self.files()), ["s.jsonl", "s.png"])
+        self.assertEqual(self.files()["s.png"], b"the figure before")
+        p = self.run_plot("sweep", self.sweep, "--output", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        png_size(out)
+        self.assertEqual(sorted(self.files()), ["s.jsonl", "s.png"])
+        umask = os.umask(0)
+        os.umask(umask)
+        self.assertEqual(os.stat(out).st_mode & 0o777, 0o666 & ~umask)
 
     def test_bad_input_one_line_no_output(self):
         bad = os.path.join(self.tmp.name, "bad.jsonl")
