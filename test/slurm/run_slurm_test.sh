@@ -157,12 +157,16 @@ submitted=$(cd "$work/out" && REVGRAPH=$REVGRAPH "$ROOT/tools/slurm/submit-sweep
   "$work/merged.jsonl" --time=5 -- "${sweep_opts[@]}" 2>&1) || fail "submit-sweep failed: $submitted"
 say "$submitted"
 jobs_deadline=$((budget - 5))
-while ((SECONDS < jobs_deadline)); do
-  [[ -z $(timeout 5 squeue -h -o %i 2>/dev/null) ]] && break
-  sleep 0.5
-done
-[[ -z $(timeout 5 squeue -h -o %i 2>/dev/null) ]] ||
-  fail "jobs still queued or running at ${SECONDS} s: $(squeue -h 2>&1)"
+# Until the queue is empty, or fail at the deadline naming what is left (id, state, reason).
+wait_for_empty_queue() {
+  while ((SECONDS < jobs_deadline)); do
+    [[ -z $(timeout 5 squeue -h -o %i 2>/dev/null) ]] && return 0
+    sleep 0.5
+  done
+  [[ -z $(timeout 5 squeue -h -o %i 2>/dev/null) ]] ||
+    fail "jobs still queued or running at ${SECONDS} s: $(squeue -h -o '%i %T %r' 2>&1)"
+}
+wait_for_empty_queue
 say "all jobs left the queue"
 
 shards=("$work"/out/part.shard-*-of-4.jsonl)
@@ -216,12 +220,7 @@ remerge=$(cd "$work/out" && REVGRAPH=$REVGRAPH sbatch --parsable --time=5 --depe
   "$ROOT/tools/slurm/sweep-merge.sbatch" "$work/out/flaky" 4 "$work/flaky.jsonl" 2>&1) ||
   fail "sbatch of the merge: $remerge"
 say "merge $merge cancelled; shards 1-2 resubmitted (job ${rerun%%;*}), merge job ${remerge%%;*} after them"
-while ((SECONDS < jobs_deadline)); do
-  [[ -z $(timeout 5 squeue -h -o %i 2>/dev/null) ]] && break
-  sleep 0.5
-done
-[[ -z $(timeout 5 squeue -h -o %i 2>/dev/null) ]] ||
-  fail "jobs still queued or running at ${SECONDS} s: $(squeue -h -o '%i %T %r' 2>&1)"
+wait_for_empty_queue
 [[ -f $work/out/flaky.shard-2-of-4.jsonl ]] || fail "the resubmitted task did not run shard 2"
 cmp -s "$work/shard-1.before" "$work/out/flaky.shard-1-of-4.jsonl" || fail "finished shard 1 changed when run again"
 [[ -f $work/flaky.jsonl ]] || fail "the merge after the resubmitted shard wrote no flaky.jsonl"
