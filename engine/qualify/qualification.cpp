@@ -99,10 +99,11 @@ std::string readme_text(const nlohmann::ordered_json& protocol, const nlohmann::
       << (band["meets_accuracy_target"].get<bool>() ? "met" : "NOT met") << "; every draw at least "
       << band["per_draw_floor"].get<std::int64_t>() << ": " << (band["per_draw_floor_met"].get<bool>() ? "yes" : "NO")
       << ". Passed: " << (band["passed"].get<bool>() ? "yes" : "no")
-      << ". Official MNIST training files: " << (accuracy["official_mnist"].get<bool>() ? "yes" : "NO")
-      << ". The published protocol (" << kPublishedDraws << " draws from seed " << kPublishedFirstSeed
-      << " at a leaderboard's band): " << (accuracy["published_protocol"].get<bool>() ? "yes" : "NO") << ". **"
-      << (accuracy["qualified"].get<bool>() ? "A qualification." : "NOT a qualification.") << "**\n\n";
+      << ". Official MNIST training files: " << (accuracy["official_mnist"].get<bool>() ? "yes" : "NO");
+    if (accuracy.contains("published_protocol"))  // absent from folders written before it existed
+        s << ". The published protocol (" << kPublishedDraws << " draws from seed " << kPublishedFirstSeed
+          << " at a leaderboard's band): " << (accuracy["published_protocol"].get<bool>() ? "yes" : "NO");
+    s << ". **" << (accuracy["qualified"].get<bool>() ? "A qualification." : "NOT a qualification.") << "**\n\n";
     double sum = 0, lo = 0, hi = 0;
     for (std::size_t i = 0; i < runs.size(); ++i) {
         const double ms = runs[i].run_seconds * 1e3;

@@ -254,6 +254,26 @@ class Submission(unittest.TestCase):
         lines = self.assert_caught(d, ["accuracy.json: published_protocol", "accuracy.json: qualified"])
         self.assertEqual(len(lines), 2, lines)
 
+    def test_a_folder_from_before_published_protocol(self):
+        """A folder written before published_protocol existed (no such key, no such README sentence)
+        still verifies; its qualified claim is held to the published protocol all the same."""
+        d = self.copy("t-older")
+        a = load(os.path.join(d, "accuracy.json"))
+        del a["published_protocol"]
+        save(os.path.join(d, "accuracy.json"), a)
+        readme = os.path.join(d, "README.md")
+        text = read(readme).decode()
+        sentence = ". The published protocol (11 draws from seed 2026091400 at a leaderboard's band): NO"
+        self.assertIn(sentence, text)
+        with open(readme, "w") as f:
+            f.write(text.replace(sentence, ""))
+        p = self.verify(d)
+        self.assertEqual((p.returncode, p.stdout), (0, ""), p.stderr)
+        a["qualified"] = True  # as a band-60, two-draw folder of the old rule never said, but could
+        save(os.path.join(d, "accuracy.json"), a)
+        lines = self.assert_caught(d, ["accuracy.json: qualified"])
+        self.assertEqual(len(lines), 1, lines)
+
     def test_claims_nothing_re_derives(self):
         """A key verify does not re-derive is a claim nothing backs: each one fails, at the top, in
         the band and in a draw's entry."""
