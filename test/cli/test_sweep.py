@@ -240,18 +240,23 @@ class SweepTest(unittest.TestCase):
                 p = rg("sweep", "merge", names[0], other, *names[2:], "--output", bad)
                 self.assert_error(p, 1, "another sweep")
                 self.assertFalse(os.path.exists(bad))
-        # An existing --output is merged too: this sweep's earlier merge is merged again (same bytes
-        # but the times), anything else — another sweep's file, a task archive — is refused untouched.
+        # An existing --output is checked against the shards: this sweep's earlier merge is merged
+        # again (same bytes but the times), anything else — another sweep's file, a task archive —
+        # is refused untouched, and it fills no point of a missing shard.
         p = rg("sweep", "merge", *names, "--output", merged)
         self.assertEqual(p.returncode, 0, p.stderr)
         self.assertEqual(strip_times(read(merged)), strip_times(read(self.full)))
+        before = read(merged)
+        p = rg("sweep", "merge", *names[:4], "--output", merged)
+        self.assert_error(p, 1, "missing")
+        self.assertEqual(read(merged), before)
         for label, victim in (("another sweep", self.path("other-seeds.jsonl")), ("not json", self.data[1])):
             with self.subTest(existing=label):
                 copy = self.path("victim-" + os.path.basename(victim))
                 shutil.copyfile(victim, copy)
                 before = read(copy)
                 p = rg("sweep", "merge", *names, "--output", copy)
-                self.assert_error(p, 1, "the existing --output, merged too")
+                self.assert_error(p, 1, "the existing --output, checked against the shards")
                 self.assertEqual(read(copy), before)
 
     def assert_error(self, proc, rc, mention):

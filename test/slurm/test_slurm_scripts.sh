@@ -120,6 +120,17 @@ expect_submit_refused "the --config, not yet written" new.json --config=new.json
 expect_submit_refused "named as a shard of PREFIX" p.shard-1-of-4.jsonl
 expect_submit_refused "an existing shard of PREFIX" p.shard-0-of-2.jsonl
 expect_submit_refused "a hard link to a shard of PREFIX" old-shard.jsonl
+# An OUTPUT holding another sweep's points: revgraph's own line (exit 1), before anything is queued.
+"$REVGRAPH" sweep --grid seed=1..2 --set epochs=0 --quiet --output other.jsonl || { fail "revgraph sweep"; exit 1; }
+other=$(sha256sum other.jsonl)
+out=$(submit -- other.jsonl --time=5 -- --grid seed=1..8 --set epochs=1 --quiet)
+rc=$?
+if ((rc == 1)) && [[ $(wc -l <<<"$out") == 1 && $out == "revgraph: error: "* && ! -s $work/sbatch.log &&
+  $(sha256sum other.jsonl) == "$other" ]]; then
+  ok "OUTPUT another sweep's file: refused: $out"
+else
+  fail "OUTPUT another sweep's file: want revgraph's one line, exit 1 and no sbatch, got exit $rc: $out"
+fi
 
 # A good one: an array 0-3 whose index is the shard (REVGRAPH_SHARDS=4, whatever the caller's
 # environment held), then the merge after it.

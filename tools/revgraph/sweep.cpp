@@ -124,14 +124,18 @@ int sweep_merge(const MergeOptions& o) {
         const auto bytes = io::read_file(shard);
         files.emplace_back(shard, std::string(bytes.begin(), bytes.end()));
     }
-    // An existing --output is merged too, so it must be this sweep's (an earlier merge, say): a
-    // file of anything else — another sweep, a task archive — is refused, never replaced.
+    // The shards alone must make the whole sweep. An existing --output is then merged with them as
+    // a check only, so it must be this sweep's (an earlier merge, say): a file of anything else —
+    // another sweep, a task archive — is refused, never replaced, and it fills no missing point.
+    const std::string merged = sweep::merge_shards(files);
     std::error_code ec;
     if (std::filesystem::exists(o.output, ec)) {
         const auto bytes = io::read_file(o.output);
-        files.emplace_back(o.output + " (the existing --output, merged too)", std::string(bytes.begin(), bytes.end()));
+        files.emplace_back(o.output + " (the existing --output, checked against the shards)",
+                           std::string(bytes.begin(), bytes.end()));
+        (void)sweep::merge_shards(files);
     }
-    io::write_file_atomic(o.output, sweep::merge_shards(files));
+    io::write_file_atomic(o.output, merged);
     return 0;
 }
 
