@@ -75,7 +75,8 @@ Command add_qualify_command(CLI::App& app) {
     CLI::App* sub = app.add_subcommand(
         "qualify",
         "the 11-draw qualification protocol on the official MNIST training IDX files: correct counts per "
-        "draw, the total against the error band, the per-draw floor 1.5 points below it");
+        "draw, the total against the error band, the per-draw floor 1.5 points below it; only the published "
+        "protocol (the default draws and first seed, a leaderboard's band) makes a qualification");
     sub->add_option("--idx-dir", o->idx_dir,
                     "holds train-images-idx3-ubyte.gz and train-labels-idx1-ubyte.gz (or uncompressed); only the "
                     "official files make a qualification (official_mnist in the report): the published gzip "
@@ -86,7 +87,14 @@ Command add_qualify_command(CLI::App& app) {
     const qualify::Protocol published;  // the defaults, as the engine has them
     sub->add_option(
            "--band", o->band,
-           "the error band in percent, a decimal number such as 12 or 7.5 (default " + published.band.text() + ")")
+           "the error band in percent, a decimal number such as 12 or 7.5 (default " + published.band.text() +
+               "); only a leaderboard's band (" +
+               [] {
+                   std::string list;
+                   for (const std::string& b : qualify::leaderboard_bands()) list += (list.empty() ? "" : ", ") + b;
+                   return list;
+               }() +
+               ") makes a qualification")
         ->type_name("PERCENT")
         ->check(kNonEmpty);
     sub->add_option("--first-seed", o->first_seed,
