@@ -11,6 +11,7 @@
 #include "engine/error.hpp"
 #include "engine/export/entry_sources.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/qualify/protocol.hpp"
 #include "engine/version.hpp"
 
 namespace revgraph::exporter {
@@ -82,16 +83,11 @@ std::string verify_words(const nlohmann::json& verify) {
 
 }  // namespace
 
-const std::vector<std::string>& race_bands() {
-    static const std::vector<std::string> bands{"12", "8", "5", "3", "2"};
-    return bands;
-}
-
 void require_race_band(const std::string& band) {
-    const auto& bands = race_bands();
+    const auto& bands = qualify::leaderboard_bands();
     if (std::find(bands.begin(), bands.end(), band) == bands.end())
-        throw Error("export: the band must be one of the challenge's leaderboards 12, 8, 5, 3 or 2, got '" + band +
-                    "'");
+        throw Error("export: the band must be one of the challenge's leaderboards " +
+                    qualify::leaderboard_band_words() + ", got '" + band + "'");
 }
 
 std::string entry_file(const EntrySource& s) {

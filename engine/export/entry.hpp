@@ -14,9 +14,8 @@ namespace revgraph::exporter {
 // every rule: tools/race check).
 inline constexpr std::size_t kMaxEntryBytes = 20480;
 inline constexpr std::size_t kMaxLiteralChars = 4096;
-// The leaderboards of the challenge: error bands in percent.
-const std::vector<std::string>& race_bands();
-// Throws revgraph::Error in one line naming the leaderboards unless `band` is one of them.
+// Throws revgraph::Error in one line naming the leaderboards (qualify::leaderboard_bands, the one
+// list) unless `band` is one of them.
 void require_race_band(const std::string& band);
 
 struct EntrySource {

@@ -272,6 +272,14 @@ const std::vector<std::string>& leaderboard_bands() {
     return bands;
 }
 
+std::string leaderboard_band_words() {
+    const auto& boards = leaderboard_bands();
+    std::string list;
+    for (std::size_t i = 0; i < boards.size(); ++i)
+        list += (i == 0 ? "" : i + 1 == boards.size() ? " or " : ", ") + boards[i];
+    return list;
+}
+
 std::string protocol_difference(std::size_t draws, std::uint64_t first_seed, const Band& band) {
     std::string why;
     if (draws != static_cast<std::size_t>(kPublishedDraws) || first_seed != kPublishedFirstSeed)
@@ -280,12 +288,9 @@ std::string protocol_difference(std::size_t draws, std::uint64_t first_seed, con
               std::to_string(kPublishedFirstSeed);
     const auto& boards = leaderboard_bands();
     if (std::none_of(boards.begin(), boards.end(),
-                     [&](const std::string& b) { return Band::parse(b).nano_percent() == band.nano_percent(); })) {
-        std::string list;
-        for (std::size_t i = 0; i < boards.size(); ++i)
-            list += (i == 0 ? "" : i + 1 == boards.size() ? " or " : ", ") + boards[i];
-        why += (why.empty() ? "" : "; ") + ("band " + band.text() + " %, not a leaderboard's (" + list + ")");
-    }
+                     [&](const std::string& b) { return Band::parse(b).nano_percent() == band.nano_percent(); }))
+        why += (why.empty() ? "" : "; ") +
+               ("band " + band.text() + " %, not a leaderboard's (" + leaderboard_band_words() + ")");
     return why;
 }
 

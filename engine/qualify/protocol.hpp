@@ -27,6 +27,7 @@ inline constexpr std::uint64_t kPublishedFirstSeed = 2026091400;
 inline constexpr int kPublishedDraws = 11;
 // The group's leaderboards, in percent error: the bands a qualification (and a race entry) is for.
 const std::vector<std::string>& leaderboard_bands();
+std::string leaderboard_band_words();  // "12, 8, 5, 3 or 2", for messages and help
 // How `draws` draws from `first_seed` at `band` differ from the published protocol (the 11 draws
 // from seed 2026091400 at a leaderboard's band), in words; "" where they do not. A run of another
 // protocol may pass its band, but only the published one makes a qualification.

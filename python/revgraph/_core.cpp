@@ -692,8 +692,10 @@ PYBIND11_MODULE(_core, m) {
                         bad("export: from= takes its band's config from the file; give no config keys");
                     return revgraph::exporter::entry_file(revgraph::exporter::entry_from_bands_file(*from, band));
                 }
-                const revgraph::exporter::EntrySource source{band, task_config(config),
-                                                             config.empty() ? "rev88's config" : "Python"};
+                revgraph::exporter::EntrySource source;
+                source.band = band;
+                source.config = task_config(config);
+                source.origin = config.empty() ? "rev88's config" : "Python";
                 return revgraph::exporter::entry_file(source);
             } catch (const revgraph::Error& e) { bad(e.what()); }
         },

@@ -85,16 +85,10 @@ Command add_qualify_command(CLI::App& app) {
         ->required()
         ->check(kNonEmpty);
     const qualify::Protocol published;  // the defaults, as the engine has them
-    sub->add_option(
-           "--band", o->band,
-           "the error band in percent, a decimal number such as 12 or 7.5 (default " + published.band.text() +
-               "); only a leaderboard's band (" +
-               [] {
-                   std::string list;
-                   for (const std::string& b : qualify::leaderboard_bands()) list += (list.empty() ? "" : ", ") + b;
-                   return list;
-               }() +
-               ") makes a qualification")
+    sub->add_option("--band", o->band,
+                    "the error band in percent, a decimal number such as 12 or 7.5 (default " + published.band.text() +
+                        "); only a leaderboard's band (" + qualify::leaderboard_band_words() +
+                        ") makes a qualification")
         ->type_name("PERCENT")
         ->check(kNonEmpty);
     sub->add_option("--first-seed", o->first_seed,
