@@ -383,6 +383,11 @@ def export(band: str, *, from_file: Optional[str | os.PathLike[str]] = None, **c
                               _config_kwargs(config))
 
 
+# The group's leaderboards, in percent error ("12", ..., "2"): the bands a qualification is for (one
+# at another band records "published_protocol": false) and the only ones `export` writes an entry for.
+LEADERBOARD_BANDS: tuple[str, ...] = tuple(_core.leaderboard_bands())
+
+
 def band_rule(band: str, total: int, per_draw: int) -> dict[str, int]:
     """The engine's exact band rule (docs/spec.md §9) for `total` query images over draws of
     `per_draw`: {"required_correct": ceil(total × (100 − band) / 100), "per_draw_floor": the same

@@ -35,6 +35,7 @@
 #include "engine/io/npy.hpp"
 #include "engine/task_files.hpp"
 #include "engine/qualify/band.hpp"
+#include "engine/qualify/protocol.hpp"
 #include "engine/qualify/qualification.hpp"
 #include "engine/qualify/training_set.hpp"
 #include "engine/qualify/verify.hpp"
@@ -677,6 +678,7 @@ PYBIND11_MODULE(_core, m) {
     // qualify block (issue 24)
     m.def("required_correct", &band_required_correct, py::arg("total"), py::arg("band"), py::arg("what") = "band");
     m.def("per_draw_floor", &band_per_draw_floor, py::arg("per_draw"), py::arg("band"), py::arg("what") = "band");
+    m.def("leaderboard_bands", &revgraph::qualify::leaderboard_bands);
     m.def("qualify", &qualify_run, py::arg("idx_dir"), py::arg("submission"), py::arg("band"), py::arg("first_seed"),
           py::arg("draws"), py::arg("together"), py::arg("backend"), py::arg("config"), py::arg("progress"));
     m.def("verify", &verify_run, py::arg("submission"), py::arg("idx_dir"), py::arg("retrain"), py::arg("backend"),

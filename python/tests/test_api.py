@@ -510,6 +510,17 @@ def test_export_is_the_commands_entry():
         assert words in str(raised.value) and "\n" not in str(raised.value)
 
 
+def test_leaderboard_bands_are_the_challenges():
+    """LEADERBOARD_BANDS: the group's five leaderboards (docs/race.md), each one export writes an entry
+    for, and a qualification at one of them is of the published protocol; no other band is."""
+    assert revgraph.LEADERBOARD_BANDS == ("12", "8", "5", "3", "2")
+    for band in revgraph.LEADERBOARD_BANDS:
+        assert revgraph.export(band).startswith(f"#!POPCORN leaderboard mnist-medium-{band}pct\n")
+    with pytest.raises(ValueError) as raised:
+        revgraph.export("7")
+    assert "12, 8, 5, 3 or 2" in str(raised.value)
+
+
 def test_emulate_runs_a_gpu_backends_plan_on_the_cpu(tmp_path, task_arrays):
     """emulate=True: cuda-fused's launch plan on the CPU gives the float32 trainer's very bytes (what the
     device gives), as `revgraph run --emulate` does; a CPU backend named with it is a bad value."""

@@ -182,6 +182,7 @@ class Select(unittest.TestCase):
                                      ([], ["--seeds", "1,2,3", "--margin", "-1"], ">= 0"),
                                      ([], ["--seeds", "1,2,3", "--margin", "abc"], "decimal"),
                                      ([], ["--seeds", "1,2,3", "--bands", "12,1e1"], "1e1"),
+                                     ([], ["--seeds", "1,2,3", "--bands", "12,7"], "leaderboard"),
                                      ([bad], ["--seeds", "1,2,3"], "bad.jsonl:1"),
                                      ([missing], ["--seeds", "1,2,3"], "missing")):
             p = self.select(*files, *extra, *args)
