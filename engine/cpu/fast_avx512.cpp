@@ -10,7 +10,9 @@
 #include "engine/model/layout.hpp"
 #include "engine/model/math.hpp"
 
-#if defined(__x86_64__) || defined(__i386__)
+// Left out (ops_avx512() null: the processor check then picks AVX2) off x86, and where the build
+// says so (-Dcpu_avx512=false: tools/asan-check on a processor that could not run it).
+#if (defined(__x86_64__) || defined(__i386__)) && !defined(REVGRAPH_NO_AVX512)
 #include <immintrin.h>
 
 #if defined(__clang__)
