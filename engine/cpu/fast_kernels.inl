@@ -523,12 +523,8 @@ void predict(Workspace& w) {
         head_forward(w, w.pstate, ld, w.pscores, cols);
         for (int c = 0; c < cols; ++c) {
             float* out = w.out_scores + (q0 + c) * kC;
-            int best = 0;
-            for (int j = 0; j < kC; ++j) {
-                out[j] = w.pscores[j * ld + c];
-                if (out[j] > out[best]) best = j;  // lowest index on ties
-            }
-            w.out_predictions[q0 + c] = best;
+            for (int j = 0; j < kC; ++j) out[j] = w.pscores[j * ld + c];
+            w.out_predictions[q0 + c] = model::argmax_row(out);  // the model's rule: lowest index on ties
         }
     }
 }

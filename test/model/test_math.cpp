@@ -1,7 +1,10 @@
 // model/math.hpp's float32 exponential, the one the softmax uses on the CPU and the GPU alike:
-// within 2 ulp of the exact value over the range that matters, exact at 0, and its edges.
+// within 2 ulp of the exact value over the range that matters, exact at 0, and its edges; and its
+// argmax, the one every backend predicts with: the lowest index on ties (docs/spec.md §5).
 #include <doctest/doctest.h>
 
+#include <algorithm>
+#include <array>
 #include <cmath>
 #include <cstdint>
 #include <cstring>
@@ -9,6 +12,7 @@
 
 #include "engine/model/math.hpp"
 
+using revgraph::model::argmax_row;
 using revgraph::model::exp_f32;
 
 namespace {
@@ -61,4 +65,26 @@ TEST_CASE("exp_f32: the edges (NaN, under- and overflow) and monotone steps") {
         prev = v;
     }
     CHECK(decreases == 0);
+}
+
+TEST_CASE("argmax_row: the first of the largest scores, as std::max_element finds it (lowest index on ties)") {
+    std::array<float, 10> row{};
+    CHECK(argmax_row(row.data()) == 0);  // all ten tie
+    row = {1, 3, 2, 3, 0, 3, 1, 1, 1, 1};
+    CHECK(argmax_row(row.data()) == 1);
+    row = {-2, -2, -2, -2, -2, -2, -2, -2, -1, -1};
+    CHECK(argmax_row(row.data()) == 8);
+    row.fill(-INFINITY);
+    row[6] = row[7] = INFINITY;
+    CHECK(argmax_row(row.data()) == 6);
+    // Rows of three values, so that most have ties, against the standard library's first largest.
+    std::uint32_t x = 12345;
+    for (int t = 0; t < 2000; ++t) {
+        for (float& v : row) {
+            x = x * 1664525u + 1013904223u;
+            v = static_cast<float>((x >> 16) % 3) - 1.f;
+        }
+        CAPTURE(t);
+        CHECK(argmax_row(row.data()) == std::max_element(row.begin(), row.end()) - row.begin());
+    }
 }
