@@ -150,26 +150,47 @@ void Reference<T>::core_backward_reconstruct(const T* params, T* state, T* dstat
 }
 
 template <typename T>
-std::size_t Reference<T>::core_backward_storing(const T* params, const T* input, T* dstate, int rows, T* grads) const {
-    const int width = layout_.width(), half = layout_.half();
-    const std::size_t n = static_cast<std::size_t>(rows) * width;
-    // states[2k] = input of block k's F, states[2k+1] = input of block k's G.
+std::vector<std::vector<T>> Reference<T>::core_forward_storing(const T* params, T* state, int rows) const {
+    const int half = layout_.half();
+    const std::size_t n = static_cast<std::size_t>(rows) * layout_.width();
     std::vector<std::vector<T>> states;
-    std::vector<T> s(input, input + n);
     for (int k = 0; k < layout_.depth(); ++k) {
-        states.push_back(s);
-        couple(params + layout_.branch_offset(2 * k), s.data() + half, s.data(), rows, T(1));
-        states.push_back(s);
-        couple(params + layout_.branch_offset(2 * k + 1), s.data(), s.data() + half, rows, T(1));
+        states.emplace_back(state, state + n);
+        couple(params + layout_.branch_offset(2 * k), state + half, state, rows, T(1));
+        states.emplace_back(state, state + n);
+        couple(params + layout_.branch_offset(2 * k + 1), state, state + half, rows, T(1));
     }
+    return states;
+}
+
+template <typename T>
+void Reference<T>::core_backward_stored(const T* params, const std::vector<std::vector<T>>& states, T* dstate,
+                                        int rows, T* grads) const {
+    const int half = layout_.half();
+    if (states.size() != static_cast<std::size_t>(2 * layout_.depth()))
+        throw Error("reference: core_backward_stored given the states of another depth");
     for (int k = layout_.depth() - 1; k >= 0; --k) {
         const std::size_t f = layout_.branch_offset(2 * k), g = layout_.branch_offset(2 * k + 1);
         branch_backward(params + g, states[2 * k + 1].data(), dstate + half, rows, grads + g, dstate);
         branch_backward(params + f, states[2 * k].data() + half, dstate, rows, grads + f, dstate + half);
     }
+}
+
+namespace {
+template <typename T>
+std::size_t stored_bytes(const std::vector<std::vector<T>>& states) {
     std::size_t bytes = 0;
     for (const auto& stored : states) bytes += stored.size() * sizeof(T);
     return bytes;
+}
+}  // namespace
+
+template <typename T>
+std::size_t Reference<T>::core_backward_storing(const T* params, const T* input, T* dstate, int rows, T* grads) const {
+    std::vector<T> s(input, input + static_cast<std::size_t>(rows) * layout_.width());
+    const auto states = core_forward_storing(params, s.data(), rows);
+    core_backward_stored(params, states, dstate, rows, grads);
+    return stored_bytes(states);
 }
 
 template <typename T>
@@ -181,7 +202,13 @@ BatchGradients<T> batch_gradients(const Reference<T>& ref, const std::vector<T>&
         throw Error("reference: batch_gradients given mismatched sizes");
     BatchGradients<T> out;
     out.final_state = input;
-    ref.core_forward(params.data(), out.final_state.data(), rows);
+    // Each design runs its own forward pass (the reconstructing one keeps nothing), so that a check
+    // of their forward outputs compares two passes.
+    std::vector<std::vector<T>> states;
+    if (mode == BackwardMode::reconstruct)
+        ref.core_forward(params.data(), out.final_state.data(), rows);
+    else
+        states = ref.core_forward_storing(params.data(), out.final_state.data(), rows);
     out.scores.assign(static_cast<std::size_t>(rows) * kClasses, T(0));
     ref.head_forward(params.data(), out.final_state.data(), rows, out.scores.data());
 
@@ -201,8 +228,8 @@ BatchGradients<T> batch_gradients(const Reference<T>& ref, const std::vector<T>&
         ref.core_backward_reconstruct(params.data(), saved.data(), out.input.data(), rows, out.params.data());
         out.rebuilt_input = std::move(saved);
     } else {
-        out.saved_bytes =
-            ref.core_backward_storing(params.data(), input.data(), out.input.data(), rows, out.params.data());
+        out.saved_bytes = stored_bytes(states);
+        ref.core_backward_stored(params.data(), states, out.input.data(), rows, out.params.data());
     }
     return out;
 }

@@ -40,9 +40,14 @@ public:
     // leaves as the gradient of the core input.
     void core_backward_reconstruct(const T* params, T* state, T* dstate, int rows, T* grads) const;
 
-    // The ordinary backward: re-runs the forward from the core input keeping every intermediate
-    // state, then walks back through the stored states. Independent of the inverse; tests compare
-    // the two. Returns the bytes of the states it stored.
+    // The ordinary design, in two halves. Its forward runs the core on `state` in place (input in,
+    // output out) in a pass of its own, keeping every branch's input: states[2k] block k's F input,
+    // states[2k+1] its G input. Its backward walks back through those stored states, independent
+    // of the inverse; tests compare the two designs.
+    std::vector<std::vector<T>> core_forward_storing(const T* params, T* state, int rows) const;
+    void core_backward_stored(const T* params, const std::vector<std::vector<T>>& states, T* dstate, int rows,
+                              T* grads) const;
+    // Both halves from the core input; returns the bytes of the states stored.
     std::size_t core_backward_storing(const T* params, const T* input, T* dstate, int rows, T* grads) const;
 
 private:
