@@ -187,12 +187,30 @@ inline void check_mask(const MaskOp& op, const Buffers& in, const Buffers& out, 
     check_gradient(op.rows, op.half_cols, op.half, op.dhalf, true, op.dtmp, op.copy_grad, op.grad_copy, in, out, c);
 }
 
+// The three formulas below are written out here from docs/spec.md (§4 the loss, §5 the update and the
+// prediction), not taken from engine/model/math.hpp, which the operations themselves call: a mistake
+// in a shared template would otherwise be checked against itself.
+
+// d score_j of the batch's mean cross-entropy: (softmax_j − [j = label]) / rows.
+inline void xent_grad_f64(const double* s, std::int64_t label, int rows, double* d) {
+    const double m = *std::max_element(s, s + model::kClasses);
+    double z = 0;
+    for (int j = 0; j < model::kClasses; ++j) z += std::exp(s[j] - m);
+    for (int j = 0; j < model::kClasses; ++j) d[j] = (std::exp(s[j] - m) / z - (j == label ? 1.0 : 0.0)) / rows;
+}
+
+// torch.optim.SGD (dampening 0, no Nesterov): v ← momentum·v + (g + weight_decay·p); p ← p − lr·v.
+inline void sgd_f64(double& p, double& v, double g, double lr, double momentum, double weight_decay) {
+    v = momentum * v + (g + weight_decay * p);
+    p -= lr * v;
+}
+
 inline void check_loss(const LossOp& op, const Buffers& in, const Buffers& out, Check& c) {
     std::vector<double> dbias(model::kClasses, 0.0);
     for (int r = 0; r < op.rows; ++r) {
         double s[model::kClasses], d[model::kClasses];
         for (int j = 0; j < model::kClasses; ++j) s[j] = in.f(op.scores, r * model::kClasses + j) + in.f(op.bias, j);
-        model::softmax_xent_grad_row<double>(s, in.n(op.labels, r), op.rows, d);
+        xent_grad_f64(s, in.n(op.labels, r), op.rows, d);
         for (int j = 0; j < model::kClasses; ++j) {
             c.value(out.f(op.scores, r * model::kClasses + j), s[j]);
             c.value(out.f(op.dscores, r * model::kClasses + j), d[j]);
@@ -208,7 +226,7 @@ inline void check_loss(const LossOp& op, const Buffers& in, const Buffers& out, 
 inline void check_sgd(const SgdOp& op, const Buffers& in, const Buffers& out, Check& c) {
     for (std::size_t i = 0; i < op.count; ++i) {
         double p = in.f(op.params, i), v = in.f(op.velocity, i);
-        model::sgd_update<double>(p, v, in.f(op.grads, i), op.lr, op.momentum, op.weight_decay);
+        sgd_f64(p, v, in.f(op.grads, i), op.lr, op.momentum, op.weight_decay);
         c.value(out.f(op.params, i), p);
         c.value(out.f(op.velocity, i), v);
     }
@@ -220,10 +238,10 @@ inline void check_sgd_gather(const SgdGatherOp& op, const Buffers& in, const Buf
     check_gather(op.gather, in, out, c);
 }
 
-// Predictions against the float64 argmax of float64 scores; a near tie (top two within 1e-4) may go
-// either way.
+// Predictions against the float64 argmax of float64 scores, the first of the largest (lowest index on
+// ties); a near tie (top two within 1e-4) may go either way.
 inline void check_prediction(const double* s, std::int64_t got, Check& c) {
-    const std::int64_t want = model::argmax_row(s);
+    const std::int64_t want = std::max_element(s, s + model::kClasses) - s;
     if (got == want) return;
     if (got < 0 || got >= model::kClasses || std::abs(s[got] - s[want]) > 1e-4) c.max_err = std::max(c.max_err, 1.0);
 }
@@ -256,7 +274,7 @@ inline void check_fused_step(const FusedStepOp& op, const TaskPlan& plan, const 
     const auto g = cpu::batch_gradients(ref, params, input, labels, cpu::BackwardMode::reconstruct);
     for (std::size_t i = 0; i < params.size(); ++i) {
         double p = params[i], v = in.f(op.velocity, i);
-        model::sgd_update<double>(p, v, g.params[i], op.lr, op.momentum, op.weight_decay);
+        sgd_f64(p, v, g.params[i], op.lr, op.momentum, op.weight_decay);
         c.value(out.f(op.grads, i), g.params[i]);
         c.value(out.f(op.velocity, i), v);
         c.value(out.f(op.params, i), p);
@@ -303,7 +321,7 @@ inline void check_fused_any_step(const FusedAnyStepOp& op, const TaskPlan& plan,
     const auto g = cpu::batch_gradients(ref, params, input, labels, cpu::BackwardMode::reconstruct);
     for (std::size_t i = 0; i < params.size(); ++i) {
         double p = params[i], v = in.f(op.velocity, i);
-        model::sgd_update<double>(p, v, g.params[i], op.lr, op.momentum, op.weight_decay);
+        sgd_f64(p, v, g.params[i], op.lr, op.momentum, op.weight_decay);
         c.value(out.f(op.grads, i), g.params[i]);
         c.value(out.f(op.velocity, i), v);
         c.value(out.f(op.params, i), p);
