@@ -7,6 +7,7 @@
 #include <utility>
 #include <vector>
 
+#include "engine/classes.hpp"
 #include "engine/error.hpp"
 #include "engine/io/npy.hpp"
 #include "engine/model/layout.hpp"
@@ -104,10 +105,7 @@ void TaskInputs::validate() const {
     if (test_images.size() % px != 0) throw Error("input: test_images is not a whole number of 9x9 images");
     check_pixels(train_images, "train_images");
     check_pixels(test_images, "test_images");
-    for (std::size_t i = 0; i < train_labels.size(); ++i)
-        if (train_labels[i] < 0 || train_labels[i] >= model::kClasses)
-            throw Error("input: train label " + std::to_string(train_labels[i]) + " at index " + std::to_string(i) +
-                        " is outside 0..9");
+    check_classes(train_labels, "input", "train label");
 }
 
 }  // namespace revgraph

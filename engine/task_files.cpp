@@ -1,5 +1,6 @@
 #include "engine/task_files.hpp"
 
+#include "engine/classes.hpp"
 #include "engine/error.hpp"
 
 namespace revgraph {
@@ -54,8 +55,7 @@ std::vector<std::int64_t> read_labels(const std::filesystem::path& path, std::in
         throw Error(source + ": expected " + std::to_string(expected_count) + " labels, got shape " +
                     io::Array::shape_string(a.shape));
     auto labels = a.as<std::int64_t>();
-    for (auto v : labels)
-        if (v < 0 || v > 9) throw Error(source + ": label " + std::to_string(v) + " is outside 0..9");
+    check_classes(std::span<const std::int64_t>(labels), source);
     return labels;
 }
 

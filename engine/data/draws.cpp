@@ -4,6 +4,7 @@
 #include <cstring>
 #include <string>
 
+#include "engine/classes.hpp"
 #include "engine/data/embedded.hpp"
 #include "engine/data/resize.hpp"
 #include "engine/error.hpp"
@@ -29,19 +30,12 @@ void check_counts(std::size_t n, std::int64_t train_count, std::int64_t test_cou
                     " test images from " + std::to_string(n));
 }
 
-void check_labels(std::span<const std::uint8_t> labels) {
-    for (std::size_t i = 0; i < labels.size(); ++i)
-        if (labels[i] > 9)
-            throw Error("draw: label " + std::to_string(labels[i]) + " of image " + std::to_string(i) +
-                        " is outside 0..9");
-}
-
 }  // namespace
 
 DrawSource::DrawSource(std::span<const std::uint8_t> images28, std::span<const std::uint8_t> labels)
     : images28_(images28), labels_(labels) {
     check_sizes(images28, labels);
-    check_labels(labels);
+    check_classes(labels, "draw");
     // Left uninitialised: a row's memory is first touched when it is resized, so rows no draw uses
     // cost neither time nor resident memory.
     rows9_.reset(new float[labels.size() * kOut]);

@@ -5,6 +5,7 @@
 
 #include <zlib.h>
 
+#include "engine/classes.hpp"
 #include "engine/error.hpp"
 #include "engine/io/sha256.hpp"
 
@@ -44,8 +45,7 @@ Digits28 decode() {
                     raw.begin() + static_cast<std::ptrdiff_t>(total));
     if (io::sha256_hex(d.images) != kEmbeddedImagesSha256 || io::sha256_hex(d.labels) != kEmbeddedLabelsSha256)
         throw Error("embedded digits: checksum mismatch in the compiled-in data");
-    for (const std::uint8_t label : d.labels)
-        if (label > 9) throw Error("embedded digits: label out of range");
+    check_classes(std::span<const std::uint8_t>(d.labels), "embedded digits");
     return d;
 }
 

@@ -19,6 +19,7 @@
 #include <thread>
 #include <utility>
 
+#include "engine/classes.hpp"
 #include "engine/error.hpp"
 #include "engine/io/md5.hpp"
 #include "engine/io/sha256.hpp"
@@ -135,12 +136,7 @@ public:
                         std::to_string(expected_) + (images ? " pixel bytes" : " bytes") + ", the file has " +
                         std::to_string(has));
         body_.resize(static_cast<std::size_t>(body_fill_));
-        if (!images) {
-            const auto bad = std::find_if(body_.begin(), body_.end(), [](std::uint8_t l) { return l > 9; });
-            if (bad != body_.end())
-                throw Error(where_ + ": label " + std::to_string(*bad) + " at index " +
-                            std::to_string(bad - body_.begin()) + " is outside 0..9");
-        }
+        if (!images) check_classes(std::span<const std::uint8_t>(body_), where_);
         return std::move(body_);
     }
 

@@ -6,6 +6,7 @@
 #include <sstream>
 
 #include "engine/backends.hpp"
+#include "engine/classes.hpp"
 #include "engine/data/draws.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
@@ -343,8 +344,7 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
                         throw Error("not int64 (" + std::to_string(data::kMediumTest) + ",) but " + a.dtype + " " +
                                     io::Array::shape_string(a.shape));
                     predictions = a.as<std::int64_t>();
-                    for (auto v : *predictions)
-                        if (v < 0 || v > 9) throw Error("a prediction " + std::to_string(v) + " outside 0..9");
+                    check_classes(std::span<const std::int64_t>(*predictions), pf, "prediction");
                 } catch (const Error& e) {
                     std::string what = e.what();  // the reader names the file too: said once
                     if (what.rfind(pf + ": ", 0) == 0) what.erase(0, pf.size() + 2);

@@ -12,6 +12,7 @@
 #include "engine/data/embedded.hpp"
 #include "engine/data/resize.hpp"
 #include "engine/error.hpp"
+#include "engine/inputs.hpp"
 #include "engine/io/sha256.hpp"
 #include "vectors.hpp"
 
@@ -120,6 +121,23 @@ TEST_CASE("split_draw: bad inputs are rejected") {
     CHECK(d.train_count() == 60);
     CHECK(d.test_count() == 40);
     check_rows(d, s.images, s.labels);
+}
+
+TEST_CASE("labels outside 0..9: the draws and the task inputs name the first, with its index, in one wording") {
+    const Synthetic s(100);
+    std::vector<std::uint8_t> bad = s.labels;
+    bad[37] = 10;
+    bad[60] = 200;
+    std::string said;
+    try {
+        DrawSource source(s.images, bad);
+    } catch (const revgraph::Error& e) { said = e.what(); }
+    CHECK(said == "draw: label 10 at index 37 is outside 0..9");
+    said.clear();
+    try {
+        revgraph::TaskInputs(std::vector<float>(3 * 81, 0.f), {0, 9, -1}, std::vector<float>(81, 0.f)).validate();
+    } catch (const revgraph::Error& e) { said = e.what(); }
+    CHECK(said == "input: train label -1 at index 2 is outside 0..9");
 }
 
 TEST_CASE("DrawSource: shared by threads, its draws are split_draw's, bit for bit") {
