@@ -173,8 +173,7 @@ void check(const Shape& s, int n = 40, int q = 23, int epochs = 2) {
 TEST_CASE("fused any-width step: the float32 trainer's bits at every width, run-time half") {
     for (const int width : {82, 84, 90, 128, 192, 256, 512, 1024})
         for (const bool reverse : {false, true})
-            check<0>({width, 2, 8, 2, 16, width <= 256, reverse}, width >= 512 ? 20 : 40, 11,
-                     width >= 512 ? 1 : 2);
+            check<0>({width, 2, 8, 2, 16, width <= 256, reverse}, width >= 512 ? 20 : 40, 11, width >= 512 ? 1 : 2);
 }
 
 TEST_CASE("fused any-width step: compile-time half, as the race entry compiles it") {
