@@ -97,6 +97,9 @@ bool json_huge_whole(const nlohmann::json& value) {
 
 // A value as a message shows it: its JSON text, cut to 40 characters (a 100 KB string is no message).
 std::string shown(const nlohmann::json& value) {
+    // A non-finite float (only Python can hand one over: JSON text has none) dumps as "null".
+    if (value.is_number_float() && !std::isfinite(value.get<double>()))
+        return std::isnan(value.get<double>()) ? "nan" : value.get<double>() > 0 ? "inf" : "-inf";
     const std::string text = value.dump();
     return text.size() <= 40 ? text : text.substr(0, 37) + "...";
 }

@@ -117,6 +117,10 @@ def test_bad_config_types_raise(good):
     train, labels, test = good
     refuse(train, labels, test, "config: unknown key 'dept'", dept=2)
     refuse(train, labels, test, "config: depth must be an integer, got 2.5$", depth=2.5)
+    # A float with no value as JSON (which says null for it) is named as Python wrote it.
+    refuse(train, labels, test, "config: epochs must be an integer, got nan$", epochs=float("nan"))
+    refuse(train, labels, test, "config: depth must be an integer, got inf$", depth=float("inf"))
+    refuse(train, labels, test, "config: seed must be an integer, got -inf$", seed=float("-inf"))
     # No number at all is the wrong type, as for every other argument: TypeError naming key and value.
     refuse(train, labels, test, "config: depth must be an integer, got True$", TypeError, depth=True)
     refuse(train, labels, test, "config: depth must be an integer, got '2'$", TypeError, depth="2")
