@@ -274,7 +274,7 @@ TaskOutputs PreparedTask::outputs(const std::vector<double>& run_seconds) {
     m["revgraph_version"] = version();
     m["git_commit"] = git_commit();
     m["created_utc"] = utc_timestamp();
-    m["run_seconds"] = runs;  // last: the one list that differs between two results of one task
+    m["run_seconds"] = runs;  // last: a list, and with the times above what two replays differ in
     return out;
 }
 
