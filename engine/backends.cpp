@@ -9,6 +9,7 @@
 #include "engine/gpu_verified.hpp"
 #include "engine/runtime_options.hpp"
 #include "engine/version.hpp"
+#include "engine/words.hpp"
 #if defined(REVGRAPH_HAVE_CUDA)
 #include "engine/cuda/cublaslt_loader.hpp"
 #include "engine/cuda/cuda_backend.hpp"
@@ -121,13 +122,7 @@ std::vector<std::string> backend_names() {
     return names;
 }
 
-std::string backend_name_list() {
-    const auto names = backend_names();
-    std::string text;
-    for (std::size_t i = 0; i < names.size(); ++i)
-        text += (i == 0 ? "" : i + 1 == names.size() ? " or " : ", ") + names[i];
-    return text;
-}
+std::string backend_name_list() { return one_of(backend_names()); }
 
 const BackendRow& backend_row(const std::string& name) {
     const BackendRow* row = find_backend(name);
@@ -144,11 +139,13 @@ std::unique_ptr<Backend> make_backend(const std::string& name) {
 
 std::unique_ptr<Backend> make_emulated_backend(const std::string& name, const std::string& what) {
     const BackendRow& row = backend_row(name);
-    if (!row.emulate)
-        throw Error("backend: " + what +
-                    " runs a GPU backend's launch plan on the CPU: the backend must be cuda or "
-                    "cuda-fused, not " +
-                    name);
+    if (!row.emulate) {
+        std::vector<std::string> gpu;  // the rows with a plan to emulate, as the table has them
+        for (const BackendRow& r : backend_table())
+            if (r.emulate) gpu.push_back(r.requested);
+        throw Error("backend: " + what + " runs a GPU backend's launch plan on the CPU: the backend must be " +
+                    one_of(gpu) + ", not " + name);
+    }
     return row.emulate();
 }
 

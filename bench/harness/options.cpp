@@ -192,7 +192,7 @@ void parse_options(int* argc, char** argv) {
         std::exit(0);
     }
     // A backend the table does not know is a typo, not a backend this machine cannot run: refused
-    // here (the engine's one message, with the nearest name), where a known one that cannot run
+    // here (the engine's one message, which lists the names), where a known one that cannot run
     // is only noted when the benchmarks are made.
     const auto known = [](const char* option, const std::string& name) {
         try {

@@ -14,6 +14,7 @@
 #include "engine/io/sha256.hpp"
 #include "engine/task_files.hpp"
 #include "engine/parallel_for.hpp"
+#include "engine/words.hpp"
 
 namespace revgraph::qualify {
 
@@ -272,13 +273,7 @@ const std::vector<std::string>& leaderboard_bands() {
     return bands;
 }
 
-std::string leaderboard_band_words() {
-    const auto& boards = leaderboard_bands();
-    std::string list;
-    for (std::size_t i = 0; i < boards.size(); ++i)
-        list += (i == 0 ? "" : i + 1 == boards.size() ? " or " : ", ") + boards[i];
-    return list;
-}
+std::string leaderboard_band_words() { return one_of(leaderboard_bands()); }
 
 std::string protocol_difference(std::size_t draws, std::uint64_t first_seed, const Band& band) {
     std::string why;
