@@ -36,6 +36,13 @@ struct TaskState {
     std::vector<std::int64_t> predictions;  // (Q,)
 };
 
+// Whether two runs left the same bytes in everything a result hashes (parameters, velocity, scores,
+// predictions; not the last step's gradients, which no output carries): the one test of a replay.
+inline bool same_outputs(const TaskState& a, const TaskState& b) {
+    return a.parameters == b.parameters && a.velocity == b.velocity && a.scores == b.scores &&
+           a.predictions == b.predictions;
+}
+
 class Backend {
 public:
     virtual ~Backend() = default;

@@ -164,8 +164,8 @@ std::vector<std::vector<T>> Reference<T>::core_forward_storing(const T* params, 
 }
 
 template <typename T>
-void Reference<T>::core_backward_stored(const T* params, const std::vector<std::vector<T>>& states, T* dstate,
-                                        int rows, T* grads) const {
+void Reference<T>::core_backward_stored(const T* params, const std::vector<std::vector<T>>& states, T* dstate, int rows,
+                                        T* grads) const {
     const int half = layout_.half();
     if (states.size() != static_cast<std::size_t>(2 * layout_.depth()))
         throw Error("reference: core_backward_stored given the states of another depth");

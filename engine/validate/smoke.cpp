@@ -87,9 +87,7 @@ json api_cli_smoke(const SmokeCommand& command, const std::string& backend) {
     const TaskOutputs first = task.outputs();
     task.run();
     const TaskOutputs second = task.outputs();
-    const bool repeat_equal =
-        first.state.parameters == second.state.parameters && first.state.velocity == second.state.velocity &&
-        first.state.scores == second.state.scores && first.state.predictions == second.state.predictions;
+    const bool repeat_equal = same_outputs(first.state, second.state);
 
     const fs::path dir = fs::temp_directory_path() / ("revgraph-validate-" + std::to_string(::getpid()));
     fs::create_directories(dir);

@@ -60,12 +60,6 @@ LabelledTask load_task(const RunOptions& o) {
     return task;
 }
 
-// Every byte a run leaves that outputs() hashes: parameters, velocity, scores, predictions.
-std::string state_digest(const TaskState& s) {
-    return io::sha256_hex(s.parameters) + io::sha256_hex(s.velocity) + io::sha256_hex(s.scores) +
-           io::sha256_hex(s.predictions);
-}
-
 struct Repeats {
     std::vector<double> run_seconds;  // every run's time, in order
     bool last_differs = false;        // the last run's bytes are not the first run's
@@ -82,7 +76,7 @@ Repeats run_repeats(PreparedTask& prepared, int repeat, bool quiet) {
     const std::string of_run = repeat > 1 ? " of run " + std::to_string(repeat) + "/" + std::to_string(repeat) : "";
     Repeats out;
     std::vector<double>& run_seconds = out.run_seconds;
-    std::string first;
+    TaskState first;
     for (int r = 0; r < repeat; ++r) {
         const bool report = !quiet && r == repeat - 1;
         const auto start = std::chrono::steady_clock::now();
@@ -97,9 +91,11 @@ Repeats run_repeats(PreparedTask& prepared, int repeat, bool quiet) {
         if (!quiet && repeat > 1)
             std::cerr << "revgraph: run " << (r + 1) << "/" << repeat << ": " << run_seconds.back() * 1e3 << " ms\n";
         if (repeat == 1 || (r != 0 && r != repeat - 1)) continue;
-        const std::string digest = state_digest(prepared.backend().read_state());
-        if (r == 0) first = digest;
-        out.last_differs = digest != first;
+        TaskState state = prepared.backend().read_state();
+        if (r == 0)
+            first = std::move(state);
+        else
+            out.last_differs = !same_outputs(state, first);
     }
     return out;
 }
