@@ -3,6 +3,7 @@ run_together, backends. The engine does all the work in revgraph._core; this lay
 things and turns the engine's results into numpy arrays and dicts."""
 from __future__ import annotations
 
+import copy
 import json
 import numbers
 import os
@@ -131,7 +132,8 @@ class Result:
     prediction; no softmax applied); state: every parameter by name and velocity.<name> (float32),
     as --state writes them; metadata: RESULT.json's keys and values (docs/spec.md §7: config,
     hashes, counts, times, device, backend); run_seconds: the engine's own time for the run (device
-    time on a GPU, wall time on the CPU). Every array is read-only. A Result pickles and copies
+    time on a GPU, wall time on the CPU). Every array is read-only; state and metadata are new
+    dicts each access, so changing them changes nothing in the Result. A Result pickles and copies
     (its arrays copied; e.g. from a ProcessPoolExecutor's workers); to_dict() gives it as plain
     values. A run that diverged (NaN scores) warns when it returns (RuntimeWarning) and counts the
     rows in metadata["non_finite_score_rows"].
@@ -159,24 +161,32 @@ class Result:
 
     @property
     def state(self) -> dict[str, npt.NDArray[np.float32]]:
-        """Every parameter by name, then velocity.<name>: float32, read-only, as --state writes them."""
+        """Every parameter by name, then velocity.<name>: float32, read-only, as --state writes them.
+        Each access is a new dict (the caller's to change) of the same read-only arrays."""
         if self._state is None:  # built on first use: most callers only want predictions
             state = self._out.state()
             for a in state.values():
                 a.setflags(write=False)
             self._state = state
-        return self._state
+        # A new dict each time, not the cached one: a key a caller added or removed would otherwise
+        # stick to the Result, and pickling (which copies every value) would meet whatever was added
+        # there. The arrays are shared, not copied: they are read-only, the run's own bytes.
+        return dict(self._state)
 
     @property
     def metadata(self) -> Optional[dict[str, Any]]:
-        """RESULT.json's keys and values; None for a run(metadata=False)."""
+        """RESULT.json's keys and values; None for a run(metadata=False). Each access is a new dict
+        (nested ones too), the caller's to change."""
         if self._metadata is None and self._out.has_metadata:
             metadata = json.loads(self._out.metadata_json())
             # The CLI's RESULT.json names where the inputs came from; here they came from the caller.
             # (The rest, timings included, is the engine's: a Result is one run's.)
             metadata["input"] = "numpy arrays (train_images, train_labels, test_images)"
             self._metadata = metadata
-        return self._metadata
+        # A deep copy each time: a caller's change (metadata["config"]["epochs"] = 99) would otherwise
+        # stick to this Result but not to a pickle or deepcopy of it, which rebuild metadata from the
+        # engine's RESULT.json text. JSON values only, so the copy is small and exact.
+        return None if self._metadata is None else copy.deepcopy(self._metadata)
 
     @property
     def run_seconds(self) -> float:
@@ -191,10 +201,9 @@ class Result:
         """predictions, scores, state, metadata and run_seconds as a dict of plain values: the arrays
         the Result's own (read-only), the dicts the caller's own (changing them changes nothing
         here); metadata None for a run(metadata=False)."""
-        metadata = self.metadata
-        return {"predictions": self.predictions, "scores": self.scores, "state": dict(self.state),
-                "metadata": None if metadata is None else json.loads(json.dumps(metadata)),
-                "run_seconds": self.run_seconds}
+        # state and metadata are already new dicts each access (see those properties).
+        return {"predictions": self.predictions, "scores": self.scores, "state": self.state,
+                "metadata": self.metadata, "run_seconds": self.run_seconds}
 
     def __reduce__(self) -> tuple[Any, ...]:
         out = self._out
@@ -391,7 +400,9 @@ LEADERBOARD_BANDS: tuple[str, ...] = tuple(_core.leaderboard_bands())
 def band_rule(band: str, total: int, per_draw: int) -> dict[str, int]:
     """The engine's exact band rule (docs/spec.md §9) for `total` query images over draws of
     `per_draw`: {"required_correct": ceil(total × (100 − band) / 100), "per_draw_floor": the same
-    1.5 points below the band}. band is a decimal string ("12", "7.5"); ValueError otherwise."""
+    1.5 points below the band}. band is a decimal string ("12", "7.5"): TypeError for a band that is
+    not a str (12, 7.5) or a total or per_draw that is not an int, as for every argument of the wrong
+    type; ValueError for a str that is no band in 0..100 ("12%") or a count out of range."""
     band = _band(band)
     return {"required_correct": _core.required_correct(_int("total", total, 0, _INT64_MAX), band),
             "per_draw_floor": _core.per_draw_floor(_int("per_draw", per_draw, 0, _INT64_MAX), band)}

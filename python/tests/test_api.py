@@ -336,6 +336,28 @@ def test_a_result_pickles_and_copies_to_its_bytes(task_arrays, metadata):
     assert pickle.loads(kept).predictions.tobytes() == result.predictions.tobytes()
 
 
+def test_a_callers_changes_to_state_or_metadata_stay_the_callers(task_arrays):
+    """state and metadata are the caller's to change (each access a fresh dict; state's arrays the
+    run's own, read-only): a key added to state once made pickle.dumps fail (AttributeError on the
+    added value's .copy()), and a changed metadata disagreed with the Result's own copies."""
+    train, labels, test, _ = task_arrays
+    result = revgraph.fit_predict(train, labels, test, backend="cpu", epochs=1)
+    names, depth = list(result.state), result.metadata["config"]["depth"]
+    result.state["note"] = "x"
+    del result.state[names[0]]
+    result.metadata["config"]["depth"] = 99
+    result.metadata["note"] = "x"
+    assert list(result.state) == names and result.metadata["config"]["depth"] == depth
+    assert "note" not in result.metadata
+    for copied in (pickle.loads(pickle.dumps(result)), copy.deepcopy(result)):
+        assert copied.metadata == result.metadata and list(copied.state) == names
+    assert result.to_dict()["metadata"] == result.metadata
+    assert result.state is not result.state and result.metadata is not result.metadata
+    # Still no copy of the arrays themselves: the run's own bytes, read-only.
+    assert result.state[names[0]] is result.state[names[0]]
+    assert not result.state[names[0]].flags.writeable
+
+
 def test_a_run_that_diverged_says_so(task_arrays):
     """learning_rate=2 blows the parameters up to NaN: every score row is non-finite, predictions mean
     nothing. The count (held against numpy's own isfinite) is in the metadata, Python warns at the

@@ -152,6 +152,22 @@ def test_band_rule_is_the_engines_exact_integers():
         revgraph.band_rule(12, 100, 10)
 
 
+def test_band_rule_docstring_names_the_errors_it_raises():
+    # The docstring once said "ValueError otherwise" while a band that is no str (12, 7.5) raised
+    # TypeError, as every argument of the wrong type does: the docstring must say which is which.
+    doc = " ".join(revgraph.band_rule.__doc__.split())
+    for call, error in ((lambda: revgraph.band_rule(12, 100, 10), TypeError),
+                        (lambda: revgraph.band_rule(7.5, 100, 10), TypeError),
+                        (lambda: revgraph.band_rule("12", 1.5, 10), TypeError),
+                        (lambda: revgraph.band_rule("12%", 100, 10), ValueError),
+                        (lambda: revgraph.band_rule("100.5", 100, 10), ValueError),
+                        (lambda: revgraph.band_rule("12", -1, 10), ValueError)):
+        with pytest.raises(error):
+            call()
+    assert "TypeError" in doc and "ValueError" in doc
+    assert "TypeError for a band that is not a str" in doc, doc
+
+
 def test_progress_lines_and_a_stop_between_draws(tmp_path, idx):
     """progress= gets the command's lines; an exception from it, or Ctrl-C (heard between draws),
     stops the run before anything of its submission folder is written."""
