@@ -11,7 +11,8 @@ Errors are one line `revgraph: error: ...` on stderr: exit 1 for bad data or con
 A valid score is exit 0 whether or not it meets the band (`--fail-below`: exit 3 below it, as
 `revgraph qualify`). Nothing is written unless everything is. A reader that closes standard output
 early (`| head -1`) ends the command quietly with status 141, as a closed pipe ends the `revgraph`
-command (SIGPIPE): no traceback, and a cut-short output is never exit 0.
+command (SIGPIPE): no traceback, and a cut-short output is never exit 0. Ctrl-C (SIGINT) ends it
+as it ends the command: killed by SIGINT (a shell's 130), no traceback, nothing written.
 """
 import argparse
 import json
@@ -243,6 +244,27 @@ def main(argv):
         # 128 + SIGPIPE, what a shell reports for the `revgraph` command in the same place.
         os.dup2(os.open(os.devnull, os.O_WRONLY), sys.stdout.fileno())
         return 141
+    except KeyboardInterrupt:
+        # Ctrl-C (during a run the engine hears it at its next epoch): end as the `revgraph` command
+        # ends, killed by SIGINT (a shell's 130), with no traceback. Dying by the signal itself, not
+        # exit(130), tells a calling shell or script that the user interrupted (bash then stops a
+        # loop that ran us). Nothing is half-written: learn writes its outputs together, atomically,
+        # only after the run.
+        _die_by_sigint()
+        return 130  # only where the signal cannot end the process
+
+
+def _die_by_sigint():
+    """Restores SIGINT's default action and raises it at this process: the end of an interrupted
+    program (a Python handler would only turn it into KeyboardInterrupt again)."""
+    import signal
+
+    try:
+        sys.stderr.flush()
+    except (OSError, ValueError):
+        pass
+    signal.signal(signal.SIGINT, signal.SIG_DFL)
+    os.kill(os.getpid(), signal.SIGINT)
 
 
 def _main(argv):

@@ -404,3 +404,33 @@ def test_learn_help_names_the_backend_table():
     listed = text.split("--backend BACKEND ", 1)[1].split(" --", 1)[0]
     head, _, last = listed.rpartition(" or ")
     assert head.split(", ") + [last] == rows
+
+
+def test_ctrl_c_ends_learn_as_it_ends_the_command(tmp_path, medium):
+    # Ctrl-C during a run: no KeyboardInterrupt traceback, and the process dies by SIGINT (a shell's
+    # 130), as the `revgraph` command does, so a script (or `timeout -s INT`) sees an interruption,
+    # not an exit status of its own. Nothing is written: the outputs are written together at the end.
+    import signal
+    import time
+
+    path, _ = medium
+    out, meta = tmp_path / "out.npy", tmp_path / "meta.json"
+    p = subprocess.Popen([sys.executable, "-m", "revgraph", "learn", "--data", str(path), "--predictions", str(out),
+                          "--metadata", str(meta), "--backend", "cpu", "--set", "epochs=1000000"],
+                         stderr=subprocess.PIPE, text=True)
+    try:
+        first = p.stderr.readline()  # the "prepared" line: the run is under way
+        assert "prepared in" in first, first
+        time.sleep(0.5)
+        p.send_signal(signal.SIGINT)
+        rest = p.stderr.read()
+        p.wait(timeout=120)
+    finally:
+        if p.poll() is None:
+            p.kill()
+            p.wait()
+    assert p.returncode == -signal.SIGINT, (p.returncode, rest)
+    for noise in ("Traceback", "KeyboardInterrupt"):
+        assert noise not in rest, rest
+    assert not out.exists() and not meta.exists()
+    assert [f.name for f in tmp_path.iterdir()] == ["medium.npz"]
