@@ -92,7 +92,7 @@ class Package(unittest.TestCase):
         p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "torch_reference.py"), "--input",
                             os.path.join(V, "synthetic_19x7.npz"), "--set", "depth=0"], capture_output=True, text=True)
         self.assertEqual(p.returncode, 2)
-        self.assertEqual(p.stderr, "torch_reference: error: config depth=0 must be >= 1\n")
+        self.assertEqual(p.stderr, "torch_reference: error: config depth=0 must be in 1..1024\n")
         self.assertEqual(p.stdout, "")
         for width in ("81", "83", "1026", "0"):
             p = subprocess.run([sys.executable, os.path.join(ROOT, "tools", "torch_reference.py"), "--input",
