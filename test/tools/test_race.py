@@ -643,8 +643,23 @@ class Verdict(unittest.TestCase):
             v = verdict.judge_band(below, band, REVGRAPH_PKG)
             self.assertEqual((v["meets_total"], v["meets_floor"], v["draws_below_floor"], v["passed"]),
                              (True, False, [1], False), v)
-        self.assertEqual(verdict.band_basis_points("7.5"), 750)
+        self.assertEqual(verdict.band_basis_points("12"), 1200)
         self.assertIsNone(verdict.judge_band([9000] * 11, "12", None, "no package")["passed"])
+
+    def test_a_band_that_is_no_leaderboard_is_refused_in_one_line(self):
+        """The harness judges the race's leaderboards only (docs/race.md: `--band` and the header
+        take no other): verdict once took any band to hundredths (7.5 judged, 12.001 refused with a
+        message of its own while the engine takes nine decimals). Now one rule, rules.leaderboard's:
+        a leaderboard in any spelling the harness takes, anything else one line naming them."""
+        for band, bp in (("12", 1200), ("12.0", 1200), (" 8 ", 800), (12, 1200), ("2", 200), (5, 500)):
+            self.assertEqual(verdict.band_basis_points(band), bp, band)
+        for band in ("7.5", "7", "12.5", "12.001", "12.000000001", "0", "100", "12%", "", "nan", "inf", 7):
+            with self.assertRaises(verdict.RaceError) as e:
+                verdict.band_basis_points(band)
+            self.assertEqual(str(e.exception), f"band {band!r} is not a leaderboard of the race "
+                                               f"({rules.LEADERBOARD_WORDS})", band)
+            with self.assertRaises(verdict.RaceError):
+                verdict.judge_band([9000] * 11, band, None, "no package")
 
     def test_the_binary_gives_the_same_rule(self):
         """`revgraph band`, what the harness asks where the package does not import: the published
