@@ -28,6 +28,9 @@ from .steps import ROOT, OneLineParser
 INDEX = "INDEX.md"
 README_BEGIN = "<!-- measured: written by tools/gpu-check index from bench/results; do not edit -->"
 README_END = "<!-- /measured -->"
+# The engine's GPU backends, in the index's column order, by hand: the index is written from the
+# source tree, with no build to ask. python/tests/test_gpu_check_backends.py holds this list to
+# `revgraph backends --json`'s rows with gpu true.
 BACKENDS = ("cuda-fused", "cuda")
 _STEM = re.compile(r"^(\d{4}-\d{2}-\d{2})-(\d{4})-([a-z0-9]+)-([0-9a-f]{7,40})-(.+)$")
 

@@ -24,6 +24,9 @@ else:
     from .currency import speaking_report, tree_digest, verdict
     from .gpu_path import GpuPathError
 
+# The engine's GPU backends, by hand: this script runs while the engine is built (its line goes into
+# the engine's own sources), so there is no `revgraph backends --json` to ask yet.
+# python/tests/test_gpu_check_backends.py holds this list to that JSON's rows with gpu true.
 GPU_BACKENDS = ("cuda", "cuda-fused")
 
 
