@@ -17,10 +17,17 @@ std::filesystem::path find_idx(const std::filesystem::path& dir, const std::stri
     throw Error(dir.string() + ": no " + stem + " (or " + stem + ".gz) in this directory");
 }
 
+std::vector<std::filesystem::path> training_set_names(const std::filesystem::path& dir) {
+    std::vector<std::filesystem::path> names;
+    for (const std::string stem : {kTrainImagesStem, kTrainLabelsStem})
+        for (const auto& name : {stem, stem + ".gz"}) names.push_back(dir / name);
+    return names;
+}
+
 io::MnistSet read_official_training_set(const std::filesystem::path& dir) {
     // Images first, then labels, so a missing file is named in that order (argument order is unspecified).
-    const auto images = find_idx(dir, "train-images-idx3-ubyte");
-    const auto labels = find_idx(dir, "train-labels-idx1-ubyte");
+    const auto images = find_idx(dir, kTrainImagesStem);
+    const auto labels = find_idx(dir, kTrainLabelsStem);
     return io::read_mnist(images, labels);
 }
 

@@ -11,8 +11,16 @@
 
 namespace revgraph::qualify {
 
+// The two files by name, each found as STEM or STEM.gz (in that order).
+inline constexpr const char* kTrainImagesStem = "train-images-idx3-ubyte";
+inline constexpr const char* kTrainLabelsStem = "train-labels-idx1-ubyte";
+
 // DIR/stem, else DIR/stem.gz; throws Error when DIR is not a directory or neither exists.
 std::filesystem::path find_idx(const std::filesystem::path& dir, const std::string& stem);
+
+// Both files under every name find_idx may take for them, images first: what a command's outputs
+// must not be.
+std::vector<std::filesystem::path> training_set_names(const std::filesystem::path& dir);
 
 // The training images and labels; throws Error naming the file that is missing or malformed.
 io::MnistSet read_official_training_set(const std::filesystem::path& dir);

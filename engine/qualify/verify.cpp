@@ -183,8 +183,8 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
     request.check();
     // What can fail before any file is read or drawn: the IDX files there, the backend that is to
     // retrain usable on this machine.
-    find_idx(request.idx_dir, "train-images-idx3-ubyte");
-    find_idx(request.idx_dir, "train-labels-idx1-ubyte");
+    find_idx(request.idx_dir, kTrainImagesStem);
+    find_idx(request.idx_dir, kTrainLabelsStem);
     if (request.retrain && request.backend) make_backend(*request.backend);
     Checker c(request.submission);
     std::error_code ec;

@@ -14,6 +14,7 @@
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
 #include "engine/io/file_identity.hpp"
+#include "engine/qualify/training_set.hpp"
 #include "engine/runtime_options.hpp"
 
 namespace revgraph::cli {
@@ -144,9 +145,7 @@ NamedPaths config_inputs(const TaskOptions& o) {
 
 NamedPaths idx_inputs(const std::string& idx_dir) {
     NamedPaths inputs;
-    for (const std::string stem : {"train-images-idx3-ubyte", "train-labels-idx1-ubyte"})
-        for (const auto& name : {stem, stem + ".gz"})
-            inputs.push_back({"--idx-dir", (std::filesystem::path(idx_dir) / name).string()});
+    for (const auto& path : qualify::training_set_names(idx_dir)) inputs.push_back({"--idx-dir", path.string()});
     return inputs;
 }
 
