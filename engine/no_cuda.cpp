@@ -1,4 +1,6 @@
-// Stand-ins for engine/cuda/device.hpp in a build without CUDA (-Dcuda=disabled).
+// Stand-ins for engine/cuda/device.hpp in a build without CUDA (-Dcuda=disabled). Kept outside
+// engine/cuda/ on purpose: the GPU path (tools/gpu_check/gpu_path.py) is what a CUDA build compiles
+// there, and this file is compiled only where none is.
 #include "engine/cuda/device.hpp"
 
 namespace revgraph::cuda {
