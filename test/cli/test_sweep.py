@@ -3,9 +3,14 @@
 
 usage: test_sweep.py REVGRAPH [unittest options]   (exit 77, meson's "skipped", without numpy)
 
-What is checked, each against values this script gets independently:
-- every line of a sweep (--jobs 1 and 2) holds exactly the hashes, correct count and accuracy of
-  a separate `revgraph run --set ...` of its config, in grid order (first key slowest);
+What is checked, and against what. A point's results are held to the same binary's `revgraph run`,
+not to values computed here (numpy only makes the inputs), so a fault that `run` and `sweep` share
+passes. What this script knows on its own: each line's place (index, point count, grid order), its
+`total` (the query labels' count), and at other widths a run's parameter count and saved bytes.
+The checks:
+- every line of a sweep (--jobs 1 and 2) holds exactly the config, backend, hashes, correct count
+  and accuracy of a separate `revgraph run --set ...` of its config, in grid order (first key
+  slowest);
 - a sweep file cut mid-line (or anywhere) and rerun equals the uninterrupted sweep, times aside,
   and keeps the lines it found byte for byte; a complete file reruns as a no-op;
 - shards (--shard I/N, round robin) merged with `sweep merge`, in any order, give the unsharded

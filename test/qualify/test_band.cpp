@@ -1,5 +1,7 @@
-// The exact-integer band rule (engine/qualify/band.hpp) against values worked out by hand and
-// against Python's fractions.Fraction arithmetic (the independent rational reference below).
+// The exact-integer band rule (engine/qualify/band.hpp) against values worked out by hand, none
+// computed by code: the published protocol's own numbers (docs/spec.md §9), ceilings of exact
+// rationals where a double would round across an integer (worked in the comments), and the
+// edges (0 and 100 %, empty totals, floors that reach zero, int64's top).
 #include <doctest/doctest.h>
 
 #include <cstdint>
