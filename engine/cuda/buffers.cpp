@@ -37,6 +37,11 @@ const char* buf_name(Buf b) {
     return "?";
 }
 
+bool buf_is_input(Buf b) {
+    return b == Buf::initial || b == Buf::train_raw || b == Buf::query_raw || b == Buf::train_labels ||
+           b == Buf::permutations;
+}
+
 Elem buf_elem(Buf b) {
     switch (b) {
         case Buf::train_labels:

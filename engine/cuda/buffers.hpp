@@ -49,6 +49,9 @@ inline constexpr int kBufCount = static_cast<int>(Buf::count);
 enum class Elem { f32, i32, i64 };
 const char* buf_name(Buf b);
 Elem buf_elem(Buf b);
+// The buffers prepare() fills from the task (the seed's parameters, raw pixels, labels, every
+// epoch's permutation: staged_inputs.hpp) and no program writes; every other one starts as zeros.
+bool buf_is_input(Buf b);
 std::size_t elem_bytes(Elem e);
 
 // An element offset into one buffer.

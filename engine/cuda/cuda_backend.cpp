@@ -13,6 +13,7 @@
 #include "engine/cuda/device.hpp"
 #include "engine/cuda/executor.hpp"
 #include "engine/cuda/kernels.hpp"
+#include "engine/cuda/staged_inputs.hpp"
 #include "engine/cuda_util/handles.hpp"
 #include "engine/cuda_util/nvtx.hpp"
 #include "engine/error.hpp"
@@ -132,46 +133,27 @@ struct CudaBackend::Impl {
     void clear_outputs(cudaStream_t s) {
         for (int k = 0; k < kBufCount; ++k) {
             const Buf b = static_cast<Buf>(k);
-            const bool input = b == Buf::initial || b == Buf::train_raw || b == Buf::query_raw ||
-                               b == Buf::train_labels || b == Buf::permutations;
-            if (!input && memory.bytes(b) > 0) cudaCheck(cudaMemsetAsync(memory.base(b), 0, memory.bytes(b), s));
+            if (!buf_is_input(b) && memory.bytes(b) > 0)
+                cudaCheck(cudaMemsetAsync(memory.base(b), 0, memory.bytes(b), s));
         }
     }
 
     void upload(const PreparedInputs& p) {
-        const TaskInputs& in = *p.inputs;
-        const std::int64_t n = plan.train_count();
-        // Every check and host copy first: nothing is enqueued until nothing more can throw, so no
-        // copy is left reading a host vector that an exception frees.
-        if (p.initial_parameters.size() != plan.elements(Buf::initial))
-            throw Error("cuda: initial parameters have the wrong size");
-        if (in.train_images.size() != plan.elements(Buf::train_raw) ||
-            in.test_images.size() != plan.elements(Buf::query_raw))
-            throw Error("cuda: pixel arrays have the wrong size");
-        if (static_cast<int>(p.permutations.size()) < plan.config().epochs)
-            throw Error("cuda: too few epoch permutations");
-        const std::vector<std::int32_t> labels(in.train_labels.begin(), in.train_labels.end());
-        std::vector<std::int32_t> perms;
-        perms.reserve(plan.elements(Buf::permutations));
-        for (int e = 0; e < plan.config().epochs; ++e) {
-            const auto& perm = p.permutations[static_cast<std::size_t>(e)];
-            if (static_cast<std::int64_t>(perm.size()) != n) throw Error("cuda: a permutation has the wrong length");
-            for (const std::int64_t v : perm) {
-                if (v < 0 || v >= n) throw Error("cuda: a permutation holds an index out of range");
-                perms.push_back(static_cast<std::int32_t>(v));
-            }
-        }
+        // Every check and host copy first (the emulator's upload stages the same way): nothing is
+        // enqueued until nothing more can throw, so no copy is left reading a host vector that an
+        // exception frees.
+        const StagedInputs in = stage_inputs(plan, p);
         // Every buffer starts as zeros, so a read-back before the first run is deterministic too.
         const cudaStream_t s = stream.s;
         for (int k = 0; k < kBufCount; ++k) memory.zero_async(static_cast<Buf>(k), s);
-        memory.upload_async(Buf::initial, p.initial_parameters.data(), plan.bytes(Buf::initial), s);
-        memory.upload_async(Buf::train_raw, in.train_images.data(), plan.bytes(Buf::train_raw), s);
-        memory.upload_async(Buf::query_raw, in.test_images.data(), plan.bytes(Buf::query_raw), s);
-        memory.upload_async(Buf::train_labels, labels.data(), plan.bytes(Buf::train_labels), s);
-        memory.upload_async(Buf::permutations, perms.data(), plan.bytes(Buf::permutations), s);
-        // All on the task's own stream, then that stream alone waited for: labels and perms (host
-        // copies) live until here, and a cudaDeviceSynchronize would break a graph another thread
-        // is capturing (a Python thread may prepare a task while another prepares its own).
+        memory.upload_async(Buf::initial, in.initial.data(), plan.bytes(Buf::initial), s);
+        memory.upload_async(Buf::train_raw, in.train_raw.data(), plan.bytes(Buf::train_raw), s);
+        memory.upload_async(Buf::query_raw, in.query_raw.data(), plan.bytes(Buf::query_raw), s);
+        memory.upload_async(Buf::train_labels, in.train_labels.data(), plan.bytes(Buf::train_labels), s);
+        memory.upload_async(Buf::permutations, in.permutations.data(), plan.bytes(Buf::permutations), s);
+        // All on the task's own stream, then that stream alone waited for: the staged labels and
+        // permutations live until here, and a cudaDeviceSynchronize would break a graph another
+        // thread is capturing (a Python thread may prepare a task while another prepares its own).
         cudaCheck(cudaStreamSynchronize(s));
     }
 };

@@ -7,6 +7,7 @@
 
 #include "engine/cuda/fused_cluster.hpp"
 #include "engine/cuda/sequential_exec.hpp"
+#include "engine/cuda/staged_inputs.hpp"
 #include "engine/cuda/cluster_tasks.hpp"
 #include "engine/error.hpp"
 
@@ -32,16 +33,13 @@ Emulator::Emulator(const TaskPlan& plan, std::size_t shared_bytes)
 }
 
 void Emulator::upload(const PreparedInputs& p) {
-    const TaskInputs& in = *p.inputs;
-    f32(Buf::initial) = p.initial_parameters;
-    f32(Buf::train_raw).assign(in.train_images.begin(), in.train_images.end());
-    f32(Buf::query_raw).assign(in.test_images.begin(), in.test_images.end());
-    auto& labels = i32(Buf::train_labels);
-    for (std::size_t k = 0; k < labels.size(); ++k) labels[k] = static_cast<std::int32_t>(in.train_labels[k]);
-    auto& perms = i32(Buf::permutations);
-    const std::size_t n = static_cast<std::size_t>(plan_.train_count());
-    for (int e = 0; e < plan_.config().epochs; ++e)
-        for (std::size_t k = 0; k < n; ++k) perms[e * n + k] = static_cast<std::int32_t>(p.permutations.at(e).at(k));
+    // The device's upload's staging (cuda_backend.cpp): the same checks, the same int32 bytes.
+    StagedInputs in = stage_inputs(plan_, p);
+    f32(Buf::initial).assign(in.initial.begin(), in.initial.end());
+    f32(Buf::train_raw).assign(in.train_raw.begin(), in.train_raw.end());
+    f32(Buf::query_raw).assign(in.query_raw.begin(), in.query_raw.end());
+    i32(Buf::train_labels) = std::move(in.train_labels);
+    i32(Buf::permutations) = std::move(in.permutations);
 }
 
 namespace {

@@ -496,6 +496,44 @@ TEST_CASE("emulator: a batch larger than the training set and a single-row last 
     }
 }
 
+TEST_CASE("emulator: stages the inputs as the device does, refusing what would read outside the rows") {
+    const auto c = small_config(2);
+    const int n = 9;
+    const TaskPlan plan(c, n, 4);
+    // The upload's refusal, if any, of Synthetic's permutations changed by `change`.
+    const auto refusal = [&](const auto& change) {
+        Synthetic data(c, n, 4, 7);
+        std::vector<std::vector<std::int64_t>> orders;
+        for (std::size_t e = 0; e < data.prepared.permutations.size(); ++e)
+            orders.push_back(data.prepared.permutations[e]);
+        change(orders);
+        data.prepared.permutations = rng::EpochOrders();
+        for (auto& o : orders) data.prepared.permutations.push_back(o);
+        Emulator emu(plan);
+        try {
+            emu.upload(data.prepared);
+        } catch (const Error& e) { return std::string(e.what()); }
+        return std::string();
+    };
+    using Orders = std::vector<std::vector<std::int64_t>>;
+    // An index past the training rows, or before them: the step kernels gather rows through it.
+    CHECK(refusal([&](Orders& o) { o[1][3] = n; }) == "cuda: a permutation holds an index out of range");
+    CHECK(refusal([](Orders& o) { o[0][0] = -1; }) == "cuda: a permutation holds an index out of range");
+    CHECK(refusal([](Orders& o) { o[0].pop_back(); }) == "cuda: a permutation has the wrong length");
+    CHECK(refusal([](Orders& o) { o.pop_back(); }) == "cuda: too few epoch permutations");
+    CHECK(refusal([](Orders&) {}).empty());
+    // The staged bytes: the labels, and the permutations epoch after epoch, as int32.
+    Synthetic data(c, n, 4, 7);
+    Emulator emu(plan);
+    emu.upload(data.prepared);
+    std::vector<std::int32_t> perms;
+    for (std::size_t e = 0; e < data.prepared.permutations.size(); ++e)
+        for (const std::int64_t v : data.prepared.permutations[e]) perms.push_back(static_cast<std::int32_t>(v));
+    CHECK(emu.i32(Buf::permutations) == perms);
+    CHECK(emu.i32(Buf::train_labels) ==
+          std::vector<std::int32_t>(data.inputs.train_labels.begin(), data.inputs.train_labels.end()));
+}
+
 // ---- the fused path (engine/cuda/fused.hpp) ------------------------------------------------------
 
 TEST_CASE("fused plan: two kernels a step, one for prediction, and no cuBLASLt scratch") {
