@@ -1440,6 +1440,34 @@ class TimeModel(unittest.TestCase):
             shutil.rmtree(tmp)
 
 
+    def test_its_launch_shape_is_the_exported_entrys(self):
+        # timemodel prices the entry's launches from shapes it states again (CONSTANTS["entry"]); the
+        # entry's text (engine/export/entry.py.in, as `revgraph export` writes it) is what runs. A
+        # change of either shape fails here until the other follows.
+        import re
+        from race_harness import timemodel
+        p = subprocess.run([REVGRAPH, "export", "--band", "12"], capture_output=True, text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        text, e = p.stdout, timemodel.CONSTANTS["entry"]
+
+        def launch(name, count):
+            m = re.search(r'launch\("%s", \((\w+(?:\.\w+)?) \+ (\d+)\) // (\d+), (\d+)\)' % name, text)
+            self.assertIsNotNone(m, f"the entry's {name} launch is not where this test reads it")
+            self.assertEqual(m.group(1), count, name)
+            self.assertEqual(int(m.group(2)) + 1, int(m.group(3)), name)  # ceil(count / per block)
+            return int(m.group(3)), int(m.group(4))
+
+        self.assertEqual(launch("rows", "a.rows"), (e["rows_per_block"], e["rows_threads"]))
+        self.assertEqual(launch("grads", "a.params"), (e["grads_items"], e["grads_threads"]))
+        self.assertEqual(launch("predict", "q"), (e["predict_rows_per_block"], e["predict_threads"]))
+        # The kernels read the same shapes from Args and from their own constant.
+        self.assertIn(f"rows_per_block={e['rows_per_block']},", text)
+        m = re.search(r"a\.rows_per_block = [^\n]*, (\d+)\n", text)
+        self.assertIsNotNone(m, "the predict launch's rows_per_block is not where this test reads it")
+        self.assertEqual(int(m.group(1)), e["predict_rows_per_block"])
+        self.assertIn(f"kGradsItems={e['grads_items']};", text)
+
+
 class Choose(unittest.TestCase):
     def setUp(self):
         need("package")
