@@ -42,7 +42,8 @@ def test_qualify_and_verify(tmp_path, idx):
         predictions = np.load(sub / "predictions" / f"draw-{i:02d}.npy")
         assert draw["correct"] == int(np.count_nonzero(predictions == labels[p[10000:20000]]))
     assert report["passed"] is (report["total_correct"] >= 8000 and all(x["correct"] >= 3850 for x in report["draws"]))
-    assert revgraph.verify(sub, d) == {"holds": True, "failures": [], "claims": revgraph.verify(sub, d)["claims"]}
+    held = revgraph.verify(sub, d)
+    assert held["holds"] is True and held["failures"] == [] and held["claims"] > 2 * 3  # each draw's several keys
     assert revgraph.verify(sub, d, retrain=True, backend="cpu")["holds"] is True
     # The CLI's verify agrees, and a changed total is one failure line from either.
     if CLI:
