@@ -8,6 +8,7 @@
 #include "engine/cpu/cpu_name.hpp"
 #include "engine/error.hpp"
 #include "engine/model/layout.hpp"
+#include "engine/model/math.hpp"
 
 namespace revgraph::cpu {
 
@@ -124,7 +125,6 @@ void FastBackend::prepare(const PreparedInputs& prepared) {
     w.prelu_r = prelu_r_.data();
     w.pscores = pscores_.data();
     w.out_scores = out_scores_.data();
-    w.out_predictions = predictions_.data();
     prepared_ = true;
 }
 
@@ -175,6 +175,12 @@ const std::int64_t* FastBackend::epoch_order(int e) {
 void FastBackend::predict() {
     require_prepared();
     ops_->predict(ws_);
+    // The model's argmax (lowest index on ties), here and not in the kernel sets: a model:: template
+    // instantiated under their target pragmas could come out as an AVX-512 copy that the linker
+    // may pick for every caller, before the processor check.
+    const std::int64_t q = ws_.test_count;
+    for (std::int64_t r = 0; r < q; ++r)
+        predictions_.data()[r] = model::argmax_row(out_scores_.data() + r * model::kClasses);
 }
 
 TaskState FastBackend::read_state() {

@@ -60,12 +60,11 @@ struct Workspace {
 
     // Prediction runs over column chunks of width pld with its own scratch.
     int pld = 0;
-    float* pstate = nullptr;                  // width x pld
-    float* prelu_l = nullptr;                 // half x pld
-    float* prelu_r = nullptr;                 // half x pld
-    float* pscores = nullptr;                 // 10 x pld
-    float* out_scores = nullptr;              // Q x 10
-    std::int64_t* out_predictions = nullptr;  // Q
+    float* pstate = nullptr;      // width x pld
+    float* prelu_l = nullptr;     // half x pld
+    float* prelu_r = nullptr;     // half x pld
+    float* pscores = nullptr;     // 10 x pld
+    float* out_scores = nullptr;  // Q x 10 (the backend takes each row's argmax: model::argmax_row)
 };
 
 struct Ops {

@@ -524,7 +524,6 @@ void predict(Workspace& w) {
         for (int c = 0; c < cols; ++c) {
             float* out = w.out_scores + (q0 + c) * kC;
             for (int j = 0; j < kC; ++j) out[j] = w.pscores[j * ld + c];
-            w.out_predictions[q0 + c] = model::argmax_row(out);  // the model's rule: lowest index on ties
         }
     }
 }
