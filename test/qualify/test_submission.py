@@ -366,6 +366,16 @@ class Submission(unittest.TestCase):
         lines = self.assert_caught(d, ["predictions/draw-00.npy: big-endian"])
         self.assertIn("FAILED predictions/draw-00.npy: big-endian dtype '>i8' is not supported", lines)
 
+    def test_a_prediction_outside_the_classes(self):
+        # A prediction of 12: no class; the file's line names the value and its place (check_classes).
+        d = self.copy("t-class")
+        path = os.path.join(d, "predictions/draw-00.npy")
+        a = np.load(path)
+        a[33] = 12
+        np.save(path, a)
+        lines = self.assert_caught(d, ["predictions/draw-00.npy: prediction 12 at index 33 is outside 0..9"])
+        self.assertIn("FAILED predictions/draw-00.npy: prediction 12 at index 33 is outside 0..9", lines)
+
     def test_seeds_that_are_no_integers(self):
         # A seed written as a float (or negative) would read as a truncated integer: refused as such.
         for value in (2026091400.5, -1, "2026091400", None):
