@@ -17,6 +17,7 @@
 #include "engine/config.hpp"
 #include "engine/error.hpp"
 #include "engine/version.hpp"
+#include "engine/words.hpp"
 #include "tools/revgraph/commands.hpp"
 #include "tools/revgraph/common.hpp"
 
@@ -69,13 +70,6 @@ std::vector<std::string> subcommand_names(const CLI::App* app) {
     return names;
 }
 
-std::string joined(const std::vector<std::string>& names, const std::string& last_separator) {
-    std::string s;
-    for (std::size_t i = 0; i < names.size(); ++i)
-        s += (i == 0 ? "" : i + 1 == names.size() ? last_separator : ", ") + names[i];
-    return s;
-}
-
 // The config key an unknown long option spells ("--epochs", "--batch-size": epochs, batch_size)
 // where `app` takes --set, else "". The keys are the engine's (TaskConfig::keys()).
 std::string config_key_named(const std::string& option, const CLI::App* app) {
@@ -113,7 +107,7 @@ void refuse_leftovers(CLI::App* app) {
     if (!subs.empty()) {
         const std::string near = revgraph::closest_name(word, subs);
         throw UsageError{prefix + "unknown " + (where.empty() ? "command" : "kind") + " '" + word + "' (" +
-                         (near.empty() ? "" : "did you mean " + near + "? ") + "expected " + joined(subs, " or ") +
+                         (near.empty() ? "" : "did you mean " + near + "? ") + "expected " + revgraph::one_of(subs) +
                          ")"};
     }
     throw UsageError{prefix + "unexpected argument '" + word + "' (see " + help + ")"};
@@ -249,7 +243,7 @@ int main(int argc, char** argv) {
             return 2;
         }
         const auto kinds = subcommand_names(at);
-        throw UsageError{path_of(at) + ": expected " + joined(kinds, " or ") + " (see revgraph " + path_of(at) +
+        throw UsageError{path_of(at) + ": expected " + revgraph::one_of(kinds) + " (see revgraph " + path_of(at) +
                          " --help)"};
     } catch (const UsageError& e) {
         std::cerr << "revgraph: error: " << one_line(e.message) << "\n";
