@@ -384,8 +384,17 @@ class Validate(CliTestCase):
         self.assert_clean_error(p, 1, ["bogus"])
         p = rg("validate", "--backend", "bogus")  # refused before any check runs (and says it ran)
         self.assert_clean_error(p, 1, ["bogus"])
+        # validate's checks run shapes of their own: a config it would not use is refused, not ignored
+        # (it once wrote its report for --set width=96 as if width 82 were what was asked).
         config = os.path.join(self.fresh_dir("validate-config"), "c.json")
         write_bytes(config, b'{"epochs": 1}')
-        p = rg("validate", "--quiet", "--config", config, "--output", config)
-        self.assert_clean_error(p, 2, ["same file", "--config"])
+        report = os.path.join(self.fresh_dir("validate-config-out"), "v.json")
+        for args, option in ((["--config", config], "--config"), (["--set", "width=96"], "--set")):
+            p = rg("validate", "--quiet", *args, "--output", report)
+            self.assert_clean_error(p, 2, [option])
+            self.assertFalse(os.path.exists(report))
         self.assertEqual(read_bytes(config), b'{"epochs": 1}')
+        # A GPU option with a CPU backend: refused as `run` refuses it, before any check runs.
+        p = rg("validate", "--quiet", "--backend", "cpu", "--device", "1", "--output", report)
+        self.assert_clean_error(p, 2, ["--device", "cpu"])
+        self.assertFalse(os.path.exists(report))

@@ -288,6 +288,10 @@ class SweepTest(unittest.TestCase):
                 self.assertFalse(os.path.exists(out))
         p = rg("sweep", *self.data, "--grid", "seed=1")
         self.assert_error(p, 2, "--output")
+        # A GPU option with a CPU backend: refused as `run` refuses it (it once ran and ignored it).
+        p = rg("sweep", *self.data, "--grid", "seed=1", "--backend", "cpu", "--device", "3", "--output", out)
+        self.assert_error(p, 2, "--device")
+        self.assertFalse(os.path.exists(out))
         # An output that is an input (however spelled) is refused before anything is written.
         for victim in (self.draw, self.labels):
             before = read(victim)

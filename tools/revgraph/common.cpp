@@ -23,13 +23,15 @@ const CLI::Validator kNonEmpty(
     [](std::string& value) { return value.empty() ? std::string("needs a value, got an empty one") : std::string(); },
     "", "non-empty");
 
-void add_task_options(CLI::App& app, TaskOptions& o) {
-    app.add_option("--config", o.config, "hyper-parameters from a JSON object (keys below)")
-        ->type_name("CONFIG.json")
-        ->check(kNonEmpty);
-    app.add_option("--set", o.set, "one hyper-parameter, after --config; repeatable, the last one wins")
-        ->type_name("KEY=VALUE")
-        ->check(kNonEmpty);
+void add_task_options(CLI::App& app, TaskOptions& o, bool with_config) {
+    if (with_config) {
+        app.add_option("--config", o.config, "hyper-parameters from a JSON object (keys below)")
+            ->type_name("CONFIG.json")
+            ->check(kNonEmpty);
+        app.add_option("--set", o.set, "one hyper-parameter, after --config; repeatable, the last one wins")
+            ->type_name("KEY=VALUE")
+            ->check(kNonEmpty);
+    }
     app.add_option("--backend", o.backend,
                    backend_name_list() + " (auto: " + find_backend("auto")->reported +
                        "); `revgraph backends` says which this machine runs")

@@ -31,7 +31,8 @@ struct TaskOptions {
     bool no_pdl = false;                         // --no-pdl: plain launches
     std::optional<std::string> cluster_blocks;   // --cluster-blocks N: cuda-fused's epochs on a cluster
 };
-void add_task_options(CLI::App& app, TaskOptions& o);
+// with_config false: no --config or --set (validate, whose checks run shapes of their own).
+void add_task_options(CLI::App& app, TaskOptions& o, bool with_config = true);
 
 // The config keys with their rev88 defaults, for the help of every task-running command.
 std::string config_keys_help();

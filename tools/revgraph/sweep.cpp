@@ -193,6 +193,7 @@ std::vector<Command> add_sweep_commands(CLI::App& app) {
                  s.backend = o->task.backend;
                  s.config_file = o->task.config;
                  s.base = config_from(o->task);
+                 refuse_gpu_options_on_cpu(o->task);
                  configure_runtime(o->task);
                  return sweep(s);
              }}};

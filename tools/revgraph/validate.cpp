@@ -44,11 +44,12 @@ std::vector<std::string> smoke_run_arguments(const validate::SmokeRun& r) {
 }
 
 int validate_command(const ValidateOptions& o, const std::string& self_path) {
-    if (const auto& out = o.output) require_distinct_writable_outputs({{"--output", *out}}, config_inputs(o.task));
+    if (const auto& out = o.output) require_distinct_writable_outputs({{"--output", *out}}, {});
     const int replays = o.replays ? static_cast<int>(parse_int("replays", *o.replays, 1, 1000)) : 100;
-    configure_runtime(o.task);
     const std::string backend = o.task.backend;
     if (!backend.empty()) backend_row(backend);  // an unknown name is refused before any check runs
+    refuse_gpu_options_on_cpu(o.task);
+    configure_runtime(o.task);
     const bool quiet = o.quiet;
     const auto say = [&](const std::string& s) {
         if (!quiet) std::cerr << "revgraph: validate: " << s << "\n";
@@ -109,9 +110,10 @@ Command add_validate_command(CLI::App& app, const std::string& self_path) {
     sub->add_option("--replays", o->replays, "rev88 replays of the GPU check (default 100)")
         ->type_name("N")
         ->check(kNonEmpty);
-    add_task_options(*sub, o->task);
+    // No --config or --set: every check runs shapes of its own (docs/spec.md §8), and a setting
+    // taken and then not used would pass for one that had been validated.
+    add_task_options(*sub, o->task, false);
     sub->add_flag("--quiet", o->quiet, "no progress lines on stderr");
-    sub->footer(config_keys_help());
     return {sub, [o, self_path] { return validate_command(*o, self_path); }};
 }
 
