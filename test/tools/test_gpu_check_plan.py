@@ -251,6 +251,36 @@ class Budget(unittest.TestCase):
         self.assertIn("each call: 300 s at most", text)
         self.assertNotIn("left out", text)
 
+    def test_the_wrapper_reads_the_callers_paths_and_refuses_what_is_no_call_1_report(self):
+        # tools/gpu-check once cd'd to the tree first: a relative --after (or OUT) named a file there,
+        # not the caller's. A list, or another tool's report, once planned a rerun or failed deep
+        # inside; a budget that is no number was a traceback.
+        tmp = tempfile.mkdtemp(prefix="gpu-check-cwd-")
+        try:
+            report = {"call": 1, "git_commit": "0" * 40, "steps": {}, "plan": [], "passed": False}
+            for name, content in (("c1.json", report), ("list.json", [1]), ("qualify.json", {"passed": True})):
+                with open(os.path.join(tmp, name), "w") as f:
+                    json.dump(content, f)
+            wrapper = os.path.join(os.path.abspath(ROOT), "tools", "gpu-check")
+
+            def run(*args, env=None):
+                return subprocess.run([wrapper, *args], cwd=tmp, capture_output=True, text=True, timeout=120,
+                                      env=dict(os.environ, **(env or {})))
+            p = run("--after", "c1.json", "--plan")
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertIn("call 2: ", p.stdout)
+            for name in ("list.json", "qualify.json"):
+                p = run("--after", name, "--plan")
+                self.assertEqual((p.returncode, p.stdout), (2, ""), p.stderr)
+                self.assertIn(f"--after {name}: not a gpu-check report of call 1", p.stderr)
+                self.assertNotIn("Traceback", p.stderr)
+            for budget in ("abc", "-100", "0"):
+                p = run("--plan", env={"GPU_CHECK_BUDGET": budget})
+                self.assertEqual((p.returncode, p.stdout), (2, ""), p.stderr)
+                self.assertIn(f"GPU_CHECK_BUDGET={budget}: a whole number of seconds above 0", p.stderr)
+        finally:
+            shutil.rmtree(tmp)
+
     def test_a_lower_budget_names_what_it_leaves_out_and_keeps_the_decisive_steps_first(self):
         kept, left = gc_plan.fit(plan(1), 200)
         self.assertEqual(names(kept)[:8], DECISIVE[1:9])  # the suite, the draw, validations, the four runs

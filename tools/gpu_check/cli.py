@@ -57,7 +57,12 @@ def main(argv=None):
     ap.add_argument("out", nargs="?", help="output folder (default: $OUT, else gpu-check-out)")
     args = ap.parse_args(argv)
     env = os.environ
-    budget = int(env.get("GPU_CHECK_BUDGET", STEP_BUDGET))
+    try:
+        budget = int(env.get("GPU_CHECK_BUDGET", STEP_BUDGET))
+    except ValueError:
+        budget = -1
+    if budget <= 0:
+        ap.error(f"GPU_CHECK_BUDGET={env.get('GPU_CHECK_BUDGET')}: a whole number of seconds above 0")
     previous = None
     if args.seconds is not None and args.calls is None:
         ap.error("--for belongs to --calls")
@@ -83,6 +88,11 @@ def main(argv=None):
                 previous = json.load(f)
         except (OSError, ValueError) as e:
             ap.error(f"--after {args.after}: not a report ({e})")
+        # Call 1's report: a JSON object that says which call made it and on which commit (a
+        # qualify report or a list would plan a whole rerun, or fail deep inside the planner).
+        if not isinstance(previous, dict) or previous.get("call") != 1 or not isinstance(previous.get("steps"), dict) \
+                or not isinstance(previous.get("git_commit"), str):
+            ap.error(f"--after {args.after}: not a gpu-check report of call 1 (call, git_commit, steps)")
     if args.plan:
         return print_plan(args.call, previous, budget)
     return run_check(args.call or 1, previous, args.out, env, budget)
