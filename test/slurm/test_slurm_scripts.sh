@@ -132,6 +132,21 @@ else
   fail "OUTPUT another sweep's file: want revgraph's one line, exit 1 and no sbatch, got exit $rc: $out"
 fi
 
+# More shards than the grid's 8 points (an N past the shell's arithmetic too, which the sweep takes
+# up to 2^64 - 1): refused in one line before anything is queued.
+for n in 9 9223372036854775808; do
+  : >"$work/sbatch.log"
+  out=$("${clean_env[@]}" PATH="$work/bin:$PATH" SBATCH_LOG="$work/sbatch.log" REVGRAPH="$REVGRAPH" \
+    "$ROOT/tools/slurm/submit-sweep" "$n" "$work/s/p" out-n.jsonl --time=5 -- --grid seed=1..8 --set epochs=1 --quiet 2>&1)
+  rc=$?
+  if ((rc == 2)) && [[ $(wc -l <<<"$out") == 1 && $out == "submit-sweep: N $n: more shards than the sweep's 8 points"* &&
+    ! -s $work/sbatch.log && ! -e out-n.jsonl ]]; then
+    ok "N $n for 8 points: refused: $out"
+  else
+    fail "N $n for 8 points: want one line, exit 2 and no sbatch, got exit $rc: $out; sbatch: $(cat "$work/sbatch.log")"
+  fi
+done
+
 # A good one: an array 0-3 whose index is the shard (REVGRAPH_SHARDS=4, whatever the caller's
 # environment held), then the merge after it.
 out=$(submit REVGRAPH_SHARDS=3 REVGRAPH_FIRST_INDEX=2 -- out.jsonl --time=5 -- --grid seed=1..8 --set epochs=1)
