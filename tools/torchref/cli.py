@@ -21,6 +21,9 @@ Graph mode (CUDA only) captures reset (+ normalisation), one epoch (reading a st
 buffer that each epoch's resident permutation is copied into, device to device) and predict.
 Trace and vector formats: test/vectors/TORCH_VECTORS.md; tools/check_torch_trace.py re-checks a
 trace with numpy alone.
+Outputs (torchref/outputs.py): refused before any work when one is an input or another output or its
+folder is missing; written only at the end, each whole (a temporary file renamed into place) at
+exactly the name given (no .npy or .npz appended).
 """
 import argparse
 import json
@@ -36,6 +39,7 @@ import torch
 from .checks import gradient_check
 from .graphs import GraphRunner
 from .inputs import load_inputs, load_test_labels
+from .outputs import Outputs, check_outputs
 from .spec import Fail, parse_config, sha256
 from .task import Task
 
@@ -76,6 +80,9 @@ def main(argv=None):
 
 def run_main(a):
     cfg = parse_config(a.set)
+    # Before any work: no output is an input or another output, each one's folder is writable.
+    check_outputs([("--output", a.output), ("--predictions", a.predictions), ("--state", a.state),
+                   ("--trace", a.trace)], [("--input", a.input), ("--test-labels", a.test_labels)])
     if a.repeat < 1 or a.warmup < 0:
         raise Fail("--repeat must be >= 1 and --warmup >= 0")
     if a.device == "cuda" and not torch.cuda.is_available():
@@ -204,32 +211,34 @@ def run_main(a):
     if gradient_report is not None:
         meta["gradient_check"] = gradient_report
 
-    if a.predictions:
-        np.save(a.predictions, out["predictions"])
-    if a.state:
-        arrays = dict(out["params"])
-        arrays.update({f"velocity.{n}": v for n, v in out["velocity"].items()})
-        np.savez_compressed(a.state, **arrays)
-    if a.trace:
-        tr = {
-            "permutations": task.perms_host,
-            "initial_params": task.init_flat.cpu().numpy(),
-            "train_inputs": task.x_train.cpu().numpy(),
-            "test_inputs": task.x_test.cpu().numpy(),
-            "scores": out["scores"],
-            "predictions": out["predictions"],
-            "loss": np.array([r["loss"] for r in task.trace], dtype=np.float64),
-        }
-        for k, rec in enumerate(task.trace):
-            for key in ("batch", "grad", "param", "velocity"):
-                tr[f"step{k}.{key}"] = rec[key]
-        np.savez_compressed(a.trace, **tr)
-        meta["trace"] = {"steps": len(task.trace), "file": os.path.basename(a.trace)}
-    text = json.dumps(meta, indent=1)
-    if a.output:
-        with open(a.output, "w") as f:
-            f.write(text + "\n")
-    else:
+    # Every output at the end, each whole at exactly its name (numpy writes to the open file, so no
+    # .npy or .npz is appended), all renamed into place once every one is complete.
+    with Outputs() as files:
+        if a.predictions:
+            files.add("--predictions", a.predictions, lambda f: np.save(f, out["predictions"], allow_pickle=False))
+        if a.state:
+            arrays = dict(out["params"])
+            arrays.update({f"velocity.{n}": v for n, v in out["velocity"].items()})
+            files.add("--state", a.state, lambda f: np.savez_compressed(f, **arrays))
+        if a.trace:
+            tr = {
+                "permutations": task.perms_host,
+                "initial_params": task.init_flat.cpu().numpy(),
+                "train_inputs": task.x_train.cpu().numpy(),
+                "test_inputs": task.x_test.cpu().numpy(),
+                "scores": out["scores"],
+                "predictions": out["predictions"],
+                "loss": np.array([r["loss"] for r in task.trace], dtype=np.float64),
+            }
+            for k, rec in enumerate(task.trace):
+                for key in ("batch", "grad", "param", "velocity"):
+                    tr[f"step{k}.{key}"] = rec[key]
+            files.add("--trace", a.trace, lambda f: np.savez_compressed(f, **tr))
+            meta["trace"] = {"steps": len(task.trace), "file": os.path.basename(a.trace)}
+        text = json.dumps(meta, indent=1)
+        if a.output:
+            files.add("--output", a.output, lambda f: f.write((text + "\n").encode()))
+    if not a.output:
         print(text)
     print(f"{meta['backend']} {a.dtype} {a.backward}: task_ms median {meta['task_ms']['median']:.3f} "
           f"(min {meta['task_ms']['min']:.3f}, {a.repeat} runs)"
