@@ -52,7 +52,11 @@ public:
             held();
             return true;
         }
-        fail(file, key, "claims " + shown(claimed) + ", re-derived " + shown(derived));
+        // Values of two kinds (the text "0" against the number 0) are shown as JSON, quotes and all:
+        // bare, they would read as the same value.
+        const bool kinds_differ = claimed.is_string() != derived.is_string();
+        const auto show = [&](const Json& j) { return kinds_differ ? j.dump() : shown(j); };
+        fail(file, key, "claims " + show(claimed) + ", re-derived " + show(derived));
         return false;
     }
     // Every key of `claimed` that `derived` lacks is a claim nothing backs (a "reviewed": true, say):

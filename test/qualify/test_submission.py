@@ -366,6 +366,17 @@ class Submission(unittest.TestCase):
         lines = self.assert_caught(d, ["predictions/draw-00.npy: big-endian"])
         self.assertIn("FAILED predictions/draw-00.npy: big-endian dtype '>i8' is not supported", lines)
 
+    def test_a_count_written_as_text_reads_as_text(self):
+        # accuracy.json's total_correct as the string of its own value: one failure, and the line
+        # shows the two kinds apart (it once read "claims 98208, re-derived 98208").
+        d = self.copy("t-text")
+        acc = load(os.path.join(d, "accuracy.json"))
+        value = acc["total_correct"]
+        acc["total_correct"] = str(value)
+        save(os.path.join(d, "accuracy.json"), acc)
+        lines = self.assert_caught(d, ["accuracy.json: total_correct"])
+        self.assertIn(f'FAILED accuracy.json: total_correct: claims "{value}", re-derived {value}', lines)
+
     def test_a_prediction_outside_the_classes(self):
         # A prediction of 12: no class; the file's line names the value and its place (check_classes).
         d = self.copy("t-class")
