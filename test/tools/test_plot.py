@@ -181,6 +181,76 @@ class PlotTest(unittest.TestCase):
             self.assertTrue(p.stderr.startswith("plot: error: "), p.stderr)
             self.assertFalse(os.path.exists(out))
 
+    def test_malformed_input_one_line_no_output(self):
+        """An input of the wrong kind or shape (not UTF-8, a field missing or of the wrong type, no
+        band at all): one line naming the file, exit 1, nothing written (not a traceback)."""
+        t = self.tmp.name
+        good_line = self.points[0]
+        band = {"band": "12", "total_correct": 90, "total": 100, "cpu_ms_per_task": 2.0, "qualified": True,
+                "earlier_attempts": [{"total_correct": 80, "total": 100, "cpu_ms_per_task": 1.0, "qualified": False}]}
+        frontier = {"bands": [band], "rev88": {"config": BASE | {"width": 82}, "total_correct": 95, "total": 100,
+                                               "cpu_ms_per_task": 7.5}}
+        selection = {"selection_seeds": [1], "tried": [{"sweep_ms": 1.5, "accuracy": 0.9}]}
+        timing = {"cpu": {"task_ms": {"median": 8.0, "min": 7.0, "max": 9.0}}}
+
+        def write(name, value):
+            path = os.path.join(t, name)
+            with open(path, "wb") as f:
+                f.write(value if isinstance(value, bytes) else
+                        "".join(json.dumps(v) + "\n" for v in value).encode() if name.endswith(".jsonl") else
+                        json.dumps(value).encode())
+            return path
+
+        sel = write("sel.json", selection)
+        out = os.path.join(t, "never.png")
+        # The well-formed ones plot: each case below fails for what it changes.
+        for args in (("sweep", write("good.jsonl", [good_line])), ("compare", write("good.json", {"timing": timing})),
+                     ("frontier", write("goodf.json", frontier), "--selection", sel)):
+            p = self.run_plot(*args, "--output", out)
+            self.assertEqual(p.returncode, 0, (args, p.stderr))
+            os.unlink(out)
+        no_total = dict(band)
+        del no_total["total_correct"]
+        no_depth = dict(good_line, config={k: v for k, v in good_line["config"].items() if k != "depth"})
+        cases = [
+            ("sweep", write("latin1.jsonl", b'{"config": "\xe9t\xe9"}\n'), "not UTF-8"),
+            ("sweep", write("rs.jsonl", [dict(good_line, run_seconds="x")]), "line 1: 'run_seconds'"),
+            ("sweep", write("config5.jsonl", [dict(good_line, config=5)]), "line 1: 'config'"),
+            ("sweep", write("nodepth.jsonl", [good_line, no_depth]), "line 2: config: no 'depth'"),
+            ("sweep", write("acc.jsonl", [dict(good_line, accuracy=None)]), "'accuracy'"),
+            ("sweep", write("bigint.jsonl", b'{"config": {}, "run_seconds": 1' + b"0" * 5000 + b"}\n"), "not JSON"),
+            ("compare", write("latin1.json", b'{"timing": "\xff"}'), "not UTF-8"),
+            ("compare", write("t5.json", {"timing": 5}), "'timing'"),
+            ("compare", write("nomed.json", {"timing": {"cpu": {"task_ms": {"min": 1, "max": 2}}}}), "no 'median'"),
+            ("compare", write("order.json", {"timing": {"cpu": {"task_ms": {"median": 1, "min": 2, "max": 3}}}}),
+             "between"),
+            ("compare", write("task.json", {"timing": timing, "task": 5}), "'task'"),
+            ("frontier", write("latin1f.json", b"\xff\xfe"), "not UTF-8"),
+            ("frontier", write("empty.json", {"bands": []}), "'bands' is empty"),
+            ("frontier", write("nototal.json", dict(frontier, bands=[no_total])), "band 1: no 'total_correct'"),
+            ("frontier", write("bandx.json", dict(frontier, bands=[dict(band, band="x")])), "'band'"),
+            ("frontier", write("early.json", dict(frontier, bands=[dict(band, earlier_attempts=[5])])),
+             "earlier attempt 1"),
+            ("frontier", write("r88.json", dict(frontier, rev88={"cpu_ms_per_task": 7.5, "total_correct": 1,
+                                                                 "total": 2})), "rev88: no 'config'"),
+            ("frontier", write("commits.json", dict(frontier, commits=[5])), "'commits'"),
+        ]
+        bad_sel = write("badsel.json", dict(selection, tried=[{"sweep_ms": "1", "accuracy": 0.9}]))
+        before = self.files()
+        for what, path, why in cases:
+            args = (what, path) + (("--selection", sel) if what == "frontier" else ())
+            p = self.run_plot(*args, "--output", out)
+            self.assertEqual(p.returncode, 1, (args, p.stderr))
+            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+            self.assertTrue(p.stderr.startswith(f"plot: error: {path}: "), p.stderr)
+            self.assertIn(why, p.stderr)
+            self.assertEqual(self.files(), before, args)
+        p = self.run_plot("frontier", os.path.join(t, "goodf.json"), "--selection", bad_sel, "--output", out)
+        self.assertEqual(p.returncode, 1, p.stderr)
+        self.assertEqual(p.stderr, f"plot: error: {bad_sel}: tried point 1: 'sweep_ms' is not a positive number "
+                                   "of ms\n")
+        self.assertEqual(self.files(), before)
+
 
 if __name__ == "__main__":
     unittest.main(verbosity=2)
