@@ -1583,8 +1583,9 @@ class Choose(unittest.TestCase):
         with open(results, "w") as f:
             f.write("")  # a result name's file: shortlist reads it
         p = race("choose", "shortlist", "--work", self.tmp, "--results", "ev", "--seeds", 910001, "--output", results)
-        self.assertEqual((p.returncode, last_line(p)), (1, f"race: error: {results}: is an input of this run; the "
-                                                           f"race never writes over an input"), p.stderr)
+        self.assertEqual((p.returncode, last_line(p)), (1, f"race: error: --output {results} is the same file as the "
+                                                           f"input --results {results}: an output may not replace an "
+                                                           f"input"), p.stderr)
         with open(results) as f:
             self.assertEqual(f.read(), "")
         record = os.path.join(self.tmp, "race.json")
@@ -1599,6 +1600,88 @@ class Choose(unittest.TestCase):
             self.assertIn(fragment, last_line(p))
             with open(record) as f:
                 self.assertEqual(f.read(), text)
+
+    def write_screen(self, name, seed, config):
+        """WORK/NAME/SEED-NN.jsonl: sweep lines of one config on the seed's 11 draws, meeting every band."""
+        os.makedirs(os.path.join(self.tmp, name), exist_ok=True)
+        for n in range(1, 12):
+            with open(os.path.join(self.tmp, name, f"{seed}-{n:02d}.jsonl"), "w") as f:
+                f.write(json.dumps({"backend": "cpu", "config": config, "correct": 9950}) + "\n")
+
+    def files(self):
+        """Every file under the work folder, with its bytes."""
+        out = {}
+        for folder, _, names in os.walk(self.tmp):
+            for name in names:
+                with open(os.path.join(folder, name), "rb") as f:
+                    out[os.path.relpath(os.path.join(folder, name), self.tmp)] = f.read()
+        return out
+
+    def test_shortlist_never_writes_over_a_draw_or_a_result_and_needs_every_seeds_results(self):
+        """shortlist's --output over any file of its run, however spelled (a selection draw, its labels,
+        a result file; through a symlinked folder, "..", a hard link): the engine's check refuses it in
+        one line, exit 1, every file as it was. A selection seed with no results: one line naming it,
+        not an empty shortlist."""
+        config = {"depth": 1, "width": 96, "alpha": 0.5, "seed": 11, "epochs": 1, "learning_rate": 0.4,
+                  "batch_size": 1024, "momentum": 0.9, "weight_decay": 0}
+        seed = 910001
+        self.write_screen("ev", seed, config)
+        sel = os.path.join(self.tmp, f"sel-{seed}")
+        os.mkdir(sel)
+        for n in range(1, 12):
+            for path in (os.path.join(sel, f"draw-{n:02d}.npz"), os.path.join(sel, f"draw-{n:02d}-labels.npy")):
+                with open(path, "w") as f:
+                    f.write(f"draw {n}")
+        os.symlink(sel, os.path.join(self.tmp, "link"))
+        os.link(os.path.join(self.tmp, "ev", f"{seed}-05.jsonl"), os.path.join(self.tmp, "hard.json"))
+        before = self.files()
+        t = self.tmp
+        for output, input_ in ((os.path.join(sel, "draw-01.npz"), os.path.join(sel, "draw-01.npz")),
+                               (os.path.join(t, "link", "draw-11-labels.npy"), os.path.join(sel, "draw-11-labels.npy")),
+                               (os.path.join(t, "ev", "..", f"sel-{seed}", "draw-03.npz"),
+                                os.path.join(sel, "draw-03.npz")),
+                               (os.path.join(t, "hard.json"), os.path.join(t, "ev", f"{seed}-05.jsonl"))):
+            p = race("choose", "shortlist", "--work", t, "--results", "ev", "--seeds", seed, "--bands", 12,
+                     "--output", output)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertEqual(p.stderr.splitlines(), [last_line(p)], p.stderr)
+            self.assertTrue(last_line(p).startswith(f"race: error: --output {output} is the same file as the input "),
+                            p.stderr)
+            self.assertIn(input_, last_line(p))
+            self.assertEqual(self.files(), before, output)
+        out = os.path.join(t, "shortlist.json")
+        p = race("choose", "shortlist", "--work", t, "--results", "ev", "--seeds", seed, seed + 1, "--bands", 12,
+                 "--output", out)
+        self.assertEqual((p.returncode, last_line(p)),
+                         (1, f"race: error: no cpu results for seed {seed + 1} in ev under {t} (run them, or leave "
+                             f"the seed out of --seeds)"), p.stderr)
+        self.assertEqual(p.stderr.splitlines(), [last_line(p)], p.stderr)
+        self.assertEqual(self.files(), before)
+        p = race("choose", "shortlist", "--work", t, "--results", "ev", "--seeds", seed, "--bands", 12, "--output", out)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        with open(out) as f:
+            self.assertEqual(json.load(f)["configs"], [config])
+
+    def test_pick_refuses_a_summary_dir_that_is_a_file_in_one_line(self):
+        """--summary-dir naming a file (or a folder under one): one line before any work, exit 1,
+        nothing written, the file as it was (not FileExistsError's traceback at the end)."""
+        config = {"depth": 1, "width": 96, "alpha": 0.5, "seed": 11, "epochs": 1, "learning_rate": 0.4,
+                  "batch_size": 1024, "momentum": 0.9, "weight_decay": 0}
+        seed = 910001
+        self.write_screen("screen", seed, config)
+        entry = os.path.join(self.tmp, "e12.py")
+        with open(entry, "w") as f:
+            f.write("x = 1\n")
+        before = self.files()
+        record = os.path.join(self.tmp, "race.json")
+        for folder, fragment in ((entry, f"--summary-dir {entry}: is not a folder"),
+                                 (os.path.join(entry, "sums"), f"--summary-dir {entry}/sums: {entry} is not a folder")):
+            p = race("choose", "pick", "--work", self.tmp, "--screen", "screen", "--confirm", "screen", "--seeds", seed,
+                     "--output", record, "--summary-dir", folder, "--root", self.tmp)
+            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertEqual(p.stderr.splitlines(), [last_line(p)], p.stderr)
+            self.assertTrue(last_line(p).startswith(f"race: error: {fragment}"), p.stderr)
+            self.assertEqual(self.files(), before)
 
 
 if __name__ == "__main__":

@@ -310,10 +310,36 @@ def cmd_confirm(a, revgraph):
     return 0
 
 
+def require_outputs(revgraph, outputs, inputs):
+    """Before any work, the engine's one check (revgraph._core.require_outputs, as the revgraph
+    command's): no output (what, path) is an input (what, path) or another output, however spelled
+    (links, "..", a hard link), and each one's folder is there and writable. RaceError, one line,
+    where one is not (exit 1, as the race's own check of its other commands)."""
+    try:
+        revgraph._core.require_outputs(outputs, inputs)
+    except revgraph._core.SameFileError as e:
+        raise RaceError(str(e)) from None
+    except RuntimeError as e:
+        raise RaceError(str(e)) from None
+
+
+def check_seeds_have_results(results, seeds, backend, work, names):
+    """RaceError naming the selection seeds no result of `backend` was run on: a seed without results
+    would leave every config short of the rule, an empty choice that says nothing of why."""
+    ran = {s for by_seed in results.values() for s in by_seed}
+    missing = [s for s in seeds if s not in ran]
+    if missing:
+        raise RaceError(f"no {backend} results for seed{'s' * (len(missing) > 1)} {', '.join(map(str, missing))} in "
+                        f"{', '.join(names)} under {work} (run them, or leave the seed out of --seeds)")
+
+
 def cmd_shortlist(a, revgraph):
-    from . import report
-    report.check_output(a.output, result_files(a.work, a.results))  # never over the results it reads
+    # Never over what it reads (the results), nor over the selection draws those results are of.
+    inputs = [("--results", p) for p in result_files(a.work, a.results)]
+    inputs += [("a selection draw", p) for s in a.seeds for n in range(1, DRAWS + 1) for p in _draw_files(a.work, s, n)]
+    require_outputs(revgraph, [("--output", a.output)], inputs)
     results = read_results(a.work, a.results).get(a.backend, {})
+    check_seeds_have_results(results, a.seeds, a.backend, a.work, a.results)
     chosen, per_band = [], {}
     for band in a.bands:
         numbers = band_numbers(revgraph, band)
@@ -323,6 +349,7 @@ def cmd_shortlist(a, revgraph):
         print(f"race: choose shortlist: band {band} %: {len(top)} of the configs meeting the rule on seeds "
               f"{', '.join(map(str, a.seeds))} ({a.backend}), fastest first: "
               + "; ".join(f"{label(config_of(k))} {estimate_ms(k):.3f} ms" for k in top[:5]) + (" ..." if len(top) > 5 else ""))
+    from . import report
     report.write_json(a.output, {"seeds": a.seeds, "backend": a.backend, "bands": per_band,
                                  "configs": [config_of(k) for k in chosen]})
     return 0
@@ -376,6 +403,17 @@ def _revgraph_record(revgraph):
                     "(sample points' predictions hashes equal)")}
 
 
+def check_folder(folder, what):
+    """Before any work: FOLDER is a folder, or one that can be made (the nearest of its parents that is
+    there is a folder). RaceError, one line, where a file (or a link to none) stands in its way."""
+    path = os.path.abspath(folder)
+    while not os.path.lexists(path):
+        path = os.path.dirname(path)
+    if not os.path.isdir(path):
+        raise RaceError(f"{what} {folder}: " + ("is not a folder" if path == os.path.abspath(folder) else
+                                                f"{path} is not a folder") + " (the summaries go in a folder)")
+
+
 def cmd_pick(a, revgraph):
     from . import DEFAULT_SEED, PROTOCOL, HARNESS, report
     inputs = result_files(a.work, a.screen + a.confirm)
@@ -385,6 +423,7 @@ def cmd_pick(a, revgraph):
         return path, os.path.relpath(os.path.abspath(path), os.path.abspath(a.root))
 
     tables = {"screen-cpu.csv": "cpu", "confirm-cpu-reference.csv": "cpu-reference"}
+    check_folder(a.summary_dir, "--summary-dir")
     # Never over what it reads; the summary folder is made at the end, where it is new.
     report.check_outputs([a.output] + [summary(n)[0] for n in tables], inputs, new_folder=a.summary_dir)
     screened = read_results(a.work, a.screen).get("cpu", {})
@@ -459,7 +498,10 @@ def cmd_pick(a, revgraph):
         "bands": bands,
         "unreached": unreached,
     }
-    os.makedirs(a.summary_dir, exist_ok=True)
+    try:
+        os.makedirs(a.summary_dir, exist_ok=True)
+    except OSError as e:  # checked before the work; here only where it changed since
+        raise RaceError(f"--summary-dir {a.summary_dir}: cannot make the folder ({e.strerror or e})") from None
     files = [(summary(name)[0], text) for name, text in texts.items()] + [(a.output, json.dumps(doc, indent=1) + "\n")]
     report.write_all([(path, lambda f, t=text: f.write(t.encode())) for path, text in files])  # as one
     for old in glob.glob(os.path.join(a.summary_dir, "config-*.json")):  # an earlier pick's: verify reads them all
