@@ -73,9 +73,31 @@ def digest(idx, seed, folder):
     return json.loads(open(line).readline())["inputs_sha256"]
 
 
-def sha256(path):
+def contents(path):
     with open(path, "rb") as f:
-        return hashlib.sha256(f.read()).hexdigest()
+        return f.read()
+
+
+def sha256(path):
+    return hashlib.sha256(contents(path)).hexdigest()
+
+
+def refused(test, p, mention):
+    """One line `frontier: error: ...` that says `mention`, and exit 1."""
+    test.assertEqual(p.returncode, 1, p.stderr)
+    test.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+    test.assertTrue(p.stderr.startswith("frontier: error: ") and mention in p.stderr, p.stderr)
+
+
+def spellings(path, folder):
+    """path itself, with ./ in it, a symlink to it and a hard link to it (made in folder)."""
+    link, hard = (os.path.join(folder, f"{how}-{os.path.basename(path)}") for how in ("link", "hard"))
+    for made in (link, hard):
+        if os.path.lexists(made):
+            os.remove(made)
+    os.symlink(path, link)
+    os.link(path, hard)
+    return [path, os.path.join(os.path.dirname(path), ".", os.path.basename(path)), link, hard]
 
 
 def sweep_file(path, digest, points):
@@ -171,6 +193,9 @@ class Select(unittest.TestCase):
         on_ref = os.path.join(self.tmp.name, "ref.jsonl")
         with open(files[0]) as f, open(on_ref, "w") as g:
             g.write(f.read().replace('"backend": "cpu"', '"backend": "cpu-reference"'))
+        latin1 = os.path.join(self.tmp.name, "latin1.jsonl")
+        with open(latin1, "wb") as f:
+            f.write(contents(files[0]) + b'{"note": "\xe9t\xe9"}\n')
         for extra, args, mention in (([], ["--seeds", "1,2,2026091405"], "qualification"),
                                      ([], ["--seeds", "1,2,2"], "distinct"),
                                      ([], ["--seeds", "1,x"], "integers"),
@@ -184,12 +209,103 @@ class Select(unittest.TestCase):
                                      ([], ["--seeds", "1,2,3", "--bands", "12,1e1"], "1e1"),
                                      ([], ["--seeds", "1,2,3", "--bands", "12,7"], "leaderboard"),
                                      ([bad], ["--seeds", "1,2,3"], "bad.jsonl:1"),
+                                     ([latin1], ["--seeds", "1,2,3"], "latin1.jsonl:2: not UTF-8"),
                                      ([missing], ["--seeds", "1,2,3"], "missing")):
-            p = self.select(*files, *extra, *args)
-            self.assertEqual(p.returncode, 1, p.stderr)
-            self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
-            self.assertTrue(p.stderr.startswith("frontier: error: ") and mention in p.stderr, p.stderr)
+            refused(self, self.select(*files, *extra, *args), mention)
             self.assertFalse(os.path.exists(self.out))
+
+
+class NoOutputIsAnInput(unittest.TestCase):
+    """Every step checks its outputs before any work, by the engine's own check: none is a file the
+    step reads, however spelled; qualify checks every argument before it writes anything, and never
+    makes the folders above its --out-dir. One round made once (rev88's config alone in the grid, so
+    that band 12's report is also rev88's)."""
+
+    @classmethod
+    def setUpClass(cls):
+        cls.shared = tempfile.TemporaryDirectory()
+        tmp = cls.tmp = cls.shared.name
+        cls.idx = made_up_idx(os.path.join(tmp, "idx"))
+        cls.draw, labels = draw(cls.idx, 77, tmp)
+        cls.sweep = os.path.join(tmp, "s.jsonl")
+        p = subprocess.run([REVGRAPH, "sweep", "--input", cls.draw, "--test-labels", labels, "--backend", "cpu",
+                            "--grid", "epochs=2", "--output", cls.sweep], capture_output=True, text=True)
+        assert p.returncode == 0, p.stderr
+        cls.selection, cls.timing, cls.out = (os.path.join(tmp, x) for x in ("selection.json", "timing.json", "q"))
+        for args in (("select", "--seeds", "77", "--idx-dir", cls.idx, "--bands", "12", "--output", cls.selection,
+                      cls.sweep),
+                     ("time", cls.selection, "--input", cls.draw, "--rounds", "1", "--repeat", "1", "--output",
+                      cls.timing),
+                     ("qualify", cls.selection, "--timing", cls.timing, "--idx-dir", cls.idx, "--out-dir", cls.out)):
+            p = run(*args, "--revgraph", REVGRAPH)
+            assert p.returncode == 0, p.stderr
+        cls.report = os.path.join(cls.out, "band-12.qualify.json")
+
+    @classmethod
+    def tearDownClass(cls):
+        cls.shared.cleanup()
+
+    def refused_over(self, path, *args):
+        """The step refused for each spelling of path as its output, and path as it was."""
+        before = contents(path)
+        for output in spellings(path, self.tmp):
+            refused(self, run(*args, "--output", output, "--revgraph", REVGRAPH), "same file")
+            self.assertEqual(contents(path), before, output)
+
+    def test_select(self):
+        self.refused_over(self.sweep, "select", "--seeds", "77", "--idx-dir", self.idx, "--bands", "12", self.sweep)
+
+    def test_time(self):
+        args = ("time", self.selection, "--input", self.draw, "--rounds", "1", "--repeat", "1")
+        self.refused_over(self.draw, *args)
+        self.refused_over(self.selection, *args)
+        self.refused_over(self.timing, *args, "--chosen-by", self.timing)
+        # ...nor the timing the --chosen-by file's choices came from.
+        again = os.path.join(self.tmp, "timing-again.json")
+        with open(again, "w") as f:
+            json.dump({"chosen_by": {"file": "timing.json", "sha256": sha256(self.timing)}}, f)
+        self.refused_over(self.timing, *args, "--chosen-by", again)
+
+    def test_write(self):
+        args = ("write", "--round", self.selection, self.timing, self.out)
+        for path in (self.timing, self.selection, self.report, os.path.join(self.out, "band-12.config.json"),
+                     os.path.join(self.out, "qualify-manifest.json")):
+            self.refused_over(path, *args)
+        self.refused_over(self.report, *args, "--rev88", self.report)
+        rev88 = os.path.join(self.tmp, "rev88.qualify.json")
+        with open(rev88, "wb") as f:
+            f.write(contents(self.report))
+        self.refused_over(rev88, *args, "--rev88", rev88)
+
+    def test_qualify_checks_everything_before_it_writes(self):
+        def qualify(out_dir, *args, idx=self.idx):
+            return run("qualify", self.selection, "--timing", self.timing, "--idx-dir", idx, "--out-dir", out_dir,
+                       "--revgraph", REVGRAPH, *args)
+        fresh = os.path.join(self.tmp, "fresh")
+        refused(self, qualify(fresh, "--backend", "bogus"), "bogus")
+        self.assertFalse(os.path.exists(fresh))
+        refused(self, qualify(fresh, idx=os.path.join(self.tmp, "no-idx")), "no-idx")
+        self.assertFalse(os.path.exists(fresh))
+        # An IDX folder without the files: the first band's qualification fails, and nothing is left.
+        os.makedirs(os.path.join(self.tmp, "empty-idx"), exist_ok=True)
+        refused(self, qualify(fresh, idx=os.path.join(self.tmp, "empty-idx")), "revgraph qualify (band 12) failed")
+        self.assertFalse(os.path.exists(fresh))
+        # The folders above --out-dir are never made; a file is no --out-dir.
+        refused(self, qualify(os.path.join(self.tmp, "missing", "q")), "does not exist")
+        self.assertFalse(os.path.exists(os.path.join(self.tmp, "missing")))
+        refused(self, qualify(self.sweep), "not a directory")
+        refused(self, qualify(os.path.join(self.sweep, "q")), "s.jsonl")
+        # No file of the out-dir is one the step reads: a selection kept in it as band-12.config.json.
+        inside = os.path.join(self.tmp, "inside")
+        os.makedirs(inside, exist_ok=True)
+        config = os.path.join(inside, "band-12.config.json")
+        with open(config, "wb") as f:
+            f.write(contents(self.selection))
+        p = run("qualify", config, "--timing", self.timing, "--idx-dir", self.idx, "--out-dir", inside,
+                "--revgraph", REVGRAPH)
+        refused(self, p, "same file")
+        self.assertEqual(sorted(os.listdir(inside)), ["band-12.config.json"])
+        self.assertEqual(contents(config), contents(self.selection))
 
 
 class Committed(unittest.TestCase):
