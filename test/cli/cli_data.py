@@ -394,7 +394,3 @@ class Validate(CliTestCase):
             self.assert_clean_error(p, 2, [option])
             self.assertFalse(os.path.exists(report))
         self.assertEqual(read_bytes(config), b'{"epochs": 1}')
-        # A GPU option with a CPU backend: refused as `run` refuses it, before any check runs.
-        p = rg("validate", "--quiet", "--backend", "cpu", "--device", "1", "--output", report)
-        self.assert_clean_error(p, 2, ["--device", "cpu"])
-        self.assertFalse(os.path.exists(report))
