@@ -157,7 +157,8 @@ CONFIGURE_SECONDS, BUILD_SECONDS = 30, 150
 def build_steps(ctx, env, commit):
     """configure (skipped where this build folder was configured for this commit and architecture: a
     warm machine's second call) and ninja of BUILD_TARGETS."""
-    build = env.get("GPU_CHECK_BUILD", os.path.join(ROOT, "build-gpucheck"))
+    # Absolute: the steps run in the tree (runner.py), this function in the caller's folder.
+    build = os.path.abspath(env.get("GPU_CHECK_BUILD", os.path.join(ROOT, "build-gpucheck")))
     arch = env.get("GPU_CHECK_ARCH") or gpu_arch()
     ctx.bindir, ctx.manifest, ctx.ld_path = build, ctx.s("tests.json"), ""
     stamp_path, stamp_text = os.path.join(build, ".gpu-check-stamp"), f"{commit} sm_{arch}\n"
