@@ -522,7 +522,7 @@ TEST_CASE("emulator: stages the inputs as the device does, refusing what would r
     CHECK(refusal([](Orders& o) { o[0].pop_back(); }) == "cuda: a permutation has the wrong length");
     CHECK(refusal([](Orders& o) { o.pop_back(); }) == "cuda: too few epoch permutations");
     CHECK(refusal([](Orders&) {}).empty());
-    {  // labels that are not one a training row (TaskInputs checks that only in validate())
+    {  // labels that are not one a training image (TaskInputs checks that only in validate())
         Synthetic data(c, n, 4, 7);
         TaskInputs short_labels(std::vector<float>(data.inputs.train_images.begin(), data.inputs.train_images.end()),
                                 std::vector<std::int64_t>(n - 1, 0),

@@ -3,7 +3,8 @@ numpy alone: every output is checked before any work (a file's path, not an inpu
 output, its folder there and writable), and all of them are written only at the end, each one whole
 at exactly the name given (numpy writes to an open file, so no .npy or .npz is appended): first to a
 temporary file beside it, then renamed over it (os.replace) once every output is complete. A failure
-while writing removes the temporaries and leaves every named file as it was.
+while writing removes the temporaries and leaves every named file as it was; each rename is atomic,
+but not the set (a rename failing after another succeeded leaves that one new: said in one line).
 
 torchref is the independent reference and must not depend on the revgraph build or import the
 revgraph package, so the same-file check is written here again rather than shared with it.
