@@ -14,8 +14,9 @@ NVRTC compiles:
   defined); others stay, __CUDACC_RTC__'s among them, since the tests compile the text with nvcc too;
 - comments go (the entry's docstring says where they are), blank lines go, each 4-space
   indentation step becomes one space, and no space follows a comma or surrounds an assignment's `=`
-  between a name (or `)`, `]`) and what is not `=` (layout only: no two tokens can merge there;
-  string and character literals are left as they are);
+  between a name (or `)`, `]`) and what is not `=`, nor a binary `*`, `/` or `%` after one, as
+  gofmt lays out `r*width + c` (layout only: no two tokens can merge there, `a / *p` keeps its
+  spaces; string and character literals are left as they are);
 - functions, classes, macros and constants that nothing kept names are dropped (host-only helpers,
   the parameter Layout class, other widths' code), until nothing more goes.
 
@@ -76,7 +77,10 @@ def strip_comments(text):
 
 def _tighten_code(code):
     code = code.replace(", ", ",")
-    return re.sub(r"(?<=[\w)\]]) = (?!=)", "=", code)
+    code = re.sub(r"(?<=[\w)\]]) = (?!=)", "=", code)
+    # Multiplicative operators bind tighter, so they go without spaces where additive ones keep
+    # theirs (gofmt's layout: `r*width + c`). Not before a `*` or `/`: `a / *p` is no `/*`.
+    return re.sub(r"(?<=[\w)\]]) ([*/%]) (?![*/])", r"\1", code)
 
 
 def tighten(line):

@@ -18,6 +18,12 @@ and its predictions can be held against the CPU trainer's (test_export.py).
   (host_device.cpp). In order the text's own kernels run, one thread a block; reversed, the step
   functions they call, every grid and phase last to first. The Args are copied at the launch, as
   cuLaunchKernel copies its parameters.
+- The device's memory is device 0's, the inputs' GPU; a test may make another device current (as a
+  caller on a machine of several may have), and then a module loads into that device's context, a
+  capture captures that device's stream, and a launch there with device 0's pointers fails.
+- A torch kernel (the entry's copy_ and zero_, each dtype pair its own) must have run once outside
+  a capture before one captures it: torch's modules load lazily, at a kernel's first launch, and a
+  driver before CUDA 12.3's refuses that load inside a capture.
 - Inside `torch.cuda.graph(g)` a launch, and the tensor copies and fills the entry makes there, are
   recorded, not run, as a capture records them (the tensors held weakly, as a graph holds no
   tensor: one the entry lets go of fails the replay; what torch.empty gives during the capture is
@@ -42,6 +48,7 @@ from torch.multiprocessing.reductions import StorageWeakRef
 DEFAULT_SMEM = 48 * 1024  # dynamic shared memory a launch may use without the function's attribute
 CAPTURE_STREAM = 0xCA97   # the stream torch.cuda.graph captures on (current inside it)
 DEFAULT_STREAM = 0        # the current stream elsewhere (torch's default stream is 0)
+INPUT_DEVICE = 0          # the device whose memory the inputs and every allocation are
 
 _device_memory = []  # (weak reference to the storage, first address, bytes) of the device's memory
 
@@ -98,8 +105,22 @@ class HostCuda(types.SimpleNamespace):
     of shared memory a block may opt in to."""
 
     def __init__(self, capability, optin):
-        super().__init__(capturing=None, capability=capability, optin=optin)
+        # current: the current device; warm: the torch kernels (name and dtypes) run outside a capture
+        super().__init__(capturing=None, capability=capability, optin=optin, current=INPUT_DEVICE, warm=set())
         self.CUDAGraph = HostGraph
+
+    @contextlib.contextmanager
+    def device(self, dev):
+        """torch.cuda.device(the inputs' device): that device current inside."""
+        saved, self.current = self.current, INPUT_DEVICE
+        try:
+            yield
+        finally:
+            self.current = saved
+
+    def check_current(self, what):
+        if self.current != INPUT_DEVICE:
+            raise RuntimeError(f"host device: {what} with device {self.current} current, the memory device {INPUT_DEVICE}'s")
 
     def get_device_capability(self, dev=None):
         return self.capability
@@ -119,6 +140,7 @@ class HostCuda(types.SimpleNamespace):
         """Capture into g: launches (HostDriver) and the entry's copy_ and zero_ are recorded, not run."""
         if self.capturing is not None:
             raise RuntimeError("host device: a capture inside a capture")
+        self.check_current("a capture")  # it would capture that device's stream; device 0's work runs now
         saved = {name: getattr(torch.Tensor, name) for name in ("copy_", "zero_", "numpy", "item", "cpu", "tolist")}
 
         def recorded(name):
@@ -129,6 +151,10 @@ class HostCuda(types.SimpleNamespace):
                     return saved[name](tensor, *args, **kwargs)
                 if not all(on):  # a copy between host and device memory: no kernel a graph can hold
                     raise RuntimeError(f"host device: Tensor.{name} between host and device memory during a capture")
+                kind = kernel_kind(name, tensor, *args)
+                if kind not in self.warm:
+                    raise RuntimeError(f"host device: Tensor.{name} into {' from '.join(kind[1:])} runs first inside a "
+                                       "capture, where its module would load")
                 refs = [weakref.ref(t) if isinstance(t, torch.Tensor) else (lambda v=t: v) for t in (tensor, *args)]
 
                 def run():
@@ -157,6 +183,28 @@ class HostCuda(types.SimpleNamespace):
             for name, method in saved.items():
                 setattr(torch.Tensor, name, method)
             self.capturing = None
+
+
+def kernel_kind(name, tensor, *args):
+    """The torch kernel a copy_ or zero_ launches: its name and the dtypes it reads and writes."""
+    return (name, str(tensor.dtype), *(str(a.dtype) for a in args if isinstance(a, torch.Tensor)))
+
+
+def _warming(cuda):
+    """torch.Tensor's copy_ and zero_ noting, outside a capture, each kernel kind run on device memory
+    into cuda.warm (what a capture may then hold); undone by the returned function."""
+    saved = {name: getattr(torch.Tensor, name) for name in ("copy_", "zero_")}
+
+    def noting(name):
+        def method(tensor, *args, **kwargs):
+            if cuda.capturing is None and in_device_memory(tensor.data_ptr()):
+                cuda.warm.add(kernel_kind(name, tensor, *args))
+            return saved[name](tensor, *args, **kwargs)
+        return method
+
+    for name in saved:
+        setattr(torch.Tensor, name, noting(name))
+    return lambda: [setattr(torch.Tensor, name, method) for name, method in saved.items()]
 
 
 class TorchOnHost(types.ModuleType):
@@ -281,6 +329,7 @@ class HostDriver(types.SimpleNamespace):
                                            ctypes.c_longlong, ctypes.c_int, ctypes.c_char_p, ctypes.c_int]
         library.rg_host_has_kernel.argtypes = [ctypes.c_char_p]
         library.rg_host_pointers.argtypes = [ctypes.c_char_p, ctypes.POINTER(ctypes.c_ulonglong), ctypes.c_int]
+        library.rg_host_device = self.cuda.current  # loaded into the current device's context
         return 0, library
 
     def cuModuleGetFunction(self, module, name):
@@ -299,6 +348,9 @@ class HostDriver(types.SimpleNamespace):
 
     def cuLaunchKernel(self, fn, gx, gy, gz, bx, by, bz, smem, stream, params, extra):
         capturing = self.cuda.capturing is not None
+        if fn.library.rg_host_device != self.cuda.current:  # a module of another device's context
+            return (self.CUDA_ERROR_INVALID_HANDLE,)
+        self.cuda.check_current(f"a launch of {fn.name.decode()}")  # its pointers are device 0's
         if int(stream) != (CAPTURE_STREAM if capturing else DEFAULT_STREAM):
             return (self.CUDA_ERROR_STREAM_CAPTURE_IMPLICIT if capturing else self.CUDA_ERROR_INVALID_HANDLE,)
         # extra: cuda-python takes an address there, 0 for none (None is a TypeError)
@@ -310,6 +362,7 @@ class HostDriver(types.SimpleNamespace):
         self.check_pointers(fn, args)
 
         def run():
+            self.cuda.check_current(f"a launch of {fn.name.decode()}")  # a replay runs on the current device
             self.check_pointers(fn, args)
             error = ctypes.create_string_buffer(400)
             if fn.library.rg_host_launch(fn.name, args, gx, bx, smem, int(self.reverse), error, len(error)):
@@ -331,11 +384,14 @@ class HostDriver(types.SimpleNamespace):
             raise AssertionError(f"launch of {fn.name.decode()}: Args pointers {stray} are not live device memory")
 
 
-def install(entry, folder, root, cxx, capability=(8, 0), optin=163 * 1024, reverse=False):
-    """Points an imported entry module at a host device; returns its driver (launch counts)."""
+def install(entry, folder, root, cxx, capability=(8, 0), optin=163 * 1024, reverse=False, current=INPUT_DEVICE):
+    """Points an imported entry module at a host device (`current` the device current at a call);
+    returns its driver (launch counts) and a function that gives torch.Tensor back its methods."""
     cuda = HostCuda(capability, optin)
+    cuda.current = current
+    restore = _warming(cuda)
     entry.torch = TorchOnHost(cuda)
     entry.nvrtc = HostNvrtc(cuda, folder, root, cxx)
     entry.driver = HostDriver(cuda, reverse)
     entry._RUN = None
-    return entry.driver
+    return entry.driver, restore

@@ -77,7 +77,7 @@ def module_constant(text, name):
 class Layout(unittest.TestCase):
     """kernel_text.py's layout-only tightening: the same tokens, never a merged or altered one."""
 
-    def test_commas_and_assignments_lose_their_spaces_and_nothing_else_does(self):
+    def test_commas_assignments_and_products_lose_their_spaces_and_nothing_else_does(self):
         sys.path.insert(0, os.path.join(ROOT, "engine", "export"))
         try:
             from kernel_text import tighten
@@ -85,7 +85,12 @@ class Layout(unittest.TestCase):
             sys.path.pop(0)
         cases = {
             "int a = f(x, y);": "int a=f(x,y);",
-            "acc[l] = acc[2 * l] + acc[2 * l + 1];": "acc[l]=acc[2 * l] + acc[2 * l + 1];",
+            "acc[l] = acc[2 * l] + acc[2 * l + 1];": "acc[l]=acc[2*l] + acc[2*l + 1];",
+            "r = item / width, k = i % L, s = (a * b) * c;": "r=item/width,k=i%L,s=(a*b)*c;",
+            "q = a / *p, v = a * *p, w = a - -b, x = y + +z;": "q=a / *p,v=a * *p,w=a - -b,x=y + +z;",
+            "float* p = x * y; f(a * -b); g(-a * b);": "float* p=x*y; f(a*-b); g(-a*b);",
+            "s = \"a * b\"; c = '*';": "s=\"a * b\"; c='*';",
+            "#define SQ(x) x * x": "#define SQ(x) x * x",
             "template <int kH, int kL = kSumLanes, class Exec>": "template <int kH,int kL=kSumLanes,class Exec>",
             "a >>= b; c += d; e == f; g != h; i <= j;": "a >>= b; c += d; e == f; g != h; i <= j;",
             "v<int> = x;": "v<int> = x;",  # a '>' before '=': left alone
@@ -385,22 +390,26 @@ class Entries(unittest.TestCase):
         # tensors, their contents replaced (the harness's protocol), replays the same graph on the new
         # contents. Each entry's shape at 2 epochs, a full batch and a short one; on an A100-like device
         # (parameters staged in shared memory where they fit), and rev88 also on one whose shared
-        # memory holds no parameters, with every grid and phase run last to first.
+        # memory holds no parameters, with every grid and phase run last to first, and with another
+        # device current at the calls (the entry must make the inputs' device current: its module,
+        # capture and replay go to the current device). The first call runs the task once before
+        # capturing it, as a capture may not be the first launch of a torch kernel (host_device.py).
         if not torch_installed():
             self.skipTest("torch is not installed")
         import numpy as np
         import torch
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import host_device
-        cases = [(name, (8, 0), 163 * 1024, False) for name in self.entries] + [("rev88", (9, 0), 16 * 1024, True)]
+        cases = [(name, (8, 0), 163 * 1024, False, 0) for name in self.entries] + [("rev88", (9, 0), 16 * 1024, True, 1)]
         cxx = build_cxx()
-        for name, capability, optin, reverse in cases:
-            with self.subTest(entry=name, optin=optin, reverse=reverse):
+        for name, capability, optin, reverse, current in cases:
+            with self.subTest(entry=name, optin=optin, reverse=reverse, current=current):
                 entry = self.load(name, fake_cuda=True)
                 entry.CONFIG = dict(entry.CONFIG, epochs=2)
                 c = entry.CONFIG
                 folder = tempfile.mkdtemp(dir=self.tmp)
-                driver = host_device.install(entry, folder, ROOT, cxx, capability, optin, reverse)
+                driver, restore = host_device.install(entry, folder, ROOT, cxx, capability, optin, reverse, current)
+                self.addCleanup(restore)
                 n, q = c["batch_size"] + 37, 45
                 rng = np.random.default_rng(len(name) + optin)
                 arrays = lambda: (rng.random((n, 1, 9, 9), dtype=np.float32), rng.integers(0, 10, n),
@@ -417,7 +426,7 @@ class Entries(unittest.TestCase):
                     got = entry.custom_kernel(data)
                     if call:
                         self.assertIs(entry._RUN, run)  # replayed, not captured again
-                    self.assertEqual(driver.launches, launches * (call + 1))
+                    self.assertEqual(driver.launches, launches * (call + 2))  # once before the capture
                     want, param, velocity = self.reference_run(c, x, y, qx)
                     b = entry._RUN.keep[3]
                     self.assertEqual(b["param"].numpy().tobytes(), param.astype(np.float32).tobytes(), "parameters")
@@ -435,7 +444,8 @@ class Entries(unittest.TestCase):
         sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
         import host_device
         entry = self.load("rev88", fake_cuda=True)
-        driver = host_device.install(entry, tempfile.mkdtemp(dir=self.tmp), ROOT, build_cxx())
+        driver, restore = host_device.install(entry, tempfile.mkdtemp(dir=self.tmp), ROOT, build_cxx())
+        self.addCleanup(restore)
         log = 'revgraph.cu(7): error: identifier "rg_x" is undefined\n1 error detected in the compilation.'
         entry.nvrtc.fail_with = log
         data = tuple(host_device.as_device_tensor(t) for t in (

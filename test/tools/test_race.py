@@ -1461,10 +1461,10 @@ class TimeModel(unittest.TestCase):
         self.assertEqual(launch("grads", "a.params"), (e["grads_items"], e["grads_threads"]))
         self.assertEqual(launch("predict", "q"), (e["predict_rows_per_block"], e["predict_threads"]))
         # The kernels read the same shapes from Args and from their own constant.
-        self.assertIn(f"rows_per_block={e['rows_per_block']},", text)
-        m = re.search(r"a\.rows_per_block = [^\n]*, (\d+)\n", text)
-        self.assertIsNotNone(m, "the predict launch's rows_per_block is not where this test reads it")
-        self.assertEqual(int(m.group(1)), e["predict_rows_per_block"])
+        # Args.rows_per_block: set before the training launches, then before the predict launch.
+        sets = [int(v) for v in re.findall(r"a\.rows_per_block = [^\n]*, (\d+)\n", text)]
+        self.assertEqual(sets, [e["rows_per_block"], e["predict_rows_per_block"]],
+                         "the entry's two rows_per_block settings are not where this test reads them")
         self.assertIn(f"kGradsItems={e['grads_items']};", text)
 
 
