@@ -196,18 +196,35 @@ DrawScore score_draw(const DrawRecord& record, const std::vector<std::int64_t>& 
 }
 
 Verdict verdict_of(const std::vector<DrawScore>& draws, const Band& band) {
+    std::vector<std::int64_t> correct, totals;
+    for (const auto& d : draws) correct.push_back(d.correct), totals.push_back(d.total);
+    return verdict_of_counts(correct, totals, band);
+}
+
+Verdict verdict_of_counts(const std::vector<std::int64_t>& correct, const std::vector<std::int64_t>& totals,
+                          const Band& band) {
+    if (correct.empty()) throw Error("a verdict needs at least one draw");
+    if (correct.size() != totals.size())
+        throw Error(std::to_string(correct.size()) + " draws' correct counts for " + std::to_string(totals.size()) +
+                    " draws' totals");
     Verdict v;
-    v.per_draw_floor_met = true;
     std::int64_t largest = 0;
-    for (const auto& d : draws) {
-        v.total_correct += d.correct;
-        v.total_count += d.total;
-        largest = std::max(largest, d.total);
+    for (std::size_t i = 0; i < correct.size(); ++i) {
+        const std::string draw = "draw " + std::to_string(i + 1) + ": ";
+        if (totals[i] < 1) throw Error(draw + "a total of " + std::to_string(totals[i]) + " query images");
+        if (correct[i] < 0 || correct[i] > totals[i])
+            throw Error(draw + std::to_string(correct[i]) + " correct of " + std::to_string(totals[i]));
+        if (v.total_count > std::numeric_limits<std::int64_t>::max() - totals[i])
+            throw Error("the draws' totals overflow 64 bits");
+        v.total_correct += correct[i];
+        v.total_count += totals[i];
+        largest = std::max(largest, totals[i]);
+        if (correct[i] < band.per_draw_floor(totals[i])) v.draws_below_floor.push_back(static_cast<int>(i + 1));
     }
-    // The floor is of one draw's count (10,000 in the protocol; every draw has the same).
+    // The floor reported is of one draw's count (10,000 in the protocol; every draw has the same);
+    // each draw is held to its own total's.
     v.per_draw_floor = band.per_draw_floor(largest);
-    for (const auto& d : draws)
-        v.per_draw_floor_met = v.per_draw_floor_met && d.correct >= band.per_draw_floor(d.total);
+    v.per_draw_floor_met = v.draws_below_floor.empty();
     v.required_correct = band.required_correct(v.total_count);
     v.meets_accuracy_target = v.total_correct >= v.required_correct;
     return v;

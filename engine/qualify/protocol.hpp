@@ -154,6 +154,7 @@ struct Verdict {
     std::int64_t required_correct = 0, per_draw_floor = 0;
     bool meets_accuracy_target = false;  // total_correct >= required_correct
     bool per_draw_floor_met = false;     // every draw >= per_draw_floor
+    std::vector<int> draws_below_floor;  // 1-based, in draw order
     bool passed() const { return meets_accuracy_target && per_draw_floor_met; }
 };
 
@@ -167,6 +168,12 @@ std::int64_t correct_count(const std::vector<std::int64_t>& predictions, const s
 DrawScore score_draw(const DrawRecord& record, const std::vector<std::int64_t>& predictions,
                      const std::vector<std::int64_t>& labels);
 Verdict verdict_of(const std::vector<DrawScore>& draws, const Band& band);
+// The same verdict on bare counts: draw i has correct[i] right of totals[i]. The one rule of every
+// verdict (qualify, verify, `revgraph band --correct`, revgraph.band_verdict, and through those the
+// race harness and tools/frontier). Error where no draw could have the counts: no draw, lengths
+// that differ, a total below 1, a count outside 0..total.
+Verdict verdict_of_counts(const std::vector<std::int64_t>& correct, const std::vector<std::int64_t>& totals,
+                          const Band& band);
 Scores score_draws(const std::vector<DrawRun>& runs, const FrozenPredictions& frozen, const Band& band);
 
 // accuracy.json's per-draw and total statistics (without the hash that ties it to the manifest).

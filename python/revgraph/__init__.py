@@ -8,9 +8,9 @@ The same engine as the `revgraph` command, with the same bytes for the same inpu
 `python3 -m revgraph learn|score` is the MNIST-medium harness's way in.
 """
 from . import _core
-from ._api import (LEADERBOARD_BANDS, Result, Task, backends, band_rule, configure_gpu, data_embedded, data_mnist,
-                   export, fit_predict, qualify, run_together, verify)
+from ._api import (LEADERBOARD_BANDS, Result, Task, backends, band_rule, band_verdict, configure_gpu, data_embedded,
+                   data_mnist, export, fit_predict, qualify, run_together, verify)
 
 __version__ = _core.version()
-__all__ = ["LEADERBOARD_BANDS", "Result", "Task", "backends", "band_rule", "configure_gpu", "data_embedded",
-           "data_mnist", "export", "fit_predict", "qualify", "run_together", "verify", "__version__"]
+__all__ = ["LEADERBOARD_BANDS", "Result", "Task", "backends", "band_rule", "band_verdict", "configure_gpu",
+           "data_embedded", "data_mnist", "export", "fit_predict", "qualify", "run_together", "verify", "__version__"]

@@ -8,6 +8,7 @@ import json
 import numbers
 import os
 import warnings
+from collections.abc import Sequence
 from typing import Any, Callable, Iterable, Optional
 
 import numpy as np
@@ -406,6 +407,25 @@ def band_rule(band: str, total: int, per_draw: int) -> dict[str, int]:
     band = _band(band)
     return {"required_correct": _core.required_correct(_int("total", total, 0, _INT64_MAX), band),
             "per_draw_floor": _core.per_draw_floor(_int("per_draw", per_draw, 0, _INT64_MAX), band)}
+
+
+def band_verdict(band: str, correct: Sequence[int], per_draw: int | Sequence[int]) -> dict[str, Any]:
+    """The engine's verdict at `band` (docs/spec.md §9) on draws with correct[i] right of per_draw
+    query images each (or per_draw[i], a sequence as long as correct): {"passed", "total_correct",
+    "total", "required_correct", "per_draw_floor", "meets_total", "meets_floor",
+    "draws_below_floor" (1-based)}; passed is meets_total and meets_floor. The one rule qualify
+    judges by. TypeError for arguments of the wrong type, as band_rule's; ValueError for a band
+    that is not one, no draw, lengths that differ, a total below 1 or a count outside 0..total."""
+    band = _band(band)
+    many = lambda v: isinstance(v, (Sequence, np.ndarray)) and not isinstance(v, (str, bytes))  # noqa: E731
+    if not many(correct):
+        raise TypeError(f"correct must be a sequence of integers, got {correct!r}")
+    counts = [_int(f"correct[{i}]", c, 0, _INT64_MAX) for i, c in enumerate(correct)]
+    if many(per_draw):
+        totals = [_int(f"per_draw[{i}]", t, 0, _INT64_MAX) for i, t in enumerate(per_draw)]
+    else:
+        totals = [_int("per_draw", per_draw, 0, _INT64_MAX)] * len(counts)
+    return _core.band_verdict(band, counts, totals)
 
 
 def verify(submission: str | os.PathLike[str], idx_dir: str | os.PathLike[str], *, retrain: bool = False,

@@ -477,6 +477,14 @@ void require_outputs(const std::vector<std::pair<std::string, std::string>>& out
     io::require_outputs(in, out);
 }
 
+// The paths of an IDX folder's training set that the engine may read, each raw and gzipped
+// (qualify::training_set_names): tools that check their outputs against them name no file twice.
+std::vector<std::string> training_set_names(const std::string& dir) {
+    std::vector<std::string> out;
+    for (const auto& p : qualify::training_set_names(dir)) out.push_back(p.string());
+    return out;
+}
+
 // All files or none (io::write_files_atomic): the harness never sees half a result.
 void write_files_atomic(const std::vector<std::pair<std::string, py::bytes>>& files) {
     std::vector<std::pair<std::filesystem::path, std::vector<std::uint8_t>>> staged;
@@ -504,6 +512,25 @@ std::int64_t band_per_draw_floor(std::int64_t per_draw, const std::string& band,
     try {
         return qualify::Band::parse(band, what).per_draw_floor(per_draw);
     } catch (const Error& e) { bad(e.what()); }
+}
+
+// The band's verdict on draws' counts (qualify::verdict_of_counts), as revgraph.band_verdict's dict.
+py::dict band_verdict(const std::string& band, const std::vector<std::int64_t>& correct,
+                      const std::vector<std::int64_t>& totals) {
+    qualify::Verdict v;
+    try {
+        v = qualify::verdict_of_counts(correct, totals, qualify::Band::parse(band, "band"));
+    } catch (const Error& e) { bad(e.what()); }
+    py::dict d;
+    d["passed"] = v.passed();
+    d["total_correct"] = v.total_correct;
+    d["total"] = v.total_count;
+    d["required_correct"] = v.required_correct;
+    d["per_draw_floor"] = v.per_draw_floor;
+    d["meets_total"] = v.meets_accuracy_target;
+    d["meets_floor"] = v.per_draw_floor_met;
+    d["draws_below_floor"] = v.draws_below_floor;
+    return d;
 }
 
 // The engine's progress lines to a Python callable (None: none), and the place a long qualify or
@@ -675,9 +702,11 @@ PYBIND11_MODULE(_core, m) {
           py::arg("pdl") = py::none(), py::arg("cluster_blocks") = py::none());
     m.def("write_files_atomic", &write_files_atomic, py::arg("files"));
     m.def("require_outputs", &require_outputs, py::arg("outputs"), py::arg("inputs"));
+    m.def("training_set_names", &training_set_names, py::arg("dir"));
     // qualify block (issue 24)
     m.def("required_correct", &band_required_correct, py::arg("total"), py::arg("band"), py::arg("what") = "band");
     m.def("per_draw_floor", &band_per_draw_floor, py::arg("per_draw"), py::arg("band"), py::arg("what") = "band");
+    m.def("band_verdict", &band_verdict, py::arg("band"), py::arg("correct"), py::arg("totals"));
     m.def("leaderboard_bands", &revgraph::qualify::leaderboard_bands);
     m.def("qualify", &qualify_run, py::arg("idx_dir"), py::arg("submission"), py::arg("band"), py::arg("first_seed"),
           py::arg("draws"), py::arg("together"), py::arg("backend"), py::arg("config"), py::arg("progress"));

@@ -3,6 +3,7 @@ IDX set of 20,011 images; the same report and folder as `revgraph qualify`, chec
 `verify` and by numpy (the correct counts)."""
 import hashlib
 import json
+import re
 import os
 import signal
 import struct
@@ -151,6 +152,33 @@ def test_band_rule_is_the_engines_exact_integers():
         revgraph.band_rule("12%", 100, 10)
     with pytest.raises(TypeError):
         revgraph.band_rule(12, 100, 10)
+
+
+def test_band_verdict_is_the_published_rule_at_its_edges():
+    # 11 draws of 10,000 at 12 %: 96,800 in all and no draw below 8,650 (the issue's numbers, not
+    # the engine's). At the edge of each: the total one short, one draw one below the floor.
+    at = [8650] + [8815] * 10  # 96,800 exactly
+    v = revgraph.band_verdict("12", at, 10000)
+    assert v == {"passed": True, "total_correct": 96800, "total": 110000, "required_correct": 96800,
+                 "per_draw_floor": 8650, "meets_total": True, "meets_floor": True, "draws_below_floor": []}
+    short = revgraph.band_verdict("12", [8650] + [8815] * 9 + [8814], 10000)
+    assert (short["passed"], short["meets_total"], short["meets_floor"]) == (False, False, True)
+    low = revgraph.band_verdict("12", [9900, 8649] + [9900] * 9, 10000)
+    assert (low["passed"], low["meets_total"], low["draws_below_floor"]) == (False, True, [2])
+    # Draws of their own sizes: each held to its own floor (7.5 % - 1.5 = 9 % below: ceil(0.91 t)).
+    v = revgraph.band_verdict("7.5", np.array([91, 9]), [100, 10])
+    assert (v["total"], v["required_correct"], v["per_draw_floor"], v["draws_below_floor"]) == (110, 102, 91, [2])
+    for args, error, said in ((("12", [], 10000), ValueError, "at least one draw"),
+                              (("12", [5, 5], [10]), ValueError, "2 draws"),
+                              (("12", [11], 10), ValueError, "11 correct of 10"),
+                              (("12", [0], 0), ValueError, "a total of 0"),
+                              (("12%", [5], 10), ValueError, "band"),
+                              ((12, [5], 10), TypeError, "band"),
+                              (("12", 5, 10), TypeError, "correct"),
+                              (("12", [5.5], 10), TypeError, "correct[0]"),
+                              (("12", [-1], 10), ValueError, "correct[0]")):
+        with pytest.raises(error, match=re.escape(said)):
+            revgraph.band_verdict(*args)
 
 
 def test_band_rule_docstring_names_the_errors_it_raises():

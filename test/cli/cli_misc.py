@@ -78,6 +78,15 @@ class CommandLine(CliTestCase):
                 self.assert_clean_error(rg("band", "--band", "12", "--total", total, "--per-draw", "5"), 2,
                                         ["--total", total])
         self.assert_clean_error(rg("qualify", "--idx-dir", self.tmp, "--draws", "2.5"), 2, ["--draws needs an integer"])
+        # --correct, the verdict: counts no draw can have, an empty item, both or neither of --total
+        # and --correct.
+        for extra, said in ((["--correct", "9000,,1"], ["--correct", "integer"]),
+                            (["--correct", "9000,10001"], ["draw 2", "10001 correct of 10000"]),
+                            (["--correct", "-5"], ["--correct"]),
+                            (["--correct", "9000", "--total", "10000"], ["--total or --correct"]),
+                            ([], ["--total or --correct"])):
+            with self.subTest(extra=extra):
+                self.assert_clean_error(rg("band", "--band", "12", "--per-draw", "10000", *extra), 2, said)
 
     def all_commands(self, command=()):
         """Every command and kind, from the help's own "Subcommands:" lists."""

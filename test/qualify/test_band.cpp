@@ -1,14 +1,16 @@
 // The exact-integer band rule (engine/qualify/band.hpp) against values worked out by hand, none
 // computed by code: the published protocol's own numbers (docs/spec.md §9), ceilings of exact
 // rationals where a double would round across an integer (worked in the comments), and the
-// edges (0 and 100 %, empty totals, floors that reach zero, int64's top).
+// edges (0 and 100 %, empty totals, floors that reach zero, int64's top); and the verdict on counts.
 #include <doctest/doctest.h>
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 #include "engine/error.hpp"
 #include "engine/qualify/band.hpp"
+#include "engine/qualify/protocol.hpp"
 
 using revgraph::Error;
 using revgraph::qualify::Band;
@@ -66,4 +68,44 @@ TEST_CASE("only plain decimal percentages in 0..100") {
     } catch (const Error& e) { CHECK(std::string(e.what()).rfind("--band must be a decimal number", 0) == 0); }
     CHECK(Band::parse("007.50").nano_percent() == 7500000000);
     CHECK(Band::parse("7.5").text() == "7.5");
+}
+
+// The verdict on bare counts (engine/qualify/protocol.hpp), the one every verdict takes.
+TEST_CASE("the verdict: the total and every draw's floor, each draw against its own total") {
+    using revgraph::qualify::verdict_of_counts;
+    const Band b12 = Band::parse("12");
+    const std::vector<std::int64_t> tenk(11, 10000);
+    // 11 draws of 10,000 at 12 %: 96,800 in all, no draw below 8,650 (docs/spec.md §9's numbers).
+    std::vector<std::int64_t> at(11, 8815);
+    at[0] = 8650;  // 8,650 + 10 x 8,815 = 96,800
+    auto v = verdict_of_counts(at, tenk, b12);
+    CHECK(v.passed());
+    CHECK(v.total_correct == 96800);
+    CHECK(v.total_count == 110000);
+    CHECK(v.required_correct == 96800);
+    CHECK(v.per_draw_floor == 8650);
+    at[10] -= 1;  // one short of the total
+    v = verdict_of_counts(at, tenk, b12);
+    CHECK_FALSE(v.meets_accuracy_target);
+    CHECK(v.per_draw_floor_met);
+    CHECK_FALSE(v.passed());
+    std::vector<std::int64_t> low(11, 9900);
+    low[1] = 8649;  // a total far above 96,800, one draw one below the floor
+    v = verdict_of_counts(low, tenk, b12);
+    CHECK(v.meets_accuracy_target);
+    CHECK(v.draws_below_floor == std::vector<int>{2});
+    CHECK_FALSE(v.passed());
+    // Draws of their own sizes at 7.5 %: 110 images need ceil(101.75) = 102; a draw of 10 needs
+    // ceil(9.1) = 10, one of 100 needs 91 (9 points below the band), the floor reported the larger's.
+    v = verdict_of_counts({91, 9}, {100, 10}, Band::parse("7.5"));
+    CHECK(v.required_correct == 102);
+    CHECK(v.per_draw_floor == 91);
+    CHECK(v.draws_below_floor == std::vector<int>{2});
+    // Counts no draw can have.
+    CHECK_THROWS_AS(verdict_of_counts({}, {}, b12), Error);
+    CHECK_THROWS_AS(verdict_of_counts({1, 2}, {10}, b12), Error);
+    CHECK_THROWS_AS(verdict_of_counts({11}, {10}, b12), Error);
+    CHECK_THROWS_AS(verdict_of_counts({-1}, {10}, b12), Error);
+    CHECK_THROWS_AS(verdict_of_counts({0}, {0}, b12), Error);
+    CHECK_THROWS_AS(verdict_of_counts({0, 0}, {INT64_MAX, 1}, b12), Error);  // totals past int64
 }

@@ -82,9 +82,9 @@ def sha256(path):
     return hashlib.sha256(contents(path)).hexdigest()
 
 
-def refused(test, p, mention):
-    """One line `frontier: error: ...` that says `mention`, and exit 1."""
-    test.assertEqual(p.returncode, 1, p.stderr)
+def refused(test, p, mention, rc=1):
+    """One line `frontier: error: ...` that says `mention`, and exit rc (2: a usage mistake)."""
+    test.assertEqual(p.returncode, rc, p.stderr)
     test.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
     test.assertTrue(p.stderr.startswith("frontier: error: ") and mention in p.stderr, p.stderr)
 
@@ -249,7 +249,7 @@ class NoOutputIsAnInput(unittest.TestCase):
         """The step refused for each spelling of path as its output, and path as it was."""
         before = contents(path)
         for output in spellings(path, self.tmp):
-            refused(self, run(*args, "--output", output, "--revgraph", REVGRAPH), "same file")
+            refused(self, run(*args, "--output", output, "--revgraph", REVGRAPH), "same file", rc=2)
             self.assertEqual(contents(path), before, output)
 
     def test_select(self):
@@ -303,7 +303,7 @@ class NoOutputIsAnInput(unittest.TestCase):
             f.write(contents(self.selection))
         p = run("qualify", config, "--timing", self.timing, "--idx-dir", self.idx, "--out-dir", inside,
                 "--revgraph", REVGRAPH)
-        refused(self, p, "same file")
+        refused(self, p, "same file", rc=2)
         self.assertEqual(sorted(os.listdir(inside)), ["band-12.config.json"])
         self.assertEqual(contents(config), contents(self.selection))
 

@@ -673,6 +673,17 @@ class Verdict(unittest.TestCase):
             rule.band_rule("12%", 110000, 10000)
         self.assertEqual(len(str(e.exception).splitlines()), 1)
         self.assertIn("band", str(e.exception))
+        # The verdict too: the published floors' edges, as the package judges them.
+        for counts in ([8650] + [8815] * 10, [8650] + [8815] * 9 + [8814], [9900, 8649] + [9900] * 9):
+            got = rule.band_verdict("12", counts, 10000)
+            self.assertEqual((got["passed"], got["total_correct"], got["required_correct"], got["per_draw_floor"]),
+                             (sum(counts) >= 96800 and min(counts) >= 8650, sum(counts), 96800, 8650), counts)
+            self.assertEqual(got["draws_below_floor"], [k + 1 for k, c in enumerate(counts) if c < 8650])
+            if REVGRAPH_PKG is not None:
+                self.assertEqual(got, REVGRAPH_PKG.band_verdict("12", counts, 10000))
+        with self.assertRaises(ValueError) as e:
+            rule.band_verdict("12", [10001], 10000)
+        self.assertEqual(str(e.exception), "band: --correct: draw 1: 10001 correct of 10000")
 
     def test_holdout_and_times(self):
         self.assertTrue(verdict.judge_holdout([1500, 1500])["passed"])

@@ -1,12 +1,12 @@
 """The built revgraph Python package (BUILD/python), found as tools/frontier finds it.
 
-Why: the band's numbers (required total, per-draw floor) are the engine's one rule
-(engine/qualify/band.cpp, revgraph.band_rule), not a second copy here; and `tools/race engine` gets
+Why: the band's numbers and verdict are the engine's one rule (engine/qualify/,
+revgraph.band_rule and revgraph.band_verdict), not a second copy here; and `tools/race engine` gets
 its predictions from revgraph.fit_predict. BUILD is --build, else $REVGRAPH_BUILD, else the
 checkout's build/. BUILD/python goes first on sys.path: tools/ (this package's import root) holds
 tools/revgraph/, the command's C++ sources, which would otherwise import as an empty namespace.
 For the band rule alone, band_rule() falls back to the build's `revgraph band` command (the same
-rule, asked of the binary); `tools/race engine` needs the package. Where neither is there, the
+rule and verdict, asked of the binary); `tools/race engine` needs the package. Where neither is there, the
 caller says so in one line.
 """
 import json
@@ -33,7 +33,7 @@ def load(build=None):
     except ImportError as e:
         return None, (f"the revgraph package under {folder} does not import in Python "
                       f"{sys.version_info[0]}.{sys.version_info[1]} ({e})")
-    if not hasattr(revgraph, "band_rule") or not hasattr(revgraph, "fit_predict"):
+    if not all(hasattr(revgraph, name) for name in ("band_rule", "band_verdict", "fit_predict")):
         where = getattr(revgraph, "__file__", None) or list(getattr(revgraph, "__path__", []))
         return None, f"the revgraph imported from {where} is not the built package (no band_rule; build it, or --build)"
     return revgraph, ""
@@ -48,17 +48,27 @@ class BinaryBandRule:
         self.exe = exe
 
     def band_rule(self, band, total, per_draw):
-        p = subprocess.run([self.exe, "band", "--band", str(band), "--total", str(total), "--per-draw", str(per_draw)],
+        numbers = self._ask(band, per_draw, "--total", str(total))
+        return {"required_correct": numbers["required_correct"], "per_draw_floor": numbers["per_draw_floor"]}
+
+    def band_verdict(self, band, correct, per_draw):
+        """revgraph.band_verdict for draws of per_draw query images each (an int here)."""
+        numbers = self._ask(band, per_draw, "--correct", ",".join(str(int(c)) for c in correct))
+        return {k: numbers[k] for k in ("passed", "total_correct", "total", "required_correct", "per_draw_floor",
+                                        "meets_total", "meets_floor", "draws_below_floor")}
+
+    def _ask(self, band, per_draw, *args):
+        p = subprocess.run([self.exe, "band", "--band", str(band), "--per-draw", str(per_draw), *args],
                            capture_output=True, text=True)
         if p.returncode != 0:
             lines = p.stderr.strip().splitlines()
             raise ValueError(lines[-1].removeprefix("revgraph: error: ") if lines else f"revgraph band: exit {p.returncode}")
-        numbers = json.loads(p.stdout)
-        return {"required_correct": numbers["required_correct"], "per_draw_floor": numbers["per_draw_floor"]}
+        return json.loads(p.stdout)
 
 
 def band_rule(build=None):
-    """(an object with band_rule(band, total, per_draw), "") from the built package, else from the
+    """(an object with band_rule(band, total, per_draw) and band_verdict(band, correct, per_draw), "")
+    from the built package, else from the
     build's revgraph binary; (None, why) where neither is there."""
     revgraph, why = load(build)
     if revgraph is not None:

@@ -1,9 +1,10 @@
 """The verdict's rules, apart from how the counts and times were obtained.
 
 Why apart: the same rules judge an entry's calls (`run`) and the engine's predictions (`engine`),
-and the tests hold the arithmetic to made-up counts. The band's two numbers come from the engine's
-one rule, revgraph.band_rule (engine/qualify/band.cpp): required = ceil(total × (100 − band) / 100)
-and the per-draw floor 1.5 points below the band, in exact integers; there is no second copy here.
+and the tests hold the arithmetic to made-up counts. The band's verdict is the engine's one rule,
+revgraph.band_verdict (engine/qualify/protocol.cpp's verdict_of_counts, what qualify judges by):
+required = ceil(total × (100 − band) / 100) and the per-draw floor 1.5 points below the band, in
+exact integers; there is no second copy here.
 
   band         sum(correct) >= required and every ranked draw >= floor
   hold-out     the hold-out calls (Fashion-MNIST) average >= 15 % correct: 100·sum >= 15·n·10,000
@@ -41,19 +42,16 @@ def judge_band(counts, band, revgraph, why_missing="", per_draw=10000):
     basis_points = band_basis_points(band)  # first: a band that is no leaderboard is refused here
     out = {"band": str(band), "basis_points": basis_points, "draws": n, "per_draw": per_draw,
            "total_correct": total, "total": n * per_draw, "worst_draw": min(counts) if counts else None,
-           "rule": "revgraph.band_rule (engine/qualify/band.cpp)"}
+           "rule": "revgraph.band_verdict (engine/qualify/protocol.cpp)"}
     if revgraph is None:
         out.update(available=False, why=why_missing, passed=None)
         return out
     try:
-        numbers = revgraph.band_rule(str(band), n * per_draw, per_draw)
+        v = revgraph.band_verdict(str(band), list(counts), per_draw)
     except ValueError as e:
         raise RaceError(f"band {band!r}: {e}") from None
-    required, floor = numbers["required_correct"], numbers["per_draw_floor"]
-    below = [k + 1 for k, c in enumerate(counts) if c < floor]
-    out.update(available=True, required_correct=required, per_draw_floor=floor, meets_total=total >= required,
-               meets_floor=not below, draws_below_floor=below)
-    out["passed"] = out["meets_total"] and out["meets_floor"]
+    out.update(available=True, **{k: v[k] for k in ("required_correct", "per_draw_floor", "meets_total", "meets_floor",
+                                                    "draws_below_floor", "passed")})
     return out
 
 
