@@ -4,7 +4,7 @@
 #include "engine/cpu/fast_backend.hpp"
 #include "engine/cpu/reference_backend.hpp"
 #include "engine/cuda/device.hpp"
-#include "engine/cuda/program.hpp"
+#include "engine/cuda/task_plan.hpp"
 #include "engine/error.hpp"
 #include "engine/gpu_verified.hpp"
 #include "engine/runtime_options.hpp"

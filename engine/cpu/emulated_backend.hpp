@@ -10,7 +10,7 @@
 
 #include "engine/backend.hpp"
 #include "engine/cuda/emulator.hpp"
-#include "engine/cuda/program.hpp"
+#include "engine/cuda/task_plan.hpp"
 
 namespace revgraph::cpu {
 

@@ -1,5 +1,5 @@
 #pragma once
-// The device buffers of the launch plan (engine/cuda/program.hpp) as plain data: their names, element
+// The device buffers of the launch plan (engine/cuda/task_plan.hpp) as plain data: their names, element
 // types, a reference to an element of one, and an operation's access to a range of one. No CUDA headers.
 #include <cstddef>
 #include <cstdint>

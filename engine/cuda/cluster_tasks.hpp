@@ -12,7 +12,7 @@
 
 #include "engine/backend.hpp"
 #include "engine/cuda/fused_cluster.hpp"
-#include "engine/cuda/program.hpp"
+#include "engine/cuda/task_plan.hpp"
 #include "engine/error.hpp"
 
 namespace revgraph::cuda {

@@ -14,7 +14,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/backend.hpp"
-#include "engine/cuda/program.hpp"
+#include "engine/cuda/task_plan.hpp"
 
 namespace revgraph::cuda {
 

@@ -11,7 +11,7 @@
 #include "engine/cuda/fused.hpp"
 #include "engine/cuda/fused_cluster.hpp"
 #include "engine/cuda/fused_any_shape.hpp"
-#include "engine/cuda/program.hpp"
+#include "engine/cuda/task_plan.hpp"
 #include "engine/error.hpp"
 #include "engine/model/sum_order.hpp"
 

@@ -1,5 +1,5 @@
 #pragma once
-// Runs the launch plan (engine/cuda/program.hpp) on the GPU: one device buffer per plan buffer, and
+// Runs the launch plan (engine/cuda/task_plan.hpp) on the GPU: one device buffer per plan buffer, and
 // each program compiled once, at prepare(), into launches bound to fixed device pointers. The same
 // compiled launches serve the eager step() and the graph captures, so what is validated step by
 // step is exactly what the graphs replay.
@@ -13,7 +13,7 @@
 #include "engine/cuda/device_buffer.hpp"
 #include "engine/cuda/fused.hpp"
 #include "engine/cuda/lt_matmul.hpp"
-#include "engine/cuda/program.hpp"
+#include "engine/cuda/task_plan.hpp"
 
 namespace revgraph::cuda {
 

@@ -1,18 +1,13 @@
 // What is true of any program: each operation's name, kind and buffer accesses (dispatched to its
 // file in engine/cuda/ops/), and the checker that holds a program to the plan's buffers.
 #include "engine/cuda/program.hpp"
+#include "engine/cuda/task_plan.hpp"
 
 #include <string>
 
 #include "engine/error.hpp"
 
 namespace revgraph::cuda {
-
-const char* path_name(Path p) { return p == Path::fused ? "fused" : "cublaslt"; }
-
-bool path_uses_cublaslt(Path p) { return p == Path::cublaslt; }
-
-bool path_runs_width(Path, int) { return true; }  // every width TaskConfig allows, on both paths
 
 const char* op_name(const Op& op) {
     return std::visit([](const auto& o) { return ops::info(o).name; }, op);

@@ -8,7 +8,7 @@
 #include <vector>
 
 #include "engine/backend.hpp"
-#include "engine/cuda/program.hpp"
+#include "engine/cuda/task_plan.hpp"
 
 namespace revgraph::cuda {
 

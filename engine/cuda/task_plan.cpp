@@ -1,10 +1,10 @@
 // The task plan: its buffers' sizes and the programs of reset, normalise, each epoch, each SGD step
-// and predict, in launch order (engine/cuda/program.hpp). The operations themselves are in
+// and predict, in launch order (engine/cuda/task_plan.hpp). The operations themselves are in
 // engine/cuda/ops/; the checker and the dispatch over operations in program.cpp.
 #include <algorithm>
 #include <set>
 
-#include "engine/cuda/program.hpp"
+#include "engine/cuda/task_plan.hpp"
 #include "engine/error.hpp"
 #include "engine/runtime_options.hpp"
 
@@ -17,6 +17,12 @@
 #endif
 
 namespace revgraph::cuda {
+
+const char* path_name(Path p) { return p == Path::fused ? "fused" : "cublaslt"; }
+
+bool path_uses_cublaslt(Path p) { return p == Path::cublaslt; }
+
+bool path_runs_width(Path, int) { return true; }  // every width TaskConfig allows, on both paths
 
 // The runtime option's range is the cluster's (the option reaches the plan as cluster_blocks).
 static_assert(RuntimeOptions::kMaxClusterBlocks == fused::kMaxClusterBlocks);

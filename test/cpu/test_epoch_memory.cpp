@@ -3,7 +3,7 @@
 // whole task (prepare, run, outputs) with 2 and with 400 epochs; keeping every order, as
 // before, cost 16 bytes per epoch and example (two copies): 12.8 MB more here.
 #include "engine/backends.hpp"
-#include "engine/cuda/program.hpp"
+#include "engine/cuda/task_plan.hpp"
 #include "engine/error.hpp"
 #include "engine/rng/epoch_orders.hpp"
 #include "engine/rng/pcg64.hpp"

@@ -25,7 +25,7 @@
 #include <vector>
 
 #include "engine/cpu/reference.hpp"
-#include "engine/cuda/program.hpp"
+#include "engine/cuda/task_plan.hpp"
 #include "engine/model/layout.hpp"
 #include "engine/model/math.hpp"
 

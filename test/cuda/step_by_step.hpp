@@ -5,7 +5,7 @@
 
 #include "engine/cpu/trainer.hpp"
 #include "engine/cuda/emulator.hpp"
-#include "engine/cuda/program.hpp"
+#include "engine/cuda/task_plan.hpp"
 
 namespace revgraph::cuda::testing {
 

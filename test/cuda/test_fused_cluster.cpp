@@ -19,7 +19,7 @@
 #include "engine/cpu/trainer.hpp"
 #include "engine/cuda/emulator.hpp"
 #include "engine/cuda/fused_cluster.hpp"
-#include "engine/cuda/program.hpp"
+#include "engine/cuda/task_plan.hpp"
 #include "engine/error.hpp"
 #include "engine/model/layout.hpp"
 #include "engine/runtime_options.hpp"

@@ -17,7 +17,7 @@
 #include "engine/cpu/trainer.hpp"
 #include "engine/cuda/emulator.hpp"
 #include "engine/cuda/fused.hpp"
-#include "engine/cuda/program.hpp"
+#include "engine/cuda/task_plan.hpp"
 #include "engine/error.hpp"
 #include "engine/task.hpp"
 #include "engine/validate/gpu_replay.hpp"

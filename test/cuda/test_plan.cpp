@@ -14,7 +14,7 @@
 #include "engine/cpu/trainer.hpp"
 #include "engine/cuda/emulator.hpp"
 #include "engine/cuda/fused.hpp"
-#include "engine/cuda/program.hpp"
+#include "engine/cuda/task_plan.hpp"
 #include "engine/backends.hpp"
 #include "engine/error.hpp"
 #include "engine/task.hpp"

@@ -14,7 +14,7 @@
 #include "engine/backends.hpp"
 #include "engine/cpu/trainer.hpp"
 #include "engine/cuda/emulator.hpp"
-#include "engine/cuda/program.hpp"
+#include "engine/cuda/task_plan.hpp"
 #include "engine/data/synthetic.hpp"
 #include "engine/error.hpp"
 #include "engine/task.hpp"
