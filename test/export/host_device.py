@@ -12,8 +12,8 @@ and its predictions can be held against the CPU trainer's (test_export.py).
 - NVRTC compiles the entry's CUDA text, with the defines it passes, as host code: host_device.cpp
   built into a shared library (`HostNvrtc`); the options a real compile needs are checked.
 - A launch runs that library's kernels over its grid (`HostDriver.cuLaunchKernel`), with the checks
-  a device makes: its stream the capture's while capturing, dynamic shared memory within the
-  function's attribute (48 KB unset), the attribute within the device's opt-in limit, every
+  a device makes: its stream the capture's while capturing, a grid of at least one block and a
+  block of 1..1,024 threads, dynamic shared memory within the function's attribute (48 KB unset), the attribute within the device's opt-in limit, every
   non-null pointer of the Args starting in live device memory; and those of the kernel's arithmetic
   (host_device.cpp). In order the text's own kernels run, one thread a block; reversed, the step
   functions they call, every grid and phase last to first. The Args are copied at the launch, as
@@ -111,7 +111,10 @@ class HostCuda(types.SimpleNamespace):
 
     @contextlib.contextmanager
     def device(self, dev):
-        """torch.cuda.device(the inputs' device): that device current inside."""
+        """torch.cuda.device(the inputs' device): that device current inside. The inputs here are
+        host tensors, so their device reads cpu; any other (torch.cuda.device(0), say) is refused."""
+        if torch.device(dev) != torch.device("cpu"):
+            raise RuntimeError(f"host device: torch.cuda.device({dev!r}) is not the inputs' device")
         saved, self.current = self.current, INPUT_DEVICE
         try:
             yield
@@ -338,7 +341,8 @@ class HostDriver(types.SimpleNamespace):
         return 0, HostFunction(module, name)
 
     def cuFuncSetAttribute(self, fn, attribute, value):
-        # cuda-python reads the attribute's .value: a plain int is refused there
+        # cuda-python 13.0 reads the attribute's .value (a plain int refused); later releases take
+        # int(x). The member suits both.
         if attribute is not CUfunction_attribute.CU_FUNC_ATTRIBUTE_MAX_DYNAMIC_SHARED_SIZE_BYTES:
             return (self.CUDA_ERROR_INVALID_VALUE,)
         if value > self.cuda.optin:
@@ -356,13 +360,14 @@ class HostDriver(types.SimpleNamespace):
         # extra: cuda-python takes an address there, 0 for none (None is a TypeError)
         if (gy, gz, by, bz) != (1, 1, 1, 1) or type(extra) is not int or extra != 0 or smem > fn.max_dynamic:
             return (self.CUDA_ERROR_INVALID_VALUE,)
+        if not (1 <= gx <= 2**31 - 1 and 1 <= bx <= 1024):  # a grid of no block, a block over 1,024 threads
+            return (self.CUDA_ERROR_INVALID_VALUE,)
         # kernelParams: an array of pointers, one per kernel parameter; the kernels take one, the Args.
         args_at = ctypes.c_uint64.from_address(params).value
         args = ctypes.string_at(args_at, fn.library.rg_host_args_size())
         self.check_pointers(fn, args)
 
-        def run():
-            self.cuda.check_current(f"a launch of {fn.name.decode()}")  # a replay runs on the current device
+        def run():  # no device check here: torch's replay makes the capture's device current itself
             self.check_pointers(fn, args)
             error = ctypes.create_string_buffer(400)
             if fn.library.rg_host_launch(fn.name, args, gx, bx, smem, int(self.reverse), error, len(error)):

@@ -20,6 +20,7 @@ import hashlib
 import importlib.util
 import json
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -74,8 +75,42 @@ def module_constant(text, name):
     raise AssertionError(f"the entry defines no {name}")
 
 
+# C++ preprocessing tokens, enough for the entry's text: literals, pp-numbers (digit separators
+# too), identifiers, and punctuators longest first (digraphs among them), whitespace between.
+_PUNCTUATORS = sorted("%:%: ... <<= >>= ->* <=> :: -> ++ -- << >> <= >= == != && || += -= *= /= %= &= |= ^= ## "
+                      "<: :> <% %> %: .* { } [ ] ( ) ; : ? . ~ ! + - * / % ^ & | = < > , #".split(), key=len, reverse=True)
+_TOKEN = re.compile(r'\s*("(?:\\.|[^"\\])*"|\'(?:\\.|[^\'\\])*\'|\.?\d(?:[eEpP][+-]|\'\w|[\w.])*|[A-Za-z_]\w*|'
+                    + "|".join(re.escape(p) for p in _PUNCTUATORS) + ")")
+
+
+def cpp_tokens(text):
+    out, at = [], 0
+    while text[at:].strip():
+        m = _TOKEN.match(text, at)
+        if m is None:
+            raise AssertionError(f"no C++ token at {text[at:at + 40]!r}")
+        out.append(m.group(1))
+        at = m.end()
+    return out
+
+
 class Layout(unittest.TestCase):
     """kernel_text.py's layout-only tightening: the same tokens, never a merged or altered one."""
+
+    def test_the_entrys_text_has_the_same_tokens_tight_and_loose(self):
+        # The whole text, not only the cases below: tightened, it must read as the same token
+        # sequence as before (a merge such as `a - -b` -> `a--b` or `a % ::f` -> `a%::f` changes
+        # it; the tokenizer sees both, asserted first).
+        sys.path.insert(0, os.path.join(ROOT, "engine", "export"))
+        try:
+            from kernel_text import kernel_text
+        finally:
+            sys.path.pop(0)
+        self.assertNotEqual(cpp_tokens("x=a%::f(b);"), cpp_tokens("x=a % ::f(b);"))
+        self.assertNotEqual(cpp_tokens("w=a--b;"), cpp_tokens("w=a - -b;"))
+        loose, tight = kernel_text(ROOT, tight=False), kernel_text(ROOT)
+        self.assertLess(len(tight), len(loose))
+        self.assertEqual(cpp_tokens(tight), cpp_tokens(loose))
 
     def test_commas_assignments_and_products_lose_their_spaces_and_nothing_else_does(self):
         sys.path.insert(0, os.path.join(ROOT, "engine", "export"))
@@ -91,6 +126,7 @@ class Layout(unittest.TestCase):
             "float* p = x * y; f(a * -b); g(-a * b);": "float* p=x*y; f(a*-b); g(-a*b);",
             "s = \"a * b\"; c = '*';": "s=\"a * b\"; c='*';",
             "#define SQ(x) x * x": "#define SQ(x) x * x",
+            "x = a % ::f(b) % c;": "x=a % ::f(b)%c;",  # `%:` would be the digraph of `#`
             "template <int kH, int kL = kSumLanes, class Exec>": "template <int kH,int kL=kSumLanes,class Exec>",
             "a >>= b; c += d; e == f; g != h; i <= j;": "a >>= b; c += d; e == f; g != h; i <= j;",
             "v<int> = x;": "v<int> = x;",  # a '>' before '=': left alone
