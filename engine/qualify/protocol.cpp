@@ -205,8 +205,8 @@ Verdict verdict_of_counts(const std::vector<std::int64_t>& correct, const std::v
                           const Band& band) {
     if (correct.empty()) throw Error("a verdict needs at least one draw");
     if (correct.size() != totals.size())
-        throw Error(std::to_string(correct.size()) + " draws' correct counts for " + std::to_string(totals.size()) +
-                    " draws' totals");
+        throw Error("correct counts for " + std::to_string(correct.size()) + " draws, totals for " +
+                    std::to_string(totals.size()));
     Verdict v;
     std::int64_t largest = 0;
     for (std::size_t i = 0; i < correct.size(); ++i) {

@@ -168,10 +168,11 @@ std::int64_t correct_count(const std::vector<std::int64_t>& predictions, const s
 DrawScore score_draw(const DrawRecord& record, const std::vector<std::int64_t>& predictions,
                      const std::vector<std::int64_t>& labels);
 Verdict verdict_of(const std::vector<DrawScore>& draws, const Band& band);
-// The same verdict on bare counts: draw i has correct[i] right of totals[i]. The one rule of every
-// verdict (qualify, verify, `revgraph band --correct`, revgraph.band_verdict, and through those the
-// race harness and tools/frontier). Error where no draw could have the counts: no draw, lengths
-// that differ, a total below 1, a count outside 0..total.
+// The same verdict on bare counts: draw i has correct[i] right of totals[i]. The one rule of a
+// band's verdict (qualify, verify, `revgraph band --correct`, revgraph.band_verdict, and through
+// those the race harness's and tools/frontier select's; the race choice's margin, counts above the
+// rule's numbers, is its own). Error where no draw could have the counts: no draw, lengths that
+// differ, a total below 1, a count outside 0..total.
 Verdict verdict_of_counts(const std::vector<std::int64_t>& correct, const std::vector<std::int64_t>& totals,
                           const Band& band);
 Scores score_draws(const std::vector<DrawRun>& runs, const FrozenPredictions& frozen, const Band& band);

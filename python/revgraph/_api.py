@@ -417,7 +417,8 @@ def band_verdict(band: str, correct: Sequence[int], per_draw: int | Sequence[int
     judges by. TypeError for arguments of the wrong type, as band_rule's; ValueError for a band
     that is not one, no draw, lengths that differ, a total below 1 or a count outside 0..total."""
     band = _band(band)
-    many = lambda v: isinstance(v, (Sequence, np.ndarray)) and not isinstance(v, (str, bytes))  # noqa: E731
+    many = lambda v: (isinstance(v, Sequence) and not isinstance(v, (str, bytes))  # noqa: E731
+                      or isinstance(v, np.ndarray) and v.ndim > 0)
     if not many(correct):
         raise TypeError(f"correct must be a sequence of integers, got {correct!r}")
     counts = [_int(f"correct[{i}]", c, 0, _INT64_MAX) for i, c in enumerate(correct)]

@@ -84,6 +84,7 @@ class CommandLine(CliTestCase):
                             (["--correct", "9000,10001"], ["draw 2", "10001 correct of 10000"]),
                             (["--correct", "-5"], ["--correct"]),
                             (["--correct", "9000", "--total", "10000"], ["--total or --correct"]),
+                            (["--correct", "", "--total", "10000"], ["--total or --correct"]),
                             ([], ["--total or --correct"])):
             with self.subTest(extra=extra):
                 self.assert_clean_error(rg("band", "--band", "12", "--per-draw", "10000", *extra), 2, said)

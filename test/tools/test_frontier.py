@@ -196,6 +196,9 @@ class Select(unittest.TestCase):
         latin1 = os.path.join(self.tmp.name, "latin1.jsonl")
         with open(latin1, "wb") as f:
             f.write(contents(files[0]) + b'{"note": "\xe9t\xe9"}\n')
+        over = os.path.join(self.tmp.name, "over.jsonl")  # counts no draw can have: more right than asked
+        with open(files[0]) as f, open(over, "w") as g:
+            g.write(f.read().replace('"correct": 9000', '"correct": 10001'))
         for extra, args, mention in (([], ["--seeds", "1,2,2026091405"], "qualification"),
                                      ([], ["--seeds", "1,2,2"], "distinct"),
                                      ([], ["--seeds", "1,x"], "integers"),
@@ -210,6 +213,7 @@ class Select(unittest.TestCase):
                                      ([], ["--seeds", "1,2,3", "--bands", "12,7"], "leaderboard"),
                                      ([bad], ["--seeds", "1,2,3"], "bad.jsonl:1"),
                                      ([latin1], ["--seeds", "1,2,3"], "latin1.jsonl:2: not UTF-8"),
+                                     ([over], ["--seeds", "1,2,3"], "over.jsonl:1"),
                                      ([missing], ["--seeds", "1,2,3"], "missing")):
             refused(self, self.select(*files, *extra, *args), mention)
             self.assertFalse(os.path.exists(self.out))

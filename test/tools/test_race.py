@@ -683,7 +683,7 @@ class Verdict(unittest.TestCase):
                 self.assertEqual(got, REVGRAPH_PKG.band_verdict("12", counts, 10000))
         with self.assertRaises(ValueError) as e:
             rule.band_verdict("12", [10001], 10000)
-        self.assertEqual(str(e.exception), "band: --correct: draw 1: 10001 correct of 10000")
+        self.assertEqual(str(e.exception), "--correct: draw 1: 10001 correct of 10000")
 
     def test_holdout_and_times(self):
         self.assertTrue(verdict.judge_holdout([1500, 1500])["passed"])

@@ -19,7 +19,7 @@ Modules, each saying why it exists:
   sandbox   the audit hook that refuses the protocol's forbidden paths while the entry runs
   runner    import an entry, stage the calls into the same three tensors, flush, time, validate
   package   the built revgraph Python package (BUILD/python), found the way tools/frontier does
-  verdict   band arithmetic (the engine's revgraph.band_rule), hold-out and consistency rules
+  verdict   the band's verdict (the engine's revgraph.band_verdict), hold-out and consistency rules
   report    the JSON report and the one-line verdict; atomic writes
   cli       the command line
 

@@ -33,9 +33,11 @@ def load(build=None):
     except ImportError as e:
         return None, (f"the revgraph package under {folder} does not import in Python "
                       f"{sys.version_info[0]}.{sys.version_info[1]} ({e})")
-    if not all(hasattr(revgraph, name) for name in ("band_rule", "band_verdict", "fit_predict")):
+    missing = [name for name in ("band_rule", "band_verdict", "fit_predict") if not hasattr(revgraph, name)]
+    if missing:
         where = getattr(revgraph, "__file__", None) or list(getattr(revgraph, "__path__", []))
-        return None, f"the revgraph imported from {where} is not the built package (no band_rule; build it, or --build)"
+        return None, (f"the revgraph imported from {where} is not this checkout's built package (no "
+                      f"{', '.join(missing)}; build it, or --build)")
     return revgraph, ""
 
 
@@ -62,7 +64,8 @@ class BinaryBandRule:
                            capture_output=True, text=True)
         if p.returncode != 0:
             lines = p.stderr.strip().splitlines()
-            raise ValueError(lines[-1].removeprefix("revgraph: error: ") if lines else f"revgraph band: exit {p.returncode}")
+            said = lines[-1].removeprefix("revgraph: error: ").removeprefix("band: ") if lines else ""
+            raise ValueError(said or f"revgraph band: exit {p.returncode}")
         return json.loads(p.stdout)
 
 

@@ -23,8 +23,9 @@ namespace revgraph::cli {
 namespace {
 
 struct BandOptions {
-    std::string band, total, per_draw;  // the counts as given, read by parse_int (one message for any)
-    std::string correct;                // each draw's correct count, comma-separated; "" without --correct
+    std::string band, total, per_draw;            // the counts as given, read by parse_int (one message for any)
+    std::string correct;                          // each draw's correct count, comma-separated
+    bool has_total = false, has_correct = false;  // given on the command line (an empty value too)
 };
 
 int band_command(const BandOptions& o) {
@@ -32,11 +33,11 @@ int band_command(const BandOptions& o) {
     try {  // a band that is no decimal percentage is a usage error (exit 2), as qualify's is
         band = qualify::Band::parse(o.band, "band: --band");
     } catch (const Error& e) { throw UsageError{e.what()}; }
-    if (o.total.empty() == o.correct.empty()) throw UsageError{"band: give --total or --correct (one of the two)"};
+    if (o.has_total == o.has_correct) throw UsageError{"band: give --total or --correct (one of the two)"};
     const std::int64_t per_draw = parse_int("per-draw", o.per_draw, 0, INT64_MAX);
     nlohmann::ordered_json j;
     j["band"] = band.text();
-    if (o.correct.empty()) {
+    if (o.has_total) {
         const std::int64_t total = parse_int("total", o.total, 0, INT64_MAX);
         j["total"] = total;
         j["per_draw"] = per_draw;
@@ -77,16 +78,20 @@ Command add_band_command(CLI::App& app) {
     sub->add_option("--band", o->band, "the error band in percent, a decimal number such as 12 or 7.5")
         ->required()
         ->check(kNonEmpty);
-    sub->add_option("--total", o->total, "query images in all (e.g. 110000: 11 draws of 10,000)");
+    CLI::Option* total = sub->add_option("--total", o->total, "query images in all (e.g. 110000: 11 draws of 10,000)");
     sub->add_option("--per-draw", o->per_draw, "query images a draw (e.g. 10000)")->required();
-    sub->add_option("--correct", o->correct,
-                    "in place of --total: each draw's correct count, comma-separated (e.g. 9312,9290), for the "
-                    "verdict itself");
+    CLI::Option* correct =
+        sub->add_option("--correct", o->correct,
+                        "in place of --total: each draw's correct count, comma-separated (e.g. 9312,9290), for the "
+                        "verdict itself");
     sub->footer(
         "Prints one JSON line: band, total, per_draw, required_correct, per_draw_floor; with --correct (in place of "
         "--total) also passed, total_correct, meets_total, meets_floor, draws_below_floor (1-based): passed when the "
         "draws' total meets required_correct and no draw is below per_draw_floor.");
-    return {sub, [o] { return band_command(*o); }};
+    return {sub, [o, total, correct] {
+                o->has_total = total->count() > 0, o->has_correct = correct->count() > 0;
+                return band_command(*o);
+            }};
 }
 
 }  // namespace revgraph::cli
