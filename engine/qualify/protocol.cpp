@@ -201,6 +201,13 @@ Verdict verdict_of(const std::vector<DrawScore>& draws, const Band& band) {
     return verdict_of_counts(correct, totals, band);
 }
 
+void check_band_counts(std::int64_t total, std::int64_t per_draw) {
+    if (per_draw < 1) throw Error("a draw of " + std::to_string(per_draw) + " query images (at least 1)");
+    if (total < per_draw)
+        throw Error("a total of " + std::to_string(total) + " query images, less than one draw of " +
+                    std::to_string(per_draw));
+}
+
 Verdict verdict_of_counts(const std::vector<std::int64_t>& correct, const std::vector<std::int64_t>& totals,
                           const Band& band) {
     if (correct.empty()) throw Error("a verdict needs at least one draw");

@@ -168,6 +168,9 @@ std::int64_t correct_count(const std::vector<std::int64_t>& predictions, const s
 DrawScore score_draw(const DrawRecord& record, const std::vector<std::int64_t>& predictions,
                      const std::vector<std::int64_t>& labels);
 Verdict verdict_of(const std::vector<DrawScore>& draws, const Band& band);
+// The counts a band's two numbers are asked for (`revgraph band --total`, revgraph.band_rule):
+// total query images and one draw's, 1 <= per_draw <= total. Error otherwise.
+void check_band_counts(std::int64_t total, std::int64_t per_draw);
 // The same verdict on bare counts: draw i has correct[i] right of totals[i]. The one rule of a
 // band's verdict (qualify, verify, `revgraph band --correct`, revgraph.band_verdict, and through
 // those the race harness's and tools/frontier select's; the race choice's margin, counts above the

@@ -403,10 +403,10 @@ def band_rule(band: str, total: int, per_draw: int) -> dict[str, int]:
     `per_draw`: {"required_correct": ceil(total × (100 − band) / 100), "per_draw_floor": the same
     1.5 points below the band}. band is a decimal string ("12", "7.5"): TypeError for a band that is
     not a str (12, 7.5) or a total or per_draw that is not an int, as for every argument of the wrong
-    type; ValueError for a str that is no band in 0..100 ("12%") or a count out of range."""
+    type; ValueError for a str that is no band in 0..100 ("12%") or counts out of range (a draw of
+    less than 1, a total of less than one draw)."""
     band = _band(band)
-    return {"required_correct": _core.required_correct(_int("total", total, 0, _INT64_MAX), band),
-            "per_draw_floor": _core.per_draw_floor(_int("per_draw", per_draw, 0, _INT64_MAX), band)}
+    return _core.band_numbers(band, _int("total", total, 0, _INT64_MAX), _int("per_draw", per_draw, 0, _INT64_MAX))
 
 
 def band_verdict(band: str, correct: Sequence[int], per_draw: int | Sequence[int]) -> dict[str, Any]:

@@ -514,6 +514,19 @@ std::int64_t band_per_draw_floor(std::int64_t per_draw, const std::string& band,
     } catch (const Error& e) { bad(e.what()); }
 }
 
+// The band's two numbers for `total` query images in draws of `per_draw` (revgraph.band_rule), the
+// counts held to qualify::check_band_counts.
+py::dict band_numbers(const std::string& band, std::int64_t total, std::int64_t per_draw) {
+    py::dict d;
+    try {
+        const qualify::Band b = qualify::Band::parse(band, "band");
+        qualify::check_band_counts(total, per_draw);
+        d["required_correct"] = b.required_correct(total);
+        d["per_draw_floor"] = b.per_draw_floor(per_draw);
+    } catch (const Error& e) { bad(e.what()); }
+    return d;
+}
+
 // The band's verdict on draws' counts (qualify::verdict_of_counts), as revgraph.band_verdict's dict.
 py::dict band_verdict(const std::string& band, const std::vector<std::int64_t>& correct,
                       const std::vector<std::int64_t>& totals) {
@@ -707,6 +720,7 @@ PYBIND11_MODULE(_core, m) {
     m.def("required_correct", &band_required_correct, py::arg("total"), py::arg("band"), py::arg("what") = "band");
     m.def("per_draw_floor", &band_per_draw_floor, py::arg("per_draw"), py::arg("band"), py::arg("what") = "band");
     m.def("band_verdict", &band_verdict, py::arg("band"), py::arg("correct"), py::arg("totals"));
+    m.def("band_numbers", &band_numbers, py::arg("band"), py::arg("total"), py::arg("per_draw"));
     m.def("leaderboard_bands", &revgraph::qualify::leaderboard_bands);
     m.def("qualify", &qualify_run, py::arg("idx_dir"), py::arg("submission"), py::arg("band"), py::arg("first_seed"),
           py::arg("draws"), py::arg("together"), py::arg("backend"), py::arg("config"), py::arg("progress"));
@@ -720,7 +734,7 @@ PYBIND11_MODULE(_core, m) {
             try {
                 if (from) {
                     if (!config.empty())
-                        bad("export: from= takes its band's config from the file; give no config keys");
+                        bad("export: from_file takes its band's config from the file; give no config keys");
                     return revgraph::exporter::entry_file(revgraph::exporter::entry_from_bands_file(*from, band));
                 }
                 revgraph::exporter::EntrySource source;

@@ -152,6 +152,11 @@ def test_band_rule_is_the_engines_exact_integers():
         revgraph.band_rule("12%", 100, 10)
     with pytest.raises(TypeError):
         revgraph.band_rule(12, 100, 10)
+    # Counts no draws can have: a draw of no image, a total of less than one draw.
+    with pytest.raises(ValueError, match="a draw of 0 query images"):
+        revgraph.band_rule("12", 100, 0)
+    with pytest.raises(ValueError, match="less than one draw of 10"):
+        revgraph.band_rule("12", 5, 10)
 
 
 def test_band_verdict_is_the_published_rule_at_its_edges():

@@ -77,6 +77,8 @@ class CommandLine(CliTestCase):
             with self.subTest(total=total):
                 self.assert_clean_error(rg("band", "--band", "12", "--total", total, "--per-draw", "5"), 2,
                                         ["--total", total])
+        self.assert_clean_error(rg("band", "--band", "12", "--total", "10", "--per-draw", "0"), 2,
+                                ["a draw of 0 query images"])
         self.assert_clean_error(rg("qualify", "--idx-dir", self.tmp, "--draws", "2.5"), 2, ["--draws needs an integer"])
         # --correct, the verdict: counts no draw can have, an empty item, both or neither of --total
         # and --correct.
@@ -85,6 +87,7 @@ class CommandLine(CliTestCase):
                             (["--correct", "-5"], ["--correct"]),
                             (["--correct", "9000", "--total", "10000"], ["--total or --correct"]),
                             (["--correct", "", "--total", "10000"], ["--total or --correct"]),
+                            (["--total", "5000"], ["less than one draw of 10000"]),
                             ([], ["--total or --correct"])):
             with self.subTest(extra=extra):
                 self.assert_clean_error(rg("band", "--band", "12", "--per-draw", "10000", *extra), 2, said)

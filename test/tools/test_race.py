@@ -681,6 +681,10 @@ class Verdict(unittest.TestCase):
             self.assertEqual(got["draws_below_floor"], [k + 1 for k, c in enumerate(counts) if c < 8650])
             if REVGRAPH_PKG is not None:
                 self.assertEqual(got, REVGRAPH_PKG.band_verdict("12", counts, 10000))
+        # The report says which gave the verdict: the package, or the binary asked in its place.
+        self.assertTrue(verdict.judge_band([9000] * 11, "12", rule)["rule"].startswith(f"{REVGRAPH} band --correct"))
+        if REVGRAPH_PKG is not None:
+            self.assertTrue(verdict.judge_band([9000] * 11, "12", REVGRAPH_PKG)["rule"].startswith("revgraph.band_verdict"))
         with self.assertRaises(ValueError) as e:
             rule.band_verdict("12", [10001], 10000)
         self.assertEqual(str(e.exception), "--correct: draw 1: 10001 correct of 10000")
@@ -784,7 +788,7 @@ class Draws(unittest.TestCase):
             # Never over an input; usage mistakes exit 2.
             before = file_sha256(os.path.join(IDX, "train-labels-idx1-ubyte"))
             p = race("draws", "--idx-dir", IDX, "--output", os.path.join(IDX, "train-labels-idx1-ubyte"))
-            self.assertEqual(p.returncode, 1)
+            self.assertEqual(p.returncode, 2)
             self.assertIn("input", last_line(p))
             after = file_sha256(os.path.join(IDX, "train-labels-idx1-ubyte"))
             self.assertEqual(before, after)
@@ -828,7 +832,7 @@ class Draws(unittest.TestCase):
             col = os.path.join(tmp, "col")
             for name in ("draw-01.npz", "draw-02-labels.npy", os.path.join("..", "col", "draw-11.npz")):
                 p = race("draws", "--idx-dir", IDX, "--seed", 3, "--output", os.path.join(col, name), "--task-dir", col)
-                self.assertEqual(p.returncode, 1, (name, p.stderr))
+                self.assertEqual(p.returncode, 2, (name, p.stderr))  # a usage mistake, as the engine's
                 self.assertIn("would write it twice", last_line(p))
                 self.assertEqual([line for line in p.stderr.splitlines() if "error" in line], [last_line(p)])
                 self.assertFalse(os.path.exists(col), name)
@@ -1295,24 +1299,33 @@ def custom_kernel(data):
                                      "    return nvrtc\n")
         other = self.entry("other.py", "import torch\nimport race_no_such_module\n\n\ndef custom_kernel(data):\n"
                                        "    return data[1]\n")
-        code = ("import sys\nfrom race_harness import cli\n\n\nclass NoCudaPython:  # this machine without cuda-python\n"
+        # torch's view of a GPU made what the test needs (RACE_TEST_GPU): with one, the hint names
+        # cuda-python; without, the CPU way to race the same config.
+        code = ("import os\nimport sys\nimport torch\nfrom race_harness import cli\n\n\n"
+                "class NoCudaPython:  # this machine without cuda-python\n"
                 "    @staticmethod\n    def find_spec(name, path=None, target=None):\n"
                 "        if name.split('.')[0] == 'cuda':\n"
                 "            raise ModuleNotFoundError(f'No module named {name!r}', name=name)\n\n\n"
+                "torch.cuda.is_available = lambda: os.environ['RACE_TEST_GPU'] == '1'\n"
                 "sys.meta_path.insert(0, NoCudaPython)\nsys.exit(cli.main(sys.argv[1:]))\n")
         env = dict(os.environ, PYTHONPATH=os.path.join(ROOT, "tools") + os.pathsep + os.environ.get("PYTHONPATH", ""),
                    REVGRAPH_BUILD=BUILD)
-        needs = "the entry needs cuda-python 13 (`cuda.bindings`, pip install 'cuda-python>=13') beside a CUDA build of torch"
-        for path, line in ((entry, f"race: error: importing {entry} failed: ModuleNotFoundError: No module named "
-                                   f"'cuda' (entry-12.py line {at}); {needs}"),
-                           (lazy, "race: error: the warm-up call: custom_kernel raised ModuleNotFoundError: No module "
-                                  f"named 'cuda' (lazy.py line 7); {needs}"),
-                           (other, f"race: error: importing {other} failed: ModuleNotFoundError: No module named "
-                                   f"'race_no_such_module' (other.py line 4)")):
-            p = subprocess.run([sys.executable, "-c", code, "run", path, "--idx-dir", IDX, "--device", "cpu",
-                                "--seed", "5"], capture_output=True, text=True, env=env, timeout=600)
-            self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
-            self.assertEqual(last_line(p), line)
+        hints = {"1": "the entry needs cuda-python 13 (`cuda.bindings`, pip install 'cuda-python>=13') beside a CUDA "
+                      "build of torch",
+                 "0": "the entry is for a machine with a CUDA GPU and cuda-python 13; here, `tools/race engine` races "
+                      "its config's very predictions computed on the CPU (docs/race.md)"}
+        for gpu, needs in hints.items():
+            for path, line in ((entry, f"race: error: importing {entry} failed: ModuleNotFoundError: No module named "
+                                       f"'cuda' (entry-12.py line {at}); {needs}"),
+                               (lazy, "race: error: the warm-up call: custom_kernel raised ModuleNotFoundError: No "
+                                      f"module named 'cuda' (lazy.py line 7); {needs}"),
+                               (other, f"race: error: importing {other} failed: ModuleNotFoundError: No module named "
+                                       f"'race_no_such_module' (other.py line 4)")):
+                p = subprocess.run([sys.executable, "-c", code, "run", path, "--idx-dir", IDX, "--device", "cpu",
+                                    "--seed", "5"], capture_output=True, text=True, env=dict(env, RACE_TEST_GPU=gpu),
+                                   timeout=600)
+                self.assertEqual(p.returncode, 1, p.stdout + p.stderr)
+                self.assertEqual(last_line(p), line)
 
     def test_broken_rule_is_refused_before_import(self):
         marker = os.path.join(self.tmp, "imported")
@@ -1330,7 +1343,7 @@ def custom_kernel(data):
         with open(CENTROID, "rb") as f:
             before = f.read()
         p = race("run", CENTROID, "--idx-dir", IDX, "--device", "cpu", "--report", CENTROID)
-        self.assertEqual(p.returncode, 1)
+        self.assertEqual(p.returncode, 2)  # a usage mistake, as the engine's commands take it
         with open(CENTROID, "rb") as f:
             self.assertEqual(f.read(), before)
 
@@ -1594,7 +1607,7 @@ class Choose(unittest.TestCase):
         with open(results, "w") as f:
             f.write("")  # a result name's file: shortlist reads it
         p = race("choose", "shortlist", "--work", self.tmp, "--results", "ev", "--seeds", 910001, "--output", results)
-        self.assertEqual((p.returncode, last_line(p)), (1, f"race: error: --output {results} is the same file as the "
+        self.assertEqual((p.returncode, last_line(p)), (2, f"race: error: --output {results} is the same file as the "
                                                            f"input --results {results}: an output may not replace an "
                                                            f"input"), p.stderr)
         with open(results) as f:
@@ -1654,7 +1667,7 @@ class Choose(unittest.TestCase):
                                (os.path.join(t, "hard.json"), os.path.join(t, "ev", f"{seed}-05.jsonl"))):
             p = race("choose", "shortlist", "--work", t, "--results", "ev", "--seeds", seed, "--bands", 12,
                      "--output", output)
-            self.assertEqual(p.returncode, 1, p.stderr)
+            self.assertEqual(p.returncode, 2, p.stderr)
             self.assertEqual(p.stderr.splitlines(), [last_line(p)], p.stderr)
             self.assertTrue(last_line(p).startswith(f"race: error: --output {output} is the same file as the input "),
                             p.stderr)

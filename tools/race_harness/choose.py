@@ -313,12 +313,13 @@ def cmd_confirm(a, revgraph):
 def require_outputs(revgraph, outputs, inputs):
     """Before any work, the engine's one check (revgraph._core.require_outputs, as the revgraph
     command's): no output (what, path) is an input (what, path) or another output, however spelled
-    (links, "..", a hard link), and each one's folder is there and writable. RaceError, one line,
-    where one is not (exit 1, as the race's own check of its other commands)."""
+    (links, "..", a hard link), and each one's folder is there and writable. One line where one is
+    not: UsageError (exit 2) for an output that is an input or another output, as the command's and
+    the race's own check of its other commands; RaceError (exit 1) for a folder it cannot write."""
     try:
         revgraph._core.require_outputs(outputs, inputs)
     except revgraph._core.SameFileError as e:
-        raise RaceError(str(e)) from None
+        raise UsageError(str(e)) from None
     except RuntimeError as e:
         raise RaceError(str(e)) from None
 

@@ -25,7 +25,7 @@ def load(build=None):
     """(module, "") or (None, why it is not there, one line)."""
     folder = os.path.join(os.path.abspath(build or default_build()), "python")
     if not os.path.isdir(os.path.join(folder, "revgraph")):
-        return None, f"no built revgraph package under {folder} (build it: meson setup build && ninja -C build; or --build)"
+        return None, f"no built revgraph package under {folder} (build it: tools/setup-build; or --build)"
     if folder not in sys.path:
         sys.path.insert(0, folder)
     try:
@@ -48,6 +48,7 @@ class BinaryBandRule:
 
     def __init__(self, exe):
         self.exe = exe
+        self.VERDICT_SOURCE = f"{exe} band --correct (engine/qualify/protocol.cpp)"  # the report's band.rule
 
     def band_rule(self, band, total, per_draw):
         numbers = self._ask(band, per_draw, "--total", str(total))

@@ -17,7 +17,7 @@ import tempfile
 import threading
 
 from . import HARNESS, PROTOCOL
-from .errors import RaceError
+from .errors import RaceError, UsageError
 
 ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
 JUDGE_GPU = "A100"
@@ -65,12 +65,12 @@ def check_outputs(paths, inputs, new_folder=None):
         if not path or path.endswith(os.sep):
             raise RaceError(f"{path!r}: an output is a file's path, not empty nor a folder's")
         for p in inputs:
-            if p and _same(path, p):
-                raise RaceError(f"{path}: is an input of this run; the race never writes over an input")
+            if p and _same(path, p):  # a usage mistake (exit 2), as the engine's commands take it
+                raise UsageError(f"{path}: is an input of this run; the race never writes over an input")
         for other in paths[:k]:
             if _same(path, other):
-                raise RaceError(f"{other}: this run would write it twice" + (f" (also as {path})" if path != other else "")
-                                + "; the second would replace the first")
+                raise UsageError(f"{other}: this run would write it twice" + (f" (also as {path})" if path != other else "")
+                                 + "; the second would replace the first")
         folder = os.path.dirname(os.path.abspath(path))
         if not os.path.isdir(folder) and not (new_folder and os.path.abspath(new_folder) == folder):
             raise RaceError(f"{path}: the folder {folder} does not exist")

@@ -44,6 +44,9 @@ class InvalidOutput(RaceError):
 # say which package holds the module `cuda` (pip's cuda-python; the judge's image has its 13).
 CUDA_PYTHON_HINT = ("the entry needs cuda-python 13 (`cuda.bindings`, pip install 'cuda-python>=13') beside a "
                     "CUDA build of torch")
+# Where torch sees no GPU, cuda-python would not help: the entry is for a GPU machine.
+NO_GPU_HINT = ("the entry is for a machine with a CUDA GPU and cuda-python 13; here, `tools/race engine` races "
+               "its config's very predictions computed on the CPU (docs/race.md)")
 
 
 def describe_exception(e, path):
@@ -53,7 +56,9 @@ def describe_exception(e, path):
     at = f" ({os.path.basename(path)} line {frames[-1]})" if frames else ""
     hint = ""
     if isinstance(e, ModuleNotFoundError) and (e.name or "").split(".")[0] == "cuda":
-        hint = f"; {CUDA_PYTHON_HINT}"
+        torch = sys.modules.get("torch")
+        gpu = torch is not None and hasattr(torch, "cuda") and torch.cuda.is_available()
+        hint = f"; {CUDA_PYTHON_HINT if gpu else NO_GPU_HINT}"
     return f"{type(e).__name__}{': ' + text[0][:300] if text else ''}{at}{hint}"
 
 

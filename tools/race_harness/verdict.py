@@ -42,7 +42,7 @@ def judge_band(counts, band, revgraph, why_missing="", per_draw=10000):
     basis_points = band_basis_points(band)  # first: a band that is no leaderboard is refused here
     out = {"band": str(band), "basis_points": basis_points, "draws": n, "per_draw": per_draw,
            "total_correct": total, "total": n * per_draw, "worst_draw": min(counts) if counts else None,
-           "rule": "revgraph.band_verdict (engine/qualify/protocol.cpp)"}
+           "rule": getattr(revgraph, "VERDICT_SOURCE", "revgraph.band_verdict (engine/qualify/protocol.cpp)")}
     if revgraph is None:
         out.update(available=False, why=why_missing, passed=None)
         return out

@@ -39,6 +39,9 @@ int band_command(const BandOptions& o) {
     j["band"] = band.text();
     if (o.has_total) {
         const std::int64_t total = parse_int("total", o.total, 0, INT64_MAX);
+        try {
+            qualify::check_band_counts(total, per_draw);
+        } catch (const Error& e) { throw UsageError{std::string("band: ") + e.what()}; }
         j["total"] = total;
         j["per_draw"] = per_draw;
         j["required_correct"] = band.required_correct(total);
@@ -87,7 +90,8 @@ Command add_band_command(CLI::App& app) {
     sub->footer(
         "Prints one JSON line: band, total, per_draw, required_correct, per_draw_floor; with --correct (in place of "
         "--total) also passed, total_correct, meets_total, meets_floor, draws_below_floor (1-based): passed when the "
-        "draws' total meets required_correct and no draw is below per_draw_floor.");
+        "draws' total meets required_correct and no draw is below per_draw_floor. Exit 0 whatever the verdict "
+        "(it is `passed`; qualify exits 3 on a band not met).");
     return {sub, [o, total, correct] {
                 o->has_total = total->count() > 0, o->has_correct = correct->count() > 0;
                 return band_command(*o);
