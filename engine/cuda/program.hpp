@@ -25,7 +25,6 @@
 #include <variant>
 #include <vector>
 
-#include "engine/config.hpp"
 #include "engine/cuda/buffers.hpp"
 #include "engine/cuda/gemm_spec.hpp"
 #include "engine/cuda/ops/argmax.hpp"
@@ -44,7 +43,6 @@
 #include "engine/cuda/ops/sgd.hpp"
 #include "engine/cuda/ops/sgd_gather.hpp"
 #include "engine/cuda/ops/zero.hpp"
-#include "engine/model/layout.hpp"
 
 namespace revgraph::cuda {
 

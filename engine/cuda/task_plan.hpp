@@ -3,7 +3,8 @@
 // programs (engine/cuda/program.hpp: operations in launch order) of reset, normalise, each epoch,
 // each SGD step and predict, for either path (`cuda`'s cuBLASLt products, `cuda-fused`'s kernels).
 // Plain data, no CUDA headers: the GPU executes the programs (executor.cpp), the emulator runs the
-// same ones on the CPU (emulator.cpp). Defined in task_plan.cpp.
+// same ones on the CPU (emulator.cpp). Defined in task_plan.cpp (check(), which holds a program to
+// the plan's buffers, in program.cpp).
 #include <cstddef>
 #include <cstdint>
 #include <vector>

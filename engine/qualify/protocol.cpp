@@ -212,8 +212,8 @@ Verdict verdict_of_counts(const std::vector<std::int64_t>& correct, const std::v
                           const Band& band) {
     if (correct.empty()) throw Error("a verdict needs at least one draw");
     if (correct.size() != totals.size())
-        throw Error("correct counts for " + std::to_string(correct.size()) + " draws, totals for " +
-                    std::to_string(totals.size()));
+        throw Error("correct counts for " + std::to_string(correct.size()) +
+                    (correct.size() == 1 ? " draw" : " draws") + ", totals for " + std::to_string(totals.size()));
     Verdict v;
     std::int64_t largest = 0;
     for (std::size_t i = 0; i < correct.size(); ++i) {

@@ -406,7 +406,7 @@ def band_rule(band: str, total: int, per_draw: int) -> dict[str, int]:
     type; ValueError for a str that is no band in 0..100 ("12%") or counts out of range (a draw of
     less than 1, a total of less than one draw)."""
     band = _band(band)
-    return _core.band_numbers(band, _int("total", total, 0, _INT64_MAX), _int("per_draw", per_draw, 0, _INT64_MAX))
+    return _core.band_numbers(band, _int("total", total, 0, _INT64_MAX), _int("per_draw", per_draw, 1, _INT64_MAX))
 
 
 def band_verdict(band: str, correct: Sequence[int], per_draw: int | Sequence[int]) -> dict[str, Any]:

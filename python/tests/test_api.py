@@ -524,7 +524,8 @@ def test_export_is_the_commands_entry():
                                                                       "--set", "batch_size=512").stdout.replace(
         "(--set)", "(Python)")
     for kwargs, words in (({"band": "7"}, "leaderboards"), ({"band": "12", "width": 81}, "width"),
-                          ({"band": "12", "from_file": frontier, "depth": 3}, "give no config keys"),
+                          ({"band": "12", "from_file": frontier, "depth": 3},
+                           "from_file takes its band's config from the file; give no config keys"),
                           ({"band": "2", "from_file": frontier}, "has no band 2"),
                           ({"band": "7", "from_file": frontier}, "leaderboards")):
         with pytest.raises(ValueError) as raised:

@@ -78,7 +78,7 @@ class CommandLine(CliTestCase):
                 self.assert_clean_error(rg("band", "--band", "12", "--total", total, "--per-draw", "5"), 2,
                                         ["--total", total])
         self.assert_clean_error(rg("band", "--band", "12", "--total", "10", "--per-draw", "0"), 2,
-                                ["a draw of 0 query images"])
+                                ["--per-draw", "1..", "got '0'"])
         self.assert_clean_error(rg("qualify", "--idx-dir", self.tmp, "--draws", "2.5"), 2, ["--draws needs an integer"])
         # --correct, the verdict: counts no draw can have, an empty item, both or neither of --total
         # and --correct.

@@ -471,6 +471,35 @@ class Entries(unittest.TestCase):
                     self.assertEqual(got.numpy().tolist(), want.tolist())
                     self.assertTrue(all(p["destroyed"] for p in entry.nvrtc.programs), "an NVRTC program left")
 
+    def test_the_host_device_refuses_a_device_other_than_the_inputs(self):
+        # The check that holds the entry's torch.cuda.device to its inputs' device must itself fail
+        # an entry that names a fixed device (cuda:0, right only where the inputs are there).
+        if not torch_installed():
+            self.skipTest("torch is not installed")
+        import torch
+        sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+        import host_device
+        with open(self.entries["rev88"][0]) as f:
+            text = f.read()
+        said = "with torch.cuda.device(data[0].device):"
+        self.assertIn(said, text)
+        fixed = os.path.join(self.tmp, "fixed_device.py")
+        with open(fixed, "w") as f:
+            f.write(text.replace(said, "with torch.cuda.device(0):"))
+        self.entries["fixed_device"] = (fixed,)
+        try:
+            entry = self.load("fixed_device", fake_cuda=True)
+        finally:
+            del self.entries["fixed_device"]
+        driver, restore = host_device.install(entry, tempfile.mkdtemp(dir=self.tmp), ROOT, build_cxx())
+        self.addCleanup(restore)
+        data = tuple(host_device.as_device_tensor(t) for t in (
+            torch.zeros(3, 1, 9, 9), torch.zeros(3, dtype=torch.int64), torch.zeros(2, 1, 9, 9)))
+        with self.assertRaises(RuntimeError) as caught:
+            entry.custom_kernel(data)
+        self.assertEqual(str(caught.exception), "host device: torch.cuda.device(0) is not the inputs' device")
+        self.assertEqual(driver.launches, 0)
+
     def test_a_compile_nvrtc_refuses_is_one_error_with_its_log(self):
         # A text NVRTC refuses (a toolkit or device it does not suit) fails the first call with NVRTC's
         # log in the error, less the log's closing NUL, and nothing launched or kept.

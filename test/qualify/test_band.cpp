@@ -70,7 +70,7 @@ TEST_CASE("only plain decimal percentages in 0..100") {
     CHECK(Band::parse("7.5").text() == "7.5");
 }
 
-// The verdict on bare counts (engine/qualify/protocol.hpp), the one every verdict takes.
+// The verdict on bare counts (engine/qualify/protocol.hpp), qualify's and revgraph.band_verdict's.
 TEST_CASE("the verdict: the total and every draw's floor, each draw against its own total") {
     using revgraph::qualify::verdict_of_counts;
     const Band b12 = Band::parse("12");
@@ -108,4 +108,15 @@ TEST_CASE("the verdict: the total and every draw's floor, each draw against its 
     CHECK_THROWS_AS(verdict_of_counts({-1}, {10}, b12), Error);
     CHECK_THROWS_AS(verdict_of_counts({0}, {0}, b12), Error);
     CHECK_THROWS_AS(verdict_of_counts({0, 0}, {INT64_MAX, 1}, b12), Error);  // totals past int64
+}
+
+TEST_CASE("the counts a band's numbers are asked for: a draw of at least 1, a total of at least one draw") {
+    using revgraph::qualify::check_band_counts;
+    CHECK_NOTHROW(check_band_counts(110000, 10000));
+    CHECK_NOTHROW(check_band_counts(10000, 10000));  // one draw
+    CHECK_NOTHROW(check_band_counts(1, 1));
+    CHECK_THROWS_AS(check_band_counts(10, 0), Error);
+    CHECK_THROWS_AS(check_band_counts(9999, 10000), Error);
+    CHECK_THROWS_AS(check_band_counts(0, 1), Error);
+    CHECK_THROWS_AS(check_band_counts(5, -1), Error);
 }

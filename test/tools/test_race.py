@@ -854,7 +854,7 @@ class Draws(unittest.TestCase):
         never = os.path.join(IDX, "never.npz")
         try:
             p = race("draws", "--idx-dir", IDX, "--seed", 3, "--output", never)
-            self.assertEqual((p.returncode, last_line(p)), (1, f"race: error: {never}: is in the IDX folder; the "
+            self.assertEqual((p.returncode, last_line(p)), (2, f"race: error: {never}: is in the IDX folder; the "
                                                                f"race never writes among its inputs"))
             self.assertFalse(os.path.exists(never))
         finally:  # the IDX folder is the shared cache: whatever a regression wrote goes

@@ -464,10 +464,10 @@ def cmd_draws(a):
             raise RaceError(f"{a.task_dir}: not a folder")
         for p in inputs:
             if os.path.dirname(os.path.abspath(p)) == os.path.abspath(a.task_dir):
-                raise RaceError(f"{a.task_dir}: is the IDX folder; the race never writes among its inputs")
+                raise UsageError(f"{a.task_dir}: is the IDX folder; the race never writes among its inputs")
     # Nor --output among them: the t10k files `run` reads (and any other) live there.
     if os.path.realpath(os.path.dirname(os.path.abspath(a.output))) == os.path.realpath(a.idx_dir):
-        raise RaceError(f"{a.output}: is in the IDX folder; the race never writes among its inputs")
+        raise UsageError(f"{a.output}: is in the IDX folder; the race never writes among its inputs")
     pool = draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)
     ranked = draws.ranked_draws(pool, seed)
     arrays = {"seed": np.array(str(seed))}

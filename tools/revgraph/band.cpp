@@ -34,7 +34,7 @@ int band_command(const BandOptions& o) {
         band = qualify::Band::parse(o.band, "band: --band");
     } catch (const Error& e) { throw UsageError{e.what()}; }
     if (o.has_total == o.has_correct) throw UsageError{"band: give --total or --correct (one of the two)"};
-    const std::int64_t per_draw = parse_int("per-draw", o.per_draw, 0, INT64_MAX);
+    const std::int64_t per_draw = parse_int("per-draw", o.per_draw, 1, INT64_MAX);
     nlohmann::ordered_json j;
     j["band"] = band.text();
     if (o.has_total) {
