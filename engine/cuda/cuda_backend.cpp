@@ -224,13 +224,9 @@ void CudaBackend::step(int e, int b) {
     im.steps[static_cast<std::size_t>(b)].launch(im.stream.s);
 }
 
-// Both streams: a step's product beside the chain rejoins the main stream at a later launch, and
-// a throw between the fork and that launch (eager runs: the warm-up, step()) leaves the second
-// stream's work unjoined; the cleanup that calls this must still find the device idle.
-void CudaBackend::synchronize() {
-    cudaCheck(cudaStreamSynchronize(impl().stream.s));
-    cudaCheck(cudaStreamSynchronize(impl().side_stream.s));
-}
+// The program's stream alone: the second stream's work always rejoins it, on a throw too
+// (CompiledProgram::launch).
+void CudaBackend::synchronize() { cudaCheck(cudaStreamSynchronize(impl().stream.s)); }
 
 std::string CudaBackend::launch_group() const {
     if (!impl_ || !impl_->whole_task) return {};

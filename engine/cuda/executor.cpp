@@ -59,6 +59,7 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
     // Products off the chain go to the second stream where there is one (lane_schedule says where
     // it forks and rejoins); else every operation runs on the program's stream, in program order.
     const bool lanes = side != nullptr && matmuls != nullptr && matmuls->has_side_workspace();
+    if (lanes) out.side = *side;
     bool beside = false;  // the operation being bound forks to the second stream
     // No default case: an operation without a handler here fails to compile.
     const auto bind = [&](const auto& op) {
@@ -71,13 +72,7 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
                 L.push_back([matmuls, id, lane](cudaStream_t s) {
                     cudaCheck(cudaEventRecord(lane.fork, s));
                     cudaCheck(cudaStreamWaitEvent(lane.stream, lane.fork, 0));
-                    try {
-                        matmuls->launch(id, lane.stream, true);
-                    } catch (...) {  // rejoin, so that a capture ends with no stream left forked
-                        (void)cudaEventRecord(lane.join, lane.stream);
-                        (void)cudaStreamWaitEvent(s, lane.join, 0);
-                        throw;
-                    }
+                    matmuls->launch(id, lane.stream, true);  // a throw: CompiledProgram::launch rejoins
                     cudaCheck(cudaEventRecord(lane.join, lane.stream));
                 });
             } else {

@@ -44,15 +44,6 @@ private:
     void* at(Ref r, Elem e) const;
 };
 
-struct CompiledProgram {
-    std::vector<std::function<void(cudaStream_t)>> launches;
-    OpCounts counts;
-    std::vector<bool> fused_weights_shared;  // per fused rows/predict launch: parameters copied to shared memory
-    void launch(cudaStream_t stream) const {
-        for (const auto& l : launches) l(stream);
-    }
-};
-
 // The second stream of a product off the chain (GemmOp::beside), and the two events that fork it
 // from the program's stream and join it back. The owner keeps them alive as long as the compiled
 // programs; one lane serves every program, since a program joins it before it ends. In a capture
@@ -61,6 +52,28 @@ struct CompiledProgram {
 struct SideLane {
     cudaStream_t stream = nullptr;
     cudaEvent_t fork = nullptr, join = nullptr;
+};
+
+struct CompiledProgram {
+    std::vector<std::function<void(cudaStream_t)>> launches;
+    OpCounts counts;
+    std::vector<bool> fused_weights_shared;  // per fused rows/predict launch: parameters copied to shared memory
+    SideLane side;                           // the lane its products off the chain fork to; none: no stream
+    void launch(cudaStream_t stream) const {
+        try {
+            for (const auto& l : launches) l(stream);
+        } catch (...) {
+            // A throw between a fork and its join (the failed product itself, or a launch after
+            // it): the second stream rejoins here, so that none of its work outlives the program
+            // unjoined (the caller's cleanup waits on the program's stream) and a capture ends with
+            // no stream left forked. A lane already joined records and waits on nothing pending.
+            if (side.stream != nullptr) {
+                (void)cudaEventRecord(side.join, side.stream);
+                (void)cudaStreamWaitEvent(stream, side.join, 0);
+            }
+            throw;
+        }
+    }
 };
 
 // Checks the program against the plan's buffers, binds every product (choosing and pinning its
