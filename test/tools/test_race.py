@@ -529,12 +529,33 @@ class Rules(unittest.TestCase):
 
 
 class Usage(unittest.TestCase):
+    def test_seeds_sharing_a_draw(self):
+        """draws.shares_draw_seeds against its definition, two runs with a draw seed in common (draw i
+        of seed s from s + 13 i, i = 1..11); and `choose` refuses a selection seed that shares one
+        with the default seed, which judges the choice, before any work."""
+        for d in range(-200, 201):
+            a, b = DEFAULT_SEED + d, DEFAULT_SEED
+            common = any(a + 13 * i == b + 13 * j for i in range(1, 12) for j in range(1, 12))
+            self.assertEqual(draws.shares_draw_seeds(a, b), common, d)
+        with tempfile.TemporaryDirectory() as tmp:
+            for seed, shares in ((DEFAULT_SEED - 130, True), (DEFAULT_SEED + 143, False)):
+                p = race("choose", "shortlist", "--work", tmp, "--results", "s1", "--seeds", seed,
+                         "--output", os.path.join(tmp, "out.json"))
+                if shares:
+                    self.assertEqual(p.returncode, 1, p.stderr)
+                    self.assertEqual(last_line(p), f"race: error: seed {seed} shares draws with {DEFAULT_SEED}, the "
+                                                   "default local seed, which judges the choice: not a selection seed")
+                else:  # past the seed check: no results in the work folder
+                    self.assertNotIn("not a selection seed", p.stderr)
+
     def test_bands_and_backends_are_usage_mistakes(self):
         """engine takes the leaderboards only, as check and revgraph export do (rules.LEADERBOARDS),
         and its two backends; every usage mistake exits 2 with one line, before any work."""
         self.assertEqual(rules.LEADERBOARDS, (12, 8, 5, 3, 2))
-        # The engine's own list (`revgraph export`, engine/export race_bands()) is the same: each of
-        # these is taken, and bands beside them are not.
+        # The engine's own list (qualify::leaderboard_bands(): revgraph.LEADERBOARD_BANDS, and what
+        # `revgraph export` takes) is the same: each of these is taken, and bands beside them are not.
+        if REVGRAPH_PKG is not None:
+            self.assertEqual(REVGRAPH_PKG.LEADERBOARD_BANDS, tuple(map(str, rules.LEADERBOARDS)))
         for band in [*rules.LEADERBOARDS, 7, 4, 10]:
             p = subprocess.run([REVGRAPH, "export", "--band", str(band), "--quiet"], capture_output=True, text=True)
             self.assertEqual(p.returncode, 0 if band in rules.LEADERBOARDS else 2, (band, p.stderr))
@@ -1408,6 +1429,37 @@ class Engine(unittest.TestCase):
                 rep = json.load(f)
             self.assertEqual({k: rep["config"][k] for k in small}, small)
             self.assertEqual(rep["sources"]["recorded_failure"], f"band 12 of {frontier_like} {recorded[frontier_like]}")
+
+    def test_a_seed_the_file_chose_on_is_said(self):
+        """A seed sharing a draw with the --from file's selection seeds (bench/race.json records them)
+        is judged all the same, with a warning, the line saying so and the report naming the seeds;
+        a file without them says nothing (depth 1, 1 epoch at batch 512: seconds)."""
+        small = {"depth": 1, "epochs": 1, "batch_size": 512}
+        with tempfile.TemporaryDirectory() as tmp:
+            race_like = os.path.join(tmp, "r.json")
+            seeds = [DEFAULT_SEED + 13 * 10, DEFAULT_SEED + 13 * 11, DEFAULT_SEED + 1]  # only the first shares a draw
+            with open(race_like, "w") as f:
+                json.dump({"selection_seeds": seeds, "bands": [{"band": "12", "config": small}]}, f)
+            rep_path = os.path.join(tmp, "engine.json")
+            p = race("engine", "--band", 12, "--idx-dir", IDX, "--from", race_like, "--seed", DEFAULT_SEED,
+                     "--report", rep_path)
+            self.assertIn(p.returncode, (0, 3), p.stderr)
+            self.assertIn(f"race: seed {DEFAULT_SEED} shares draws with {race_like}'s selection seeds ({seeds[0]}): "
+                          "the config was chosen on them", p.stderr)
+            self.assertTrue(last_line(p).endswith(f"; seed {DEFAULT_SEED} shares draws with the file's selection "
+                                                  "seeds: not an unseen check"), last_line(p))
+            with open(rep_path) as f:
+                self.assertEqual(json.load(f)["seed"]["selection_seeds_of_file"], [seeds[0]])
+            with open(race_like, "w") as f:
+                json.dump({"bands": [{"band": "12", "config": small}]}, f)
+            q = race("engine", "--band", 12, "--idx-dir", IDX, "--from", race_like, "--seed", DEFAULT_SEED,
+                     "--report", rep_path)
+            self.assertIn(q.returncode, (0, 3), q.stderr)
+            self.assertNotIn("selection seeds", q.stderr + q.stdout)
+            with open(rep_path) as f:
+                rep = json.load(f)
+            self.assertNotIn("selection_seeds_of_file", rep["seed"])
+            self.assertEqual(rep["seed"]["seed"], DEFAULT_SEED)
 
     def test_rev88_band_12_against_fit_predict(self):
         with tempfile.TemporaryDirectory() as tmp:

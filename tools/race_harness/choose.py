@@ -25,7 +25,7 @@ import zlib
 
 import numpy as np
 
-from . import rules, timemodel
+from . import draws, rules, timemodel
 from .errors import RaceError, UsageError
 
 KEYS = ("depth", "width", "alpha", "seed", "epochs", "learning_rate", "batch_size", "momentum", "weight_decay")
@@ -54,8 +54,7 @@ def check_selection_seeds(seeds, default_seed):
     if twice:
         raise UsageError(f"--seeds names {', '.join(map(str, twice))} twice: each selection seed once")
     for s in seeds:
-        d = s - default_seed
-        if d % 13 == 0 and abs(d // 13) <= DRAWS - 1:
+        if draws.shares_draw_seeds(s, default_seed):
             raise RaceError(f"seed {s} shares draws with {default_seed}, the default local seed, which judges the "
                             f"choice: not a selection seed")
 

@@ -194,6 +194,21 @@ def _seed(a):
     return DEFAULT_SEED, {"seed": DEFAULT_SEED, "source": "default", "default": True}
 
 
+def _chosen_on(path, seed):
+    """The selection seeds a file of bands records (bench/race.json's "selection_seeds") that share
+    a draw with this seed (draws.shares_draw_seeds): a verdict there is on draws the config was
+    chosen on. The engine has read the file already; one it reads but JSON does not is its own
+    matter, so anything unreadable here is simply no seeds."""
+    try:
+        with open(path) as f:
+            seeds = json.load(f).get("selection_seeds")
+    except (OSError, ValueError, AttributeError):
+        return []
+    if not isinstance(seeds, list):
+        return []
+    return [s for s in seeds if isinstance(s, int) and not isinstance(s, bool) and draws.shares_draw_seeds(seed, s)]
+
+
 def _idx_inputs(folder, names):
     out = []
     for n in names:
@@ -397,6 +412,12 @@ def cmd_engine(a):
             config = revgraph._core.config_from(a.config, list(a.set))
     except (ValueError, RuntimeError) as e:
         raise RaceError(str(e)) from None
+    chosen_on = _chosen_on(a.from_file, seed) if a.from_file else []
+    if chosen_on:
+        seed_record["selection_seeds_of_file"] = chosen_on
+        print(f"race: seed {seed} shares draws with {a.from_file}'s selection seeds "
+              f"({', '.join(map(str, chosen_on))}): the config was chosen on them, so this verdict is no unseen check",
+              file=sys.stderr)
     pool = draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)
     ranked = draws.ranked_draws(pool, seed)
     rows, seconds, counts = [], [], []
@@ -420,6 +441,8 @@ def cmd_engine(a):
     line = report.engine_verdict_line(word, band_v, backend, seconds, entry_predictions, ENTRY_BACKEND)
     if recorded_failure:  # export refuses this band: the line says why, whatever this judge found
         line += f"; the file records: {recorded_failure}"
+    if chosen_on:
+        line += f"; seed {seed} shares draws with the file's selection seeds: not an unseen check"
     out = report.header("engine")
     out.update(seed=seed_record, config=config,
                backend={"requested": a.backend, "ran": backend, "device": device,

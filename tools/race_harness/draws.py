@@ -186,6 +186,15 @@ def halves(seed, n=POOL_SIZE):
     return p[:n // 2], p[n // 2:]
 
 
+def shares_draw_seeds(a, b):
+    """Whether runs with seeds a and b have a ranked draw's seed in common (draw i of seed s is drawn
+    from s + SEED_STEP i, i = 1..11): a - b = SEED_STEP m with |m| <= 10. Equal seeds give the same
+    11 draws; overlapping ones the same row choices and label permutation for a draw (the halves
+    still differ): either way, draws a choice was made on."""
+    d = a - b
+    return d % SEED_STEP == 0 and abs(d // SEED_STEP) <= RANKED_DRAWS - 1
+
+
 def ranked_draw(pool, seed, i, split=None):
     """Ranked draw i (1..11) of the run with this seed."""
     train_half, test_half = split if split is not None else halves(seed, len(pool))
