@@ -618,7 +618,7 @@ TEST_CASE("fused plan: the grads blocks own every parameter exactly once") {
     CHECK(blocks(128, 5) == 26);
 }
 
-TEST_CASE("fused plan: parameters are copied to shared memory when they fit") {
+TEST_CASE("fused plan: the rule for whether the parameters fit in shared memory") {
     const std::size_t state = fused::rows_state_floats(fused::kRowsPerBlock);
     CHECK(fused::weights_fit(state, 7554, kEmulatedSharedBytes));
     CHECK(fused::weights_fit(state, 7554, 48 * 1024));  // rev88 needs no opt-in
