@@ -3,6 +3,7 @@
 #include <charconv>
 #include <cmath>
 #include <limits>
+#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
@@ -256,9 +257,20 @@ void TaskConfig::update_from_json(const nlohmann::json& object) {
 std::vector<std::string> TaskConfig::update_from_json_text(std::string_view text) {
     if (const auto nul = text.find('\0'); nul != std::string_view::npos)
         throw Error("config: not valid JSON (a NUL byte at offset " + std::to_string(nul) + ")");
+    // JSON lets an object name a key twice and a parser keep the last; a config that does is a slip
+    // (two values for one key), refused as any bad key is, before any work.
+    std::vector<std::set<std::string>> keys;  // the keys seen in each object open around the parser
+    const auto no_repeats = [&keys](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
+        using E = nlohmann::json::parse_event_t;
+        if (event == E::object_start) keys.emplace_back();
+        if (event == E::object_end) keys.pop_back();
+        if (event == E::key && !keys.back().insert(parsed.get<std::string>()).second)
+            throw Error("config: key '" + parsed.get<std::string>() + "' is given twice");
+        return true;
+    };
     nlohmann::json j;
     try {
-        j = nlohmann::json::parse(text);
+        j = nlohmann::json::parse(text, no_repeats);
     } catch (const nlohmann::json::exception&) { throw Error("config: not valid JSON"); }
     update_from_json(j);
     std::vector<std::string> set;

@@ -159,6 +159,16 @@ TEST_CASE("config: a config file's text is one JSON object and nothing else, NUL
     }
     CHECK_THROWS_AS(c.update_from_json_text("{\"depth\": 2} x"), revgraph::Error);
     CHECK_THROWS_AS(c.update_from_json_text(""), revgraph::Error);
+    // A key given twice (JSON parsers keep the last) is a slip, refused, the config left as it was;
+    // the same key in two objects is no repeat (refused later for the nested value, not as twice).
+    revgraph::TaskConfig e;
+    e.epochs = 7;
+    CHECK_THROWS_WITH_AS(e.update_from_json_text(R"({"epochs": 2, "depth": 1, "epochs": 3})"),
+                         "config: key 'epochs' is given twice", revgraph::Error);
+    CHECK(e.epochs == 7);
+    CHECK(e.depth == 2);
+    CHECK_THROWS_WITH_AS(e.update_from_json_text(R"({"epochs": {"epochs": 1}})"),
+                         doctest::Contains("epochs must be"), revgraph::Error);
 }
 
 TEST_CASE("config: width is an even integer in 82..1024, from text, JSON and validate alike") {
