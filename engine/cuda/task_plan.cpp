@@ -53,6 +53,11 @@ TaskPlan::TaskPlan(const TaskConfig& config, std::int64_t train_count, std::int6
       cluster_blocks_(cluster_blocks) {
     config_.validate();
     if (cluster_blocks_ != 0) {
+        if (path_ == Path::fused && any_width())  // the user's option meets a config: name both, and the way out
+            throw Error("cuda-fused: whole epochs in one cluster launch (cluster blocks " +
+                        std::to_string(cluster_blocks_) + ") run the width-" + std::to_string(model::kFeatures) +
+                        " step only, not width " + std::to_string(layout_.width()) +
+                        ": set cluster blocks to 0 (--cluster-blocks 0, configure_gpu(cluster_blocks=0)) for it");
         if (const char* problem = cluster_problem()) throw Error(problem);
         if (const char* problem = fused::cluster_blocks_problem(cluster_blocks_)) throw Error(problem);
     }

@@ -323,7 +323,8 @@ def configure_gpu(*, device: Optional[int] = None, workspace_bytes: Optional[int
     Programmatic Dependent Launch for `cuda-fused` (on by default), and whether `cuda-fused` (width
     82) runs each epoch in one launch of a thread-block cluster of that many blocks (1..16, sm_90+;
     0, the default: two kernels a step; built to give the same bytes either way, unverified on a GPU;
-    an emulated cuda-fused follows it too). None leaves an option as it is; returns the options in force (and whether a GPU task has
+    an emulated cuda-fused follows it too; while it is not 0, a cuda-fused task of another width is
+    refused, RuntimeError). None leaves an option as it is; returns the options in force (and whether a GPU task has
     started). Set them before the first GPU task: afterwards only the options already
     in force are accepted (RuntimeError). A value of the wrong type raises TypeError, an
     out-of-range one ValueError (the engine's ranges, those of the command)."""

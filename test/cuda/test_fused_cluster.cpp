@@ -191,7 +191,10 @@ TEST_CASE("plan: the cluster launch is refused in one line where it does not run
     TaskConfig wide;
     wide.width = 90;
     CHECK_THROWS_WITH_AS(TaskPlan(wide, 300, 70, Path::fused, 8),
-                         "plan: whole epochs in one cluster launch run cuda-fused's width-82 step only", Error);
+                         "cuda-fused: whole epochs in one cluster launch (cluster blocks 8) run the width-82 step "
+                         "only, not width 90: set cluster blocks to 0 (--cluster-blocks 0, "
+                         "configure_gpu(cluster_blocks=0)) for it",
+                         Error);
     // Without clusters the epoch is the steps; with them, one launch that reaches every buffer a
     // step does (the plan's checker holds its accesses to the buffers' sizes).
     const TaskPlan steps(c, 300, 70, Path::fused), cluster(c, 300, 70, Path::fused, 16);

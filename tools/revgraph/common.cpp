@@ -50,7 +50,7 @@ void add_task_options(CLI::App& app, TaskOptions& o, bool with_config) {
                    "cuda-fused at width 82: each epoch's steps in one launch of a thread-block cluster of N blocks "
                    "(1..16, sm_90+; built to give the same bytes, unverified on a GPU); tasks trained together "
                    "(sweep, qualify --together) of one launch shape are clusters of ONE launch; 0, the default, "
-                   "runs two kernels a step")
+                   "runs two kernels a step; a cuda-fused task of another width is refused while N is not 0")
         ->type_name("N")
         ->check(kNonEmpty);
 }
