@@ -173,8 +173,8 @@ QualifyOutcome run_qualification(const QualifyRequest& request) {
     // stops the run from its progress callback (Python's Ctrl-C) never finds the folder written.
     if (request.progress)
         for (const DrawScore& s : scores.draws)
-            request.progress("draw " + std::to_string(s.dataset_seed) + ": " + std::to_string(s.correct) + " / " +
-                             std::to_string(s.total) + " correct");
+            request.progress("draw " + std::to_string(s.index) + " (seed " + std::to_string(s.dataset_seed) +
+                             "): " + std::to_string(s.correct) + " / " + std::to_string(s.total) + " correct");
 
     if (out) {
         nlohmann::ordered_json accuracy = accuracy_json(scores, p.band, official);

@@ -215,6 +215,8 @@ def test_progress_lines_and_a_stop_between_draws(tmp_path, idx):
         untimed = [line.split(": trained")[0] for line in lines]
         assert untimed == [line.split(": trained")[0] for line in said], (lines, said)
     assert len(lines) == 4 and lines[0].startswith("draw 0 (seed 2026091400)") and lines[3].endswith("correct")
+    # A draw scored is named as a draw trained was: its index, then its seed.
+    assert lines[2].startswith("draw 0 (seed 2026091400): ") and lines[3].startswith("draw 1 (seed 2026091401): ")
 
     class Stop(Exception):
         pass
