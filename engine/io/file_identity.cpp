@@ -107,7 +107,9 @@ void require_writable_directory(const fs::path& output) {
     const fs::path parent = fs::absolute(output).parent_path();
     std::error_code ec;
     if (!fs::is_directory(parent, ec))
-        throw Error("cannot write " + output.string() + ": directory " + parent.string() + " does not exist");
+        throw Error("cannot write " + output.string() + ": " +
+                    (fs::exists(parent, ec) ? parent.string() + " is not a directory"
+                                            : "directory " + parent.string() + " does not exist"));
     if (::access(parent.c_str(), W_OK) != 0)
         throw Error("cannot write " + output.string() + ": directory " + parent.string() + " is not writable");
     if (fs::is_directory(output, ec)) throw Error("cannot write " + output.string() + ": it is a directory");

@@ -55,9 +55,9 @@ def _path(name: str, value: Any) -> str:
     return path
 
 
-def _band(value: Any) -> str:
+def _band(value: Any, example: str = "\"12\" or \"7.5\"") -> str:
     if not isinstance(value, str):
-        raise TypeError(f"band must be a decimal string such as \"12\" or \"7.5\", got {value!r}")
+        raise TypeError(f"band must be a decimal string such as {example}, got {value!r}")
     return value
 
 
@@ -390,7 +390,7 @@ def export(band: str, *, from_file: Optional[str | os.PathLike[str]] = None, **c
     or the config keys given (rev88's defaults for the rest). ValueError, one line, where the band,
     the config or the file is not right, or where the file records the band as failed ("qualified":
     false, verify.passed false) or unreached: its entry would fail the leaderboard (docs/race.md)."""
-    return _core.export_entry(_band(band), None if from_file is None else _path("from_file", from_file),
+    return _core.export_entry(_band(band, "\"12\" (a leaderboard: " + ", ".join(LEADERBOARD_BANDS) + ")"), None if from_file is None else _path("from_file", from_file),
                               _config_kwargs(config))
 
 

@@ -218,7 +218,8 @@ def test_every_argument_of_the_wrong_type_is_one_line_naming_it(task_arrays, tmp
         (lambda: revgraph.verify("s", "i", backend=5), TypeError, "backend must be a string, got 5"),
         (lambda: revgraph.verify(b"s", "i"), TypeError, "submission must be a path (str or os.PathLike), got b's'"),
         (lambda: revgraph.verify("s", "i", retrain="yes"), TypeError, "retrain must be True or False, got 'yes'"),
-        (lambda: revgraph.export(12), TypeError, 'band must be a decimal string such as "12" or "7.5", got 12'),
+        (lambda: revgraph.export(12), TypeError,
+         'band must be a decimal string such as "12" (a leaderboard: 12, 8, 5, 3, 2), got 12'),
         (lambda: revgraph.export("12", from_file=1), TypeError, "from_file must be a path (str or os.PathLike), got 1"),
         # An empty path names no file: refused as the command refuses an empty value (it reached the
         # engine, which said ": not a directory" or threw a filesystem_error).

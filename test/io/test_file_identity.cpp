@@ -58,6 +58,22 @@ TEST_CASE("file identity: an output that is an input, however spelled, is refuse
     fs::current_path(cwd);
 }
 
+TEST_CASE("file identity: an output's folder that is missing, or a file, is said as such") {
+    iotest::ScratchDir dir;
+    write_file_atomic(dir / "afile", std::string("x"));
+    CHECK_THROWS_WITH_AS(revgraph::io::require_writable_directory(dir / "afile" / "out.json"),
+                         ("cannot write " + (dir / "afile" / "out.json").string() + ": " + (dir / "afile").string() +
+                          " is not a directory")
+                             .c_str(),
+                         Error);
+    CHECK_THROWS_WITH_AS(revgraph::io::require_writable_directory(dir / "none" / "out.json"),
+                         ("cannot write " + (dir / "none" / "out.json").string() + ": directory " +
+                          (dir / "none").string() + " does not exist")
+                             .c_str(),
+                         Error);
+    CHECK_NOTHROW(revgraph::io::require_writable_directory(dir / "out.json"));
+}
+
 TEST_CASE("atomic file: only regular files are replaced; links are written through") {
     iotest::ScratchDir dir;
     // Devices, fifos and links to them: one clear error, nothing created beside them.
