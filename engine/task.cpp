@@ -236,7 +236,7 @@ std::string divergence_warning(std::int64_t non_finite_rows, std::int64_t query_
     if (non_finite_rows == 0) return {};
     return std::to_string(non_finite_rows) + " of " + std::to_string(query_rows) +
            " query rows scored NaN or infinity: the run diverged, and their predictions mean nothing "
-           "(a smaller learning_rate may help)";
+           "(a smaller learning_rate, alpha or weight_decay may help)";
 }
 
 TaskOutputs PreparedTask::outputs(const std::vector<double>& run_seconds) {

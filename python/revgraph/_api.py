@@ -269,6 +269,9 @@ class Task:
 
     @property
     def preparation_seconds(self) -> float:
+        """Seconds the task took to prepare, once, when it was made (input checks and hashes, the
+        initialisation draws and permutations, allocation, upload, graph capture): RESULT.json's
+        preparation_seconds, outside every run's time."""
         return self._task.preparation_seconds
 
     @property
@@ -278,6 +281,9 @@ class Task:
 
     @property
     def device(self) -> str:
+        """What it runs on, in RESULT.json's words: "cpu: <model> (1 thread, avx512)" for `cpu`, the
+        GPU and its architecture for a CUDA backend, "CPU emulation of cuda-fused's launch plan
+        (cpu: <model>)" for an emulated one."""
         return self._task.device
 
     @property

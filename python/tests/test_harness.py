@@ -79,7 +79,7 @@ def test_learn_says_a_run_diverged_as_the_command_does(tmp_path, medium):
                 "cpu", "--quiet")
     assert p.returncode == 0, p.stderr
     assert p.stderr.splitlines() == ["revgraph: warning: 120 of 120 query rows scored NaN or infinity: the run "
-                                     "diverged, and their predictions mean nothing (a smaller learning_rate may help)"]
+                                     "diverged, and their predictions mean nothing (a smaller learning_rate, alpha or weight_decay may help)"]
     p = harness("learn", "--data", str(path), "--predictions", str(tmp_path / "p2.npy"), "--backend", "cpu", "--quiet")
     assert p.returncode == 0 and p.stderr == ""
 
