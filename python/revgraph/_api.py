@@ -67,7 +67,21 @@ def _progress(value: Any) -> Any:
     return value
 
 
+# Keyword arguments a config is not, but a caller may think it: where each goes instead (a config's
+# unknown key is otherwise the engine's one-line refusal with its closest key).
+_NOT_CONFIG = {
+    **{k: f"a GPU option of the process: revgraph.configure_gpu({k}=...) before the first GPU task"
+       for k in ("device", "workspace_bytes", "pdl", "cluster_blocks")},
+    "metadata": "an option of a run: Task(...).run(metadata=False), or run_together(..., metadata=False)",
+    "test_labels": "never an input: score the predictions against the labels afterwards "
+                   "((result.predictions == test_labels).mean())",
+}
+
+
 def _config_kwargs(config: dict[str, Any]) -> dict[str, Any]:
+    for key in config:
+        if key in _NOT_CONFIG and key not in _core.CONFIG_KEYS:
+            raise ValueError(f"config: unknown key '{key}': {_NOT_CONFIG[key]}")
     # numpy scalars (np.int64(3), np.float32(0.5)) mean their value. A known key's value that is no
     # number at all (a str, None, a bool) is a TypeError here, as every other argument's wrong type
     # is; numbers, and unknown keys, go to the engine's config reader, which refuses what is wrong

@@ -116,6 +116,10 @@ def test_bad_config_values_give_the_clis_message(good, key, value, cli_value):
 def test_bad_config_types_raise(good):
     train, labels, test = good
     refuse(train, labels, test, "config: unknown key 'dept'", dept=2)
+    # A keyword that belongs elsewhere says where.
+    for key, where in (("device", "configure_gpu"), ("cluster_blocks", "configure_gpu"),
+                       ("metadata", "run\\(metadata=False\\)"), ("test_labels", "never an input")):
+        refuse(train, labels, test, f"config: unknown key '{key}': .*{where}", **{key: 0})
     refuse(train, labels, test, "config: depth must be an integer, got 2.5$", depth=2.5)
     # A float with no value as JSON (which says null for it) is named as Python wrote it.
     refuse(train, labels, test, "config: epochs must be an integer, got nan$", epochs=float("nan"))
