@@ -38,6 +38,16 @@ class Failure(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse's own mistakes, in the CLI's one-line form
+        # "--epochs 2" where learn takes --set: the config key meant, as the command says it.
+        prefix = "unrecognized arguments: "
+        if message.startswith(prefix):
+            words = message[len(prefix):].split()
+            name = words[0].split("=", 1)[0]
+            key = name[2:].replace("-", "_") if name.startswith("--") else ""
+            if key in _core.CONFIG_KEYS:
+                value = (words[0].split("=", 1)[1] if "=" in words[0]
+                         else words[1] if len(words) > 1 and not words[1].startswith("--") else "VALUE")
+                raise Failure(f"{name} is a config key: use --set {key}={value}", 2)
         raise Failure(message, 2)
 
 

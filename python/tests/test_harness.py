@@ -112,6 +112,19 @@ def test_learn_asks_the_archive_for_three_members_only(tmp_path, medium, monkeyp
     assert asked == ["train_images", "train_labels", "test_images"]
 
 
+def test_a_config_key_as_an_option_points_at_set(tmp_path, medium):
+    """learn --epochs 2 (as the command, which takes --set) is a usage mistake that names the way."""
+    path, _ = medium
+    out = str(tmp_path / "p.npy")
+    for extra, said in ((["--epochs", "2"], "--epochs is a config key: use --set epochs=2"),
+                        (["--learning-rate=0.2"], "--learning-rate is a config key: use --set learning_rate=0.2"),
+                        (["--depth"], "--depth is a config key: use --set depth=VALUE"),
+                        (["--bogus", "1"], "unrecognized arguments: --bogus 1")):
+        p = harness("learn", "--data", str(path), "--predictions", out, *extra)
+        assert p.returncode == 2 and p.stderr == f"revgraph: error: {said}\n", (extra, p.stderr)
+        assert not os.path.exists(out)
+
+
 def test_learn_refuses_to_replace_an_input(tmp_path, medium):
     path, _ = medium
     before = path.read_bytes()
