@@ -434,7 +434,9 @@ def band_verdict(band: str, correct: Sequence[int], per_draw: int | Sequence[int
     """The engine's verdict at `band` (docs/spec.md §9) on draws with correct[i] right of per_draw
     query images each (or per_draw[i], a sequence as long as correct): {"passed", "total_correct",
     "total", "required_correct", "per_draw_floor", "meets_total", "meets_floor",
-    "draws_below_floor" (1-based)}; passed is meets_total and meets_floor. The one rule qualify
+    "draws_below_floor" (1-based)}; passed is meets_total and meets_floor. Each draw is held to the
+    floor of its own size; per_draw_floor is the largest draw's (draws of one size, as the protocol's
+    are, share it: band_rule(band, total, n) gives another size's). The one rule qualify
     judges by. TypeError for arguments of the wrong type, as band_rule's; ValueError for a band
     that is not one, no draw, lengths that differ, a total below 1 or a count outside 0..total."""
     band = _band(band)
