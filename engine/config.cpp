@@ -1,15 +1,16 @@
 #include "engine/config.hpp"
 
+#include <algorithm>
 #include <charconv>
 #include <cmath>
 #include <limits>
-#include <set>
 #include <sstream>
 
 #include <nlohmann/json.hpp>
 
 #include "engine/closest_name.hpp"
 #include "engine/error.hpp"
+#include "engine/io/json_text.hpp"
 
 namespace revgraph {
 namespace {
@@ -73,7 +74,12 @@ double parse_real(const std::string& key, const std::string& text) {
     std::string valid;
     for (const auto& k : TaskConfig::keys()) valid += (valid.empty() ? "" : ", ") + k;
     const std::string near = closest_name(key, TaskConfig::keys());
-    throw Error("config: unknown key '" + key + "' (" + (near.empty() ? "" : "did you mean " + near + "? ") +
+    // A key with a control character (a JSON "\u0000" above all, which would end the line where
+    // it stands) is shown as JSON escapes it.
+    const bool plain = std::none_of(key.begin(), key.end(), [](char c) { return c >= 0 && c < 0x20; });
+    const std::string shown_key =
+        plain ? "'" + key + "'" : nlohmann::json(key).dump(-1, ' ', false, nlohmann::json::error_handler_t::replace);
+    throw Error("config: unknown key " + shown_key + " (" + (near.empty() ? "" : "did you mean " + near + "? ") +
                 "valid keys: " + valid + ")");
 }
 
@@ -257,21 +263,12 @@ void TaskConfig::update_from_json(const nlohmann::json& object) {
 std::vector<std::string> TaskConfig::update_from_json_text(std::string_view text) {
     if (const auto nul = text.find('\0'); nul != std::string_view::npos)
         throw Error("config: not valid JSON (a NUL byte at offset " + std::to_string(nul) + ")");
-    // JSON lets an object name a key twice and a parser keep the last; a config that does is a slip
-    // (two values for one key), refused as any bad key is, before any work.
-    std::vector<std::set<std::string>> keys;  // the keys seen in each object open around the parser
-    const auto no_repeats = [&keys](int, nlohmann::json::parse_event_t event, nlohmann::json& parsed) {
-        using E = nlohmann::json::parse_event_t;
-        if (event == E::object_start) keys.emplace_back();
-        if (event == E::object_end) keys.pop_back();
-        if (event == E::key && !keys.back().insert(parsed.get<std::string>()).second)
-            throw Error("config: key '" + parsed.get<std::string>() + "' is given twice");
-        return true;
-    };
     nlohmann::json j;
-    try {
-        j = nlohmann::json::parse(text, no_repeats);
-    } catch (const nlohmann::json::exception&) { throw Error("config: not valid JSON"); }
+    try {  // a key given twice is a slip (two values for one key), refused as any bad key is
+        j = io::parse_json_text(text);
+    } catch (const nlohmann::json::exception&) {
+        throw Error("config: not valid JSON");
+    } catch (const Error& e) { throw Error(std::string("config: ") + e.what()); }
     update_from_json(j);
     std::vector<std::string> set;
     for (const auto& item : j.items()) set.push_back(item.key());

@@ -11,6 +11,7 @@
 #include "engine/error.hpp"
 #include "engine/export/entry_sources.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/json_text.hpp"
 #include "engine/qualify/protocol.hpp"
 #include "engine/version.hpp"
 
@@ -113,8 +114,10 @@ EntrySource entry_from_bands_file(const std::string& path, const std::string& ba
     const std::vector<std::uint8_t> bytes = io::read_file(path);  // the engine's one reader, its messages
     nlohmann::json doc;
     try {
-        doc = nlohmann::json::parse(bytes.begin(), bytes.end());
-    } catch (const nlohmann::json::exception&) { throw Error("export: " + path + " is not JSON"); }
+        doc = io::parse_json_text(std::string_view(reinterpret_cast<const char*>(bytes.data()), bytes.size()));
+    } catch (const nlohmann::json::exception&) {
+        throw Error("export: " + path + " is not JSON");
+    } catch (const Error& e) { throw Error("export: " + path + ": " + e.what()); }
     if (!doc.is_object() || !doc.contains("bands") || !doc["bands"].is_array())
         throw Error("export: " + path +
                     " has no \"bands\" list (bench/race.json and bench/frontier/frontier.json have one)");

@@ -10,6 +10,7 @@
 #include "engine/data/draws.hpp"
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/json_text.hpp"
 #include "engine/io/npy.hpp"
 #include "engine/io/sha256.hpp"
 #include "engine/task_files.hpp"
@@ -96,7 +97,7 @@ public:
         if (!b) return std::nullopt;
         std::string t(b->begin(), b->end());
         try {
-            Json j = Json::parse(t);
+            Json j = io::parse_json_text<Json>(t);  // a key given twice, or nesting past 64, fails it
             if (!j.is_object()) throw std::runtime_error("not an object");
             if (text) *text = std::move(t);
             return j;
@@ -359,7 +360,7 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
             if (result) {
                 Json r;
                 try {
-                    r = Json::parse(std::string(result->begin(), result->end()));
+                    r = io::parse_json_text<Json>(std::string(result->begin(), result->end()));
                 } catch (const std::exception& e) { c.fail(rf, "", std::string("not JSON (") + e.what() + ")"); }
                 if (!r.is_null()) {
                     // As the engine reads a config: a result written before `width` existed lacks

@@ -4,6 +4,7 @@
 #include <nlohmann/json.hpp>
 
 #include "engine/error.hpp"
+#include "engine/io/json_text.hpp"
 #include "engine/io/sha256.hpp"
 #include "engine/qualify/protocol.hpp"
 #include "engine/sweep/grid.hpp"
@@ -88,8 +89,10 @@ std::string merge_shards(const std::vector<std::pair<std::string, std::string>>&
             const std::string where = name + ": line " + std::to_string(k + 1);
             nlohmann::json j;
             try {
-                j = nlohmann::json::parse(line);
-            } catch (const nlohmann::json::exception&) { throw Error(where + " is not JSON (not a sweep file?)"); }
+                j = io::parse_json_text(line);
+            } catch (const nlohmann::json::exception&) {
+                throw Error(where + " is not JSON (not a sweep file?)");
+            } catch (const Error& e) { throw Error(where + ": " + e.what()); }
             if (!j.is_object() || !j.contains("index") || !j["index"].is_number_unsigned() || !j.contains("points") ||
                 !j["points"].is_number_unsigned() || !j.contains("grid_sha256") || !j["grid_sha256"].is_string() ||
                 !j.contains("backend") || !j["backend"].is_string() || !j.contains("inputs_sha256") ||

@@ -169,6 +169,13 @@ TEST_CASE("config: a config file's text is one JSON object and nothing else, NUL
     CHECK(e.depth == 2);
     CHECK_THROWS_WITH_AS(e.update_from_json_text(R"({"epochs": {"epochs": 1}})"),
                          doctest::Contains("epochs must be"), revgraph::Error);
+    // Nesting past io::kMaxJsonDepth is refused while parsing (printing or freeing ~100,000 levels
+    // overflowed the stack); a key with a control character is shown escaped, the line whole.
+    const std::string deep = "{\"epochs\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
+    CHECK_THROWS_WITH_AS(e.update_from_json_text(deep), "config: JSON nested more than 64 deep", revgraph::Error);
+    CHECK_THROWS_WITH_AS(e.update_from_json_text(R"({"epochs\u0000": 2})"),
+                         doctest::Contains(R"(config: unknown key "epochs\u0000" (did you mean epochs?)"),
+                         revgraph::Error);
 }
 
 TEST_CASE("config: width is an even integer in 82..1024, from text, JSON and validate alike") {

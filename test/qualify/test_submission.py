@@ -288,6 +288,27 @@ class Submission(unittest.TestCase):
                                        "accuracy.json: draws[0].note: claimed"])
         self.assertEqual(len(lines), 3, lines)
 
+    def test_a_key_given_twice(self):
+        """JSON parsers keep the last of a repeated key, so a file could show one reader one value and
+        another the other: a key given twice (the chain recomputed around it) fails its file, as does
+        nesting past 64 levels (which could overflow the stack of whoever prints it)."""
+        for name, name_key in (("accuracy.json", "qualified"), ("protocol.json", "official_mnist")):
+            d = self.copy(f"t-twice-{name}")
+            path = os.path.join(d, name)
+            text = read(path).decode()
+            with open(path, "w") as f:
+                f.write('{"' + name_key + '": true, ' + text.lstrip()[1:])
+            if name == "protocol.json":
+                self.rechain(d)
+            lines = self.assert_caught(d, [f"{name}: not a JSON object (key '{name_key}' is given twice)"])
+            self.assertTrue(len(lines) >= 1, lines)
+        d = self.copy("t-deep")
+        path = os.path.join(d, "accuracy.json")
+        text = read(path).decode()
+        with open(path, "w") as f:
+            f.write(text.replace('"total_correct": ', '"total_correct": ' + "[" * 100000 + "]" * 100000 + ', "was": ', 1))
+        self.assert_caught(d, ["accuracy.json: not a JSON object (JSON nested more than 64 deep)"])
+
     def test_prediction_manifest_rewritten_after_scoring(self):
         d = self.copy("t-manifest")
         path = os.path.join(d, "prediction-manifest.json")
