@@ -266,9 +266,9 @@ std::vector<std::string> TaskConfig::update_from_json_text(std::string_view text
     nlohmann::json j;
     try {  // a key given twice is a slip (two values for one key), refused as any bad key is
         j = io::parse_json_text(text);
-    } catch (const nlohmann::json::exception&) {
-        throw Error("config: not valid JSON");
-    } catch (const Error& e) { throw Error(std::string("config: ") + e.what()); }
+    } catch (const nlohmann::json::exception&) { throw Error("config: not valid JSON"); } catch (const Error& e) {
+        throw Error(std::string("config: ") + e.what());
+    }
     update_from_json(j);
     std::vector<std::string> set;
     for (const auto& item : j.items()) set.push_back(item.key());

@@ -167,8 +167,8 @@ TEST_CASE("config: a config file's text is one JSON object and nothing else, NUL
                          "config: key 'epochs' is given twice", revgraph::Error);
     CHECK(e.epochs == 7);
     CHECK(e.depth == 2);
-    CHECK_THROWS_WITH_AS(e.update_from_json_text(R"({"epochs": {"epochs": 1}})"),
-                         doctest::Contains("epochs must be"), revgraph::Error);
+    CHECK_THROWS_WITH_AS(e.update_from_json_text(R"({"epochs": {"epochs": 1}})"), doctest::Contains("epochs must be"),
+                         revgraph::Error);
     // Nesting past io::kMaxJsonDepth is refused while parsing (printing or freeing ~100,000 levels
     // overflowed the stack); a key with a control character is shown escaped, the line whole.
     const std::string deep = "{\"epochs\": " + std::string(100000, '[') + std::string(100000, ']') + "}";
