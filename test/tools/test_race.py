@@ -273,6 +273,12 @@ class Rules(unittest.TestCase):
         problems, _ = self.check(HEADER + "def custom_kernel(data:\n")
         self.assertEqual(len(problems), 1)
         self.assertTrue(problems[0].startswith("source: does not parse"), problems)
+        # What Python's parser raises other than SyntaxError (a NUL byte before 3.12; nesting past its
+        # limits) is the same one problem, not a traceback.
+        for text in ("# \x00\n", "X = " + "-" * 15000 + "1\n", "X = " + "not " * 4000 + "1\n"):
+            problems, _ = self.check(HEADER + GOOD_BODY + text)
+            self.assertEqual(len(problems), 1, problems)
+            self.assertTrue(problems[0].startswith("source: does not parse"), problems)
 
     def test_what_def_and_class_run_at_import(self):
         """A decorator is a call at import, and a def evaluates its annotations and defaults, a class

@@ -631,6 +631,12 @@ def check_source(raw, name="entry"):
     except SyntaxError as e:
         problems.append(f"source: does not parse: {e.msg} (line {e.lineno})")
         return problems, info
+    except ValueError as e:  # a NUL byte, before Python 3.12 (a SyntaxError since)
+        problems.append(f"source: does not parse: {e}")
+        return problems, info
+    except (MemoryError, RecursionError):  # `-` 15,000 times, or `not` 4,000: Python's parser gives up
+        problems.append("source: does not parse: an expression nested too deep for Python's parser")
+        return problems, info
     problems += _literal_problems(tree, text)
     _inert(tree.body, "the module level", problems)
     kernels = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "custom_kernel"]
