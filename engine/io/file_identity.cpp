@@ -116,7 +116,13 @@ void require_writable_directory(const fs::path& output) {
 }
 
 void require_outputs(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs) {
-    require_distinct_files(inputs, outputs);
+    // The program running reads itself as it runs (the command, or python3 under the package): an
+    // output over it is refused like one over any input (`export --output build/tools/revgraph`).
+    std::vector<NamedPath> read = inputs;
+    std::error_code ec;
+    if (const fs::path self = fs::read_symlink("/proc/self/exe", ec); !ec)
+        read.push_back({"the running program", self});
+    require_distinct_files(read, outputs);
     for (const NamedPath& out : outputs) require_writable_directory(out.path);
 }
 

@@ -50,7 +50,7 @@ void require_writable_directory(const std::filesystem::path& output);
 
 // Every front end's check of its outputs before any work (the command's, the Python harness's):
 // require_distinct_files, then require_writable_directory for each output. `inputs` are every file
-// the work reads.
+// the work reads; the running program's own file counts as one.
 void require_outputs(const std::vector<NamedPath>& inputs, const std::vector<NamedPath>& outputs);
 
 }  // namespace revgraph::io

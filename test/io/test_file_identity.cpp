@@ -58,6 +58,16 @@ TEST_CASE("file identity: an output that is an input, however spelled, is refuse
     fs::current_path(cwd);
 }
 
+TEST_CASE("file identity: an output over the running program is refused as over an input") {
+    const fs::path self = fs::read_symlink("/proc/self/exe");
+    CHECK_THROWS_WITH_AS(
+        revgraph::io::require_outputs({}, {{"--output", self}}),
+        doctest::Contains(("is the same file as the input the running program " + self.string()).c_str()),
+        SameFileError);
+    iotest::ScratchDir dir;
+    CHECK_NOTHROW(revgraph::io::require_outputs({}, {{"--output", dir / "entry.py"}}));
+}
+
 TEST_CASE("file identity: an output's folder that is missing, or a file, is said as such") {
     iotest::ScratchDir dir;
     write_file_atomic(dir / "afile", std::string("x"));
