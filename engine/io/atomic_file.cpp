@@ -1,4 +1,5 @@
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/deferred_signals.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -238,6 +239,7 @@ void write_files_atomic(const std::vector<std::pair<fs::path, std::vector<std::u
         staged.back().finish();
     }
     std::string replaced;
+    const DeferredSignals until_committed;  // all renamed, or (a signal) none: it waits for them
     for (AtomicFile& file : staged) {
         try {
             file.commit();
@@ -269,7 +271,8 @@ void write_result_set(const fs::path& result, const std::vector<std::uint8_t>& r
     result_file.finish();
     step_done(step);
     // 2. No result file from here to the commit: an earlier one would describe data files that
-    // step 3 is about to replace.
+    // step 3 is about to replace. Ctrl-C and the like wait for the commit (DeferredSignals).
+    const DeferredSignals until_committed;
     struct stat st {};
     if (::lstat(result_file.resolved().c_str(), &st) == 0) {
         if (::unlink(result_file.resolved().c_str()) != 0)

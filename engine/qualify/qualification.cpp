@@ -5,6 +5,8 @@
 
 #include "engine/backends.hpp"
 #include "engine/data/draws.hpp"
+#include "engine/io/atomic_file.hpp"
+#include "engine/io/deferred_signals.hpp"
 #include "engine/io/sha256.hpp"
 #include "engine/qualify/submission.hpp"
 #include "engine/qualify/training_set.hpp"
@@ -183,7 +185,6 @@ QualifyOutcome run_qualification(const QualifyRequest& request) {
         const fs::path abs = fs::absolute(*request.submission).lexically_normal();
         const std::string name = (abs.filename().empty() ? abs.parent_path() : abs).filename().string();
         out->write("README.md", readme_text(protocol, accuracy, runs, name));
-        out->commit();
     }
 
     // `revgraph qualify`'s report, keys and order as before the submission folder existed.
@@ -226,6 +227,18 @@ QualifyOutcome run_qualification(const QualifyRequest& request) {
     report["qualified"] = v.passed() && official && o.protocol_difference.empty();
     if (request.submission) report["submission"] = request.submission->string();
     report["created_utc"] = utc_timestamp();
+    // The outputs: the folder and the report file both, or (an error) neither; a Ctrl-C between the
+    // two renames waits for the second (DeferredSignals), so no report describes another folder.
+    if (request.report_output) {
+        io::AtomicFile file(*request.report_output);
+        file.write(report.dump(2) + "\n");
+        file.finish();
+        const io::DeferredSignals both;
+        if (out) out->commit();
+        file.commit();
+    } else if (out) {
+        out->commit();
+    }
     return o;
 }
 

@@ -18,6 +18,8 @@ struct QualifyRequest {
     std::filesystem::path idx_dir;
     Protocol protocol;
     std::optional<std::filesystem::path> submission;  // the folder to write, if any
+    // The report's file, if any: written with the folder, both or neither (its text: report.dump(2)).
+    std::optional<std::filesystem::path> report_output;
     Progress progress;  // progress lines, if wanted; all come before the submission folder is committed
 };
 
@@ -29,7 +31,8 @@ struct QualifyOutcome {
     std::vector<io::IdxFileCheck> checks;  // the two IDX files against the official ones
 };
 
-// Throws Error (one line) on bad input; the submission, if asked for, is complete or absent.
+// Throws Error (one line) on bad input; the submission and the report file, if asked for, are
+// complete or absent.
 QualifyOutcome run_qualification(const QualifyRequest& request);
 
 // The pieces of a submission, also used by verify to re-derive them.

@@ -12,6 +12,7 @@
 
 #include "engine/error.hpp"
 #include "engine/io/atomic_file.hpp"
+#include "engine/io/deferred_signals.hpp"
 #include "engine/io/file_identity.hpp"
 #include "engine/io/sha256.hpp"
 #include "test/io/util.hpp"
@@ -151,6 +152,10 @@ int kill_at_step = 0;
 void kill_hook(int step) {
     if (step == kill_at_step) ::raise(SIGKILL);
 }
+int term_signal = SIGTERM;
+void term_hook(int step) {
+    if (step == kill_at_step) ::raise(term_signal);
+}
 
 // What RESULT.json holds here: the sha256 of each data file it describes.
 std::string describe(const Bytes& predictions, const Bytes& state) {
@@ -214,4 +219,57 @@ TEST_CASE("result set: after a kill at every step, a RESULT.json on disk describ
     }
     // 3 temporaries staged, the earlier result removed, 2 renames, the commit: 7 steps.
     CHECK(completed_at == 8);
+}
+
+TEST_CASE("result set: Ctrl-C or SIGTERM once the commit began waits for it; the process then ends") {
+    // SIGKILL cannot wait (the test above); the signals a user sends can: from the removal of the
+    // earlier RESULT.json to the new one's rename they are deferred (io::DeferredSignals), so the
+    // set is the new one whole, never no result file; during staging they end the process at once,
+    // the earlier set untouched.
+    const Bytes old_p = to_bytes("old predictions"), old_s = to_bytes("old state");
+    const Bytes new_p = to_bytes("new predictions!"), new_s = to_bytes("new state!");
+    for (const int sig : {SIGTERM, SIGINT, SIGHUP}) {
+        for (int k = 1; k <= 7; ++k) {  // 3 staged, the earlier result removed, 2 renames, the commit
+            CAPTURE(sig);
+            CAPTURE(k);
+            iotest::ScratchDir dir;
+            write_file_atomic(dir / "p.npy", old_p);
+            write_file_atomic(dir / "s.npz", old_s);
+            write_file_atomic(dir / "r.json", describe(old_p, old_s));
+            const pid_t child = ::fork();
+            REQUIRE(child >= 0);
+            if (child == 0) {
+                kill_at_step = k;
+                term_signal = sig;
+                ::signal(sig, SIG_DFL);  // not doctest's crash report: the signal's own end
+                revgraph::io::set_commit_step_hook(term_hook);
+                try {
+                    revgraph::io::write_result_set(dir / "r.json", to_bytes(describe(new_p, new_s)),
+                                                   {{dir / "s.npz", new_s}, {dir / "p.npy", new_p}});
+                } catch (...) { ::_exit(3); }
+                ::_exit(0);  // not reached: the signal ends it when the commit is done
+            }
+            int status = 0;
+            REQUIRE(::waitpid(child, &status, 0) == child);
+            REQUIRE(WIFSIGNALED(status));
+            CHECK(WTERMSIG(status) == sig);
+            REQUIRE(fs::exists(dir / "r.json"));
+            CHECK(read_file(dir / "r.json") == to_bytes(k <= 3 ? describe(old_p, old_s) : describe(new_p, new_s)));
+            CHECK(read_file(dir / "p.npy") == (k <= 3 ? old_p : new_p));
+            CHECK(read_file(dir / "s.npz") == (k <= 3 ? old_s : new_s));
+        }
+    }
+    // Nested guards, and the handlers in force before them back after the last.
+    struct sigaction before {};
+    ::sigaction(SIGTERM, nullptr, &before);
+    {
+        const revgraph::io::DeferredSignals outer;
+        { const revgraph::io::DeferredSignals inner; }
+        struct sigaction during {};
+        ::sigaction(SIGTERM, nullptr, &during);
+        CHECK((during.sa_handler != before.sa_handler));
+    }
+    struct sigaction after {};
+    ::sigaction(SIGTERM, nullptr, &after);
+    CHECK((after.sa_handler == before.sa_handler));
 }

@@ -50,15 +50,12 @@ int qualify_command(const QualifyOptions& o) {
     p.backend = o.task.backend;
     p.together = o.together;  // every draw trained at once (PreparedTask::run_together)
     if (o.submission) r.submission = *o.submission;
+    if (o.output) r.report_output = *o.output;  // written with the folder, both or neither
     if (!o.quiet) r.progress = [](const std::string& line) { std::cerr << "revgraph: " << line << "\n"; };
 
     const qualify::QualifyOutcome q = qualify::run_qualification(r);
     report_official_mnist(q.checks, o.quiet);  // at the end, so that an error before stays one line
-    const std::string text = q.report.dump(2) + "\n";
-    if (const auto& out = o.output)
-        io::write_file_atomic(*out, text);
-    else
-        write_stdout(text);
+    if (!o.output) write_stdout(q.report.dump(2) + "\n");
     const auto& v = q.verdict;
     std::cerr << "revgraph: qualify " << (v.passed() ? "passed" : "FAILED") << ": " << v.total_correct << " / "
               << v.total_count << " correct (needed " << v.required_correct << ", per-draw floor " << v.per_draw_floor
