@@ -76,6 +76,29 @@ Lines split_lines(const std::string& text) {
     return lines;
 }
 
+namespace {
+
+// What merge holds a line to beyond its sweep's keys: the text `revgraph sweep` writes for it (one
+// compact JSON object; a line edited by hand seldom is), a config the engine accepts, and counts
+// that can be (0 <= correct <= total). Not proof of a run (only running the point again is), but
+// no line merge copies is one no sweep could have written.
+void check_point_line(const std::string& where, const std::string& line, const nlohmann::ordered_json& j) {
+    if (j.dump() != line) throw Error(where + " is not written as revgraph sweep writes its lines (edited?)");
+    if (!j.contains("config") || !j["config"].is_object() || !j.contains("correct") ||
+        !j["correct"].is_number_integer() || !j.contains("total") || !j["total"].is_number_integer())
+        throw Error(where + " is not a sweep line (no config, correct or total)");
+    try {
+        TaskConfig config;
+        config.update_from_json(nlohmann::json::parse(j["config"].dump()));
+        config.validate();
+    } catch (const Error& e) { throw Error(where + ": " + e.what()); }
+    const auto correct = j["correct"].get<std::int64_t>(), total = j["total"].get<std::int64_t>();
+    if (total < 1 || correct < 0 || correct > total)
+        throw Error(where + ": " + std::to_string(correct) + " correct of " + std::to_string(total));
+}
+
+}  // namespace
+
 std::string merge_shards(const std::vector<std::pair<std::string, std::string>>& files) {
     std::map<std::size_t, std::string> by_index;
     std::size_t points = 0;
@@ -87,9 +110,9 @@ std::string merge_shards(const std::vector<std::pair<std::string, std::string>>&
         for (std::size_t k = 0; k < lines.complete.size(); ++k) {
             const std::string& line = lines.complete[k];
             const std::string where = name + ": line " + std::to_string(k + 1);
-            nlohmann::json j;
+            nlohmann::ordered_json j;  // in the order sweep wrote it, to hold the line to its own text
             try {
-                j = io::parse_json_text(line);
+                j = io::parse_json_text<nlohmann::ordered_json>(line);
             } catch (const nlohmann::json::exception&) {
                 throw Error(where + " is not JSON (not a sweep file?)");
             } catch (const Error& e) { throw Error(where + ": " + e.what()); }
@@ -98,6 +121,7 @@ std::string merge_shards(const std::vector<std::pair<std::string, std::string>>&
                 !j.contains("backend") || !j["backend"].is_string() || !j.contains("inputs_sha256") ||
                 !j["inputs_sha256"].is_string())
                 throw Error(where + " is not a sweep line (no index, points, grid_sha256, backend or inputs_sha256)");
+            check_point_line(where, line, j);
             const auto index = j["index"].get<std::size_t>();
             const auto n = j["points"].get<std::size_t>();
             if (by_index.empty()) {

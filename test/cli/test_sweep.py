@@ -235,6 +235,21 @@ class SweepTest(unittest.TestCase):
         p = rg("sweep", "merge", *names, "--output", names[0])
         self.assert_error(p, 2, "shard")
         self.assertEqual(read(names[0]), before)
+        # A line edited by hand: respaced, a config no run takes, counts no run gives. Refused, none
+        # copied (the line must be the text sweep writes, a valid config, 0 <= correct <= total).
+        first = json.loads(read(names[1]).decode().splitlines()[0])
+        for label, line, said in (
+                ("spaces", json.dumps(first), "is not written as revgraph sweep writes its lines"),
+                ("config", json.dumps(dict(first, config=dict(first["config"], width=83)), separators=(",", ":")),
+                 "width"),
+                ("counts", json.dumps(dict(first, correct=-5), separators=(",", ":")), "-5 correct of")):
+            with self.subTest(edited=label):
+                edited = self.path(f"edited-{label}.jsonl")
+                with open(edited, "w") as f:
+                    f.write("\n".join([line] + read(names[1]).decode().splitlines()[1:]) + "\n")
+                p = rg("sweep", "merge", names[0], edited, *names[2:], "--output", bad)
+                self.assert_error(p, 1, said)
+                self.assertFalse(os.path.exists(bad))
         # Shard 1 of another grid of as many points (other seeds), or of this grid with another --set:
         # its points fill the gap as far as counts go; the grid's digest refuses them.
         for label, args in (("seeds", ["--grid", "seed=11..13", *self.grid[2:]]), ("set", [*self.grid, "--set", "epochs=1"])):
