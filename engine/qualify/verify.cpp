@@ -113,6 +113,16 @@ private:
     fs::path dir_;
 };
 
+// The keys a writer writes, as an object for Checker::nothing_else: any other key is a claim
+// nothing backs. Each list is that of the file's writer (engine/qualify/qualification.cpp,
+// protocol.cpp); a key added there and not here fails every fresh submission's verify, which the
+// tests run.
+Json keys_written(std::initializer_list<const char*> names) {
+    Json j = Json::object();
+    for (const char* n : names) j[n] = nullptr;
+    return j;
+}
+
 std::string sha_of(const std::vector<std::uint8_t>& b) { return io::sha256_hex(b); }
 std::string sha_of(const std::string& t) { return io::sha256_hex(t.data(), t.size()); }
 
@@ -223,6 +233,18 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
         c.equal(f, "test_labels_scored", c.at(f, *prediction_manifest, "test_labels_scored", "test_labels_scored"),
                 false);
     }
+    // Keys no writer writes, at the top of each file (accuracy.json's are checked with its claims).
+    if (protocol_j)
+        c.nothing_else("protocol.json", "", *protocol_j,
+                       keys_written({"protocol", "config", "learner_seed", "dataset_seeds", "draw_count", "train_count",
+                                     "test_count", "total_count", "band_percent", "required_correct", "per_draw_floor",
+                                     "raw_sources", "official_mnist", "revgraph_version", "git_commit", "backend",
+                                     "together", "frozen_at_utc"}));
+    if (draw_manifest)
+        c.nothing_else("draw-manifest.json", "", *draw_manifest, keys_written({"protocol_sha256", "draws"}));
+    if (prediction_manifest)
+        c.nothing_else("prediction-manifest.json", "", *prediction_manifest,
+                       keys_written({"protocol_sha256", "draw_manifest_sha256", "draws", "test_labels_scored"}));
     if (prediction_manifest && accuracy)
         c.equal("accuracy.json", "prediction_manifest_sha256",
                 c.at("accuracy.json", *accuracy, "prediction_manifest_sha256", "prediction_manifest_sha256"),
@@ -318,6 +340,7 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
                 const Json derived = d.record.to_json();  // named: a temporary would die before the loop
                 for (const auto& [name, value] : derived.items())
                     c.equal("draw-manifest.json", k + "." + name, field(m, name), value);
+                c.nothing_else("draw-manifest.json", k + ".", m, derived);
             }
             // The files of the draw and their hashes in the prediction manifest.
             npy = c.bytes(pf);
@@ -327,6 +350,9 @@ VerifyOutcome verify_submission(const VerifyRequest& request) {
                 c.equal("prediction-manifest.json", k + ".index", field(pm, "index"), i);
                 c.equal("prediction-manifest.json", k + ".predictions_file", field(pm, "predictions_file"), pf);
                 c.equal("prediction-manifest.json", k + ".result_file", field(pm, "result_file"), rf);
+                c.nothing_else(
+                    "prediction-manifest.json", k + ".", pm,
+                    keys_written({"index", "predictions_file", "predictions_sha256", "result_file", "result_sha256"}));
                 // A file's sha256 against the manifest's claim for it (the failure names the file).
                 const auto hash_claim = [&](const std::string& file, const auto& bytes, const std::string& key) {
                     if (!bytes) return;

@@ -309,6 +309,25 @@ class Submission(unittest.TestCase):
             f.write(text.replace('"total_correct": ', '"total_correct": ' + "[" * 100000 + "]" * 100000 + ', "was": ', 1))
         self.assert_caught(d, ["accuracy.json: not a JSON object (JSON nested more than 64 deep)"])
 
+    def test_claims_nothing_re_derives_in_the_other_files(self):
+        """The same in protocol.json and the two manifests (the hash chain recomputed around the
+        edits, so that only the added keys are wrong): a key their writers never write fails."""
+        d = self.copy("t-extra-chain")
+        edits = {"protocol.json": lambda j: j.update(qualified=True),
+                 "draw-manifest.json": lambda j: (j.update(reviewed=True), j["draws"][1].update(note="ok")),
+                 "prediction-manifest.json": lambda j: (j.update(qualified=True), j["draws"][0].update(correct=9999))}
+        for name, edit in edits.items():
+            j = load(os.path.join(d, name))
+            edit(j)
+            save(os.path.join(d, name), j)
+        self.rechain(d)
+        lines = self.assert_caught(d, ["protocol.json: qualified: claimed, but nothing re-derives it",
+                                       "draw-manifest.json: reviewed: claimed",
+                                       "draw-manifest.json: draws[1].note: claimed",
+                                       "prediction-manifest.json: qualified: claimed",
+                                       "prediction-manifest.json: draws[0].correct: claimed"])
+        self.assertEqual(len(lines), 5, lines)
+
     def test_prediction_manifest_rewritten_after_scoring(self):
         d = self.copy("t-manifest")
         path = os.path.join(d, "prediction-manifest.json")
