@@ -535,6 +535,18 @@ class Rules(unittest.TestCase):
 
 
 class Usage(unittest.TestCase):
+    def test_a_refusal_on_the_default_seed_is_one_line(self):
+        """The default seed's notice comes when the draws are made, after every check: a refusal
+        before any work is its one error line."""
+        with tempfile.TemporaryDirectory() as tmp:
+            missing = os.path.join(tmp, "none.json")
+            for args in (["engine", "--band", 12, "--idx-dir", tmp, "--config", missing],
+                         ["draws", "--idx-dir", tmp, "--output", os.path.join(tmp, "no", "d.npz")]):
+                p = race(*args)
+                self.assertNotEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(len(p.stderr.splitlines()), 1, (args, p.stderr))
+                self.assertTrue(p.stderr.startswith("race: error: "), p.stderr)
+
     def test_seeds_sharing_a_draw(self):
         """draws.shares_draw_seeds against its definition, two runs with a draw seed in common (draw i
         of seed s from s + 13 i, i = 1..11); and `choose` refuses a selection seed that shares one

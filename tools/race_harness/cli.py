@@ -190,8 +190,15 @@ def _seed(a):
     if a.case_seed is not None:
         s = draws.cantor(a.case_seed, a.secret)
         return s, {"seed": s, "source": "cantor(--case-seed, --secret)", "case_seed": a.case_seed, "default": False}
-    print(f"race: seed {DEFAULT_SEED}, the default local seed: no entry may be chosen on it", file=sys.stderr)
     return DEFAULT_SEED, {"seed": DEFAULT_SEED, "source": "default", "default": True}
+
+
+def _draw_pool(a, seed_record):
+    """The training pool, once every check has passed: then, for the default seed, the notice (said
+    here, not when the seed is read, so that a refusal before any work stays one line)."""
+    if seed_record["source"] == "default":
+        print(f"race: seed {DEFAULT_SEED}, the default local seed: no entry may be chosen on it", file=sys.stderr)
+    return draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)
 
 
 def _chosen_on(path, seed):
@@ -283,7 +290,7 @@ def cmd_run(a):
         raise RaceError(f"--device cuda: torch {torch.__version__} here sees no CUDA device (use a CUDA build of "
                         f"torch, e.g. `python3 tools/race ...`, or --device cpu for a CPU entry)")
 
-    pool = draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)
+    pool = _draw_pool(a, seed_record)
     ranked = draws.ranked_draws(pool, seed)
     if a.fashion_dir:
         foreign = draws.load_pool(a.fashion_dir)
@@ -418,7 +425,7 @@ def cmd_engine(a):
         print(f"race: seed {seed} shares draws with {a.from_file}'s selection seeds "
               f"({', '.join(map(str, chosen_on))}): the config was chosen on them, so this verdict is no unseen check",
               file=sys.stderr)
-    pool = draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)
+    pool = _draw_pool(a, seed_record)
     ranked = draws.ranked_draws(pool, seed)
     rows, seconds, counts = [], [], []
     backend = device = None
@@ -473,7 +480,7 @@ def cmd_engine(a):
 # ------------------------------------------------------------------------------------------ draws
 def cmd_draws(a):
     import numpy as np
-    seed, _ = _seed(a)
+    seed, seed_record = _seed(a)
     inputs = _idx_inputs(a.idx_dir, [draws.TRAIN_IMAGES, draws.TRAIN_LABELS])
     task_files = [os.path.join(a.task_dir, f"draw-{i:02d}{tail}") for i in range(1, draws.RANKED_DRAWS + 1)
                   for tail in (".npz", "-labels.npy")] if a.task_dir else []
@@ -491,7 +498,7 @@ def cmd_draws(a):
     # Nor --output among them: the t10k files `run` reads (and any other) live there.
     if os.path.realpath(os.path.dirname(os.path.abspath(a.output))) == os.path.realpath(a.idx_dir):
         raise UsageError(f"{a.output}: is in the IDX folder; the race never writes among its inputs")
-    pool = draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)
+    pool = _draw_pool(a, seed_record)
     ranked = draws.ranked_draws(pool, seed)
     arrays = {"seed": np.array(str(seed))}
     for d in ranked:
