@@ -13,6 +13,8 @@
 // Process-wide (handlers, not a thread's mask: a signal goes to any thread that does not block it),
 // and nested or used from several threads at once: the handlers are swapped by the first guard and
 // restored by the last. Keep a guard's scope to the renames: a signal waits as long as it lasts.
+// A guard that ends while an error unwinds still raises what it recorded: the process then ends
+// by the signal, as asked, before the error line (the next writer removes what it left staged).
 namespace revgraph::io {
 
 class DeferredSignals {

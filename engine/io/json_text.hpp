@@ -3,9 +3,9 @@
 // read by nlohmann's parser with two refusals it does not make itself:
 //  - a key an object names twice: the parser keeps the last, so what a reader checks (verify's
 //    "qualified", a config's epochs) need not be what the file's first reader saw;
-//  - nesting deeper than kMaxJsonDepth: nlohmann parses any depth without recursion, but printing
-//    and freeing a value recurse, and ~100,000 levels overflow the stack (a crash, not an error
-//    line). Nothing the engine reads nests past a few levels.
+//  - nesting deeper than kMaxJsonDepth: nlohmann parses (and frees) any depth without recursion,
+//    but printing, copying and comparing a value recurse, and ~100,000 levels overflow the stack (a
+//    crash, not an error line). Nothing the engine reads nests past a few levels.
 // Both are an Error naming the key or the depth; text that is no JSON at all is nlohmann's
 // parse_error, as from nlohmann::json::parse, which each caller words for its file.
 #include <set>

@@ -227,8 +227,9 @@ QualifyOutcome run_qualification(const QualifyRequest& request) {
     report["qualified"] = v.passed() && official && o.protocol_difference.empty();
     if (request.submission) report["submission"] = request.submission->string();
     report["created_utc"] = utc_timestamp();
-    // The outputs: the folder and the report file both, or (an error) neither; a Ctrl-C between the
-    // two renames waits for the second (DeferredSignals), so no report describes another folder.
+    // The outputs: both staged, then the folder renamed and the report after it; a Ctrl-C between
+    // the two renames waits for the second (DeferredSignals), so a signal leaves both or neither.
+    // (A rename that fails after the folder's leaves the folder alone, the error saying so.)
     if (request.report_output) {
         io::AtomicFile file(*request.report_output);
         file.write(report.dump(2) + "\n");

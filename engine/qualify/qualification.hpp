@@ -18,7 +18,8 @@ struct QualifyRequest {
     std::filesystem::path idx_dir;
     Protocol protocol;
     std::optional<std::filesystem::path> submission;  // the folder to write, if any
-    // The report's file, if any: written with the folder, both or neither (its text: report.dump(2)).
+    // The report's file, if any: renamed right after the folder, a signal waiting for both (its
+    // text: report.dump(2)).
     std::optional<std::filesystem::path> report_output;
     Progress progress;  // progress lines, if wanted; all come before the submission folder is committed
 };

@@ -38,17 +38,19 @@ class Failure(Exception):
 
 class _Parser(argparse.ArgumentParser):
     def error(self, message):  # argparse's own mistakes, in the CLI's one-line form
-        # "--epochs 2" where learn takes --set: the config key meant, as the command says it.
-        prefix = "unrecognized arguments: "
-        if message.startswith(prefix):
-            words = message[len(prefix):].split()
-            name = words[0].split("=", 1)[0]
-            key = name[2:].replace("-", "_") if name.startswith("--") else ""
-            if key in _core.CONFIG_KEYS:
-                value = (words[0].split("=", 1)[1] if "=" in words[0]
-                         else words[1] if len(words) > 1 and not words[1].startswith("--") else "VALUE")
-                raise Failure(f"{name} is a config key: use --set {key}={value}", 2)
         raise Failure(message, 2)
+
+
+def _leftovers(command, words):
+    """What argparse left over, as a usage mistake; for learn, "--epochs 2" (as the command, which
+    takes --set) names the config key meant, in the command's words."""
+    name = words[0].split("=", 1)[0]
+    key = name[2:].replace("-", "_") if name.startswith("--") else ""
+    if command == "learn" and key in _core.CONFIG_KEYS:
+        value = (words[0].split("=", 1)[1] if "=" in words[0]
+                 else words[1] if len(words) > 1 and not words[1].startswith("--") else "VALUE")
+        return Failure(f"{name} is a config key: use --set {key}={value}", 2)
+    return Failure("unrecognized arguments: " + " ".join(words), 2)
 
 
 def _parser():
@@ -279,7 +281,9 @@ def _die_by_sigint():
 
 def _main(argv):
     try:
-        args = _parser().parse_args(argv)
+        args, rest = _parser().parse_known_args(argv)
+        if rest:
+            raise _leftovers(args.command, rest)
         for option in ("data", "predictions", "config", "backend", "metadata", "error_target"):
             if getattr(args, option, None) == "":  # an unset variable's "--backend $B": a mistake, as the command's
                 raise Failure(f"option --{option.replace('_', '-')}: an empty value", 2)

@@ -123,6 +123,9 @@ def test_a_config_key_as_an_option_points_at_set(tmp_path, medium):
         p = harness("learn", "--data", str(path), "--predictions", out, *extra)
         assert p.returncode == 2 and p.stderr == f"revgraph: error: {said}\n", (extra, p.stderr)
         assert not os.path.exists(out)
+    # score has no --set: no such hint there.
+    p = harness("score", "--data", str(path), "--predictions", out, "--epochs", "2")
+    assert p.returncode == 2 and p.stderr == "revgraph: error: unrecognized arguments: --epochs 2\n", p.stderr
 
 
 def test_learn_refuses_to_replace_an_input(tmp_path, medium):

@@ -235,6 +235,20 @@ class SweepTest(unittest.TestCase):
         p = rg("sweep", "merge", *names, "--output", names[0])
         self.assert_error(p, 2, "shard")
         self.assertEqual(read(names[0]), before)
+        # Shards of a sweep without --test-labels (no correct, total or accuracy on a line) merge the same.
+        plain = [a for a in self.data if a not in ("--test-labels", self.labels)]
+        unlabelled = []
+        for i in range(2):
+            out = self.path(f"plain{i}.jsonl")
+            p = rg("sweep", *plain, *self.grid, "--shard", f"{i}/2", "--output", out)
+            self.assertEqual(p.returncode, 0, p.stderr)
+            self.assertNotIn('"correct"', read(out).decode())
+            unlabelled.append(out)
+        plain_merged = self.path("plain-merged.jsonl")
+        p = rg("sweep", "merge", *unlabelled, "--output", plain_merged)
+        self.assertEqual(p.returncode, 0, p.stderr)
+        self.assertEqual([json.loads(x)["predictions_sha256"] for x in read(plain_merged).decode().splitlines()],
+                         [json.loads(x)["predictions_sha256"] for x in read(self.full).decode().splitlines()])
         # A line edited by hand: respaced, a config no run takes, counts no run gives. Refused, none
         # copied (the line must be the text sweep writes, a valid config, 0 <= correct <= total).
         first = json.loads(read(names[1]).decode().splitlines()[0])

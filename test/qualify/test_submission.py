@@ -309,6 +309,17 @@ class Submission(unittest.TestCase):
             f.write(text.replace('"total_correct": ', '"total_correct": ' + "[" * 100000 + "]" * 100000 + ', "was": ', 1))
         self.assert_caught(d, ["accuracy.json: not a JSON object (JSON nested more than 64 deep)"])
 
+    def test_a_report_inside_the_folder_is_refused_before_any_work(self):
+        """The folder is renamed into place whole; a report inside it would be written into a
+        temporary it owns: refused (exit 2) before any draw, nothing written."""
+        target = os.path.join(self.tmp, "inside")
+        for report in (os.path.join(target, "q.json"), os.path.join(target, "deeper", "..", "q.json")):
+            p = rg("qualify", "--idx-dir", self.idx, "--draws", 2, "--band", "60", "--submission", target,
+                   "--output", report, "--quiet")
+            self.assertEqual(p.returncode, 2, p.stderr)
+            self.assertIn("is inside the --submission folder", p.stderr)
+            self.assertFalse(os.path.exists(target))
+
     def test_claims_nothing_re_derives_in_the_other_files(self):
         """The same in protocol.json and the two manifests (the hash chain recomputed around the
         edits, so that only the added keys are wrong): a key their writers never write fails."""

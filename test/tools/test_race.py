@@ -279,6 +279,11 @@ class Rules(unittest.TestCase):
             problems, _ = self.check(HEADER + GOOD_BODY + text)
             self.assertEqual(len(problems), 1, problems)
             self.assertTrue(problems[0].startswith("source: does not parse"), problems)
+        # Shallower, Python parses it and the rules' own walk would recurse past its limit.
+        for text in ("X = " + "-" * 1000 + "1\n", "X = " + "not " * 1000 + "1\n", "X = f" + "()" * 1000 + "\n"):
+            problems, _ = self.check(HEADER + GOOD_BODY + text)
+            self.assertEqual(len(problems), 1, problems)
+            self.assertTrue(problems[0].startswith("source: "), problems)
 
     def test_what_def_and_class_run_at_import(self):
         """A decorator is a call at import, and a def evaluates its annotations and defaults, a class
@@ -541,7 +546,8 @@ class Usage(unittest.TestCase):
         with tempfile.TemporaryDirectory() as tmp:
             missing = os.path.join(tmp, "none.json")
             for args in (["engine", "--band", 12, "--idx-dir", tmp, "--config", missing],
-                         ["draws", "--idx-dir", tmp, "--output", os.path.join(tmp, "no", "d.npz")]):
+                         ["draws", "--idx-dir", tmp, "--output", os.path.join(tmp, "no", "d.npz")],
+                         ["draws", "--idx-dir", tmp, "--output", os.path.join(tmp, "d.npz")]):  # no IDX files
                 p = race(*args)
                 self.assertNotEqual(p.returncode, 0, p.stderr)
                 self.assertEqual(len(p.stderr.splitlines()), 1, (args, p.stderr))

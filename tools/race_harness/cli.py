@@ -196,9 +196,10 @@ def _seed(a):
 def _draw_pool(a, seed_record):
     """The training pool, once every check has passed: then, for the default seed, the notice (said
     here, not when the seed is read, so that a refusal before any work stays one line)."""
+    pool = draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)  # its refusals (no IDX files) first
     if seed_record["source"] == "default":
         print(f"race: seed {DEFAULT_SEED}, the default local seed: no entry may be chosen on it", file=sys.stderr)
-    return draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)
+    return pool
 
 
 def _chosen_on(path, seed):

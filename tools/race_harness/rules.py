@@ -637,8 +637,12 @@ def check_source(raw, name="entry"):
     except (MemoryError, RecursionError):  # `-` 15,000 times, or `not` 4,000: Python's parser gives up
         problems.append("source: does not parse: an expression nested too deep for Python's parser")
         return problems, info
-    problems += _literal_problems(tree, text)
-    _inert(tree.body, "the module level", problems)
+    try:  # the rules walk the tree recursively: an expression ~1,000 levels deep parses, yet is too deep
+        problems += _literal_problems(tree, text)
+        _inert(tree.body, "the module level", problems)
+    except RecursionError:
+        problems.append("source: an expression nested too deep for the rules to read (some 1,000 levels)")
+        return problems, info
     kernels = [s for s in tree.body if isinstance(s, (ast.FunctionDef, ast.AsyncFunctionDef)) and s.name == "custom_kernel"]
     if not kernels:
         problems.append("kernel: no module-level `def custom_kernel(data)`")

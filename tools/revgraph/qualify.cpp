@@ -1,6 +1,8 @@
 // revgraph qualify: docs/spec.md §9's protocol — 11 MNIST-medium draws, correct counts per draw, the
 // total against the error band, the per-draw floor 1.5 points below the band, and with
 // --submission the verifiable folder. Parses, calls engine/qualify, writes.
+#include <algorithm>
+#include <filesystem>
 #include <iostream>
 #include <memory>
 #include <optional>
@@ -39,6 +41,14 @@ int qualify_command(const QualifyOptions& o) {
         if (o.first_seed) p.first_seed = parse_uint64("first-seed", *o.first_seed);
         qualify::check_seed_range(p.first_seed, p.draws, "qualify: --first-seed");
     } catch (const Error& e) { throw UsageError{e.what()}; }
+    if (o.output && o.submission) {  // the folder is renamed into place whole: nothing goes in it before
+        namespace fs = std::filesystem;
+        const fs::path folder = fs::weakly_canonical(fs::absolute(*o.submission)),
+                       report = fs::weakly_canonical(fs::absolute(*o.output));
+        if (std::mismatch(folder.begin(), folder.end(), report.begin(), report.end()).first == folder.end())
+            throw UsageError{"qualify: --output " + *o.output + " is inside the --submission folder " + *o.submission +
+                             ": write the report beside it"};
+    }
     if (const auto& out = o.output) {
         NamedPaths inputs = idx_inputs(*o.idx_dir);
         for (auto& config : config_inputs(o.task)) inputs.push_back(std::move(config));
@@ -50,7 +60,7 @@ int qualify_command(const QualifyOptions& o) {
     p.backend = o.task.backend;
     p.together = o.together;  // every draw trained at once (PreparedTask::run_together)
     if (o.submission) r.submission = *o.submission;
-    if (o.output) r.report_output = *o.output;  // written with the folder, both or neither
+    if (o.output) r.report_output = *o.output;  // renamed right after the folder, a signal waiting for both
     if (!o.quiet) r.progress = [](const std::string& line) { std::cerr << "revgraph: " << line << "\n"; };
 
     const qualify::QualifyOutcome q = qualify::run_qualification(r);
