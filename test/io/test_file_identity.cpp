@@ -148,19 +148,36 @@ TEST_CASE("atomic file: temporaries of a writer that no longer runs are removed 
 
 namespace {
 
-int kill_at_step = 0;
-void kill_hook(int step) {
-    if (step == kill_at_step) ::raise(SIGKILL);
-}
-int term_signal = SIGTERM;
-void term_hook(int step) {
-    if (step == kill_at_step) ::raise(term_signal);
+int signal_at_step = 0, hook_signal = SIGKILL;
+void signal_hook(int step) {
+    if (step == signal_at_step) ::raise(hook_signal);
 }
 
 // What RESULT.json holds here: the sha256 of each data file it describes.
 std::string describe(const Bytes& predictions, const Bytes& state) {
     return revgraph::io::sha256_hex(predictions.data(), predictions.size()) + " " +
            revgraph::io::sha256_hex(state.data(), state.size());
+}
+
+// A child process writes the set (r.json describing p.npy and s.npz) and is sent `sig` at commit
+// step `step`; its waitpid status (exit 0: done, 3: an error, or the signal that ended it).
+int commit_in_child(const fs::path& dir, int step, int sig, const Bytes& p, const Bytes& s) {
+    const pid_t child = ::fork();
+    REQUIRE(child >= 0);
+    if (child == 0) {
+        signal_at_step = step;
+        hook_signal = sig;
+        if (sig != SIGKILL) ::signal(sig, SIG_DFL);  // not doctest's crash report: the signal's own end
+        revgraph::io::set_commit_step_hook(signal_hook);
+        try {
+            revgraph::io::write_result_set(dir / "r.json", to_bytes(describe(p, s)),
+                                           {{dir / "s.npz", s}, {dir / "p.npy", p}});
+        } catch (...) { ::_exit(3); }
+        ::_exit(0);
+    }
+    int status = 0;
+    REQUIRE(::waitpid(child, &status, 0) == child);
+    return status;
 }
 
 }  // namespace
@@ -179,19 +196,7 @@ TEST_CASE("result set: after a kill at every step, a RESULT.json on disk describ
                 write_file_atomic(dir / "s.npz", old_s);
                 write_file_atomic(dir / "r.json", describe(old_p, old_s));
             }
-            const pid_t child = ::fork();
-            REQUIRE(child >= 0);
-            if (child == 0) {
-                kill_at_step = k;
-                revgraph::io::set_commit_step_hook(kill_hook);
-                try {
-                    revgraph::io::write_result_set(dir / "r.json", to_bytes(describe(new_p, new_s)),
-                                                   {{dir / "s.npz", new_s}, {dir / "p.npy", new_p}});
-                } catch (...) { ::_exit(3); }
-                ::_exit(0);
-            }
-            int status = 0;
-            REQUIRE(::waitpid(child, &status, 0) == child);
+            const int status = commit_in_child(dir.path(), k, SIGKILL, new_p, new_s);
             const bool killed = WIFSIGNALED(status) && WTERMSIG(status) == SIGKILL;
             REQUIRE((killed || (WIFEXITED(status) && WEXITSTATUS(status) == 0)));
             if (!killed && earlier) completed_at = k;
@@ -236,22 +241,8 @@ TEST_CASE("result set: Ctrl-C or SIGTERM once the commit began waits for it; the
             write_file_atomic(dir / "p.npy", old_p);
             write_file_atomic(dir / "s.npz", old_s);
             write_file_atomic(dir / "r.json", describe(old_p, old_s));
-            const pid_t child = ::fork();
-            REQUIRE(child >= 0);
-            if (child == 0) {
-                kill_at_step = k;
-                term_signal = sig;
-                ::signal(sig, SIG_DFL);  // not doctest's crash report: the signal's own end
-                revgraph::io::set_commit_step_hook(term_hook);
-                try {
-                    revgraph::io::write_result_set(dir / "r.json", to_bytes(describe(new_p, new_s)),
-                                                   {{dir / "s.npz", new_s}, {dir / "p.npy", new_p}});
-                } catch (...) { ::_exit(3); }
-                ::_exit(0);  // not reached: the signal ends it when the commit is done
-            }
-            int status = 0;
-            REQUIRE(::waitpid(child, &status, 0) == child);
-            REQUIRE(WIFSIGNALED(status));
+            const int status = commit_in_child(dir.path(), k, sig, new_p, new_s);
+            REQUIRE(WIFSIGNALED(status));  // not an exit: the signal ends it when the commit is done
             CHECK(WTERMSIG(status) == sig);
             REQUIRE(fs::exists(dir / "r.json"));
             CHECK(read_file(dir / "r.json") == to_bytes(k <= 3 ? describe(old_p, old_s) : describe(new_p, new_s)));
