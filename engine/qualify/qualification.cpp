@@ -229,7 +229,8 @@ QualifyOutcome run_qualification(const QualifyRequest& request) {
     report["created_utc"] = utc_timestamp();
     // The outputs: both staged, then the folder renamed and the report after it; a Ctrl-C between
     // the two renames waits for the second (DeferredSignals), so a signal leaves both or neither.
-    // (A rename that fails after the folder's leaves the folder alone, the error saying so.)
+    // (A report rename that fails after the folder's leaves the folder written; the error names
+    // the report.)
     if (request.report_output) {
         io::AtomicFile file(*request.report_output);
         file.write(report.dump(2) + "\n");

@@ -313,8 +313,10 @@ class Submission(unittest.TestCase):
         """The folder is renamed into place whole; a report inside it would be written into a
         temporary it owns: refused (exit 2) before any draw, nothing written."""
         target = os.path.join(self.tmp, "inside")
-        for report in (os.path.join(target, "q.json"), os.path.join(target, "deeper", "..", "q.json")):
-            p = rg("qualify", "--idx-dir", self.idx, "--draws", 2, "--band", "60", "--submission", target,
+        for folder, report in ((target, os.path.join(target, "q.json")),
+                               (target, os.path.join(target, "deeper", "..", "q.json")),
+                               (target + "/", os.path.join(target, "q.json"))):  # a folder named with its slash
+            p = rg("qualify", "--idx-dir", self.idx, "--draws", 2, "--band", "60", "--submission", folder,
                    "--output", report, "--quiet")
             self.assertEqual(p.returncode, 2, p.stderr)
             self.assertIn("is inside the --submission folder", p.stderr)

@@ -552,6 +552,21 @@ class Usage(unittest.TestCase):
                 self.assertNotEqual(p.returncode, 0, p.stderr)
                 self.assertEqual(len(p.stderr.splitlines()), 1, (args, p.stderr))
                 self.assertTrue(p.stderr.startswith("race: error: "), p.stderr)
+            # run reads the t10k files too (its warm-up): a folder of the train files alone is refused
+            # in one line, after the training pool was read.
+            if IDX is not None and not TORCH:
+                train_only = os.path.join(tmp, "train-only")
+                os.mkdir(train_only)
+                for name in os.listdir(IDX):
+                    if name.startswith("train-"):
+                        os.symlink(os.path.join(IDX, name), os.path.join(train_only, name))
+                entry = os.path.join(tmp, "e.py")
+                with open(entry, "w") as f:
+                    f.write(HEADER + GOOD_BODY)
+                p = race("run", entry, "--idx-dir", train_only, "--device", "cpu")
+                self.assertNotEqual(p.returncode, 0, p.stderr)
+                self.assertEqual(len(p.stderr.splitlines()), 1, p.stderr)
+                self.assertIn("t10k", p.stderr)
 
     def test_seeds_sharing_a_draw(self):
         """draws.shares_draw_seeds against its definition, two runs with a draw seed in common (draw i

@@ -193,13 +193,11 @@ def _seed(a):
     return DEFAULT_SEED, {"seed": DEFAULT_SEED, "source": "default", "default": True}
 
 
-def _draw_pool(a, seed_record):
-    """The training pool, once every check has passed: then, for the default seed, the notice (said
-    here, not when the seed is read, so that a refusal before any work stays one line)."""
-    pool = draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)  # its refusals (no IDX files) first
+def _default_seed_notice(seed_record):
+    """For the default seed, the notice; said once every file is read, after every refusal, so that
+    a refusal before any work stays one line."""
     if seed_record["source"] == "default":
         print(f"race: seed {DEFAULT_SEED}, the default local seed: no entry may be chosen on it", file=sys.stderr)
-    return pool
 
 
 def _chosen_on(path, seed):
@@ -291,7 +289,7 @@ def cmd_run(a):
         raise RaceError(f"--device cuda: torch {torch.__version__} here sees no CUDA device (use a CUDA build of "
                         f"torch, e.g. `python3 tools/race ...`, or --device cpu for a CPU entry)")
 
-    pool = _draw_pool(a, seed_record)
+    pool = draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)
     ranked = draws.ranked_draws(pool, seed)
     if a.fashion_dir:
         foreign = draws.load_pool(a.fashion_dir)
@@ -305,6 +303,7 @@ def cmd_run(a):
         warmup = draws.warmup_draw(foreign, seed, "mnist-t10k")
         holdouts, positions = [], []
         warm_note = "not Fashion data: a draw of MNIST's t10k files, labels permuted (no --fashion-dir)"
+    _default_seed_notice(seed_record)
     timed, rest, hold = [], list(ranked), list(holdouts)
     for k in range(len(ranked) + len(holdouts)):
         timed.append(hold.pop(0) if k in positions else rest.pop(0))
@@ -426,7 +425,8 @@ def cmd_engine(a):
         print(f"race: seed {seed} shares draws with {a.from_file}'s selection seeds "
               f"({', '.join(map(str, chosen_on))}): the config was chosen on them, so this verdict is no unseen check",
               file=sys.stderr)
-    pool = _draw_pool(a, seed_record)
+    pool = draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)
+    _default_seed_notice(seed_record)
     ranked = draws.ranked_draws(pool, seed)
     rows, seconds, counts = [], [], []
     backend = device = None
@@ -499,7 +499,8 @@ def cmd_draws(a):
     # Nor --output among them: the t10k files `run` reads (and any other) live there.
     if os.path.realpath(os.path.dirname(os.path.abspath(a.output))) == os.path.realpath(a.idx_dir):
         raise UsageError(f"{a.output}: is in the IDX folder; the race never writes among its inputs")
-    pool = _draw_pool(a, seed_record)
+    pool = draws.load_pool(a.idx_dir, count=draws.POOL_SIZE)
+    _default_seed_notice(seed_record)
     ranked = draws.ranked_draws(pool, seed)
     arrays = {"seed": np.array(str(seed))}
     for d in ranked:

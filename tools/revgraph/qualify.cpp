@@ -43,9 +43,12 @@ int qualify_command(const QualifyOptions& o) {
     } catch (const Error& e) { throw UsageError{e.what()}; }
     if (o.output && o.submission) {  // the folder is renamed into place whole: nothing goes in it before
         namespace fs = std::filesystem;
-        const fs::path folder = fs::weakly_canonical(fs::absolute(*o.submission)),
-                       report = fs::weakly_canonical(fs::absolute(*o.output));
-        if (std::mismatch(folder.begin(), folder.end(), report.begin(), report.end()).first == folder.end())
+        std::error_code e1, e2;  // a path that cannot be resolved is left to the checks below, in their words
+        fs::path folder = fs::weakly_canonical(fs::absolute(*o.submission), e1);
+        const fs::path report = fs::weakly_canonical(fs::absolute(*o.output), e2);
+        if (!folder.has_filename()) folder = folder.parent_path();  // "out/" not yet made: its last part is ""
+        if (!e1 && !e2 &&
+            std::mismatch(folder.begin(), folder.end(), report.begin(), report.end()).first == folder.end())
             throw UsageError{"qualify: --output " + *o.output + " is inside the --submission folder " + *o.submission +
                              ": write the report beside it"};
     }
