@@ -78,24 +78,22 @@ def check_outputs(paths, inputs, new_folder=None):
             raise RaceError(f"{path}: is a folder")
 
 
-def _temporary(path, writer):
+def _temporary(path, writer, made):
     """writer(file object) into a temporary beside path (mode 0666 less the umask, as open() would
-    make it), fsynced; its name. Removed here where anything fails."""
+    make it), fsynced. Its name goes into `made` the moment it exists, signals held from mkstemp to
+    there: a Ctrl-C landing between the two would leave a file no one knows to remove (CI saw one).
+    The caller removes what `made` holds where anything fails."""
     folder = os.path.dirname(os.path.abspath(path))
-    tmp = None
-    try:  # mkstemp inside: a SIGTERM (raised as Terminated) just after it still removes the temporary
+    with _signals_held():
         fd, tmp = tempfile.mkstemp(prefix="." + os.path.basename(path) + ".", suffix=".tmp", dir=folder)
+        made.append(tmp)
+    with os.fdopen(fd, "wb") as f:
         umask = os.umask(0)
         os.umask(umask)
-        os.fchmod(fd, 0o666 & ~umask)
-        with os.fdopen(fd, "wb") as f:
-            writer(f)
-            f.flush()
-            os.fsync(f.fileno())
-        return tmp
-    except BaseException:
-        _remove(tmp)
-        raise
+        os.fchmod(f.fileno(), 0o666 & ~umask)
+        writer(f)
+        f.flush()
+        os.fsync(f.fileno())
 
 
 def _remove(tmp):
@@ -143,7 +141,7 @@ def write_all(items):
     tmps, renamed = [], 0
     try:
         for path, writer in items:
-            tmps.append(_temporary(path, writer))
+            _temporary(path, writer, tmps)
         with _signals_held():
             for tmp, (path, _) in zip(tmps, items):  # a rename that fails leaves the ones before it done
                 os.replace(tmp, path)
