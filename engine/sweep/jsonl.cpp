@@ -25,6 +25,28 @@ nlohmann::ordered_json head_object(const PointHead& h) {
 
 const char kTimesField[] = ",\"run_seconds\":";
 
+// What merge holds a line to beyond its sweep's keys: the text `revgraph sweep` writes for it (one
+// compact JSON object; a line edited by hand seldom is), a config the engine accepts, and counts
+// that can be (0 <= correct <= total; a sweep without --test-labels writes neither). Not proof of a
+// run (only running the point again is), but no line merge copies is one no sweep could have written.
+void check_point_line(const std::string& where, const std::string& line, const nlohmann::ordered_json& j) {
+    if (j.dump() != line) throw Error(where + " is not written as revgraph sweep writes its lines (edited?)");
+    if (!j.contains("config") || !j["config"].is_object()) throw Error(where + " is not a sweep line (no config)");
+    try {
+        TaskConfig config;
+        config.update_from_json(nlohmann::json::parse(j["config"].dump()));
+        config.validate();
+    } catch (const Error& e) { throw Error(where + ": " + e.what()); }
+    if (j.contains("correct") != j.contains("total"))
+        throw Error(where + " is not a sweep line (correct without total, or total without correct)");
+    if (!j.contains("correct")) return;
+    if (!j["correct"].is_number_integer() || !j["total"].is_number_integer())
+        throw Error(where + ": correct and total are not integers");
+    const auto correct = j["correct"].get<std::int64_t>(), total = j["total"].get<std::int64_t>();
+    if (total < 1 || correct < 0 || correct > total)
+        throw Error(where + ": " + std::to_string(correct) + " correct of " + std::to_string(total));
+}
+
 }  // namespace
 
 std::string inputs_digest(const HashedInputs& inputs, const std::vector<std::int64_t>& test_labels) {
@@ -75,32 +97,6 @@ Lines split_lines(const std::string& text) {
     lines.partial = text.substr(start);
     return lines;
 }
-
-namespace {
-
-// What merge holds a line to beyond its sweep's keys: the text `revgraph sweep` writes for it (one
-// compact JSON object; a line edited by hand seldom is), a config the engine accepts, and counts
-// that can be (0 <= correct <= total; a sweep without --test-labels writes neither). Not proof of a
-// run (only running the point again is), but no line merge copies is one no sweep could have written.
-void check_point_line(const std::string& where, const std::string& line, const nlohmann::ordered_json& j) {
-    if (j.dump() != line) throw Error(where + " is not written as revgraph sweep writes its lines (edited?)");
-    if (!j.contains("config") || !j["config"].is_object()) throw Error(where + " is not a sweep line (no config)");
-    try {
-        TaskConfig config;
-        config.update_from_json(nlohmann::json::parse(j["config"].dump()));
-        config.validate();
-    } catch (const Error& e) { throw Error(where + ": " + e.what()); }
-    if (j.contains("correct") != j.contains("total"))
-        throw Error(where + " is not a sweep line (correct without total, or total without correct)");
-    if (!j.contains("correct")) return;
-    if (!j["correct"].is_number_integer() || !j["total"].is_number_integer())
-        throw Error(where + ": correct and total are not integers");
-    const auto correct = j["correct"].get<std::int64_t>(), total = j["total"].get<std::int64_t>();
-    if (total < 1 || correct < 0 || correct > total)
-        throw Error(where + ": " + std::to_string(correct) + " correct of " + std::to_string(total));
-}
-
-}  // namespace
 
 std::string merge_shards(const std::vector<std::pair<std::string, std::string>>& files) {
     std::map<std::size_t, std::string> by_index;

@@ -410,7 +410,8 @@ def export(band: str, *, from_file: Optional[str | os.PathLike[str]] = None, **c
     or the config keys given (rev88's defaults for the rest). ValueError, one line, where the band,
     the config or the file is not right, or where the file records the band as failed ("qualified":
     false, verify.passed false) or unreached: its entry would fail the leaderboard (docs/race.md)."""
-    return _core.export_entry(_band(band, "\"12\" (a leaderboard: " + ", ".join(LEADERBOARD_BANDS) + ")"), None if from_file is None else _path("from_file", from_file),
+    leaderboards = "\"12\" (a leaderboard: " + ", ".join(LEADERBOARD_BANDS) + ")"
+    return _core.export_entry(_band(band, leaderboards), None if from_file is None else _path("from_file", from_file),
                               _config_kwargs(config))
 
 
