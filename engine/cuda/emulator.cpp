@@ -234,6 +234,7 @@ void Emulator::fused_any_step(const FusedAnyStepOp& op) {
         const std::size_t params = static_cast<std::size_t>(a.params);
         const bool staged = fused_any::stages_parameters(scratch, params, shared_bytes_);
         a.staged = staged ? 1 : 0;
+        fused_any::block_bytes_within(scratch, params, staged, a.half, shared_bytes_);  // the launcher's refusal
         const int blocks = fused_any::blocks_for(a.rows, a.rows_per_block);
         model::with_sum_lanes(sum_lanes_, [&](auto lanes) {
             for (int k = 0; k < blocks; ++k) {
@@ -253,11 +254,13 @@ void Emulator::fused_any_step(const FusedAnyStepOp& op) {
 
 void Emulator::fused_any_predict(const FusedAnyPredictOp& op) {
     fused_any::Args a = ops::resolve(op, HostMemory{*this});
-    a.rows_per_block = predict_tile_;
+    // The device's rows a block (fewer than the tile where its scratch would pass the limit).
+    a.rows_per_block = std::min(predict_tile_, fused_any::predict_rows(a.half, shared_bytes_));
     const std::size_t scratch = fused_any::predict_scratch_floats(a.half, a.rows_per_block);
     const std::size_t params = static_cast<std::size_t>(a.params);
     const bool staged = fused_any::stages_parameters(scratch, params, shared_bytes_);
     a.staged = staged ? 1 : 0;
+    fused_any::block_bytes_within(scratch, params, staged, a.half, shared_bytes_);  // the launcher's refusal
     const fused::SequentialExec ex{reverse_};
     const int blocks = fused_any::blocks_for(a.rows, a.rows_per_block);
     model::with_sum_lanes(sum_lanes_, [&](auto lanes) {

@@ -116,8 +116,8 @@ CompiledProgram compile(const TaskPlan& plan, const Program& program, const Devi
             L.push_back([=](cudaStream_t s) { kernels::launch_fused_cluster(a, blocks, 1, nullptr, s); });
         } else if constexpr (std::is_same_v<T, FusedAnyPredictOp>) {
             fused_any::Args a = ops::resolve(op, mem);
-            a.rows_per_block = fused_any::kPredictRows;
             const std::size_t limit = any_shared_limit();
+            a.rows_per_block = fused_any::predict_rows(a.half, limit);
             a.staged = fused_any::stages_parameters(fused_any::predict_scratch_floats(a.half, a.rows_per_block),
                                                     static_cast<std::size_t>(a.params), limit)
                            ? 1

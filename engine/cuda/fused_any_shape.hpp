@@ -11,8 +11,10 @@
 // tuned kernels (engine/cuda/fused.hpp). A width that turns out to matter gets its instantiation
 // when a GPU report shows the gain.
 #include <cstddef>
+#include <string>
 
 #include "engine/cuda/fused_any/step.hpp"
+#include "engine/error.hpp"
 #include "engine/model/sum_order.hpp"
 
 namespace revgraph::cuda::fused_any {
@@ -49,6 +51,27 @@ inline bool stages_parameters(std::size_t scratch_floats, std::size_t params, st
 }
 inline std::size_t block_bytes(std::size_t scratch_floats, std::size_t params, bool staged) {
     return (scratch_floats + (staged ? params : 0)) * sizeof(float);
+}
+
+// Query rows a predict block: kPredictRows, fewer where that many rows' scratch alone passes the
+// device's limit (16 rows at width 1024 need 65,600 bytes; a Turing block gets 65,536). A launch
+// shape, so the bits do not change; 1 row where even that does not fit, which block_bytes_within
+// then refuses.
+inline int predict_rows(int half, std::size_t limit_bytes) {
+    const std::size_t row_bytes = predict_scratch_floats(half, 1) * sizeof(float);
+    const std::size_t fit = limit_bytes / row_bytes;
+    return fit >= static_cast<std::size_t>(kPredictRows) ? kPredictRows : (fit > 0 ? static_cast<int>(fit) : 1);
+}
+
+// block_bytes where they are within the device's limit; else one line naming the width, the bytes
+// and the limit (the device's launcher and the emulator refuse a block alike).
+inline std::size_t block_bytes_within(std::size_t scratch_floats, std::size_t params, bool staged, int half,
+                                      std::size_t limit_bytes) {
+    const std::size_t bytes = block_bytes(scratch_floats, params, staged);
+    if (bytes > limit_bytes)
+        throw Error("cuda-fused: a block at width " + std::to_string(2 * half) + " needs " + std::to_string(bytes) +
+                    " bytes of shared memory, over this device's " + std::to_string(limit_bytes));
+    return bytes;
 }
 
 }  // namespace revgraph::cuda::fused_any

@@ -14,6 +14,7 @@
 #include "engine/backends.hpp"
 #include "engine/cpu/trainer.hpp"
 #include "engine/cuda/emulator.hpp"
+#include "engine/cuda/fused_any_shape.hpp"
 #include "engine/cuda/task_plan.hpp"
 #include "engine/data/synthetic.hpp"
 #include "engine/error.hpp"
@@ -124,13 +125,36 @@ TEST_CASE("both plans at other widths: batch 2048, and a batch larger than the t
 }
 
 TEST_CASE("fused plan at any width: parameters in global memory, and every phase's items last to first") {
-    // Shared memory 0: no block stages the parameters (engine/cuda/fused_any_shape.hpp); reversed
-    // items and blocks: a phase whose items depended on each other (a race on a GPU) changes bits.
+    // A limit that holds the widest block's scratch and none of the parameters: no block stages them
+    // (engine/cuda/fused_any_shape.hpp); reversed items and blocks: a phase whose items depended on
+    // each other (a race on a GPU) changes bits.
+    const std::size_t scratch_only = fused_any::predict_scratch_floats(128, fused_any::kPredictRows) * sizeof(float);
     for (const int width : {84, 128, 256}) {
-        check_path(Path::fused, {width, 2, 8, 21, 9, 2}, 0);
+        check_path(Path::fused, {width, 2, 8, 21, 9, 2}, scratch_only);
         check_path(Path::fused, {width, 2, 8, 21, 9, 2}, kEmulatedSharedBytes, true);
     }
     check_path(Path::fused, {1024, 4, 8, 10, 3, 1}, kEmulatedSharedBytes, true);  // never staged: 8 MB of weights
+}
+
+TEST_CASE("fused plan at any width: a predict block takes the rows its device's limit holds") {
+    // 16 query rows at width 1024 need 65,600 bytes; a Turing block may have 65,536 (sm_75's opt-in):
+    // 15 rows a block there, the same bits (rows a block are a launch shape).
+    CHECK(fused_any::predict_rows(512, 65536) == 15);
+    CHECK(fused_any::predict_rows(512, 65600) == fused_any::kPredictRows);
+    CHECK(fused_any::predict_rows(41, 232448) == fused_any::kPredictRows);
+    CHECK(fused_any::predict_rows(512, 100) == 1);  // then refused, below
+    check_path(Path::fused, {1024, 1, 8, 10, 3, 1}, 65536);
+    // A block whose scratch alone passes the limit: refused in one line, as the device's launcher does.
+    TaskConfig c;
+    c.width = 1024;
+    c.depth = 1;
+    const data::TaskData task = data::synthetic_task(10, 3, 4701);
+    const TaskPlan plan(c, 10, 3, Path::fused);
+    Emulator emu(plan, 1000);
+    emu.upload(prepare_inputs(TaskInputs(task.train_images, task.train_labels, task.test_images), c));
+    CHECK_THROWS_WITH_AS(
+        emu.execute(plan.step(0)),
+        "cuda-fused: a block at width 1024 needs 16648 bytes of shared memory, over this device's 1000", Error);
 }
 
 TEST_CASE("fused plan at any width: two kernels a step, one to predict, no normalise and no lifted rows") {

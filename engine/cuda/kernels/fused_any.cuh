@@ -55,11 +55,8 @@ bool fused_any_kernels_wait_programmatically() {
 // A block's shared memory beyond the 48 KB every block gets needs the opt-in above; a block whose
 // scratch alone passes the device's limit cannot run, said in one line rather than as a launch error.
 static std::size_t any_block_bytes(std::size_t scratch, const fused_any::Args& args, std::size_t limit) {
-    const std::size_t bytes = fused_any::block_bytes(scratch, static_cast<std::size_t>(args.params), args.staged != 0);
-    if (bytes > limit)
-        throw Error("cuda-fused: a block at width " + std::to_string(2 * args.half) + " needs " +
-                    std::to_string(bytes) + " bytes of shared memory, over this device's " + std::to_string(limit));
-    return bytes;
+    return fused_any::block_bytes_within(scratch, static_cast<std::size_t>(args.params), args.staged != 0, args.half,
+                                         limit);
 }
 
 void launch_fused_any_rows(const fused_any::Args& args, std::size_t smem_limit, bool programmatic,

@@ -1,6 +1,6 @@
 #pragma once
 // cuda-fused's prediction at every width but 82 (engine/cuda/fused_any/step.hpp's predict): every
-// query row lifted from its raw pixels, forward, scores and argmax, fused_any::kPredictRows rows a
+// query row lifted from its raw pixels, forward, scores and argmax, fused_any::predict_rows rows a
 // block. Kernel and launcher: kernels/fused_any.cuh.
 #include "engine/cuda/fused_any/step.hpp"
 #include "engine/cuda/ops/fused_any_step.hpp"
