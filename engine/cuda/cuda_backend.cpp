@@ -63,6 +63,16 @@ struct CudaBackend::Impl {
     std::vector<fused::EpochsArgs> group_host_args;
     std::unique_ptr<DeviceBuffer> group_args;
     Event members_ready{cudaEventDisableTiming}, group_done{cudaEventDisableTiming};
+    // Last, so destroyed first, also where the constructor throws after enqueueing work (a refused
+    // launch in the warm-up, a failed upload), when no destructor body runs: both streams drained
+    // before any buffer, workspace or argument copy above is freed.
+    struct Drain {
+        cudaStream_t main, side;
+        ~Drain() {
+            (void)cudaStreamSynchronize(side);
+            (void)cudaStreamSynchronize(main);
+        }
+    } drain{stream.s, side_stream.s};
 
     Impl(const PreparedInputs& p, Path path)
         : device(initialise_device()),
@@ -122,11 +132,9 @@ struct CudaBackend::Impl {
                     captured);
     }
 
-    // The body runs before the members' destructors, so they free on the task's own device.
-    ~Impl() {
-        (void)cudaSetDevice(device);
-        (void)cudaStreamSynchronize(stream.s);
-    }
+    // The body runs before the members' destructors (`drain` first), so they free on the task's own
+    // device.
+    ~Impl() { (void)cudaSetDevice(device); }
 
     // After the warm-up: every buffer the programs write back to zeros (inputs are never written),
     // so the captured graphs start from the state upload() left.
