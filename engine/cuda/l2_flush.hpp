@@ -9,6 +9,9 @@ namespace revgraph::cuda {
 // Writes a device buffer of twice the current device's L2 (cudaDevAttrL2CacheSize; 256 MiB where
 // the device does not say) with cudaMemsetAsync, a different byte each call so no layer can skip
 // it, and waits for it. Throws std::runtime_error with the CUDA error's words on failure.
+// Between tasks, from one thread only (its callers are single-threaded drivers): it writes on the
+// legacy default stream and waits for the whole device, which would end a graph capture running on
+// another thread, and its buffer is process-wide state without a lock.
 void flush_l2();
 // What flush_l2() writes, in words ("cudaMemsetAsync of 120 MiB (2 x L2 of 60 MiB) on device 0
 // before every task, untimed"), or why there is no device.
