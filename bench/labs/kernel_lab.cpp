@@ -511,7 +511,11 @@ bool gpu_clusters(const cuda::TaskPlan& plan, const PreparedInputs& prepared, st
             for (const fused::EpochsArgs& t : args)  // `one` sizes the launch (kernels.hpp)
                 if (!fused::same_launch_shape(t, one)) throw Error("kernel lab: K tasks of unlike launch shapes");
             const cuda::DeviceBuffer device_args(args.size() * sizeof(fused::EpochsArgs));
-            cudaCheck(cudaMemcpy(device_args.get(), args.data(), device_args.bytes(), cudaMemcpyHostToDevice));
+            // On the lab's own stream, waited for: a pageable cudaMemcpy on the legacy stream may
+            // return before its DMA ends, and the non-blocking stream would not wait for it.
+            cudaCheck(
+                cudaMemcpyAsync(device_args.get(), args.data(), device_args.bytes(), cudaMemcpyHostToDevice, stream));
+            cudaCheck(cudaStreamSynchronize(stream));
             const auto* on_device = static_cast<const fused::EpochsArgs*>(device_args.get());
             const auto launch = [&] { cuda::kernels::launch_fused_cluster(args[0], blocks, tasks, on_device, stream); };
             launch();
@@ -533,6 +537,10 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
     const Snapshot &start = first.start, &stepped = first.stepped, &predicted = first.predicted;
 
     const cuda::DeviceMemory mem(plan);
+    // The task's state before the first timer: cudaMalloc leaves memory as it finds it, and the rows
+    // kernel gathers through the order it reads (and the first timed row would otherwise gather
+    // whatever row the leftovers name).
+    upload_all(mem, plan, start);
     const cuda::Program step = plan.step(0), predict = plan.predict();
     const auto& rows_op = std::get<cuda::FusedStepOp>(step.at(0));
     const auto& predict_op = std::get<cuda::FusedPredictOp>(predict.at(0));
@@ -718,6 +726,9 @@ bool gpu_lab(const cuda::TaskPlan& plan, const PreparedInputs& prepared, int rep
 }  // namespace revgraph::bench
 
 int main(int argc, char** argv) {
+    // A line at a time into a log file too: a run stopped at its time limit keeps every table line
+    // printed before the stop (fully buffered, up to the last 4 KB would be lost).
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     using namespace revgraph;
     // Default: rev88 (depth 2, batch 128, 2 epochs) on 600 synthetic train and 200 query images:
     // several full batches, a short last one, several predict tiles. --repeats=N for the timings.

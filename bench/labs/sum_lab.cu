@@ -31,7 +31,8 @@
 // 1e-5 of the state's scale (a skipped or doubled term is off by ~1e-2). On a GPU each version runs at 1, 2, 4 and 8
 // rows a block (128 rows: the rev88 batch) for kPasses passes, alternating halves as the forward does; its state must
 // equal the host run's bits, and the table gives cycles a pass (median over blocks and passes after the first) and the
-// first pass (which fetches the code). Not a test of speed: bench/NOTES.md records runs.
+// first pass (of launches that follow one of the same code, which is then in L2 at least: not a cold fetch, which the
+// kernel lab's phase-stamps probe times). Not a test of speed: bench/NOTES.md records runs.
 #include <cuda_runtime.h>
 
 #include <algorithm>
@@ -565,7 +566,7 @@ bool gpu_lab(const Data& d, const std::vector<std::vector<float>>& host) {
             std::printf("  %-2d %-10s %-5d %-4d %-3d %-7d %-6s %10.0f %8.0f %11.0f\n", v + 1, kVersion[v].name,
                         kVersion[v].split, kVersion[v].row_sums, r, t.threads, t.equal ? "equal" : "DIFFER",
                         t.pass_cycles, t.pass_cycles * t.ns_per_cycle, t.first_cycles);
-            if (r != 2) continue;
+            if (r != 2 || !t.equal) continue;  // a version whose bits differ is no candidate
             double& best = kVersion[v].index_order() ? best_index : best_tree;
             int& best_v = kVersion[v].index_order() ? best_index_v : best_tree_v;
             if (best == 0 || t.pass_cycles < best) best = t.pass_cycles, best_v = v;
@@ -580,6 +581,9 @@ bool gpu_lab(const Data& d, const std::vector<std::vector<float>>& host) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // A line at a time into a log file too: a run stopped at its time limit keeps every table line
+    // printed before the stop (fully buffered, up to the last 4 KB would be lost).
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
         std::printf("usage: revgraph_sum_lab (no options: the CPU checks, then the GPU table where a GPU is)\n");
         return 0;
