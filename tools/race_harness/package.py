@@ -48,6 +48,15 @@ class BinaryBandRule:
 
     def __init__(self, exe):
         self.exe = exe
+        # A packed build (tools/pack-gpu-deps' prebuilt/: tools/revgraph beside lib/ with the CUDA
+        # runtime and libzip) finds its libraries there: given to this command alone, not to the
+        # process that runs torch, whose own CUDA libraries stay the ones it loads.
+        lib = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(exe))), "lib")
+        self.env = None
+        if os.path.isdir(lib):
+            self.env = dict(os.environ)
+            self.env["LD_LIBRARY_PATH"] = lib + (":" + self.env["LD_LIBRARY_PATH"] if self.env.get("LD_LIBRARY_PATH")
+                                                 else "")
         self.VERDICT_SOURCE = f"{exe} band --correct (engine/qualify/protocol.cpp)"  # the report's band.rule
 
     def band_rule(self, band, total, per_draw):
@@ -62,7 +71,7 @@ class BinaryBandRule:
 
     def _ask(self, band, per_draw, *args):
         p = subprocess.run([self.exe, "band", "--band", str(band), "--per-draw", str(per_draw), *args],
-                           capture_output=True, text=True)
+                           capture_output=True, text=True, env=self.env)
         if p.returncode != 0:
             lines = p.stderr.strip().splitlines()
             said = lines[-1].removeprefix("revgraph: error: ").removeprefix("band: ") if lines else ""
