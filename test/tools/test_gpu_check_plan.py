@@ -104,9 +104,10 @@ class Order(unittest.TestCase):
         for call in gc_steps.CALLS:
             for s in plan(call):
                 if "run-tests" in s.cmd:
-                    # CI runs the rest; call 4's export-gpu test is of the GPU suite too (test/export/meson.build)
-                    self.assertEqual(s.cmd[s.cmd.index("--suite") + 1], "export" if s.name == "export-gpu" else "gpu",
-                                     s.name)
+                    # CI runs the rest; call 4's export-gpu test is of the GPU suite too (test/export/meson.build),
+                    # and a test must be in every suite named (run-tests): never CI's export test
+                    suites = [s.cmd[i + 1] for i, x in enumerate(s.cmd) if x == "--suite"]
+                    self.assertEqual(suites, ["export", "gpu"] if s.name == "export-gpu" else ["gpu"], s.name)
                 self.assertNotIn("cpu", [s.cmd[i + 1] for i, x in enumerate(s.cmd) if x == "--backend"], s.name)
             starts = torch_starts(plan(call))
             if call in gc_plan.SHAPE_CALLS:  # the frontier's shapes: the learner once an entry, at that entry's config
@@ -788,10 +789,11 @@ class Tests(unittest.TestCase):
 
     def test_run_tests_writes_mesons_test_log(self):
         with tempfile.TemporaryDirectory() as tmp:
-            manifest = [{"name": n, "suite": [suite], "cmd": ["@PYTHON@", "-c", f"import sys; sys.exit({rc})"],
+            manifest = [{"name": n, "suite": suites, "cmd": ["@PYTHON@", "-c", f"import sys; sys.exit({rc})"],
                          "env": {}, "timeout": 30}
-                        for n, suite, rc in (("good", "gpu", 0), ("skipped", "gpu", 77), ("bad", "gpu", 1),
-                                             ("cpu", "cpu", 0))]
+                        for n, suites, rc in (("good", ["gpu"], 0), ("skipped", ["gpu"], 77), ("bad", ["gpu"], 1),
+                                              ("cpu", ["cpu"], 0), ("export", ["export"], 0),
+                                              ("export-gpu", ["export", "gpu"], 0))]
             with open(os.path.join(tmp, "m.json"), "w") as f:
                 json.dump(manifest, f)
             log = os.path.join(tmp, "log.json")
@@ -803,7 +805,12 @@ class Tests(unittest.TestCase):
             with open(log) as f:
                 results = [json.loads(line) for line in f]
             self.assertEqual([(r["name"], r["result"]) for r in results], [("good", "OK"), ("skipped", "SKIP"),
-                                                                           ("bad", "FAIL")])
+                                                                           ("bad", "FAIL"), ("export-gpu", "OK")])
+            # Every suite named, not any: call 4's selection is the GPU suite's export test alone.
+            with contextlib.redirect_stdout(io.StringIO()):
+                self.assertEqual(cli.main(argv + ["--suite", "export"]), 0)
+            with open(log) as f:
+                self.assertEqual([json.loads(line)["name"] for line in f], ["export-gpu"])
             # Every test skipped (no GPU): 77, never 0.
             argv[argv.index("gpu")] = "none"
             with open(os.path.join(tmp, "m.json"), "w") as f:
