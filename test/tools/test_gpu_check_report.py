@@ -411,6 +411,18 @@ class Sanitizers(unittest.TestCase):
             self.assertTrue(any(name in f and ("Invalid __global__ read" in f or "Race reported" in f)
                                 for f in r["failures"]), r["failures"])
 
+    def test_a_race_logged_before_the_limit_still_fails(self):
+        # The limit's signal ends the program, which the log says too: that line is no finding.
+        ended = "========= Error: process didn't terminate successfully\n"
+        for rc in (124, 137):
+            r = self.report_with(rc, RACE + ended, "sanitize-racecheck-cuda-fused")
+            v = r["compute_sanitizer"]["sanitize-racecheck-cuda-fused"]
+            self.assertEqual((v["verdict"], v["hazards"], v.get("ran_out_of_time")), ("found errors", 1, True), v)
+            self.assertFalse(r["passed"])
+            r = self.report_with(rc, ended, "sanitize-racecheck-cuda-fused")
+            self.assertEqual(r["compute_sanitizer"]["sanitize-racecheck-cuda-fused"]["verdict"],
+                             "ran out of time (recorded)")
+
     def test_a_racecheck_out_of_time_or_a_tool_that_cannot_run_is_recorded(self):
         for rc, words in ((124, "ran out of time"), (137, "ran out of time"), ("not-found", "not run"),
                           (1, "not run (exit 1")):

@@ -24,6 +24,8 @@ def classify_sanitizer_log(text):
             continue
         if head.startswith(("COMPUTE-SANITIZER", "ERROR SUMMARY", "RACECHECK SUMMARY", "LEAK SUMMARY", "Target application")):
             continue
+        if "Target application" in head or "terminate successfully" in head:
+            continue  # the program's end (a limit's signal, an exit status): no finding of the tool's
         if head.startswith("Program hit"):
             key = "api_errors_in_cublaslt" if any("libcublasLt" in x for x in b) else "api_errors_elsewhere"
         elif head.startswith(("Invalid", "Misaligned", "Out of range", "Error", "Race", "Uninitialized", "Warning",
@@ -56,7 +58,12 @@ def sanitizer_verdicts(steps, artifacts):
         if rc in ("not-found", "skipped", 127):
             v["verdict"] = "not run"
         elif rc in (124, 137):
-            v["verdict"] = "ran out of time (recorded)"
+            # What it logged before the limit stands: a race found in the first epochs of a run
+            # that then ran out of time is a race (racecheck slows kernels 10-100x).
+            found = has_log and (v["hazards"] or v["api_errors_elsewhere"])
+            v["verdict"] = "found errors" if found else "ran out of time (recorded)"
+            if found:
+                v["ran_out_of_time"] = True
         elif rc == 3 or (rc == 0 and has_log and (v["hazards"] or v["api_errors_elsewhere"])):
             if has_log and not v["hazards"] and not v["api_errors_elsewhere"] and v["api_errors_in_cublaslt"]:
                 v["verdict"] = "API errors inside cuBLASLt only (recorded)"
