@@ -196,6 +196,9 @@ __global__ void dsmem_read_kernel(int reps, long long* out, float* sink) {
 }  // namespace
 
 int main(int argc, char** argv) {
+    // A line at a time into a log file too: a run stopped at its time limit keeps every table line
+    // printed before the stop (fully buffered, up to the last 4 KB would be lost).
+    std::setvbuf(stdout, nullptr, _IOLBF, 0);
     if (argc == 2 && (std::strcmp(argv[1], "--help") == 0 || std::strcmp(argv[1], "-h") == 0)) {
         std::printf("usage: revgraph_floor_lab (no options; it needs an sm_90 GPU)\n");
         return 0;
