@@ -63,6 +63,7 @@ class Run:
         self.logs = {}  # artifacts' text files: compute-sanitizer logs
         self.tests = [("cuda-gpu", "OK")]  # meson test --suite gpu
         self.rest_tests = [("cpu", "OK"), ("gpu-check-report", "SKIP")]  # every other suite
+        self.export_tests = []  # call 4's export-gpu test
         self.out_files = {"gpu-validation.json": validation(10.0), "gpu-validation-fused.json": validation(2.0),
                           "gpu-validation-fused-pdl.json": validation(1.5),
                           "gpu-validation-fused-plain.json": validation(2.0),
@@ -99,7 +100,8 @@ class Run:
             for name, text in self.logs.items():
                 with open(os.path.join(art, name), "w") as f:
                     f.write(text)
-            for log, tests in (("testlog-gpu.json", self.tests), ("testlog-rest.json", self.rest_tests)):
+            for log, tests in (("testlog-gpu.json", self.tests), ("testlog-rest.json", self.rest_tests),
+                               ("testlog-export.json", self.export_tests)):
                 with open(os.path.join(scratch, log), "w") as f:
                     for name, result in tests:
                         f.write(json.dumps({"name": name, "result": result, "duration": 1.0}) + "\n")
@@ -174,8 +176,10 @@ class GpuCheckReport(unittest.TestCase):
         run.out_files.update({"race-12.json": race(0.42, [8900] * 11, "race: PASS band 12"),
                               "race-8.json": race(3.5, [9300] * 11, "race: PASS band 8"),
                               "race-5.json": race(20.0, [9500] * 11, "race: PASS band 5")})
+        run.export_tests = [("export-gpu", "OK")]
         r = run.report()
         self.assertTrue(r["passed"], r["failures"])  # the race is recorded, not part of passing
+        self.assertIn({"name": "export-gpu", "result": "OK", "seconds": 1.0}, r["meson_test"]["tests"])
         self.assertEqual(r["race"]["12"]["ranked_correct"], 97900)
         self.assertEqual((r["race"]["12"]["target_ms"], r["race"]["12"]["target_met"]), (0.5, True))
         self.assertEqual((r["race"]["8"]["target_ms"], r["race"]["8"]["target_met"]), (3.0, False))

@@ -76,9 +76,10 @@ def header(git_commit, gpu_arch, partial):
 def meson_test_results(scratch):
     """Every test's result; on a GPU machine a skipped GPU suite is a failure. The GPU suite is what
     `meson test --suite gpu` ran (testlog-gpu.json), not every name holding "gpu": the CPU suites
-    have gpu-check-report, which may SKIP where python3 lacks numpy."""
+    have gpu-check-report, which may SKIP where python3 lacks numpy. Call 4's export-gpu test
+    (testlog-export.json) is listed too: each race entry against the engine, hash for hash."""
     tests = []
-    for log in ("testlog-gpu.json", "testlog-rest.json"):
+    for log in ("testlog-gpu.json", "testlog-export.json", "testlog-rest.json"):
         try:
             for line in open(os.path.join(scratch, log)):
                 t = json.loads(line)
