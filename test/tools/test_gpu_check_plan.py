@@ -8,6 +8,7 @@ a GPU run gets, so all of this is checked here, on made-up step results.
   PYTHONPATH=tools python3 test/tools/test_gpu_check_plan.py .)
 """
 import contextlib
+import hashlib
 import io
 import json
 import os
@@ -352,6 +353,33 @@ class Rerun(unittest.TestCase):
 
 
 class Binaries(unittest.TestCase):
+    def test_the_plan_says_what_the_pack_left_for_the_machine(self):
+        # Read before a run spends device time: nothing packed, binaries of another tree, race data missing.
+        with tempfile.TemporaryDirectory() as root:
+            self.assertTrue(binaries.packed_state(root)[0].startswith("no .gpudeps: run tools/pack-gpu-deps"))
+            deps = os.path.join(root, ".gpudeps")
+            os.makedirs(os.path.join(deps, "prebuilt", "tools"))
+            open(os.path.join(deps, "prebuilt", "tools", "revgraph"), "w").close()
+            with open(os.path.join(root, "a.txt"), "w") as f:
+                f.write("packed\n")
+            with open(os.path.join(deps, "sources.sha256"), "w") as f:  # as `sha256sum` lists a.txt
+                f.write("%s  a.txt\n" % hashlib.sha256(b"packed\n").hexdigest())
+            state = binaries.packed_state(root)
+            self.assertEqual(state[0], "prebuilt binaries: this tree's")
+            self.assertIn("train-images-idx3-ubyte.gz", state[1])
+            self.assertIn("call 4's race steps will fail", state[1])
+            with open(os.path.join(root, "a.txt"), "w") as f:
+                f.write("edited since\n")
+            self.assertEqual(binaries.packed_state(root)[0], "prebuilt binaries: of another tree (a.txt differs from "
+                                                             "the packed commit): run tools/pack-gpu-deps again, or "
+                                                             "the machine builds")
+            os.makedirs(os.path.join(deps, "race-data"))
+            for name in binaries.RACE_FILES:
+                open(os.path.join(deps, "race-data", name), "w").close()
+            self.assertEqual(binaries.packed_state(root)[1], "race data: all four files")
+            shutil.rmtree(os.path.join(deps, "prebuilt"))
+            self.assertTrue(binaries.packed_state(root)[0].startswith("prebuilt binaries: none"))
+
     def test_the_fallback_build_gets_the_packed_pkg_config_files_and_tools(self):
         with tempfile.TemporaryDirectory() as root:
             os.makedirs(os.path.join(root, ".gpudeps", "lib", "pkgconfig"))

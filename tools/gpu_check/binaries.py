@@ -94,6 +94,34 @@ def packed_archive(root, name):
     return os.path.join(root, ".gpudeps", name + ".tar.xz")
 
 
+# What call 4's race reads (tools/pack-gpu-deps packs them gzipped): the training split its draws are
+# made of, and the test split its warm-up is drawn from where no Fashion-MNIST is given.
+RACE_FILES = tuple(f"{name}.gz" for name in ("train-images-idx3-ubyte", "train-labels-idx1-ubyte",
+                                             "t10k-images-idx3-ubyte", "t10k-labels-idx1-ubyte"))
+
+
+def packed_state(root):
+    """Lines saying what tools/pack-gpu-deps left in root/.gpudeps for a GPU machine, read before a run
+    spends device time: whether the prebuilt binaries are this tree's (else the machine builds them,
+    +160 s of its first call) and whether call 4's race has its data."""
+    deps = os.path.join(root, ".gpudeps")
+    if not os.path.isdir(deps):
+        return ["no .gpudeps: run tools/pack-gpu-deps on a clean tree (else the machine builds the binaries, "
+                "and call 4's race has no data)"]
+    lines = []
+    if not prebuilt_dir(root) and not os.path.exists(packed_archive(root, "prebuilt")):
+        lines.append("prebuilt binaries: none (tools/pack-gpu-deps without --no-prebuilt makes them)")
+    else:
+        same, why = tracked_files_match(root)
+        lines.append("prebuilt binaries: this tree's" if same else
+                     f"prebuilt binaries: of another tree ({why}): run tools/pack-gpu-deps again, or the machine builds")
+    missing = [f for f in RACE_FILES if not os.path.isfile(os.path.join(deps, "race-data", f))]
+    lines.append("race data: all four files" if not missing else
+                 f"race data: {', '.join(missing)} missing from .gpudeps/race-data: call 4's race steps will fail "
+                 f"(tools/pack-gpu-deps fetches them)")
+    return lines
+
+
 def unpack_packed(root, name, parts):
     """.gpudeps/<name>.tar.xz (tools/pack-gpu-deps compresses what only some calls need, or what is
     large) unpacked into .gpudeps/ once and whole, the folders `parts` it holds: None where there is

@@ -188,6 +188,9 @@ def print_plan(call, previous, budget):
           f"{binaries.BUILD_SECONDS}s of {', '.join(binaries.BUILD_TARGETS)} replace the {BINARIES_SECONDS}s check "
           f"(+{fallback - BINARIES_SECONDS}s); the steps that then find no room are recorded as skipped, and call 2 "
           f"--after the report reruns them")
+    print("\npacked for the GPU machine (.gpudeps, carried with the tree):")
+    for line in binaries.packed_state(ROOT):
+        print(f"  {line}")
     return 0
 
 
