@@ -2,18 +2,44 @@
 
 #include <cuda_runtime.h>
 #include <dlfcn.h>
+#include <pthread.h>
+
+#include <atomic>
+#include <mutex>
 
 namespace revgraph::cuda {
+
+namespace {
+
+// A child of fork() cannot use the CUDA its parent initialised: the driver answers it with
+// "initialization error" and nothing more. Python's multiprocessing forks by default on Linux, so a
+// process pool of GPU tasks meets exactly that; the child is told why instead, in words it can act
+// on. Set once a device was counted (the driver is initialised then); copied into `forked` in a child.
+std::atomic<bool> initialised{false}, forked{false};
+
+void note_initialised() {
+    static std::once_flag once;
+    std::call_once(once, [] { pthread_atfork(nullptr, nullptr, [] { forked = initialised.load(); }); });
+    initialised = true;
+}
+
+}  // namespace
+
+const char* const kForkedAfterInit =
+    "CUDA was initialised before this process was forked, and a child of fork() cannot use it: start "
+    "worker processes with the 'spawn' or 'forkserver' method (multiprocessing.get_context)";
 
 bool compiled_in() { return true; }
 
 int device_count() {
+    if (forked) return 0;
     int count = 0;
     // cudaErrorNoDevice / cudaErrorInsufficientDriver are the normal answers on CI machines.
     if (cudaGetDeviceCount(&count) != cudaSuccess) {
         (void)cudaGetLastError();
         return 0;
     }
+    if (count > 0) note_initialised();
     return count;
 }
 
@@ -28,6 +54,7 @@ bool driver_present() {
 }
 
 std::string describe_device(int ordinal) {
+    if (forked) return kForkedAfterInit;
     int count = 0;
     const cudaError_t e = cudaGetDeviceCount(&count);
     if (e != cudaSuccess) {
@@ -35,6 +62,7 @@ std::string describe_device(int ordinal) {
         if (!driver_present()) return "no NVIDIA driver (libcuda.so.1 not found)";
         return std::string("no usable CUDA device: ") + cudaGetErrorString(e);
     }
+    if (count > 0) note_initialised();
     if (ordinal < 0 || ordinal >= count) return "no CUDA device " + std::to_string(ordinal);
     cudaDeviceProp prop{};
     if (cudaGetDeviceProperties(&prop, ordinal) != cudaSuccess) {

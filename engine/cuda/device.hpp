@@ -8,12 +8,15 @@ namespace revgraph::cuda {
 // Whether this build contains the CUDA backend at all.
 bool compiled_in();
 
-// Number of usable devices; 0 where there is no driver or no GPU (never throws).
+// Number of usable devices; 0 where there is no driver or no GPU (never throws), and in a child of
+// fork() whose parent had initialised CUDA (describe_device says so).
 int device_count();
 
 // "NVIDIA H200 (sm_90)", or a reason there is none ("no NVIDIA driver (libcuda.so.1 not found)",
-// "no usable CUDA device: <the runtime's words>", "CUDA not built").
+// "no usable CUDA device: <the runtime's words>", "CUDA not built", kForkedAfterInit).
 std::string describe_device(int ordinal = 0);
+// A forked child's reason: its parent had initialised CUDA, which a child of fork() cannot use.
+extern const char* const kForkedAfterInit;
 
 // Why device `ordinal` cannot run this build's kernels, in words that end with the rebuild that
 // fixes it (an A100 under the default -Dgpu_arch=90: "this build has device code for sm_90, not

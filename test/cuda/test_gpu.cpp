@@ -14,6 +14,9 @@
 #include <thread>
 #include <vector>
 
+#include <sys/wait.h>
+#include <unistd.h>
+
 #include "engine/backends.hpp"
 #include "engine/cpu/trainer.hpp"
 #include "engine/cuda/cuda_backend.hpp"
@@ -81,6 +84,38 @@ void check_against_reference(PreparedTask& task) {
 }
 
 }  // namespace
+
+TEST_CASE("a child of fork() is told in one line that it cannot use its parent's CUDA") {
+    // Python's multiprocessing forks by default on Linux: a pool of GPU tasks started after the
+    // parent touched CUDA gets the driver's bare "initialization error" without this.
+    REQUIRE(cuda::device_count() > 0);  // the parent has initialised CUDA
+    int fds[2];
+    REQUIRE(pipe(fds) == 0);
+    const pid_t pid = fork();
+    REQUIRE(pid >= 0);
+    if (pid == 0) {  // the child: no CUDA call of its own but the engine's questions
+        close(fds[0]);
+        std::string said = cuda::describe_device() + "|" + std::to_string(cuda::device_count()) + "|";
+        try {
+            (void)PreparedTask(validate::synthetic_inputs(20, 5, 3), TaskConfig{}, make_backend("cuda-fused"));
+            said += "prepared";
+        } catch (const std::exception& e) { said += e.what(); }
+        const ssize_t written = write(fds[1], said.data(), said.size());
+        _exit(written == static_cast<ssize_t>(said.size()) ? 0 : 1);
+    }
+    close(fds[1]);
+    std::string said;
+    char buffer[512];
+    for (ssize_t n; (n = read(fds[0], buffer, sizeof buffer)) > 0;) said.append(buffer, static_cast<std::size_t>(n));
+    close(fds[0]);
+    int status = 0;
+    REQUIRE(waitpid(pid, &status, 0) == pid);
+    CHECK((WIFEXITED(status) && WEXITSTATUS(status) == 0));
+    const std::string words = cuda::kForkedAfterInit;
+    CHECK(said.rfind(words + "|0|", 0) == 0);
+    CHECK(said.find(words, words.size() + 3) != std::string::npos);    // the backend's refusal names it too
+    CHECK(cuda::describe_device().find("(sm_") != std::string::npos);  // the parent's CUDA is untouched
+}
 
 TEST_CASE("cuda: the workspace cannot be changed once the GPU is initialised") {
     Runtime::reset_for_tests();
