@@ -337,6 +337,18 @@ public:
         task_ = std::make_unique<PreparedTask>(std::move(inputs), c, std::move(b));
     }
 
+    // Freed without the GIL (pybind11 deallocates with it held): a GPU task's teardown waits for its
+    // streams and frees device memory, which may wait for the whole device, and Python's other
+    // threads (a pool of fit_predict calls, each dropping its task) go on meanwhile. The inputs'
+    // owners take the GIL back themselves (ArrayOwner).
+    ~Task() {
+        if (!task_) return;
+        py::gil_scoped_release nogil;
+        task_.reset();
+    }
+    Task(const Task&) = delete;
+    Task& operator=(const Task&) = delete;
+
     std::unique_ptr<RunOutput> run(bool metadata) {
         refuse_reentry();
         Interruptible interrupt;
