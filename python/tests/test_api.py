@@ -577,3 +577,15 @@ def test_emulate_cuda_fused_at_other_widths(task_arrays):
         reference = revgraph.fit_predict(tr, tl, te, backend="cpu-reference", **config)
         for key in ("predictions_sha256", "scores_sha256", "state_vector_sha256", "final_velocity_sha256"):
             assert emulated.metadata[key] == reference.metadata[key], (width, depth, backend, key)
+
+
+def test_the_extension_exports_its_module_init_alone():
+    """_core links the engine statically, and the engine's symbols stay inside it. Its cuBLASLt
+    forwarders (extern "C", cublasLt.h's own names) were once exported too: in a process where another
+    library had put cuBLASLt's names in the global scope first (torch loads its CUDA libraries
+    RTLD_GLOBAL), the `cuda` backend's calls went there instead of to the library the engine loads."""
+    import ctypes
+    lib = ctypes.CDLL(revgraph._core.__file__)
+    assert hasattr(lib, "PyInit__core")
+    for name in ("cublasLtCreate", "cublasLtMatmul", "cublasLtMatmulAlgoGetHeuristic"):
+        assert not hasattr(lib, name), name
