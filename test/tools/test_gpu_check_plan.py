@@ -353,6 +353,23 @@ class Rerun(unittest.TestCase):
 
 
 class Binaries(unittest.TestCase):
+    def test_our_binaries_get_the_library_path_and_other_steps_only_name_it(self):
+        # Ours (revgraph, the tests) run with the packed or toolkit libraries on LD_LIBRARY_PATH; a
+        # step that is not (tools/race under torch) gets REVGRAPH_LD_PATH, for the revgraph it asks.
+        c = gc_steps.Context("OUT", tempfile.mkdtemp(), 100, sys.executable)
+        self.addCleanup(shutil.rmtree, c.scratch)
+        c.ld_path = "/packed/lib"
+        r = runner.Runner(c, 60, os.path.join(c.scratch, "log"))
+        self.addCleanup(r.log_file.close)
+        show = "import os; print(os.environ.get('LD_LIBRARY_PATH', ''), os.environ.get('REVGRAPH_LD_PATH', ''))"
+        with mock.patch.dict(os.environ, {"LD_LIBRARY_PATH": "/usr/x"}), contextlib.redirect_stderr(io.StringIO()):
+            os.environ.pop("REVGRAPH_LD_PATH", None)
+            for ours in (True, False):
+                r.run(gc_steps.Step(f"env-{ours}", 20, "g", [sys.executable, "-c", show], ours=ours))
+        with open(os.path.join(c.scratch, "log")) as f:
+            printed = [line.split(" ") for line in f.read().splitlines() if line.startswith("/")]
+        self.assertEqual(printed, [["/packed/lib:/usr/x", ""], ["/usr/x", "/packed/lib"]])
+
     def test_the_plan_says_what_the_pack_left_for_the_machine(self):
         # Read before a run spends device time: nothing packed, binaries of another tree, race data missing.
         with tempfile.TemporaryDirectory() as root:

@@ -749,26 +749,27 @@ class Verdict(unittest.TestCase):
             rule.band_verdict("12", [10001], 10000)
         self.assertEqual(str(e.exception), "--correct: draw 1: 10001 correct of 10000")
 
-    def test_a_packed_binary_is_asked_with_its_own_libraries(self):
-        """A GPU machine's packed build (tools/pack-gpu-deps' prebuilt/: tools/revgraph beside lib/)
-        needs lib/ on the loader's path; it goes to `revgraph band` alone, never into this process's
-        environment (which runs torch with its own CUDA libraries)."""
+    def test_the_binary_is_asked_with_the_library_path_it_is_given(self):
+        """On a GPU machine the build's revgraph may need libraries the loader does not find (a packed
+        build's lib/, the toolkit's runtime): $REVGRAPH_LD_PATH (tools/gpu-check sets it) goes on
+        `revgraph band`'s loader path alone, never into this process's environment (which runs torch
+        with its own CUDA libraries)."""
         with tempfile.TemporaryDirectory() as tmp:
-            os.makedirs(os.path.join(tmp, "tools"))
-            exe = os.path.join(tmp, "tools", "revgraph")
+            exe = os.path.join(tmp, "revgraph")
             with open(exe, "w") as f:  # answers with the loader path it was given
                 f.write('#!/bin/sh\nprintf \'{"required_correct": 1, "per_draw_floor": 2, "lib": "%s"}\' '
                         '"$LD_LIBRARY_PATH"\n')
             os.chmod(exe, 0o755)
-            before = os.environ.get("LD_LIBRARY_PATH")
+            before = dict(os.environ)
             with mock.patch.dict(os.environ, {"LD_LIBRARY_PATH": "/elsewhere"}):
+                os.environ.pop("REVGRAPH_LD_PATH", None)
                 self.assertEqual(package.BinaryBandRule(exe)._ask("12", 10000, "--total", "110000")["lib"],
-                                 "/elsewhere")  # no lib/ beside tools/: the environment as it is
-                os.makedirs(os.path.join(tmp, "lib"))
+                                 "/elsewhere")  # none given: the environment as it is
+                os.environ["REVGRAPH_LD_PATH"] = "/packed/lib:/toolkit/lib"
                 self.assertEqual(package.BinaryBandRule(exe)._ask("12", 10000, "--total", "110000")["lib"],
-                                 os.path.join(tmp, "lib") + ":/elsewhere")
+                                 "/packed/lib:/toolkit/lib:/elsewhere")
                 self.assertEqual(os.environ["LD_LIBRARY_PATH"], "/elsewhere")
-            self.assertEqual(os.environ.get("LD_LIBRARY_PATH"), before)
+            self.assertEqual(dict(os.environ), before)
 
     def test_holdout_and_times(self):
         self.assertTrue(verdict.judge_holdout([1500, 1500])["passed"])

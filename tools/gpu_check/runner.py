@@ -44,6 +44,8 @@ class Runner:
         env = dict(os.environ, **(step.env or {}))
         if step.ours and self.ctx.ld_path:
             env["LD_LIBRARY_PATH"] = self.ctx.ld_path + (":" + env["LD_LIBRARY_PATH"] if env.get("LD_LIBRARY_PATH") else "")
+        elif self.ctx.ld_path:  # not ours (torch's process): only for the binaries of ours it starts
+            env["REVGRAPH_LD_PATH"] = self.ctx.ld_path
         self.log(f"{step.name}: start (limit {limit}s)")
         self.log_file.write("$ " + " ".join(step.cmd) + "\n")
         t0 = time.time()

@@ -48,15 +48,15 @@ class BinaryBandRule:
 
     def __init__(self, exe):
         self.exe = exe
-        # A packed build (tools/pack-gpu-deps' prebuilt/: tools/revgraph beside lib/ with the CUDA
-        # runtime and libzip) finds its libraries there: given to this command alone, not to the
-        # process that runs torch, whose own CUDA libraries stay the ones it loads.
-        lib = os.path.join(os.path.dirname(os.path.dirname(os.path.abspath(exe))), "lib")
+        # $REVGRAPH_LD_PATH: where the build's binary finds its libraries where the loader does not
+        # (tools/gpu-check sets it: a packed build's lib/ with the CUDA runtime and libzip, or the
+        # toolkit's runtime for one built there). Given to this command alone, never to the process
+        # that runs torch, whose own CUDA libraries stay the ones it loads.
         self.env = None
-        if os.path.isdir(lib):
+        if os.environ.get("REVGRAPH_LD_PATH"):
             self.env = dict(os.environ)
-            self.env["LD_LIBRARY_PATH"] = lib + (":" + self.env["LD_LIBRARY_PATH"] if self.env.get("LD_LIBRARY_PATH")
-                                                 else "")
+            self.env["LD_LIBRARY_PATH"] = os.environ["REVGRAPH_LD_PATH"] + (
+                ":" + self.env["LD_LIBRARY_PATH"] if self.env.get("LD_LIBRARY_PATH") else "")
         self.VERDICT_SOURCE = f"{exe} band --correct (engine/qualify/protocol.cpp)"  # the report's band.rule
 
     def band_rule(self, band, total, per_draw):
