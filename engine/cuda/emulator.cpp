@@ -254,7 +254,8 @@ void Emulator::fused_any_step(const FusedAnyStepOp& op) {
 
 void Emulator::fused_any_predict(const FusedAnyPredictOp& op) {
     fused_any::Args a = ops::resolve(op, HostMemory{*this});
-    // The device's rows a block (fewer than the tile where its scratch would pass the limit).
+    // The device's rows a block (predict_rows: fewer than kPredictRows where they would pass the
+    // limit), or the tile set_launch_shape asked for where that is fewer still.
     a.rows_per_block = std::min(predict_tile_, fused_any::predict_rows(a.half, shared_bytes_));
     const std::size_t scratch = fused_any::predict_scratch_floats(a.half, a.rows_per_block);
     const std::size_t params = static_cast<std::size_t>(a.params);

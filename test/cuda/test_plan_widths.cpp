@@ -142,8 +142,8 @@ TEST_CASE("fused plan at any width: a predict block takes the rows its device's 
     CHECK(fused_any::predict_rows(512, 65536) == 15);
     CHECK(fused_any::predict_rows(512, 65600) == fused_any::kPredictRows);
     CHECK(fused_any::predict_rows(41, 232448) == fused_any::kPredictRows);
-    CHECK(fused_any::predict_rows(512, 100) == 1);  // then refused, below
-    check_path(Path::fused, {1024, 1, 8, 10, 3, 1}, 65536);
+    CHECK(fused_any::predict_rows(512, 100) == 1);            // then refused, below
+    check_path(Path::fused, {1024, 1, 8, 10, 31, 1}, 65536);  // 31 query rows: blocks of 15, 15 and 1
     // A block whose scratch alone passes the limit: refused in one line, as the device's launcher does.
     TaskConfig c;
     c.width = 1024;
