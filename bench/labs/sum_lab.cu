@@ -571,10 +571,14 @@ bool gpu_lab(const Data& d, const std::vector<std::vector<float>>& host) {
             int& best_v = kVersion[v].index_order() ? best_index_v : best_tree_v;
             if (best == 0 || t.pass_cycles < best) best = t.pass_cycles, best_v = v;
         }
-    std::printf(
-        "  at R 2: fastest in index order (the reference's bits) v%d, %.0f cycles a pass; in a fixed tree "
-        "v%d, %.0f\n",
-        best_index_v + 1, best_index, best_tree_v + 1, best_tree);
+    // Among the versions whose bits hold; "none" where no version of that order kept them.
+    const auto fastest = [](int v, double cycles) {
+        return cycles > 0 ? "v" + std::to_string(v + 1) + ", " + std::to_string(static_cast<long>(cycles + 0.5)) +
+                                " cycles a pass"
+                          : std::string("none holds its bits");
+    };
+    std::printf("  at R 2: fastest in index order (the reference's bits) %s; in a fixed tree %s\n",
+                fastest(best_index_v, best_index).c_str(), fastest(best_tree_v, best_tree).c_str());
     return ok;
 }
 

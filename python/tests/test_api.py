@@ -579,13 +579,15 @@ def test_emulate_cuda_fused_at_other_widths(task_arrays):
             assert emulated.metadata[key] == reference.metadata[key], (width, depth, backend, key)
 
 
-def test_the_extension_exports_its_module_init_alone():
+def test_the_extension_keeps_the_engines_symbols_inside():
     """_core links the engine statically, and the engine's symbols stay inside it. Its cuBLASLt
-    forwarders (extern "C", cublasLt.h's own names) were once exported too: in a process where another
-    library had put cuBLASLt's names in the global scope first (torch loads its CUDA libraries
-    RTLD_GLOBAL), the `cuda` backend's calls went there instead of to the library the engine loads."""
+    forwarders (extern "C", cublasLt.h's own names; CUDA builds) were once exported: in a process where
+    another library had put cuBLASLt's names in the global scope first (torch loads its CUDA libraries
+    RTLD_GLOBAL), the `cuda` backend's calls went there instead of to the library the engine loads.
+    revgraph::make_backend, in every build, stands for the engine's other symbols."""
     import ctypes
     lib = ctypes.CDLL(revgraph._core.__file__)
     assert hasattr(lib, "PyInit__core")
-    for name in ("cublasLtCreate", "cublasLtMatmul", "cublasLtMatmulAlgoGetHeuristic"):
+    for name in ("cublasLtCreate", "cublasLtMatmul", "cublasLtMatmulAlgoGetHeuristic",
+                 "_ZN8revgraph12make_backendERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"):
         assert not hasattr(lib, name), name

@@ -22,7 +22,7 @@ def classify_sanitizer_log(text):
         if "limit" in head.lower():
             out["limit_lines"].append(head)
             continue
-        if head.startswith(("COMPUTE-SANITIZER", "ERROR SUMMARY", "RACECHECK SUMMARY", "LEAK SUMMARY", "Target application")):
+        if head.startswith(("COMPUTE-SANITIZER", "ERROR SUMMARY", "RACECHECK SUMMARY", "LEAK SUMMARY")):
             continue
         if "Target application" in head or "terminate successfully" in head:
             continue  # the program's end (a limit's signal, an exit status): no finding of the tool's
