@@ -591,3 +591,56 @@ def test_the_extension_keeps_the_engines_symbols_inside():
     for name in ("cublasLtCreate", "cublasLtMatmul", "cublasLtMatmulAlgoGetHeuristic",
                  "_ZN8revgraph12make_backendERKNSt7__cxx1112basic_stringIcSt11char_traitsIcESaIcEEE"):
         assert not hasattr(lib, name), name
+
+
+FORK_SCRIPT = r"""
+import json, multiprocessing, sys
+import numpy as np
+import revgraph
+
+def child(gpu, queue):
+    rng = np.random.default_rng(3)
+    x = rng.random((40, 1, 9, 9), dtype=np.float32)
+    try:
+        revgraph.Task(x, rng.integers(0, 10, 40), x, backend=gpu, epochs=1).run()
+        queue.put("ran")
+    except Exception as e:  # any: an uncaught one would leave the parent waiting on the queue
+        queue.put(f"{type(e).__name__}: {e}")
+
+if __name__ == "__main__":
+    gpu = [b["requested"] for b in revgraph.backends()["backends"] if b["usable"] and b["gpu"]]
+    if not gpu:
+        print(json.dumps({"gpu": None}))
+        sys.exit(0)
+    rng = np.random.default_rng(4)
+    x = rng.random((40, 1, 9, 9), dtype=np.float32)
+    alive = revgraph.Task(x, rng.integers(0, 10, 40), x, backend=gpu[0], epochs=1)  # still alive at exit
+    alive.run()
+    out = {"gpu": gpu[0]}
+    for method in ("fork", "spawn"):
+        context = multiprocessing.get_context(method)
+        queue = context.Queue()
+        worker = context.Process(target=child, args=(gpu[0], queue))
+        worker.start()
+        out[method] = queue.get(timeout=300)
+        worker.join()
+    print(json.dumps(out))
+"""
+
+
+def test_a_forked_worker_is_refused_the_gpu_in_one_line_and_a_spawned_one_runs(tmp_path):
+    """multiprocessing forks by default on Linux, and a child of fork() cannot use the CUDA its parent
+    initialised: it is told so (naming the start methods that work), and a spawned worker runs; the
+    parent exits cleanly with a GPU task still alive. Skipped where no GPU backend is usable."""
+    import subprocess
+    script = tmp_path / "fork_gpu.py"
+    script.write_text(FORK_SCRIPT)
+    p = subprocess.run([sys.executable, str(script)], capture_output=True, text=True, timeout=900)
+    assert p.returncode == 0, p.stderr
+    out = json.loads(p.stdout)
+    if out["gpu"] is None:
+        pytest.skip("no usable GPU backend here")
+    assert out["fork"] == (f"RuntimeError: backend: {out['gpu']} requested but CUDA was initialised before this process was forked, "
+                           "and a child of fork() cannot use it: start worker processes with the 'spawn' or "
+                           "'forkserver' method (multiprocessing.get_context)"), out
+    assert out["spawn"] == "ran", out
