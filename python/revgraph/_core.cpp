@@ -457,23 +457,31 @@ py::object config_from(const std::optional<std::string>& path, const std::vector
 // their size (ValueError); changing the options once a GPU task has started is RuntimeError.
 py::dict configure_gpu(std::optional<std::string> device, std::optional<std::string> workspace_bytes,
                        std::optional<bool> pdl, std::optional<std::string> cluster_blocks) {
-    RuntimeOptions o = Runtime::options();
-    try {
-        if (device) o.device = RuntimeOptions::device_from(*device, "device");
-        if (workspace_bytes)
-            o.cublaslt_workspace_bytes = RuntimeOptions::workspace_bytes_from(*workspace_bytes, "workspace_bytes");
-        if (cluster_blocks)
-            o.fused_cluster_blocks = RuntimeOptions::cluster_blocks_from(*cluster_blocks, "cluster_blocks");
-    } catch (const Error& e) { bad(e.what()); }
-    if (pdl) o.programmatic_launch = *pdl;
-    Runtime::configure(o);
-    const RuntimeOptions now = Runtime::options();
+    RuntimeOptions now;
+    bool initialized = false;
+    {
+        // Without the GIL: the options' lock is held while another thread's first GPU task opens the
+        // device (a context's creation), and Python's other threads need not wait for that too.
+        py::gil_scoped_release nogil;
+        RuntimeOptions o = Runtime::options();
+        try {
+            if (device) o.device = RuntimeOptions::device_from(*device, "device");
+            if (workspace_bytes)
+                o.cublaslt_workspace_bytes = RuntimeOptions::workspace_bytes_from(*workspace_bytes, "workspace_bytes");
+            if (cluster_blocks)
+                o.fused_cluster_blocks = RuntimeOptions::cluster_blocks_from(*cluster_blocks, "cluster_blocks");
+        } catch (const Error& e) { bad(e.what()); }  // a C++ exception: translated with the GIL back
+        if (pdl) o.programmatic_launch = *pdl;
+        Runtime::configure(o);
+        now = Runtime::options();
+        initialized = Runtime::initialized();
+    }
     py::dict d;
     d["device"] = now.device;
     d["workspace_bytes"] = now.cublaslt_workspace_bytes;
     d["pdl"] = now.programmatic_launch;
     d["cluster_blocks"] = now.fused_cluster_blocks;
-    d["initialized"] = Runtime::initialized();
+    d["initialized"] = initialized;
     return d;
 }
 
