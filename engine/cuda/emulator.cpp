@@ -234,12 +234,12 @@ void Emulator::fused_any_step(const FusedAnyStepOp& op) {
         const std::size_t params = static_cast<std::size_t>(a.params);
         const bool staged = fused_any::stages_parameters(scratch, params, shared_bytes_);
         a.staged = staged ? 1 : 0;
-        fused_any::block_bytes_within(scratch, params, staged, a.half, shared_bytes_);  // the launcher's refusal
+        // The block's bytes, refused past the limit as the device's launcher refuses them.
+        const std::size_t bytes = fused_any::block_bytes_within(scratch, params, staged, a.half, shared_bytes_);
         const int blocks = fused_any::blocks_for(a.rows, a.rows_per_block);
         model::with_sum_lanes(sum_lanes_, [&](auto lanes) {
             for (int k = 0; k < blocks; ++k) {
-                shared_.assign(fused_any::block_bytes(scratch, params, staged) / sizeof(float),
-                               std::numeric_limits<float>::quiet_NaN());
+                shared_.assign(bytes / sizeof(float), std::numeric_limits<float>::quiet_NaN());
                 fused_any::step_rows<0, decltype(lanes)::value>(ex, a, nth_block(k, blocks, reverse_), shared_.data());
             }
         });
@@ -261,13 +261,13 @@ void Emulator::fused_any_predict(const FusedAnyPredictOp& op) {
     const std::size_t params = static_cast<std::size_t>(a.params);
     const bool staged = fused_any::stages_parameters(scratch, params, shared_bytes_);
     a.staged = staged ? 1 : 0;
-    fused_any::block_bytes_within(scratch, params, staged, a.half, shared_bytes_);  // the launcher's refusal
+    // The block's bytes, refused past the limit as the device's launcher refuses them.
+    const std::size_t bytes = fused_any::block_bytes_within(scratch, params, staged, a.half, shared_bytes_);
     const fused::SequentialExec ex{reverse_};
     const int blocks = fused_any::blocks_for(a.rows, a.rows_per_block);
     model::with_sum_lanes(sum_lanes_, [&](auto lanes) {
         for (int k = 0; k < blocks; ++k) {
-            shared_.assign(fused_any::block_bytes(scratch, params, staged) / sizeof(float),
-                           std::numeric_limits<float>::quiet_NaN());
+            shared_.assign(bytes / sizeof(float), std::numeric_limits<float>::quiet_NaN());
             fused_any::predict<0, decltype(lanes)::value>(ex, a, nth_block(k, blocks, reverse_), shared_.data());
         }
     });

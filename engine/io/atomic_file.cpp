@@ -1,5 +1,4 @@
 #include "engine/io/atomic_file.hpp"
-#include "engine/io/deferred_signals.hpp"
 
 #include <fcntl.h>
 #include <signal.h>
@@ -14,6 +13,7 @@
 #include <set>
 
 #include "engine/error.hpp"
+#include "engine/io/deferred_signals.hpp"
 #include "engine/io/file_identity.hpp"
 
 namespace revgraph::io {
